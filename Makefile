@@ -1,0 +1,95 @@
+# shmam - plain non-recursive GNU Makefile.  `make` builds the library and the
+# launcher; `make check` installs missing Debian packages and runs the tests;
+# `make run` runs the end-to-end demonstration.  See README.md.
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+B       := build
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
+           -pthread -MMD -MP -Iruntime -Ilocks
+LDLIBS  := -latomic_ops -lrt -pthread
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
+
+LOCK_SRC := $(wildcard locks/*.c)
+RT_SRC   := $(filter-out runtime/shmamrun.c,$(wildcard runtime/*.c))
+LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LOCK_SRC) $(RT_SRC))
+LIB      := $(B)/lib/libshmam.a
+RUN      := $(B)/bin/shmamrun
+
+TEST_SRC := $(wildcard tests/check_*.c)
+TEST_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC))
+TEST_HELPER_SRC := $(wildcard tests/prog_*.c)
+TEST_HELPER_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_HELPER_SRC))
+TEST_COMMON := $(B)/obj/tests/testutil.o
+
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+
+.PHONY: all deps check run bench stress asan tsan clean install
+all: $(LIB) $(RUN)
+
+deps:
+	@scripts/deps.sh
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(RUN): $(B)/obj/runtime/shmamrun.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(B)/tests/%: $(B)/obj/tests/%.o $(TEST_COMMON) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
+
+$(B)/bench/%: $(B)/obj/bench/%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lm
+
+check: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(TEST_HELPER_BIN)
+	@scripts/run-tests.sh $(TEST_BIN)
+
+run: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@scripts/bench.sh
+
+stress: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(TEST_HELPER_BIN)
+	@SHMAM_STRESS=10 scripts/run-tests.sh $(TEST_BIN)
+
+asan:
+	@$(MAKE) --no-print-directory B=build-asan OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	  LDLIBS="-latomic_ops -lrt -pthread -fsanitize=address,undefined" check
+
+tsan: deps
+	@$(MAKE) --no-print-directory B=build-tsan OPT="-O1 -fsanitize=thread" \
+	  LDLIBS="-latomic_ops -lrt -pthread -fsanitize=thread" build-tsan/tests/tsan_threads
+	build-tsan/tests/tsan_threads
+
+$(B)/tests/tsan_threads: $(B)/obj/tests/tsan_threads.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 runtime/shmam.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(RUN) $(DESTDIR)$(PREFIX)/bin/
+	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam.pc
+
+clean:
+	rm -rf build build-asan build-tsan
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,21 @@
+/*
+ * mutex.h - process-shared, robust pthread mutex behind the lock.h verbs.
+ * Design in mutex.c.
+ * The verbs follow lock.h; `l` points at mutex_lock_size(max_procs) bytes of shared
+ * memory aligned to LOCK_ALIGN.
+ */
+#ifndef SHMAM_MUTEX_H
+#define SHMAM_MUTEX_H
+
+#include "lock.h"
+
+size_t mutex_lock_size(unsigned max_procs);
+int mutex_lock_init(void *l, unsigned max_procs);
+void mutex_lock_lock(void *l, struct lock_ctx *c);
+int mutex_lock_trylock(void *l, struct lock_ctx *c);
+void mutex_lock_unlock(void *l, struct lock_ctx *c);
+int mutex_lock_locked(void *l);
+
+extern const struct lock_ops mutex_lock_ops;
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * claim.c - how a sender claims a packet (and for bulk, a bulk block) in a
+ * many-to-one queue.  This file and poll.c hold the whole protocol.
+ *
+ * The protocol (Lumetta & Culler, section 3, with lap-tagged slots):
+ *   sender:   claim slot (FREE for lap L -> CLAIMED), fill it, release-store READY
+ *   receiver: acquire-load READY at head, head++, run the handler,
+ *             release-store FREE for lap L+1
+ * Tails are free-running tickets; ticket t is slot t % N of lap t / N.
+ *
+ * lockfree (Figure 3): take ticket t by CAS on the tail (t -> t+1), then CAS the
+ *   slot from AM_STATE(t/N, FREE) to AM_STATE(t/N, CLAIMED), retrying (with
+ *   backoff and polling, in the caller) while the receiver has not yet freed the
+ *   slot for this lap.  A ticket once taken is this sender's alone: nobody else
+ *   can claim slot t % N for lap t / N, so a stalled sender never loses its slot
+ *   to one a lap ahead, and one sender's messages keep their order.  Bulk claims
+ *   take a bulk block the same way first, then a packet (section 3.2): a sender
+ *   holding the head packet never waits for a bulk block.
+ * locked (Figure 2, any lock of locks/): under the queue's lock, if the tail's
+ *   slot (and for bulk, the bulk tail's block) is FREE for its lap, mark it
+ *   CLAIMED and advance the tail; otherwise unlock and let the caller back off.
+ *
+ * Ordering: the claim CAS (full barrier) or the lock's acquire orders the
+ * sender's reads of FREE before its writes of the packet; it pairs with the
+ * receiver's release-store of FREE in poll.c, which follows its last read of
+ * the packet and bulk data.
+ *
+ * am__claim_try() advances one claim as far as it can without waiting and says
+ * whether it is complete; callers loop on it with backoff (send.c).  Any number
+ * of senders may run it concurrently on one queue; `self` is the caller's index
+ * in the segment's sender table (the Anderson lock's participant index).
+ */
+#include "internal.h"
+
+#ifndef AO_HAVE_compare_and_swap_full
+#error "shmam needs AO_compare_and_swap_full"
+#endif
+#ifndef AO_HAVE_fetch_compare_and_swap_full
+#error "shmam needs AO_fetch_compare_and_swap_full"
+#endif
+
+/* Tests set this to widen the window between claim steps (a yield, a stall). */
+void (*am__claim_stall_hook)(void);
+
+static inline void stall_point(void)
+{
+    if (__builtin_expect(am__claim_stall_hook != NULL, 0))
+        am__claim_stall_hook();
+}
+
+enum stage { TAKE_BULK, CLAIM_BULK, TAKE_PACKET, CLAIM_PACKET, DONE };
+
+void am__claim_begin(struct am_claim_state *c, int want_bulk)
+{
+    c->want_bulk = want_bulk;
+    c->stage = want_bulk ? TAKE_BULK : TAKE_PACKET;
+}
+
+/* Paper, Figure 3, first loop: the next ticket, by CAS from t to t+1. */
+static uint64_t take_ticket(volatile AO_t *tail)
+{
+    AO_t t = AO_load(tail), seen;
+    while ((seen = AO_fetch_compare_and_swap_full(tail, t, t + 1)) != t)
+        t = seen;
+    return t;
+}
+
+/* Second step: slot (or bulk block) t % n from FREE to CLAIMED for lap t / n. */
+static int claim_slot(volatile AO_t *state, uint64_t t, uint32_t n)
+{
+    AO_t lap = t / n;
+    return AO_compare_and_swap_full(state, AM_STATE(lap, AM_FREE),
+                                    AM_STATE(lap, AM_CLAIMED));
+}
+
+static int try_lockfree(struct am_queue_view *q, struct am_claim_state *c)
+{
+    switch (c->stage) {
+    case TAKE_BULK:
+        c->bulk_ticket = take_ticket(&q->send->bulk_tail);
+        c->stage = CLAIM_BULK;
+        stall_point();
+        /* fall through */
+    case CLAIM_BULK:
+        if (!claim_slot(&q->bulk_state[c->bulk_ticket & (q->bulk_n - 1)].state,
+                        c->bulk_ticket, q->bulk_n))
+            return 0;
+        c->stage = TAKE_PACKET;
+        /* fall through */
+    case TAKE_PACKET:
+        c->ticket = take_ticket(&q->send->tail);
+        c->stage = CLAIM_PACKET;
+        stall_point();
+        /* fall through */
+    case CLAIM_PACKET:
+        if (!claim_slot(&q->packets[c->ticket & (q->packets_n - 1)].state, c->ticket,
+                        q->packets_n))
+            return 0;
+        c->stage = DONE;
+    }
+    return 1;
+}
+
+/* Is the tail's slot of a queue free for its lap?  Called under the lock.  The
+ * acquire pairs with the receiver's release-store of FREE (poll.c): its reads of
+ * the old message happen before our writes of the new one. */
+static int slot_free(volatile AO_t *state, uint64_t t, uint32_t n)
+{
+    return AO_load_acquire(state) == AM_STATE(t / n, AM_FREE);
+}
+
+/* Figure 2: one attempt under the lock.  The lock's acquire/release order the
+ * tail accesses between senders; slot states are written with plain stores
+ * because only the lock holder may turn a FREE slot CLAIMED, and the receiver
+ * never writes a FREE slot. */
+static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
+                      struct am_claim_state *c, unsigned self)
+{
+    struct lock_ctx ctx = {.self = self};
+    struct am_queue_send *s = q->send;
+    int ok;
+    v->lock->lock(q->lock, &ctx);
+    uint64_t t = AO_load(&s->tail), bt = AO_load(&s->bulk_tail);
+    volatile AO_t *ps = &q->packets[t & (q->packets_n - 1)].state;
+    volatile AO_t *bs = &q->bulk_state[bt & (q->bulk_n - 1)].state;
+    stall_point();
+    ok = slot_free(ps, t, q->packets_n) && (!c->want_bulk || slot_free(bs, bt, q->bulk_n));
+    if (ok) {
+        AO_store(ps, AM_STATE(t / q->packets_n, AM_CLAIMED));
+        AO_store(&s->tail, t + 1);
+        if (c->want_bulk) {
+            AO_store(bs, AM_STATE(bt / q->bulk_n, AM_CLAIMED));
+            AO_store(&s->bulk_tail, bt + 1);
+        }
+        c->ticket = t;
+        c->bulk_ticket = bt;
+        c->stage = DONE;
+    }
+    v->lock->unlock(q->lock, &ctx);
+    return ok;
+}
+
+int am__claim_try(struct am_seg_view *v, struct am_queue_view *q,
+                  struct am_claim_state *c, unsigned self)
+{
+    if (v->claim == AM_CLAIM_LOCKFREE)
+        return try_lockfree(q, c);
+    return try_locked(v, q, c, self);
+}

@@ -1,0 +1,134 @@
+/*
+ * internal.h - the runtime's private types and helpers (am__ prefix).
+ *
+ * A process sees a segment through a `struct am_seg_view`: process-local pointers
+ * computed once from the offsets in the segment header.  Its own endpoint is one
+ * view; each mapped peer is another (or, for a process that maps itself, the same).
+ */
+#ifndef SHMAM_INTERNAL_H
+#define SHMAM_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "layout.h"
+#include "lock.h"
+#include "segment.h"
+#include "shmam.h"
+
+#define AM_INTERNAL_HANDLERS 4
+#define AM_HANDLER_TOTAL (AM_MAX_HANDLERS + AM_INTERNAL_HANDLERS)
+#define AM_H_BARRIER_ARRIVE (AM_MAX_HANDLERS + 0)
+#define AM_H_BARRIER_RELEASE (AM_MAX_HANDLERS + 1)
+#define AM_MAX_PEERS 65536u
+
+#define AM_ABORT(msg) am__abort(__FILE__, __LINE__, msg)
+void am__abort(const char *file, int line, const char *msg) __attribute__((noreturn));
+
+/* Resolved creation options (from struct am_ep_opts, environment, defaults). */
+struct am_config {
+    enum am_claim claim;
+    enum am_shm backend;
+    uint32_t packets, bulk_blocks, max_senders;
+};
+
+/* One queue of a mapped segment, as pointers into this process's mapping. */
+struct am_queue_view {
+    struct am_queue_send *send;
+    struct am_queue_recv *recv;
+    void *lock;                 /* NULL for lockfree */
+    struct am_packet *packets;
+    struct am_bulk_state *bulk_state;
+    unsigned char *bulk;
+    uint32_t packets_n, bulk_n; /* Q and B, powers of two */
+};
+
+struct am_seg_view {
+    struct am_segment seg;
+    struct am_seg_header *hdr;
+    struct am_sender *senders;
+    struct am_queue_view q[2];  /* AM_REQUEST, AM_REPLY */
+    enum am_claim claim;
+    const struct lock_ops *lock; /* NULL for lockfree */
+    uint32_t max_senders;
+};
+
+/* A peer this endpoint may send to. */
+struct am_peer {
+    struct am_seg_view view_store;
+    struct am_seg_view *view;  /* &view_store, or the endpoint's own view for self */
+    unsigned sender_index;     /* our entry in the peer's sender table */
+    char name[AM_NAME_MAX];
+};
+
+/* Which local peer index a sender entry of our own table resolved to. */
+struct am_source {
+    uint32_t pid;              /* the entry's pid when resolved; 0: unresolved */
+    unsigned index;
+};
+
+struct am_token {
+    am_ep_t *ep;
+    unsigned source;           /* local peer index of the sender */
+    uint8_t qid;               /* queue the message came in on */
+    uint8_t replied;
+};
+
+struct am_ep {
+    struct am_seg_view own;
+    char name[AM_NAME_MAX];
+    enum am_shm backend;
+    int unlinked;              /* own name already removed */
+    am_handler_t handlers[AM_HANDLER_TOTAL];
+    struct am_peer **peers;    /* by index; NULL where unmapped */
+    unsigned peers_n;          /* length of peers[] */
+    struct am_source *sources; /* by sender index in own table */
+    unsigned in_handler;       /* depth of handler calls now running */
+    unsigned long bad_packets;
+    unsigned barrier_arrived;  /* job barrier: arrivals seen (rank 0) */
+    unsigned barrier_epoch;    /* job barrier: releases seen */
+};
+
+/* options.c */
+int am__config_resolve(const struct am_ep_opts *opts, struct am_config *cfg);
+int am__name_valid(const char *name);
+int am__claim_parse(const char *s, enum am_claim *out);
+const struct lock_ops *am__claim_lock(enum am_claim c);
+
+/* view.c: layout of a segment and views onto it */
+size_t am__layout_size(const struct am_config *cfg);
+int am__layout_write(void *base, const struct am_config *cfg, const char *name);
+int am__ep_unlink(am_ep_t *ep);
+void am__view_own(struct am_seg_view *v, const struct am_segment *seg);
+int am__view_attach(struct am_seg_view *v, const struct am_segment *seg,
+                    const char *name);
+
+/* senders.c: sender registration in a segment's table */
+int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index);
+void am__sender_release(struct am_seg_view *v, unsigned index);
+
+/* claim.c: the claim protocol, one step at a time (see the file header) */
+struct am_claim_state {
+    uint64_t ticket, bulk_ticket;
+    int want_bulk;
+    int stage;
+};
+void am__claim_begin(struct am_claim_state *c, int want_bulk);
+int am__claim_try(struct am_seg_view *v, struct am_queue_view *q,
+                  struct am_claim_state *c, unsigned self);
+extern void (*am__claim_stall_hook)(void);
+
+/* send.c / poll.c / wait.c */
+int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
+             const void *data, size_t len, const uint32_t *args, int nargs);
+int am__drain(am_ep_t *ep, enum am_qid qid);
+void am__wake(struct am_seg_header *h);
+int am__peer_alive(const struct am_seg_view *v);
+int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
+
+/* peers.c */
+struct am_peer *am__peer(am_ep_t *ep, unsigned index);
+int am__peer_add(am_ep_t *ep, unsigned index, const char *name);
+void am__peers_close(am_ep_t *ep);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * job.c - the job layer: processes started together by shmamrun.
+ *
+ * am_init creates this rank's endpoint "JOB.RANK", maps every rank r as index r
+ * (waiting for each to appear), and meets the others in a barrier; then each
+ * rank removes its own segment's name, so that from here on no name of the job
+ * exists and nothing can outlive the job, whatever kills it.  No rank polls
+ * before it has mapped all the others, so every sender is found among the mapped
+ * peers, never auto-mapped at a wrong index.
+ *
+ * The barrier is central: ranks send ARRIVE to rank 0, which counts P-1 of them
+ * and sends RELEASE to each.  A process started without shmamrun is a job of one.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "job.h"
+
+#define AM_INIT_TIMEOUT_MS 60000
+
+static int job_rank, job_nprocs = 1;
+
+int am_rank(void)
+{
+    return job_rank;
+}
+
+int am_nprocs(void)
+{
+    return job_nprocs;
+}
+
+static int env_int(const char *name, int dflt)
+{
+    const char *s = getenv(name);
+    return s && *s ? atoi(s) : dflt;
+}
+
+/* Map rank r, waiting (1 ms naps) while it does not exist or is not ready. */
+static int map_rank(am_ep_t *ep, const char *job, int r)
+{
+    char name[AM_NAME_MAX];
+    if (am__job_ep_name(job, r, name, sizeof name) < 0)
+        return -EINVAL;
+    struct timespec nap = {0, 1000000};
+    for (int waited = 0;; waited++) {
+        int rc = am_ep_map(ep, (unsigned)r, name);
+        if ((rc != -ENOENT && rc != -EAGAIN) || waited >= AM_INIT_TIMEOUT_MS)
+            return rc == -ENOENT || rc == -EAGAIN ? -ETIMEDOUT : rc;
+        nanosleep(&nap, NULL);
+    }
+}
+
+static int create_rank_ep(const char *job, am_ep_t **ep)
+{
+    char name[AM_NAME_MAX];
+    struct am_ep_opts o = {0};
+    if (am__job_ep_name(job, job_rank, name, sizeof name) < 0)
+        return -EINVAL;
+    if (job_nprocs > 64)
+        o.max_senders = (unsigned)job_nprocs;
+    return am_ep_create(name, &o, ep);
+}
+
+int am_init(int *argc, char ***argv, am_ep_t **ep)
+{
+    char single[32];
+    const char *job = getenv(SHMAM_JOB);
+    if (!ep)
+        return -EINVAL;
+    if (!job) {
+        snprintf(single, sizeof single, "s%ld", (long)getpid());
+        job = single;
+    }
+    job_rank = job == single ? 0 : env_int(SHMAM_RANK, -1);
+    job_nprocs = job == single ? 1 : env_int(SHMAM_NPROCS, 0);
+    if (job_rank < 0 || job_nprocs < 1 || job_rank >= job_nprocs ||
+        (unsigned)job_nprocs > AM_MAX_SENDERS)
+        return -EINVAL;
+    int rc = create_rank_ep(job, ep);
+    for (int r = 0; rc == 0 && r < job_nprocs; r++)
+        rc = map_rank(*ep, job, r);
+    if (rc == 0)
+        rc = am_barrier(*ep);
+    if (rc == 0)
+        rc = am__ep_unlink(*ep);
+    if (rc < 0 && *ep) {
+        am_ep_destroy(*ep);
+        *ep = NULL;
+    }
+    return rc;
+}
+
+/* Poll, sleeping between messages, until `*counter` reaches `target`. */
+static int wait_for(am_ep_t *ep, const unsigned *counter, unsigned target)
+{
+    while (*counter < target) {
+        int n = am_wait(ep, 1000);
+        if (n < 0)
+            return n;
+    }
+    return 0;
+}
+
+int am_barrier(am_ep_t *ep)
+{
+    if (!ep)
+        return -EINVAL;
+    if (ep->in_handler)
+        return -EDEADLK;
+    unsigned others = (unsigned)job_nprocs - 1, epoch = ep->barrier_epoch + 1;
+    int rc = 0;
+    if (job_rank != 0) {
+        rc = am__send(ep, 0, AM_REQUEST, AM_H_BARRIER_ARRIVE, NULL, 0, NULL, 0);
+        return rc < 0 ? rc : wait_for(ep, &ep->barrier_epoch, epoch);
+    }
+    rc = wait_for(ep, &ep->barrier_arrived, others);
+    ep->barrier_arrived -= others;
+    for (int r = 1; rc == 0 && r < job_nprocs; r++)
+        rc = am__send(ep, (unsigned)r, AM_REQUEST, AM_H_BARRIER_RELEASE, NULL, 0, NULL, 0);
+    ep->barrier_epoch = epoch;
+    return rc;
+}
+
+int am_finalize(am_ep_t *ep)
+{
+    int rc = am_barrier(ep);
+    int rc2 = am_ep_destroy(ep);
+    return rc < 0 ? rc : rc2;
+}

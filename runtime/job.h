@@ -1,0 +1,39 @@
+/*
+ * job.h - the contract between the launcher (shmamrun) and am_init.
+ *
+ * shmamrun starts P copies of a program with these variables in their
+ * environment.  A job name is short (at most AM_JOB_NAME_MAX characters of
+ * [A-Za-z0-9._-]; the launcher makes "j<launcher pid>-<8 hex digits>"), so that
+ * the endpoint name "JOB.RANK" of every rank fits in an endpoint name (1..40
+ * characters).  Rank r's endpoint segment is named am__job_ep_name(job, r); the
+ * launcher unlinks exactly those names, in both backends, when the job ends, so
+ * every segment a job creates must be one of them.
+ */
+#ifndef SHMAM_JOB_H
+#define SHMAM_JOB_H
+
+#include <stddef.h>
+
+/* Set by the launcher for every rank. */
+#define SHMAM_JOB "SHMAM_JOB"       /* job name */
+#define SHMAM_RANK "SHMAM_RANK"     /* 0 .. NPROCS-1 */
+#define SHMAM_NPROCS "SHMAM_NPROCS" /* number of ranks */
+
+/* Endpoint options, read by am_ep_create when its caller leaves them 0/NULL.
+ * The launcher exports a command-line option over the inherited value and
+ * refuses bad values before starting anything; an empty value means unset. */
+#define SHMAM_CLAIM "SHMAM_CLAIM"             /* lockfree|tas|ttas|ticket|anderson|mutex */
+#define SHMAM_SHM "SHMAM_SHM"                 /* posix|sysv */
+#define SHMAM_PACKETS "SHMAM_PACKETS"         /* packets per queue, power of two */
+#define SHMAM_BULK "SHMAM_BULK"               /* bulk blocks per queue, power of two */
+#define SHMAM_MAX_SENDERS "SHMAM_MAX_SENDERS" /* senders per endpoint */
+
+#define AM_JOB_NAME_MAX 24 /* leaves room for ".RANK" within 40 characters */
+#define AM_EP_NAME_MAX 40  /* an endpoint name, without its NUL */
+
+/* Write "JOB.RANK" into buf (n bytes).  Returns 0, -EINVAL for a negative rank
+ * or a job name that is empty, too long or has a character outside
+ * [A-Za-z0-9._-], -ENAMETOOLONG if the result does not fit buf. */
+int am__job_ep_name(const char *job, int rank, char *buf, size_t n);
+
+#endif

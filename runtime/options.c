@@ -1,0 +1,121 @@
+/*
+ * options.c - endpoint options: claim algorithm and backend names, sizes, and the
+ * environment variables that supply them when the caller does not.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define AM_DEFAULT_PACKETS 128u
+#define AM_DEFAULT_BULK 16u
+#define AM_DEFAULT_SENDERS 64u
+
+const char *const am_claim_names[] = {
+    "lockfree", "tas", "ttas", "ticket", "anderson", "mutex", NULL,
+};
+_Static_assert(sizeof(am_claim_names) / sizeof(am_claim_names[0]) == AM_CLAIM_COUNT + 1,
+               "one name per claim algorithm");
+
+int am__claim_parse(const char *s, enum am_claim *out)
+{
+    for (int i = 0; i < AM_CLAIM_COUNT; i++)
+        if (strcmp(s, am_claim_names[i]) == 0) {
+            *out = (enum am_claim)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+/* The lock behind a locked claim algorithm; NULL for lockfree. */
+const struct lock_ops *am__claim_lock(enum am_claim c)
+{
+    return c == AM_CLAIM_LOCKFREE ? NULL : lock_find(am_claim_names[c]);
+}
+
+int am__name_valid(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 40)
+        return 0;
+    return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        "0123456789._-") == n;
+}
+
+static const char *pick(const char *given, const char *env, const char *dflt)
+{
+    if (given)
+        return given;
+    const char *e = getenv(env);
+    return e && *e ? e : dflt;
+}
+
+/* A power of two in [lo, hi] from `given`, else the environment, else `dflt`. */
+static int pick_count(unsigned given, const char *env, unsigned dflt, unsigned lo,
+                      unsigned hi, int pow2, uint32_t *out)
+{
+    unsigned long v = given;
+    const char *e = getenv(env);
+    if (v == 0 && e && *e) {
+        char *end;
+        errno = 0;
+        v = strtoul(e, &end, 10);
+        if (errno || *end)
+            return -EINVAL;
+    }
+    if (v == 0)
+        v = dflt;
+    if (v < lo || v > hi || (pow2 && (v & (v - 1))))
+        return -EINVAL;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
+{
+    static const struct am_ep_opts none;
+    if (!o)
+        o = &none;
+    int rc = am__claim_parse(pick(o->claim, "SHMAM_CLAIM", "lockfree"), &cfg->claim);
+    if (rc == 0)
+        rc = am__shm_parse(pick(o->shm, "SHMAM_SHM", "posix"), &cfg->backend);
+    if (rc == 0)
+        rc = pick_count(o->packets, "SHMAM_PACKETS", AM_DEFAULT_PACKETS, 2,
+                        AM_MAX_PACKETS, 1, &cfg->packets);
+    if (rc == 0)
+        rc = pick_count(o->bulk_blocks, "SHMAM_BULK", AM_DEFAULT_BULK, 1,
+                        AM_MAX_BULK_BLOCKS, 1, &cfg->bulk_blocks);
+    if (rc == 0)
+        rc = pick_count(o->max_senders, "SHMAM_MAX_SENDERS", AM_DEFAULT_SENDERS, 1,
+                        AM_MAX_SENDERS, 0, &cfg->max_senders);
+    return rc;
+}
+
+void am__abort(const char *file, int line, const char *msg)
+{
+    fprintf(stderr, "shmam: %s:%d: %s\n", file, line, msg);
+    abort();
+}
+
+const char *am_strerror(int err)
+{
+    switch (-err) {
+    case 0: return "success";
+    case EINVAL: return "invalid argument (name, size, algorithm, index or count)";
+    case ENOENT: return "no such endpoint";
+    case EEXIST: return "an endpoint of that name exists already";
+    case ENOSPC: return "no room: the peer's sender table is full";
+    case EPIPE: return "the peer endpoint has closed or its owner died";
+    case EDEADLK: return "not allowed from inside a handler (would deadlock)";
+    case EALREADY: return "this request has been replied to already";
+    case EPROTO: return "segment does not match this build (magic, version or sizes)";
+    case EAGAIN: return "endpoint not ready yet";
+    case ETIMEDOUT: return "timed out";
+    case ENOMEM: return "out of memory";
+    case EACCES: return "permission denied";
+    case EMSGSIZE: return "message too long (more than 8 arguments or 8192 bytes)";
+    default: return strerror(-err);
+    }
+}

@@ -1,0 +1,96 @@
+/*
+ * shmam.h - shared-memory Active Messages.  The one header a user includes.
+ *
+ * Each process owns an endpoint: a shared segment holding a request queue and a
+ * reply queue.  A process maps peers' endpoints to small indices, registers
+ * handlers by id (0..255), and sends short messages (0..8 32-bit arguments) or bulk
+ * messages (up to AM_MAX_BULK bytes) to a peer's handler.  The owner of an endpoint
+ * runs handlers when it polls.  A request handler may reply once to its source;
+ * reply handlers do not send.  Messages from one sender to one queue are delivered
+ * in the order they were sent, exactly once.
+ *
+ * Every fallible call returns 0 (or a count) on success and a negative errno-style
+ * code on failure; am_strerror() gives its text.
+ *
+ * Inside a job started by shmamrun, am_init() creates this rank's endpoint and maps
+ * every rank r as index r.  Stand-alone processes create named endpoints and map
+ * each other by name; a receiver learns from each message how to reply.
+ */
+#ifndef SHMAM_H
+#define SHMAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AM_MAX_ARGS 8
+#define AM_MAX_BULK 8192
+#define AM_MAX_HANDLERS 256
+
+typedef struct am_ep am_ep_t;
+typedef struct am_token am_token_t;
+typedef void (*am_handler_t)(am_token_t *tok, const uint32_t *args, int nargs,
+                             void *data, size_t len);
+
+/* Endpoint options; a NULL field or 0 means "from the environment, else default":
+ *   claim       lockfree | tas | ttas | ticket | anderson | mutex  (SHMAM_CLAIM)
+ *   shm         posix | sysv                                      (SHMAM_SHM)
+ *   packets     packets per queue, power of two, default 128      (SHMAM_PACKETS)
+ *   bulk_blocks 8 KB blocks per queue, power of two, default 16   (SHMAM_BULK)
+ *   max_senders endpoints that may map this one, default 64       (SHMAM_MAX_SENDERS)
+ */
+struct am_ep_opts {
+    const char *claim;
+    const char *shm;
+    unsigned packets, bulk_blocks, max_senders;
+};
+
+/* Endpoints.  Names are 1..40 characters of [A-Za-z0-9._-]. */
+int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **ep);
+int am_ep_destroy(am_ep_t *ep);
+int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name);
+int am_set_handler(am_ep_t *ep, unsigned id, am_handler_t fn);
+
+/* Requests and replies.  A send blocks (polling this endpoint) while the
+ * destination queue is full; it fails with -EPIPE if the destination has closed,
+ * -EDEADLK if a request is sent from inside a handler or a reply is sent twice. */
+int am_request(am_ep_t *ep, unsigned dest, unsigned handler,
+               const uint32_t *args, int nargs);
+int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler,
+                    const void *data, size_t len, const uint32_t *args, int nargs);
+int am_reply(am_token_t *tok, unsigned handler, const uint32_t *args, int nargs);
+int am_reply_bulk(am_token_t *tok, unsigned handler, const void *data, size_t len,
+                  const uint32_t *args, int nargs);
+unsigned am_token_source(const am_token_t *tok);
+am_ep_t *am_token_ep(const am_token_t *tok);
+
+/* Delivery.  am_poll runs every message ready in both queues and returns how many;
+ * am_wait sleeps (no spinning) until at least one message has been handled or
+ * timeout_ms passes (-1: forever); it returns the count, 0 on timeout. */
+int am_poll(am_ep_t *ep);
+int am_wait(am_ep_t *ep, int timeout_ms);
+
+const char *am_strerror(int err);
+
+/* Introspection. */
+const char *am_ep_name(const am_ep_t *ep);
+const char *am_ep_claim(const am_ep_t *ep);
+unsigned long am_ep_bad_packets(const am_ep_t *ep);
+
+/* Jobs started by shmamrun. */
+int am_init(int *argc, char ***argv, am_ep_t **ep);
+int am_rank(void);
+int am_nprocs(void);
+int am_barrier(am_ep_t *ep);
+int am_finalize(am_ep_t *ep);
+
+/* The claim algorithms this build knows, NULL-terminated. */
+extern const char *const am_claim_names[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif

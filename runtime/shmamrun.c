@@ -1,0 +1,502 @@
+/*
+ * shmamrun.c - the job launcher, in the habit of mpiexec:
+ *
+ *   shmamrun -n P [-a ALG|--claim ALG] [--shm posix|sysv] [--bind]
+ *            [--packets Q] [--bulk B] [--timeout SECONDS] program args...
+ *
+ * Lifecycle of a job:
+ *   1. Parse and validate the options; bad input exits 2 before anything starts.
+ *      An option given on the command line is exported over the inherited
+ *      environment variable (job.h names them); an inherited value is validated
+ *      too, and an empty one is removed.
+ *   2. Make a fresh job name "j<launcher pid>-<8 random hex digits>" and export
+ *      SHMAM_JOB and SHMAM_NPROCS.
+ *   3. Block SIGCHLD, SIGINT, SIGTERM and SIGHUP, then fork P ranks.  Each rank
+ *      sets SHMAM_RANK, asks to be killed if the launcher dies, optionally pins
+ *      itself to one CPU, restores the signal mask and execs the program.  Ranks
+ *      stay in the launcher's process group, so a terminal's ^C and ^Z reach them
+ *      directly and rank 0 can read the terminal; the launcher therefore signals
+ *      ranks by pid, never by group.
+ *   4. Wait for signals with sigtimedwait (no handlers, no sleeping loops).  The
+ *      first rank that exits nonzero or by a signal decides the exit status and
+ *      stops the others: SIGTERM, then SIGKILL after a grace period.  A signal to
+ *      the launcher is forwarded the same way (a second one kills at once), and
+ *      --timeout stops the job with status 124.
+ *   5. Once every rank is reaped, unlink every rank's endpoint segment in both
+ *      backends (ENOENT is expected and ignored), so nothing outlives the job even
+ *      if ranks were SIGKILLed; then exit with the decided status (0 if every rank
+ *      exited 0, its exit code or 128+signal otherwise).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "layout.h"
+#include "segment.h"
+
+#define GRACE_NS 1000000000LL /* between SIGTERM and SIGKILL */
+#define EXIT_USAGE 2
+#define EXIT_TIMEOUT 124
+#define EXIT_NOSTART 127 /* a rank could not be started */
+
+/* The launcher checks claim names itself so that it needs no endpoint code; the
+ * list must match claim.c's am_claim_names. */
+static const char *const claim_names[] = {"lockfree", "tas",      "ttas",
+                                          "ticket",   "anderson", "mutex", NULL};
+
+/* An endpoint option: where it comes from and what a good value looks like. */
+struct setting {
+    const char *env, *flag, *expect;
+    int (*valid)(const char *v);
+};
+
+static int valid_claim(const char *v)
+{
+    for (const char *const *c = claim_names; *c; c++)
+        if (strcmp(v, *c) == 0)
+            return 1;
+    return 0;
+}
+
+static int valid_shm(const char *v)
+{
+    enum am_shm b;
+
+    return am__shm_parse(v, &b) == 0;
+}
+
+/* A decimal power of two in 1..max. */
+static int pow2_upto(const char *v, unsigned long max)
+{
+    char *end;
+
+    errno = 0;
+    unsigned long x = strtoul(v, &end, 10);
+    return errno == 0 && end != v && *end == '\0' && v[0] != '-' && x >= 1 &&
+           x <= max && (x & (x - 1)) == 0;
+}
+
+static int valid_packets(const char *v) { return pow2_upto(v, AM_MAX_PACKETS); }
+static int valid_bulk(const char *v) { return pow2_upto(v, AM_MAX_BULK_BLOCKS); }
+
+enum { SET_CLAIM, SET_SHM, SET_PACKETS, SET_BULK, NSETTINGS };
+static const struct setting settings[NSETTINGS] = {
+    [SET_CLAIM] = {SHMAM_CLAIM, "--claim", "lockfree, tas, ttas, ticket, anderson or mutex",
+                   valid_claim},
+    [SET_SHM] = {SHMAM_SHM, "--shm", "posix or sysv", valid_shm},
+    [SET_PACKETS] = {SHMAM_PACKETS, "--packets", "a power of two, 1..65536", valid_packets},
+    [SET_BULK] = {SHMAM_BULK, "--bulk", "a power of two, 1..4096", valid_bulk},
+};
+
+struct opts {
+    int nprocs;
+    int bind;
+    double timeout;                /* seconds; 0: none */
+    const char *value[NSETTINGS]; /* from the command line, or NULL */
+    char **argv;                   /* the program and its arguments */
+};
+
+/* The running job.  pid[r] is 0 once rank r is reaped (or was never started). */
+struct job {
+    char name[AM_JOB_NAME_MAX + 1];
+    int nprocs, alive;
+    pid_t *pid;
+    int failed;        /* the exit status is decided */
+    int status;        /* the launcher's exit status */
+    int stopping;      /* the ranks have been asked to stop */
+    int64_t kill_at;   /* when stopping: SIGKILL the rest at this time; 0 once done */
+    int64_t timeout_at; /* --timeout deadline, 0 if none */
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: shmamrun -n P [options] program [args...]\n"
+            "Start P ranks of program as one shmam job and wait for them.\n"
+            "  -n P                 number of ranks (1..%u)\n"
+            "  -a, --claim ALG      claim algorithm: lockfree tas ttas ticket anderson mutex\n"
+            "      --shm KIND       segment backend: posix or sysv\n"
+            "      --bind           pin rank r to the (r %% ncpus)-th allowed CPU\n"
+            "      --packets Q      packets per queue, a power of two\n"
+            "      --bulk B         8 KB bulk blocks per queue, a power of two\n"
+            "      --timeout SECS   stop the job after SECS seconds (exit status 124)\n"
+            "  -h, --help           print this help\n"
+            "Options override SHMAM_CLAIM, SHMAM_SHM, SHMAM_PACKETS, SHMAM_BULK.\n"
+            "Exit status: 0 if every rank exits 0, else the first failure's status\n"
+            "(its exit code or 128+signal); 124 on timeout; 2 on bad usage.\n",
+            AM_MAX_SENDERS);
+}
+
+/* Bad input: say what was wrong and exit 2 before anything has started. */
+static _Noreturn __attribute__((format(printf, 1, 2))) void bad_usage(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fputs("shmamrun: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\nTry 'shmamrun --help'.\n", stderr);
+    va_end(ap);
+    exit(EXIT_USAGE);
+}
+
+static int parse_nprocs(const char *v)
+{
+    char *end;
+
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < 1 || n > (long)AM_MAX_SENDERS)
+        bad_usage("bad -n '%s': expected a number of ranks, 1..%u", v, AM_MAX_SENDERS);
+    return (int)n;
+}
+
+static double parse_timeout(const char *v)
+{
+    char *end;
+
+    errno = 0;
+    double t = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(t) || t <= 0 || t > 1e7)
+        bad_usage("bad --timeout '%s': expected a positive number of seconds", v);
+    return t;
+}
+
+enum { OPT_SHM = 256, OPT_BIND, OPT_PACKETS, OPT_BULK, OPT_TIMEOUT };
+static const struct option long_opts[] = {
+    {"claim", required_argument, NULL, 'a'},
+    {"shm", required_argument, NULL, OPT_SHM},
+    {"bind", no_argument, NULL, OPT_BIND},
+    {"packets", required_argument, NULL, OPT_PACKETS},
+    {"bulk", required_argument, NULL, OPT_BULK},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option; returns 0, or -1 for an option getopt refused (and explained). */
+static int take_option(int c, struct opts *o)
+{
+    switch (c) {
+    case 'n': o->nprocs = parse_nprocs(optarg); break;
+    case 'a': o->value[SET_CLAIM] = optarg; break;
+    case OPT_SHM: o->value[SET_SHM] = optarg; break;
+    case OPT_BIND: o->bind = 1; break;
+    case OPT_PACKETS: o->value[SET_PACKETS] = optarg; break;
+    case OPT_BULK: o->value[SET_BULK] = optarg; break;
+    case OPT_TIMEOUT: o->timeout = parse_timeout(optarg); break;
+    case 'h': usage(stdout); exit(0);
+    default: return -1;
+    }
+    return 0;
+}
+
+/* "+" stops at the program name, so its own options pass through untouched. */
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+    int c;
+
+    while ((c = getopt_long(argc, argv, "+n:a:h", long_opts, NULL)) != -1)
+        if (take_option(c, o) != 0) {
+            fputs("Try 'shmamrun --help'.\n", stderr);
+            exit(EXIT_USAGE);
+        }
+    if (o->nprocs == 0)
+        bad_usage("-n P is required");
+    if (optind >= argc)
+        bad_usage("no program to run");
+    o->argv = argv + optind;
+}
+
+/* Validate each option, command line first, and export it for the ranks. */
+static void export_settings(const struct opts *o)
+{
+    for (int i = 0; i < NSETTINGS; i++) {
+        const struct setting *s = &settings[i];
+        const char *v = o->value[i], *env = getenv(s->env);
+        if (v && !s->valid(v))
+            bad_usage("bad %s '%s': expected %s", s->flag, v, s->expect);
+        if (v)
+            setenv(s->env, v, 1);
+        else if (env && !*env)
+            unsetenv(s->env);
+        else if (env && !s->valid(env))
+            bad_usage("bad %s='%s' in the environment: expected %s", s->env, env,
+                      s->expect);
+    }
+}
+
+/* A job name unlikely to be reused: the launcher's pid and 32 random bits. */
+static void make_job_name(struct job *job)
+{
+    uint32_t r;
+
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u;
+    }
+    snprintf(job->name, sizeof job->name, "j%ld-%08x", (long)getpid(), (unsigned)r);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* In a rank: pin to the (rank % n)-th CPU this process may run on. */
+static int bind_rank(int rank)
+{
+    cpu_set_t allowed, one;
+
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return -1;
+    int want = rank % CPU_COUNT(&allowed), cpu = -1;
+    while (want >= 0)
+        if (CPU_ISSET(++cpu, &allowed))
+            want--;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof one, &one);
+}
+
+/* In a freshly forked rank: never returns. */
+static _Noreturn void run_rank(const struct opts *o, int rank, pid_t launcher,
+                               const sigset_t *mask)
+{
+    char buf[16];
+
+    snprintf(buf, sizeof buf, "%d", rank);
+    setenv(SHMAM_RANK, buf, 1);
+    /* Die with the launcher rather than outlive it unsupervised. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher)
+        _exit(EXIT_NOSTART);
+    if (o->bind && bind_rank(rank) != 0) {
+        fprintf(stderr, "shmamrun: rank %d: cannot bind: %s\n", rank, strerror(errno));
+        _exit(EXIT_NOSTART);
+    }
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    execvp(o->argv[0], o->argv);
+    fprintf(stderr, "shmamrun: rank %d: cannot run %s: %s\n", rank, o->argv[0],
+            strerror(errno));
+    _exit(EXIT_NOSTART);
+}
+
+/* Record the job's exit status if no earlier failure has. */
+static void decide(struct job *job, int status)
+{
+    if (!job->failed) {
+        job->failed = 1;
+        job->status = status;
+    }
+}
+
+/* Send sig to every live rank.  The first stop starts the grace period; SIGKILL
+ * ends it. */
+static void signal_ranks(struct job *job, int sig)
+{
+    for (int r = 0; r < job->nprocs; r++)
+        if (job->pid[r] > 0)
+            kill(job->pid[r], sig);
+    if (sig == SIGKILL)
+        job->kill_at = 0;
+    else if (!job->stopping)
+        job->kill_at = now_ns() + GRACE_NS;
+    job->stopping = 1;
+}
+
+static void stop_job(struct job *job)
+{
+    if (!job->stopping)
+        signal_ranks(job, SIGTERM);
+}
+
+static int start_ranks(struct job *job, const struct opts *o, const sigset_t *mask)
+{
+    pid_t self = getpid();
+
+    for (int r = 0; r < job->nprocs; r++) {
+        pid_t p = fork();
+        if (p == 0)
+            run_rank(o, r, self, mask);
+        if (p < 0) {
+            perror("shmamrun: fork");
+            decide(job, 1);
+            return -1;
+        }
+        job->pid[r] = p;
+        job->alive++;
+    }
+    return 0;
+}
+
+static int rank_of(const struct job *job, pid_t p)
+{
+    for (int r = 0; r < job->nprocs; r++)
+        if (job->pid[r] == p)
+            return r;
+    return -1;
+}
+
+/* A rank ended: the first abnormal end decides the status and stops the job. */
+static void rank_ended(struct job *job, int rank, int st)
+{
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+
+    if (code == 0 || job->failed || job->stopping)
+        return;
+    if (WIFEXITED(st))
+        fprintf(stderr, "shmamrun: rank %d exited with status %d\n", rank, code);
+    else
+        fprintf(stderr, "shmamrun: rank %d killed by signal %d\n", rank, WTERMSIG(st));
+    decide(job, code);
+    stop_job(job);
+}
+
+static void reap(struct job *job)
+{
+    pid_t p;
+    int st;
+
+    while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+        int r = rank_of(job, p);
+        if (r < 0)
+            continue;
+        job->pid[r] = 0;
+        job->alive--;
+        rank_ended(job, r, st);
+    }
+}
+
+/* A signal to the launcher: forward it; a second one kills at once. */
+static void on_signal(struct job *job, int sig)
+{
+    if (job->stopping) {
+        signal_ranks(job, SIGKILL);
+        return;
+    }
+    fprintf(stderr, "shmamrun: got signal %d, stopping the job\n", sig);
+    decide(job, 128 + sig);
+    signal_ranks(job, sig);
+}
+
+/* The next deadline: the kill after the grace period, else the timeout. */
+static int64_t next_deadline(const struct job *job)
+{
+    return job->stopping ? job->kill_at : job->timeout_at;
+}
+
+static void on_deadline(struct job *job, const struct opts *o)
+{
+    if (job->stopping) {
+        signal_ranks(job, SIGKILL);
+        return;
+    }
+    fprintf(stderr, "shmamrun: timeout after %g s, stopping the job\n", o->timeout);
+    decide(job, EXIT_TIMEOUT);
+    stop_job(job);
+}
+
+/* Wait for the first of a signal in set and the deadline (0: none). */
+static int wait_signal(const sigset_t *set, int64_t deadline)
+{
+    if (deadline == 0)
+        return sigwaitinfo(set, NULL);
+    int64_t left = deadline - now_ns();
+    if (left <= 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    struct timespec ts = {.tv_sec = left / 1000000000LL, .tv_nsec = left % 1000000000LL};
+    return sigtimedwait(set, NULL, &ts);
+}
+
+static void supervise(struct job *job, const struct opts *o, const sigset_t *set)
+{
+    while (job->alive > 0) {
+        int sig = wait_signal(set, next_deadline(job));
+        if (sig == SIGCHLD)
+            reap(job);
+        else if (sig > 0)
+            on_signal(job, sig);
+        else if (errno == EAGAIN)
+            on_deadline(job, o);
+    }
+}
+
+/* Unlink every rank's segment in both backends; none may outlive the job. */
+static void remove_segments(const struct job *job)
+{
+    char name[AM_EP_NAME_MAX + 1];
+
+    for (int r = 0; r < job->nprocs; r++) {
+        if (am__job_ep_name(job->name, r, name, sizeof name) != 0)
+            continue;
+        for (int b = AM_SHM_POSIX; b <= AM_SHM_SYSV; b++) {
+            int rc = am__segment_unlink((enum am_shm)b, name);
+            if (rc != 0 && rc != -ENOENT)
+                fprintf(stderr, "shmamrun: cannot remove %s segment %s: %s\n",
+                        am__shm_name((enum am_shm)b), name, strerror(-rc));
+        }
+    }
+}
+
+/* Name the job and export what every rank shares. */
+static int new_job(struct job *job, const struct opts *o)
+{
+    char buf[16];
+
+    make_job_name(job);
+    job->nprocs = o->nprocs;
+    job->pid = calloc((size_t)o->nprocs, sizeof *job->pid);
+    if (!job->pid)
+        return -1;
+    snprintf(buf, sizeof buf, "%d", o->nprocs);
+    setenv(SHMAM_JOB, job->name, 1);
+    setenv(SHMAM_NPROCS, buf, 1);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {0};
+    struct job job = {0};
+    sigset_t set, old;
+
+    parse_args(argc, argv, &o);
+    export_settings(&o);
+    if (new_job(&job, &o) != 0) {
+        perror("shmamrun");
+        return 1;
+    }
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    if (o.timeout > 0)
+        job.timeout_at = now_ns() + (int64_t)(o.timeout * 1e9);
+    if (start_ranks(&job, &o, &old) != 0)
+        stop_job(&job);
+    supervise(&job, &o, &set);
+    remove_segments(&job);
+    free(job.pid);
+    return job.status;
+}

@@ -1,0 +1,140 @@
+/*
+ * view.c - where everything lies in an endpoint segment, and process-local views.
+ *
+ * The creator computes the layout from the sizes and claim algorithm and writes it
+ * into the header; an attaching process recomputes it from the header's sizes and
+ * refuses the segment unless every offset, the size, magic and version agree.  A
+ * zero-filled segment is already a valid empty endpoint: state 0 is
+ * AM_STATE(0, AM_FREE) for every packet and bulk block, and tails and heads are 0.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+    return (x + a - 1) & ~(a - 1);
+}
+
+/* Fill the offsets and sizes of `h` from `cfg`; returns the segment size. */
+static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
+{
+    const struct lock_ops *lock = am__claim_lock(cfg->claim);
+    uint64_t off = align_up(sizeof *h, AM_BLOCK);
+    h->senders_off = off;
+    off = align_up(off + (uint64_t)cfg->max_senders * sizeof(struct am_sender), AM_BLOCK);
+    for (int q = 0; q < 2; q++) {
+        h->send_off[q] = off;
+        off += AM_BLOCK;
+        h->lock_off[q] = lock ? off : 0;
+        off += lock ? align_up(lock->size(cfg->max_senders), AM_BLOCK) : 0;
+        h->recv_off[q] = off;
+        off += AM_BLOCK;
+        h->packets_off[q] = off;
+        off += (uint64_t)cfg->packets * sizeof(struct am_packet);
+        h->bulk_state_off[q] = off;
+        off += (uint64_t)cfg->bulk_blocks * sizeof(struct am_bulk_state);
+        h->bulk_off[q] = off;
+        off += (uint64_t)cfg->bulk_blocks * AM_BULK_BYTES;
+    }
+    h->claim = cfg->claim;
+    h->packets = cfg->packets;
+    h->bulk_blocks = cfg->bulk_blocks;
+    h->max_senders = cfg->max_senders;
+    h->segment_size = align_up(off, 4096);
+    return h->segment_size;
+}
+
+size_t am__layout_size(const struct am_config *cfg)
+{
+    struct am_seg_header h;
+    return (size_t)layout(&h, cfg);
+}
+
+/* Point a view's fields into the mapping at `base` as the header says. */
+static void view_fill(struct am_seg_view *v)
+{
+    unsigned char *b = v->seg.base;
+    struct am_seg_header *h = v->hdr = (struct am_seg_header *)b;
+    v->senders = (struct am_sender *)(b + h->senders_off);
+    v->claim = (enum am_claim)h->claim;
+    v->lock = am__claim_lock(v->claim);
+    v->max_senders = h->max_senders;
+    for (int i = 0; i < 2; i++) {
+        struct am_queue_view *q = &v->q[i];
+        q->send = (struct am_queue_send *)(b + h->send_off[i]);
+        q->recv = (struct am_queue_recv *)(b + h->recv_off[i]);
+        q->lock = h->lock_off[i] ? b + h->lock_off[i] : NULL;
+        q->packets = (struct am_packet *)(b + h->packets_off[i]);
+        q->bulk_state = (struct am_bulk_state *)(b + h->bulk_state_off[i]);
+        q->bulk = b + h->bulk_off[i];
+        q->packets_n = h->packets;
+        q->bulk_n = h->bulk_blocks;
+    }
+}
+
+/* Initialise a fresh zero-filled segment.  Called by the creator only, before
+ * anyone else can attach (attachers wait for state LIVE, set last). */
+int am__layout_write(void *base, const struct am_config *cfg, const char *name)
+{
+    int rc = 0;
+    struct am_seg_header *h = base;
+    layout(h, cfg);
+    h->magic = AM_MAGIC;
+    h->version = AM_LAYOUT_VERSION;
+    h->owner_pid = (uint32_t)getpid();
+    strncpy(h->name, name, AM_NAME_MAX - 1);
+    for (int q = 0; q < 2 && rc == 0; q++)
+        if (h->lock_off[q])
+            rc = am__claim_lock(cfg->claim)->init((char *)base + h->lock_off[q],
+                                                  cfg->max_senders);
+    return rc;
+}
+
+/* The header's sizes as a config, or -EPROTO if they are out of range. */
+static int header_config(const struct am_seg_header *h, struct am_config *cfg)
+{
+    uint32_t q = h->packets, b = h->bulk_blocks;
+    if (h->claim >= AM_CLAIM_COUNT || q < 2 || q > AM_MAX_PACKETS || (q & (q - 1)) ||
+        b < 1 || b > AM_MAX_BULK_BLOCKS || (b & (b - 1)) || h->max_senders < 1 ||
+        h->max_senders > AM_MAX_SENDERS)
+        return -EPROTO;
+    cfg->claim = (enum am_claim)h->claim;
+    cfg->packets = q;
+    cfg->bulk_blocks = b;
+    cfg->max_senders = h->max_senders;
+    return 0;
+}
+
+/* Attach a view to a mapped segment after checking it is a live shmam endpoint of
+ * this layout named `name`.  -EPROTO on any mismatch, -EAGAIN if not yet LIVE. */
+int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const char *name)
+{
+    const struct am_seg_header *h = seg->base;
+    struct am_config cfg;
+    struct am_seg_header expect;
+    if (seg->size < sizeof *h || h->magic != AM_MAGIC || h->version != AM_LAYOUT_VERSION ||
+        header_config(h, &cfg) != 0 || layout(&expect, &cfg) != h->segment_size ||
+        h->segment_size > seg->size || strncmp(h->name, name, AM_NAME_MAX) != 0)
+        return -EPROTO;
+    /* The offsets must be the ones this build computes: no pointer is ever
+     * derived from an unchecked offset. */
+    if (memcmp(&expect.senders_off, &h->senders_off,
+               offsetof(struct am_seg_header, name) -
+                   offsetof(struct am_seg_header, senders_off)) != 0)
+        return -EPROTO;
+    if (AO_load_acquire(&h->state) != AM_SEG_LIVE) /* pairs with the creator's
+                                                     release of LIVE */
+        return AO_load(&h->state) == AM_SEG_CLOSED ? -EPIPE : -EAGAIN;
+    v->seg = *seg;
+    view_fill(v);
+    return 0;
+}
+
+void am__view_own(struct am_seg_view *v, const struct am_segment *seg)
+{
+    v->seg = *seg;
+    view_fill(v);
+}

@@ -1,0 +1,83 @@
+/*
+ * wait.c - sleeping until a message arrives, without spinning a core.
+ *
+ * The wake word is a futex in the segment header (shared, not private: senders
+ * are other processes).  The receiver reads wake_seq, stores sleeping = 1, fences
+ * and polls once more; only if that poll found nothing does it futex-wait on
+ * wake_seq.  A sender stores READY, fences, and only if it sees sleeping = 1 bumps
+ * wake_seq and wakes (send.c).  With both fences, either the receiver's last poll
+ * sees the packet or the sender sees the sleeper, so no wake-up is lost, and a
+ * sender makes no system call while the receiver is awake.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef AO_HAVE_int_fetch_and_add1
+#error "shmam needs AO_int_fetch_and_add1"
+#endif
+
+#define AM_WAIT_SPINS 64 /* polls before going to sleep */
+
+void am__wake(struct am_seg_header *h)
+{
+    AO_int_fetch_and_add1(&h->wake_seq);
+    syscall(SYS_futex, &h->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sleep until wake_seq moves past `seq` or `ms` pass (ms < 0: no limit). */
+static void sleep_on(struct am_seg_header *h, unsigned seq, int64_t ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    syscall(SYS_futex, &h->wake_seq, FUTEX_WAIT, seq, ms < 0 ? NULL : &ts, NULL, 0);
+}
+
+/* One announce-recheck-sleep round; returns messages handled by the recheck. */
+static int sleep_once(am_ep_t *ep, int64_t ms)
+{
+    struct am_seg_header *h = ep->own.hdr;
+    unsigned seq = AO_int_load(&h->wake_seq);
+    AO_int_store(&h->sleeping, 1);
+    AO_nop_full(); /* pairs with the fence in send.c's wake_if_asleep */
+    int n = am_poll(ep);
+    if (n == 0 && AO_load(&h->state) == AM_SEG_LIVE)
+        sleep_on(h, seq, ms);
+    AO_int_store(&h->sleeping, 0);
+    return n;
+}
+
+int am_wait(am_ep_t *ep, int timeout_ms)
+{
+    if (!ep)
+        return -EINVAL;
+    if (ep->in_handler)
+        return -EDEADLK;
+    int64_t deadline = now_ms() + timeout_ms;
+    for (int i = 0; i < AM_WAIT_SPINS; i++) {
+        int n = am_poll(ep);
+        if (n)
+            return n;
+    }
+    for (;;) {
+        int64_t left = timeout_ms < 0 ? -1 : deadline - now_ms();
+        if (timeout_ms >= 0 && left <= 0)
+            return am_poll(ep);
+        int n = sleep_once(ep, left);
+        if (n == 0)
+            n = am_poll(ep);
+        if (n)
+            return n;
+    }
+}

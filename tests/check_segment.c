@@ -1,0 +1,335 @@
+/*
+ * check_segment.c - the segment layer (segment.h) on both backends: round trips,
+ * sharing across processes, exclusive creation, permissions, unlink semantics,
+ * and that nothing is ever left behind.  Every test loops over the backends and
+ * names the backend in each failure message.
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "segment.h"
+
+#define SIZE 10000 /* not a multiple of the page size, on purpose */
+
+/* A name unique to this process and test, so parallel runs never collide. */
+static void test_name(char *buf, size_t n, const char *tag)
+{
+    snprintf(buf, n, "t%ld-%s", (long)getpid(), tag);
+}
+
+/* Nothing of this name exists any more in backend b. */
+static void assert_gone(enum am_shm b, const char *name)
+{
+    char path[128];
+    struct stat st;
+
+    snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
+    ck_assert_msg(stat(path, &st) != 0 && errno == ENOENT, "%s: %s left behind",
+                  am__shm_name(b), path);
+    ck_assert_msg(shmget(am__segment_key(name), 0, 0) < 0 && errno == ENOENT,
+                  "%s: System V key of %s left behind", am__shm_name(b), name);
+}
+
+static void create_ok(enum am_shm b, const char *name, size_t size, struct am_segment *s)
+{
+    int rc = am__segment_create(b, name, size, s);
+
+    ck_assert_msg(rc == 0, "%s: create %s: %s", am__shm_name(b), name, strerror(-rc));
+    ck_assert_msg(s->base && s->size == size && s->backend == b,
+                  "%s: create %s: bad segment", am__shm_name(b), name);
+}
+
+START_TEST(parse_names)
+{
+    enum am_shm b = AM_SHM_SYSV;
+
+    ck_assert_int_eq(am__shm_parse("posix", &b), 0);
+    ck_assert_int_eq(b, AM_SHM_POSIX);
+    ck_assert_int_eq(am__shm_parse("sysv", &b), 0);
+    ck_assert_int_eq(b, AM_SHM_SYSV);
+    ck_assert_int_eq(am__shm_parse("SysV", &b), -EINVAL);
+    ck_assert_int_eq(am__shm_parse("", &b), -EINVAL);
+    ck_assert_int_eq(am__shm_parse(NULL, &b), -EINVAL);
+    ck_assert_str_eq(am__shm_name(AM_SHM_POSIX), "posix");
+    ck_assert_str_eq(am__shm_name(AM_SHM_SYSV), "sysv");
+    ck_assert_int_ne(am__segment_key(""), IPC_PRIVATE);
+    ck_assert_int_ne(am__segment_key("a.0"), am__segment_key("a.1"));
+    ck_assert_int_eq(am__segment_key("job.3"), am__segment_key("job.3"));
+}
+END_TEST
+
+START_TEST(round_trip)
+{
+    enum am_shm b = (enum am_shm)_i;
+    const char *bn = am__shm_name(b);
+    struct am_segment s, t;
+    char name[64];
+
+    test_name(name, sizeof name, "rt");
+    create_ok(b, name, SIZE, &s);
+    for (size_t k = 0; k < SIZE; k++)
+        ck_assert_msg(((unsigned char *)s.base)[k] == 0, "%s: byte %zu not zero", bn, k);
+    memset(s.base, 0x5a, SIZE);
+    int rc = am__segment_open(b, name, &t);
+    ck_assert_msg(rc == 0, "%s: open: %s", bn, strerror(-rc));
+    ck_assert_msg(t.size == SIZE && t.backend == b, "%s: open size %zu", bn, t.size);
+    ck_assert_msg(t.base != s.base, "%s: open reused the mapping", bn);
+    ck_assert_msg(((unsigned char *)t.base)[SIZE - 1] == 0x5a, "%s: data not shared", bn);
+    ((char *)t.base)[0] = 1;
+    ck_assert_msg(((char *)s.base)[0] == 1, "%s: write through open not seen", bn);
+    am__segment_unmap(&t);
+    ck_assert_msg(t.base == NULL, "%s: unmap left base", bn);
+    am__segment_unmap(&t); /* idempotent */
+    am__segment_unmap(&s);
+    ck_assert_msg(am__segment_unlink(b, name) == 0, "%s: unlink", bn);
+    ck_assert_msg(am__segment_unlink(b, name) == -ENOENT, "%s: second unlink", bn);
+    assert_gone(b, name);
+}
+END_TEST
+
+/* A child opens the segment by name (its own mapping) and writes; the parent,
+ * then a second child, see the data. */
+START_TEST(across_processes)
+{
+    enum am_shm b = (enum am_shm)_i;
+    const char *bn = am__shm_name(b);
+    struct am_segment s;
+    char name[64];
+    int st;
+
+    test_name(name, sizeof name, "fork");
+    create_ok(b, name, SIZE, &s);
+    pid_t p = fork();
+    if (p == 0) {
+        struct am_segment t;
+        if (am__segment_open(b, name, &t) != 0 || t.size != SIZE)
+            _exit(1);
+        strcpy((char *)t.base + 100, "hello from the child");
+        am__segment_unmap(&t);
+        _exit(0);
+    }
+    ck_assert_msg(p > 0 && waitpid(p, &st, 0) == p, "%s: fork/wait", bn);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: child failed", bn);
+    ck_assert_msg(strcmp((char *)s.base + 100, "hello from the child") == 0,
+                  "%s: child's write not visible", bn);
+    am__segment_unmap(&s);
+    am__segment_unlink(b, name);
+    assert_gone(b, name);
+}
+END_TEST
+
+START_TEST(double_create)
+{
+    enum am_shm b = (enum am_shm)_i;
+    const char *bn = am__shm_name(b);
+    struct am_segment s, t = {0};
+    char name[64];
+
+    test_name(name, sizeof name, "dup");
+    create_ok(b, name, SIZE, &s);
+    int rc = am__segment_create(b, name, SIZE, &t);
+    ck_assert_msg(rc == -EEXIST, "%s: second create gave %d, not -EEXIST", bn, rc);
+    ck_assert_msg(t.base == NULL, "%s: failed create filled the segment", bn);
+    rc = am__segment_create(b, name, 2 * SIZE, &t);
+    ck_assert_msg(rc == -EEXIST, "%s: create with other size gave %d", bn, rc);
+    am__segment_unmap(&s);
+    am__segment_unlink(b, name);
+    assert_gone(b, name);
+}
+END_TEST
+
+/* Several processes race to create one name: exactly one wins. */
+START_TEST(racing_create)
+{
+    enum am_shm b = (enum am_shm)_i;
+    const char *bn = am__shm_name(b);
+    enum { N = 6 };
+    pid_t pid[N];
+    char name[64];
+    int wins = 0, st;
+
+    test_name(name, sizeof name, "race");
+    for (int k = 0; k < N; k++) {
+        pid[k] = fork();
+        if (pid[k] == 0) {
+            struct am_segment s;
+            int rc = am__segment_create(b, name, SIZE, &s);
+            _exit(rc == 0 ? 0 : rc == -EEXIST ? 1 : 2);
+        }
+    }
+    for (int k = 0; k < N; k++) {
+        ck_assert_msg(waitpid(pid[k], &st, 0) == pid[k] && WIFEXITED(st), "%s: wait", bn);
+        ck_assert_msg(WEXITSTATUS(st) < 2, "%s: create failed oddly", bn);
+        wins += WEXITSTATUS(st) == 0;
+    }
+    ck_assert_msg(wins == 1, "%s: %d creators won", bn, wins);
+    ck_assert_msg(am__segment_unlink(b, name) == 0, "%s: unlink", bn);
+    assert_gone(b, name);
+}
+END_TEST
+
+START_TEST(missing)
+{
+    enum am_shm b = (enum am_shm)_i;
+    const char *bn = am__shm_name(b);
+    struct am_segment s = {0};
+    char name[64];
+
+    test_name(name, sizeof name, "none");
+    int rc = am__segment_open(b, name, &s);
+    ck_assert_msg(rc == -ENOENT, "%s: open of a missing name gave %d", bn, rc);
+    ck_assert_msg(s.base == NULL, "%s: failed open filled the segment", bn);
+    rc = am__segment_unlink(b, name);
+    ck_assert_msg(rc == -ENOENT, "%s: unlink of a missing name gave %d", bn, rc);
+    rc = am__segment_create(b, name, 0, &s);
+    ck_assert_msg(rc == -EINVAL, "%s: create of size 0 gave %d", bn, rc);
+    assert_gone(b, name);
+}
+END_TEST
+
+/* The permission bits of the named segment, from the system. */
+static unsigned mode_of(enum am_shm b, const char *name)
+{
+    if (b == AM_SHM_POSIX) {
+        char path[128];
+        struct stat st;
+        snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
+        ck_assert_msg(stat(path, &st) == 0, "posix: stat %s", path);
+        return st.st_mode & 0777;
+    }
+    struct shmid_ds ds;
+    int id = shmget(am__segment_key(name), 0, 0);
+    ck_assert_msg(id >= 0 && shmctl(id, IPC_STAT, &ds) == 0, "sysv: IPC_STAT %s", name);
+    return ds.shm_perm.mode & 0777;
+}
+
+/* 0600 whatever the umask. */
+START_TEST(mode_0600)
+{
+    enum am_shm b = (enum am_shm)_i;
+    const mode_t masks[] = {022, 0, 077};
+    struct am_segment s;
+    char name[64];
+
+    test_name(name, sizeof name, "mode");
+    for (size_t k = 0; k < sizeof masks / sizeof masks[0]; k++) {
+        umask(masks[k]);
+        create_ok(b, name, SIZE, &s);
+        unsigned m = mode_of(b, name);
+        ck_assert_msg(m == 0600, "%s: mode %o under umask %o", am__shm_name(b), m,
+                      (unsigned)masks[k]);
+        am__segment_unmap(&s);
+        am__segment_unlink(b, name);
+    }
+    assert_gone(b, name);
+}
+END_TEST
+
+/* After unlink nobody can open the name, but mappings stay valid, in this process
+ * and in a child that inherited one; the name can be created afresh. */
+START_TEST(unlink_keeps_mapping)
+{
+    enum am_shm b = (enum am_shm)_i;
+    const char *bn = am__shm_name(b);
+    struct am_segment s, t;
+    char name[64];
+    int st;
+
+    test_name(name, sizeof name, "unl");
+    create_ok(b, name, SIZE, &s);
+    ck_assert_msg(am__segment_unlink(b, name) == 0, "%s: unlink", bn);
+    int rc = am__segment_open(b, name, &t);
+    ck_assert_msg(rc == -ENOENT, "%s: open after unlink gave %d", bn, rc);
+    volatile uint32_t *w = s.base;
+    w[SIZE / 4 - 1] = 0xfeedface;
+    pid_t p = fork();
+    if (p == 0)
+        _exit(w[SIZE / 4 - 1] == 0xfeedface ? (w[0] = 7, 0) : 1);
+    ck_assert_msg(p > 0 && waitpid(p, &st, 0) == p, "%s: fork/wait", bn);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: child lost the data", bn);
+    ck_assert_msg(w[0] == 7, "%s: child's write after unlink not seen", bn);
+    create_ok(b, name, SIZE, &t);
+    ck_assert_msg(((uint32_t *)t.base)[0] == 0, "%s: new segment shares the old", bn);
+    am__segment_unmap(&t);
+    am__segment_unlink(b, name);
+    am__segment_unmap(&s);
+    assert_gone(b, name);
+}
+END_TEST
+
+/* A create that fails (here: too big to map or to commit) leaves nothing. */
+START_TEST(failed_create_leaves_nothing)
+{
+    enum am_shm b = (enum am_shm)_i;
+    struct am_segment s = {0};
+    char name[64];
+
+    test_name(name, sizeof name, "huge");
+    int rc = am__segment_create(b, name, (size_t)1 << 62, &s);
+    ck_assert_msg(rc < 0, "%s: a 4 EiB segment was created", am__shm_name(b));
+    ck_assert_msg(s.base == NULL, "%s: failed create filled the segment", am__shm_name(b));
+    assert_gone(b, name);
+}
+END_TEST
+
+/* Long names fail cleanly instead of being truncated. */
+START_TEST(long_name)
+{
+    enum am_shm b = (enum am_shm)_i;
+    struct am_segment s;
+    char name[400];
+
+    memset(name, 'x', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    if (b == AM_SHM_POSIX) {
+        int rc = am__segment_create(b, name, SIZE, &s);
+        ck_assert_msg(rc == -ENAMETOOLONG, "posix: long name gave %d", rc);
+        return;
+    }
+    create_ok(b, name, SIZE, &s); /* System V hashes any name */
+    am__segment_unmap(&s);
+    ck_assert_msg(am__segment_unlink(b, name) == 0, "sysv: unlink long name");
+    assert_gone(b, name);
+}
+END_TEST
+
+static Suite *segment_suite(void)
+{
+    Suite *s = suite_create("segment");
+    TCase *tc = tcase_create("both backends");
+
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, parse_names);
+    tcase_add_loop_test(tc, round_trip, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_loop_test(tc, across_processes, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_loop_test(tc, double_create, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_loop_test(tc, racing_create, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_loop_test(tc, missing, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_loop_test(tc, mode_0600, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_loop_test(tc, unlink_keeps_mapping, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_loop_test(tc, failed_create_leaves_nothing, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_loop_test(tc, long_name, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(segment_suite());
+
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

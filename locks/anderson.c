@@ -95,10 +95,10 @@ void anderson_lock_lock(void *l, struct lock_ctx *c)
     c->slot = i;
 }
 
-/* Any process; one attempt.  Takes a ticket only if its slot already admits it,
- * i.e. the lock is free and nobody waits.  Returns 1 holding the lock (acquire),
- * 0 if busy.  `next` is read before the slot and the CAS proves it unchanged in
- * between, so the slot was read while ticket `t` was the next one. */
+/* Any process; one attempt.  Takes ticket t = next only if its slot already admits
+ * it, so it never queues: slot t % n reads t only once ticket t - 1 has been
+ * released, and the CAS succeeds only if nobody has taken ticket t meanwhile.
+ * Returns 1 holding the lock (acquire), 0 if busy. */
 int anderson_lock_trylock(void *l, struct lock_ctx *c)
 {
     struct anderson_lock *a = l;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
+#include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,10 +22,16 @@
 
 #define SIZE 10000 /* not a multiple of the page size, on purpose */
 
-/* A name unique to this process and test, so parallel runs never collide. */
-static void test_name(char *buf, size_t n, const char *tag)
+/* Every test names its segment PREFIX-TAG-BACKEND, with PREFIX unique to this
+ * run (so parallel runs never collide) and TAG from this list, so that main can
+ * remove whatever a failed test left behind. */
+static char prefix[32];
+static const char *const tags[] = {"rt", "fork", "dup", "race", "none", "mode",
+                                   "unl", "huge", "nomap", NULL};
+
+static void test_name(char *buf, size_t n, const char *tag, enum am_shm b)
 {
-    snprintf(buf, n, "t%ld-%s", (long)getpid(), tag);
+    snprintf(buf, n, "%s-%s-%s", prefix, tag, am__shm_name(b));
 }
 
 /* Nothing of this name exists any more in backend b. */
@@ -75,7 +82,7 @@ START_TEST(round_trip)
     struct am_segment s, t;
     char name[64];
 
-    test_name(name, sizeof name, "rt");
+    test_name(name, sizeof name, "rt", b);
     create_ok(b, name, SIZE, &s);
     for (size_t k = 0; k < SIZE; k++)
         ck_assert_msg(((unsigned char *)s.base)[k] == 0, "%s: byte %zu not zero", bn, k);
@@ -107,7 +114,7 @@ START_TEST(across_processes)
     char name[64];
     int st;
 
-    test_name(name, sizeof name, "fork");
+    test_name(name, sizeof name, "fork", b);
     create_ok(b, name, SIZE, &s);
     pid_t p = fork();
     if (p == 0) {
@@ -135,7 +142,7 @@ START_TEST(double_create)
     struct am_segment s, t = {0};
     char name[64];
 
-    test_name(name, sizeof name, "dup");
+    test_name(name, sizeof name, "dup", b);
     create_ok(b, name, SIZE, &s);
     int rc = am__segment_create(b, name, SIZE, &t);
     ck_assert_msg(rc == -EEXIST, "%s: second create gave %d, not -EEXIST", bn, rc);
@@ -158,7 +165,7 @@ START_TEST(racing_create)
     char name[64];
     int wins = 0, st;
 
-    test_name(name, sizeof name, "race");
+    test_name(name, sizeof name, "race", b);
     for (int k = 0; k < N; k++) {
         pid[k] = fork();
         if (pid[k] == 0) {
@@ -185,7 +192,7 @@ START_TEST(missing)
     struct am_segment s = {0};
     char name[64];
 
-    test_name(name, sizeof name, "none");
+    test_name(name, sizeof name, "none", b);
     int rc = am__segment_open(b, name, &s);
     ck_assert_msg(rc == -ENOENT, "%s: open of a missing name gave %d", bn, rc);
     ck_assert_msg(s.base == NULL, "%s: failed open filled the segment", bn);
@@ -217,11 +224,11 @@ static unsigned mode_of(enum am_shm b, const char *name)
 START_TEST(mode_0600)
 {
     enum am_shm b = (enum am_shm)_i;
-    const mode_t masks[] = {022, 0, 077};
+    const mode_t masks[] = {022, 0, 077, 0277};
     struct am_segment s;
     char name[64];
 
-    test_name(name, sizeof name, "mode");
+    test_name(name, sizeof name, "mode", b);
     for (size_t k = 0; k < sizeof masks / sizeof masks[0]; k++) {
         umask(masks[k]);
         create_ok(b, name, SIZE, &s);
@@ -245,7 +252,7 @@ START_TEST(unlink_keeps_mapping)
     char name[64];
     int st;
 
-    test_name(name, sizeof name, "unl");
+    test_name(name, sizeof name, "unl", b);
     create_ok(b, name, SIZE, &s);
     ck_assert_msg(am__segment_unlink(b, name) == 0, "%s: unlink", bn);
     int rc = am__segment_open(b, name, &t);
@@ -253,8 +260,12 @@ START_TEST(unlink_keeps_mapping)
     volatile uint32_t *w = s.base;
     w[SIZE / 4 - 1] = 0xfeedface;
     pid_t p = fork();
-    if (p == 0)
-        _exit(w[SIZE / 4 - 1] == 0xfeedface ? (w[0] = 7, 0) : 1);
+    if (p == 0) {
+        if (w[SIZE / 4 - 1] != 0xfeedface)
+            _exit(1);
+        w[0] = 7;
+        _exit(0);
+    }
     ck_assert_msg(p > 0 && waitpid(p, &st, 0) == p, "%s: fork/wait", bn);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: child lost the data", bn);
     ck_assert_msg(w[0] == 7, "%s: child's write after unlink not seen", bn);
@@ -274,13 +285,76 @@ START_TEST(failed_create_leaves_nothing)
     struct am_segment s = {0};
     char name[64];
 
-    test_name(name, sizeof name, "huge");
+    test_name(name, sizeof name, "huge", b);
     int rc = am__segment_create(b, name, (size_t)1 << 62, &s);
     ck_assert_msg(rc < 0, "%s: a 4 EiB segment was created", am__shm_name(b));
     ck_assert_msg(s.base == NULL, "%s: failed create filled the segment", am__shm_name(b));
     assert_gone(b, name);
 }
 END_TEST
+
+/* Bytes of address space this process uses now. */
+static size_t vm_size(void)
+{
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The segment is created but cannot be mapped (the address space is capped in a
+ * child): the create must undo itself.  Exit 0 if it did, 1 if it did not fail,
+ * 2 if something remains. */
+static int create_unmappable(enum am_shm b, const char *name)
+{
+    struct rlimit rl;
+    struct am_segment s;
+    struct stat st;
+    char path[128];
+
+    rl.rlim_cur = rl.rlim_max = vm_size() + (4u << 20);
+    if (setrlimit(RLIMIT_AS, &rl) != 0)
+        return 3;
+    if (am__segment_create(b, name, 64u << 20, &s) != -ENOMEM)
+        return 1;
+    snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
+    if (stat(path, &st) == 0 || shmget(am__segment_key(name), 0, 0) >= 0)
+        return 2;
+    return 0;
+}
+
+START_TEST(failed_map_leaves_nothing)
+{
+    enum am_shm b = (enum am_shm)_i;
+    char name[64];
+    int st;
+
+    test_name(name, sizeof name, "nomap", b);
+    pid_t p = fork();
+    if (p == 0)
+        _exit(create_unmappable(b, name));
+    ck_assert_msg(p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st), "%s: child",
+                  am__shm_name(b));
+    ck_assert_msg(WEXITSTATUS(st) == 0, "%s: unmappable create: case %d",
+                  am__shm_name(b), WEXITSTATUS(st));
+    assert_gone(b, name);
+}
+END_TEST
+
+/* PREFIX followed by x's, 399 characters in all. */
+static void long_test_name(char *buf, size_t n)
+{
+    size_t len = strlen(prefix);
+
+    memcpy(buf, prefix, len);
+    memset(buf + len, 'x', n - 1 - len);
+    buf[n - 1] = '\0';
+}
 
 /* Long names fail cleanly instead of being truncated. */
 START_TEST(long_name)
@@ -289,8 +363,7 @@ START_TEST(long_name)
     struct am_segment s;
     char name[400];
 
-    memset(name, 'x', sizeof name - 1);
-    name[sizeof name - 1] = '\0';
+    long_test_name(name, sizeof name);
     if (b == AM_SHM_POSIX) {
         int rc = am__segment_create(b, name, SIZE, &s);
         ck_assert_msg(rc == -ENAMETOOLONG, "posix: long name gave %d", rc);
@@ -318,18 +391,36 @@ static Suite *segment_suite(void)
     tcase_add_loop_test(tc, mode_0600, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     tcase_add_loop_test(tc, unlink_keeps_mapping, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     tcase_add_loop_test(tc, failed_create_leaves_nothing, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_loop_test(tc, failed_map_leaves_nothing, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     tcase_add_loop_test(tc, long_name, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     suite_add_tcase(s, tc);
     return s;
 }
 
+/* Remove every name a test may have made, in both backends. */
+static void remove_all(void)
+{
+    char name[400];
+
+    for (int b = AM_SHM_POSIX; b <= AM_SHM_SYSV; b++)
+        for (const char *const *t = tags; *t; t++) {
+            test_name(name, sizeof name, *t, (enum am_shm)b);
+            am__segment_unlink(AM_SHM_POSIX, name);
+            am__segment_unlink(AM_SHM_SYSV, name);
+        }
+    long_test_name(name, sizeof name);
+    am__segment_unlink(AM_SHM_SYSV, name);
+}
+
 int main(void)
 {
+    snprintf(prefix, sizeof prefix, "t%ld", (long)getpid());
     SRunner *sr = srunner_create(segment_suite());
 
     srunner_set_fork_status(sr, CK_FORK);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    remove_all();
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

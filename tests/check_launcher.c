@@ -1,0 +1,468 @@
+/*
+ * check_launcher.c - shmamrun end to end: exit status propagation, stopping the
+ * job when a rank fails or the launcher is signalled or times out, option
+ * checking, the exported environment, --bind, and above all that no segment of
+ * a job survives it, in either backend.
+ *
+ * The launcher and the helper rank program (prog_rank.c) are found next to this
+ * test binary: B/bin/shmamrun and B/tests/prog_rank for the build directory B
+ * (build, build-asan, ...), whatever the current directory.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "segment.h"
+
+static char launcher[PATH_MAX], helper[PATH_MAX];
+
+/* What a finished launcher left: its status, everything it and its ranks
+ * printed (stdout and stderr together), and what the ranks said about
+ * themselves. */
+struct run {
+    int status; /* exit code, or 128 + signal */
+    char out[16384];
+    size_t len;
+    char job[AM_JOB_NAME_MAX + 1];
+    int ready;     /* ranks that printed their ready line */
+    long pid[16];  /* by rank */
+};
+
+static void find_programs(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+    if (n <= 0)
+        abort();
+    exe[n] = '\0';
+    char *dir = dirname(exe);
+    snprintf(launcher, sizeof launcher, "%s/../bin/shmamrun", dir);
+    snprintf(helper, sizeof helper, "%s/prog_rank", dir);
+}
+
+/* Start the launcher with argv (argv[0] is ignored) and `env` ("NAME=VALUE" or
+ * "NAME" to unset, NULL-terminated, may be NULL); its output goes to *fd. */
+static pid_t spawn(const char *const *argv, const char *const *env, int *fd)
+{
+    int p[2];
+
+    ck_assert(pipe(p) == 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(p[1], 1);
+        dup2(p[1], 2);
+        close(p[0]);
+        close(p[1]);
+        for (; env && *env; env++)
+            strchr(*env, '=') ? putenv((char *)*env) : unsetenv(*env);
+        execv(launcher, (char *const *)argv);
+        _exit(126);
+    }
+    close(p[1]);
+    *fd = p[0];
+    return pid;
+}
+
+/* Read more output; 0 at end of file. */
+static ssize_t read_more(int fd, struct run *r)
+{
+    ssize_t n = read(fd, r->out + r->len, sizeof r->out - 1 - r->len);
+
+    if (n > 0)
+        r->len += (size_t)n;
+    r->out[r->len] = '\0';
+    return n;
+}
+
+/* Fill job, ready and pid from the ready lines seen so far. */
+static void parse_ready(struct run *r)
+{
+    int rank;
+    long pid;
+    char job[64];
+
+    r->ready = 0;
+    for (const char *p = r->out; (p = strstr(p, "rank ")); p++)
+        if (sscanf(p, "rank %d pid %ld job %63s ready", &rank, &pid, job) == 3 &&
+            rank >= 0 && rank < 16) {
+            r->pid[rank] = pid;
+            snprintf(r->job, sizeof r->job, "%s", job);
+            r->ready++;
+        }
+}
+
+/* Read until n ranks are ready (or the output ends). */
+static void await_ready(int fd, struct run *r, int n)
+{
+    while (parse_ready(r), r->ready < n)
+        if (read_more(fd, r) <= 0)
+            break;
+}
+
+/* Read to the end and reap the launcher. */
+static void finish(pid_t pid, int fd, struct run *r)
+{
+    int st;
+
+    while (read_more(fd, r) > 0)
+        ;
+    close(fd);
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    parse_ready(r);
+}
+
+static void run(const char *const *argv, const char *const *env, struct run *r)
+{
+    int fd;
+
+    memset(r, 0, sizeof *r);
+    finish(spawn(argv, env, &fd), fd, r);
+}
+
+/* Whether any segment of the job exists in backend b (POSIX: any file of the
+ * job's prefix; System V: the key of any of its ranks). */
+static int job_segments(const char *job, int nprocs, enum am_shm b)
+{
+    char name[AM_EP_NAME_MAX + 1], prefix[64];
+    int found = 0;
+
+    if (b == AM_SHM_SYSV) {
+        for (int rank = 0; rank < nprocs; rank++) {
+            ck_assert(am__job_ep_name(job, rank, name, sizeof name) == 0);
+            found += shmget(am__segment_key(name), 0, 0) >= 0;
+        }
+        return found;
+    }
+    DIR *d = opendir("/dev/shm");
+    ck_assert(d != NULL);
+    snprintf(prefix, sizeof prefix, "shmam-%s.", job);
+    for (struct dirent *e; (e = readdir(d));)
+        found += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return found;
+}
+
+/* The job ran all its ranks (they had their segments), and now nothing of it is
+ * left: no segment in either backend, no rank alive. */
+static void assert_clean(const struct run *r, int nprocs, const char *bn)
+{
+    ck_assert_msg(r->ready == nprocs && r->job[0], "%s: %d of %d ranks ready:\n%s", bn,
+                  r->ready, nprocs, r->out);
+    for (int b = AM_SHM_POSIX; b <= AM_SHM_SYSV; b++)
+        ck_assert_msg(job_segments(r->job, nprocs, (enum am_shm)b) == 0,
+                      "%s: %s segments of job %s left behind", bn,
+                      am__shm_name((enum am_shm)b), r->job);
+    for (int rank = 0; rank < nprocs; rank++)
+        ck_assert_msg(kill((pid_t)r->pid[rank], 0) != 0 && errno == ESRCH,
+                      "%s: rank %d (pid %ld) still alive", bn, rank, r->pid[rank]);
+}
+
+static void assert_status(const struct run *r, int want, const char *bn)
+{
+    ck_assert_msg(r->status == want, "%s: launcher exited %d, not %d:\n%s", bn,
+                  r->status, want, r->out);
+}
+
+static void assert_says(const struct run *r, const char *text, const char *bn)
+{
+    ck_assert_msg(strstr(r->out, text) != NULL, "%s: no \"%s\" in:\n%s", bn, text,
+                  r->out);
+}
+
+#define BACKEND(i) am__shm_name((enum am_shm)(i))
+
+START_TEST(all_ok)
+{
+    const char *bn = BACKEND(_i);
+    const char *argv[] = {"shmamrun", "-n", "3", "--shm", bn, helper, "ok", NULL};
+    struct run r;
+    unsigned launcher_pid, rnd;
+    char tail;
+
+    run(argv, NULL, &r);
+    assert_status(&r, 0, bn);
+    assert_clean(&r, 3, bn);
+    ck_assert_msg(sscanf(r.job, "j%u-%8x%c", &launcher_pid, &rnd, &tail) == 2 &&
+                      strlen(r.job) <= AM_JOB_NAME_MAX,
+                  "%s: odd job name %s", bn, r.job);
+}
+END_TEST
+
+START_TEST(exit_status)
+{
+    const char *bn = BACKEND(_i);
+    const char *argv[] = {"shmamrun", "-n", "3", "--shm", bn, helper, "exit", "1", "3", NULL};
+    struct run r;
+
+    run(argv, NULL, &r);
+    assert_status(&r, 3, bn);
+    assert_says(&r, "shmamrun: rank 1 exited with status 3", bn);
+    assert_clean(&r, 3, bn);
+}
+END_TEST
+
+START_TEST(killed_rank)
+{
+    const char *bn = BACKEND(_i);
+    const char *argv[] = {"shmamrun", "-n", "3", "--shm", bn, helper, "kill", "2", NULL};
+    struct run r;
+
+    run(argv, NULL, &r);
+    assert_status(&r, 137, bn);
+    assert_says(&r, "shmamrun: rank 2 killed by signal 9", bn);
+    assert_clean(&r, 3, bn);
+}
+END_TEST
+
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Ranks that ignore SIGTERM are SIGKILLed after the grace period (about 1 s). */
+START_TEST(stubborn_ranks)
+{
+    const char *bn = BACKEND(_i);
+    const char *argv[] = {"shmamrun", "-n", "3", "--shm", bn, helper, "stubborn", "0", "5", NULL};
+    struct run r;
+    double t0 = now();
+
+    run(argv, NULL, &r);
+    double dt = now() - t0;
+    assert_status(&r, 5, bn);
+    assert_clean(&r, 3, bn);
+    ck_assert_msg(dt > 0.8 && dt < 5, "%s: stopping took %.2f s", bn, dt);
+}
+END_TEST
+
+/* Signal the launcher once every rank is ready; the segments existed then. */
+static void signalled(int loop, int sig)
+{
+    const char *bn = BACKEND(loop);
+    const char *argv[] = {"shmamrun", "-n", "2", "--shm", bn, helper, "pause", NULL};
+    struct run r;
+    int fd;
+    char want[64];
+
+    memset(&r, 0, sizeof r);
+    pid_t pid = spawn(argv, NULL, &fd);
+    await_ready(fd, &r, 2);
+    ck_assert_msg(job_segments(r.job, 2, (enum am_shm)loop) == 2,
+                  "%s: segments of running job %s not found", bn, r.job);
+    kill(pid, sig);
+    finish(pid, fd, &r);
+    assert_status(&r, 128 + sig, bn);
+    snprintf(want, sizeof want, "shmamrun: got signal %d", sig);
+    assert_says(&r, want, bn);
+    assert_clean(&r, 2, bn);
+}
+
+START_TEST(sigterm_forwarded) { signalled(_i, SIGTERM); }
+END_TEST
+
+START_TEST(sigint_forwarded) { signalled(_i, SIGINT); }
+END_TEST
+
+START_TEST(sighup_forwarded) { signalled(_i, SIGHUP); }
+END_TEST
+
+START_TEST(timeout)
+{
+    const char *bn = BACKEND(_i);
+    const char *argv[] = {"shmamrun", "-n", "2", "--shm", bn, "--timeout", "0.5",
+                          helper, "pause", NULL};
+    struct run r;
+
+    run(argv, NULL, &r);
+    assert_status(&r, 124, bn);
+    assert_says(&r, "shmamrun: timeout", bn);
+    assert_clean(&r, 2, bn);
+}
+END_TEST
+
+/* Bad input: exit 2, a message naming the problem, and no rank started. */
+static const struct bad_case {
+    const char *args[4];
+    const char *env;
+    const char *says;
+} bad_cases[] = {
+    {{"--claim", "fastest"}, NULL, "bad --claim 'fastest'"},
+    {{"-a", "MUTEX"}, NULL, "bad --claim 'MUTEX'"},
+    {{"--shm", "mmap"}, NULL, "bad --shm 'mmap'"},
+    {{"--packets", "100"}, NULL, "bad --packets '100'"},
+    {{"--packets", "0"}, NULL, "bad --packets '0'"},
+    {{"--bulk", "-4"}, NULL, "bad --bulk '-4'"},
+    {{"--bulk", "8192"}, NULL, "bad --bulk '8192'"},
+    {{"--timeout", "soon"}, NULL, "bad --timeout 'soon'"},
+    {{"--timeout", "-1"}, NULL, "bad --timeout '-1'"},
+    {{"--frobnicate"}, NULL, "unrecognized option"},
+    {{"--bind"}, "SHMAM_CLAIM=spin", "bad SHMAM_CLAIM='spin' in the environment"},
+    {{"--bind"}, "SHMAM_SHM=POSIX", "bad SHMAM_SHM='POSIX' in the environment"},
+    {{"--bind"}, "SHMAM_PACKETS=3", "bad SHMAM_PACKETS='3' in the environment"},
+};
+
+START_TEST(bad_options)
+{
+    const struct bad_case *c = &bad_cases[_i];
+    const char *argv[12] = {"shmamrun", "-n", "2"};
+    const char *env[] = {c->env, NULL};
+    struct run r;
+    int k = 3;
+
+    for (int a = 0; a < 4 && c->args[a]; a++)
+        argv[k++] = c->args[a];
+    argv[k++] = helper;
+    argv[k] = NULL;
+    run(argv, env, &r);
+    assert_status(&r, 2, c->says);
+    assert_says(&r, c->says, c->says);
+    ck_assert_msg(r.ready == 0, "%s: ranks ran anyway", c->says);
+}
+END_TEST
+
+START_TEST(bad_usage)
+{
+    const char *const cases[][6] = {
+        {"shmamrun", NULL},                        /* nothing */
+        {"shmamrun", "-n", "0", "true", NULL},     /* no ranks */
+        {"shmamrun", "-n", "two", "true", NULL},   /* not a number */
+        {"shmamrun", "-n", "100000", "true", NULL}, /* too many */
+        {"shmamrun", "-n", "2", NULL},             /* no program */
+        {"shmamrun", "true", NULL},                /* no -n */
+    };
+    struct run r;
+
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run(cases[k], NULL, &r);
+        ck_assert_msg(r.status == 2 && strstr(r.out, "shmamrun: ") &&
+                          strstr(r.out, "--help"),
+                      "usage case %zu: exit %d:\n%s", k, r.status, r.out);
+    }
+}
+END_TEST
+
+START_TEST(help)
+{
+    const char *argv[] = {"shmamrun", "--help", NULL};
+    struct run r;
+
+    run(argv, NULL, &r);
+    assert_status(&r, 0, "help");
+    assert_says(&r, "usage: shmamrun -n P", "help");
+}
+END_TEST
+
+START_TEST(cannot_exec)
+{
+    const char *argv[] = {"shmamrun", "-n", "2", "/nonexistent/program", NULL};
+    struct run r;
+
+    run(argv, NULL, &r);
+    assert_status(&r, 127, "exec");
+    assert_says(&r, "cannot run /nonexistent/program", "exec");
+}
+END_TEST
+
+/* Command-line options override the environment; inherited values pass through;
+ * the program's own options are not the launcher's. */
+START_TEST(environment)
+{
+    const char *argv[] = {"shmamrun", "-n", "2", "-a", "ticket", "--packets", "256",
+                          helper, "env", "--claim", NULL};
+    const char *env[] = {"SHMAM_CLAIM=tas", "SHMAM_BULK=4", "SHMAM_SHM=", NULL};
+    struct run r;
+
+    run(argv, env, &r);
+    assert_status(&r, 0, "env");
+    assert_says(&r, "rank 0 env claim=ticket shm=- packets=256 bulk=4", "env");
+    assert_says(&r, "rank 1 env claim=ticket shm=- packets=256 bulk=4", "env");
+    assert_clean(&r, 2, "env");
+}
+END_TEST
+
+/* The (k % n)-th CPU this process may use, as the launcher counts them. */
+static int nth_allowed_cpu(int k)
+{
+    cpu_set_t set;
+
+    ck_assert(sched_getaffinity(0, sizeof set, &set) == 0);
+    int want = k % CPU_COUNT(&set), cpu = -1;
+    while (want >= 0)
+        if (CPU_ISSET(++cpu, &set))
+            want--;
+    return cpu;
+}
+
+START_TEST(bind)
+{
+    const char *argv[] = {"shmamrun", "-n", "3", "--bind", helper, "affinity", NULL};
+    struct run r;
+    char want[64];
+
+    run(argv, NULL, &r);
+    assert_status(&r, 0, "bind");
+    for (int rank = 0; rank < 3; rank++) {
+        snprintf(want, sizeof want, "rank %d cpus %d\n", rank, nth_allowed_cpu(rank));
+        assert_says(&r, want, "bind");
+    }
+    assert_clean(&r, 3, "bind");
+}
+END_TEST
+
+static Suite *launcher_suite(void)
+{
+    Suite *s = suite_create("launcher");
+    TCase *jobs = tcase_create("jobs"), *opts = tcase_create("options");
+    const int posix = AM_SHM_POSIX, both = AM_SHM_SYSV + 1;
+
+    tcase_set_timeout(jobs, 30);
+    tcase_add_loop_test(jobs, all_ok, posix, both);
+    tcase_add_loop_test(jobs, exit_status, posix, both);
+    tcase_add_loop_test(jobs, killed_rank, posix, both);
+    tcase_add_loop_test(jobs, stubborn_ranks, posix, both);
+    tcase_add_loop_test(jobs, sigterm_forwarded, posix, both);
+    tcase_add_loop_test(jobs, sigint_forwarded, posix, both);
+    tcase_add_loop_test(jobs, sighup_forwarded, posix, both);
+    tcase_add_loop_test(jobs, timeout, posix, both);
+    suite_add_tcase(s, jobs);
+    tcase_set_timeout(opts, 30);
+    tcase_add_loop_test(opts, bad_options, 0, sizeof bad_cases / sizeof bad_cases[0]);
+    tcase_add_test(opts, bad_usage);
+    tcase_add_test(opts, help);
+    tcase_add_test(opts, cannot_exec);
+    tcase_add_test(opts, environment);
+    tcase_add_test(opts, bind);
+    suite_add_tcase(s, opts);
+    return s;
+}
+
+int main(void)
+{
+    find_programs();
+    SRunner *sr = srunner_create(launcher_suite());
+
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

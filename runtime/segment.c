@@ -187,8 +187,7 @@ static int sysv_unlink(const char *name)
 /* Contract: -EINVAL for size 0 or an unknown backend; -EEXIST if the name (or,
  * for System V, its key) is taken; other -errno from the system.  Nothing is left
  * behind on failure. */
-int am__segment_create(enum am_shm b, const char *name, size_t size,
-                       struct am_segment *s)
+int am__segment_create(enum am_shm b, const char *name, size_t size, struct am_segment *s)
 {
     if (size == 0)
         return -EINVAL;

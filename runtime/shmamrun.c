@@ -52,11 +52,6 @@
 #define EXIT_TIMEOUT 124
 #define EXIT_NOSTART 127 /* a rank could not be started */
 
-/* The launcher checks claim names itself so that it needs no endpoint code; the
- * list must match claim.c's am_claim_names. */
-static const char *const claim_names[] = {"lockfree", "tas",      "ttas",
-                                          "ticket",   "anderson", "mutex", NULL};
-
 /* An endpoint option: where it comes from and what a good value looks like. */
 struct setting {
     const char *env, *flag, *expect;
@@ -65,7 +60,7 @@ struct setting {
 
 static int valid_claim(const char *v)
 {
-    for (const char *const *c = claim_names; *c; c++)
+    for (const char *const *c = am_claim_names; *c; c++)
         if (strcmp(v, *c) == 0)
             return 1;
     return 0;
@@ -78,35 +73,41 @@ static int valid_shm(const char *v)
     return am__shm_parse(v, &b) == 0;
 }
 
-/* A decimal power of two in 1..max. */
-static int pow2_upto(const char *v, unsigned long max)
+/* A decimal power of two in min..max. */
+static int pow2_within(const char *v, unsigned long min, unsigned long max)
 {
     char *end;
 
     errno = 0;
     unsigned long x = strtoul(v, &end, 10);
-    return errno == 0 && end != v && *end == '\0' && v[0] != '-' && x >= 1 &&
-           x <= max && (x & (x - 1)) == 0;
+    return errno == 0 && end != v && *end == '\0' && v[0] != '-' && x >= min && x <= max &&
+           (x & (x - 1)) == 0;
 }
 
-static int valid_packets(const char *v) { return pow2_upto(v, AM_MAX_PACKETS); }
-static int valid_bulk(const char *v) { return pow2_upto(v, AM_MAX_BULK_BLOCKS); }
+static int valid_packets(const char *v)
+{
+    return pow2_within(v, 2, AM_MAX_PACKETS);
+}
+static int valid_bulk(const char *v)
+{
+    return pow2_within(v, 1, AM_MAX_BULK_BLOCKS);
+}
 
 enum { SET_CLAIM, SET_SHM, SET_PACKETS, SET_BULK, NSETTINGS };
 static const struct setting settings[NSETTINGS] = {
     [SET_CLAIM] = {SHMAM_CLAIM, "--claim", "lockfree, tas, ttas, ticket, anderson or mutex",
                    valid_claim},
     [SET_SHM] = {SHMAM_SHM, "--shm", "posix or sysv", valid_shm},
-    [SET_PACKETS] = {SHMAM_PACKETS, "--packets", "a power of two, 1..65536", valid_packets},
+    [SET_PACKETS] = {SHMAM_PACKETS, "--packets", "a power of two, 2..65536", valid_packets},
     [SET_BULK] = {SHMAM_BULK, "--bulk", "a power of two, 1..4096", valid_bulk},
 };
 
 struct opts {
     int nprocs;
     int bind;
-    double timeout;                /* seconds; 0: none */
+    double timeout;               /* seconds; 0: none */
     const char *value[NSETTINGS]; /* from the command line, or NULL */
-    char **argv;                   /* the program and its arguments */
+    char **argv;                  /* the program and its arguments */
 };
 
 /* The running job.  pid[r] is 0 once rank r is reaped (or was never started). */
@@ -114,30 +115,31 @@ struct job {
     char name[AM_JOB_NAME_MAX + 1];
     int nprocs, alive;
     pid_t *pid;
-    int failed;        /* the exit status is decided */
-    int status;        /* the launcher's exit status */
-    int stopping;      /* the ranks have been asked to stop */
-    int64_t kill_at;   /* when stopping: SIGKILL the rest at this time; 0 once done */
+    int failed;         /* the exit status is decided */
+    int status;         /* the launcher's exit status */
+    int stopping;       /* the ranks have been asked to stop */
+    int64_t kill_at;    /* when stopping: SIGKILL the rest at this time; 0 once done */
     int64_t timeout_at; /* --timeout deadline, 0 if none */
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: shmamrun -n P [options] program [args...]\n"
-            "Start P ranks of program as one shmam job and wait for them.\n"
-            "  -n P                 number of ranks (1..%u)\n"
-            "  -a, --claim ALG      claim algorithm: lockfree tas ttas ticket anderson mutex\n"
-            "      --shm KIND       segment backend: posix or sysv\n"
-            "      --bind           pin rank r to the (r %% ncpus)-th allowed CPU\n"
-            "      --packets Q      packets per queue, a power of two\n"
-            "      --bulk B         8 KB bulk blocks per queue, a power of two\n"
-            "      --timeout SECS   stop the job after SECS seconds (exit status 124)\n"
-            "  -h, --help           print this help\n"
-            "Options override SHMAM_CLAIM, SHMAM_SHM, SHMAM_PACKETS, SHMAM_BULK.\n"
-            "Exit status: 0 if every rank exits 0, else the first failure's status\n"
-            "(its exit code or 128+signal); 124 on timeout; 2 on bad usage.\n",
-            AM_MAX_SENDERS);
+    fprintf(
+        f,
+        "usage: shmamrun -n P [options] program [args...]\n"
+        "Start P ranks of program as one shmam job and wait for them.\n"
+        "  -n P                 number of ranks (1..%u)\n"
+        "  -a, --claim ALG      claim algorithm: lockfree tas ttas ticket anderson mutex\n"
+        "      --shm KIND       segment backend: posix or sysv\n"
+        "      --bind           pin rank r to the (r %% ncpus)-th allowed CPU\n"
+        "      --packets Q      packets per queue, a power of two\n"
+        "      --bulk B         8 KB bulk blocks per queue, a power of two\n"
+        "      --timeout SECS   stop the job after SECS seconds (exit status 124)\n"
+        "  -h, --help           print this help\n"
+        "Options override SHMAM_CLAIM, SHMAM_SHM, SHMAM_PACKETS, SHMAM_BULK.\n"
+        "Exit status: 0 if every rank exits 0, else the first failure's status\n"
+        "(its exit code or 128+signal); 124 on timeout; 2 on bad usage.\n",
+        AM_MAX_SENDERS);
 }
 
 /* Bad input: say what was wrong and exit 2 before anything has started. */
@@ -191,15 +193,32 @@ static const struct option long_opts[] = {
 static int take_option(int c, struct opts *o)
 {
     switch (c) {
-    case 'n': o->nprocs = parse_nprocs(optarg); break;
-    case 'a': o->value[SET_CLAIM] = optarg; break;
-    case OPT_SHM: o->value[SET_SHM] = optarg; break;
-    case OPT_BIND: o->bind = 1; break;
-    case OPT_PACKETS: o->value[SET_PACKETS] = optarg; break;
-    case OPT_BULK: o->value[SET_BULK] = optarg; break;
-    case OPT_TIMEOUT: o->timeout = parse_timeout(optarg); break;
-    case 'h': usage(stdout); exit(0);
-    default: return -1;
+    case 'n':
+        o->nprocs = parse_nprocs(optarg);
+        break;
+    case 'a':
+        o->value[SET_CLAIM] = optarg;
+        break;
+    case OPT_SHM:
+        o->value[SET_SHM] = optarg;
+        break;
+    case OPT_BIND:
+        o->bind = 1;
+        break;
+    case OPT_PACKETS:
+        o->value[SET_PACKETS] = optarg;
+        break;
+    case OPT_BULK:
+        o->value[SET_BULK] = optarg;
+        break;
+    case OPT_TIMEOUT:
+        o->timeout = parse_timeout(optarg);
+        break;
+    case 'h':
+        usage(stdout);
+        exit(0);
+    default:
+        return -1;
     }
     return 0;
 }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,9 +37,9 @@ struct run {
     int status; /* exit code, or 128 + signal */
     char out[16384];
     size_t len;
-    char job[AM_JOB_NAME_MAX + 1];
-    int ready;     /* ranks that printed their ready line */
-    long pid[16];  /* by rank */
+    char job[AM_JOB_NAME_MAX + 1]; /* %24s below */
+    int ready;                     /* ranks that printed their ready line */
+    long pid[16];                  /* by rank */
 };
 
 static void find_programs(void)
@@ -70,6 +71,8 @@ static pid_t spawn(const char *const *argv, const char *const *env, int *fd)
         close(p[1]);
         for (; env && *env; env++)
             strchr(*env, '=') ? putenv((char *)*env) : unsetenv(*env);
+        /* If this test dies early, the launcher stops its job and cleans up. */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
         execv(launcher, (char *const *)argv);
         _exit(126);
     }
@@ -94,14 +97,12 @@ static void parse_ready(struct run *r)
 {
     int rank;
     long pid;
-    char job[64];
 
     r->ready = 0;
     for (const char *p = r->out; (p = strstr(p, "rank ")); p++)
-        if (sscanf(p, "rank %d pid %ld job %63s ready", &rank, &pid, job) == 3 &&
+        if (sscanf(p, "rank %d pid %ld job %24s ready", &rank, &pid, r->job) == 3 &&
             rank >= 0 && rank < 16) {
             r->pid[rank] = pid;
-            snprintf(r->job, sizeof r->job, "%s", job);
             r->ready++;
         }
 }
@@ -132,7 +133,8 @@ static void run(const char *const *argv, const char *const *env, struct run *r)
     int fd;
 
     memset(r, 0, sizeof *r);
-    finish(spawn(argv, env, &fd), fd, r);
+    pid_t pid = spawn(argv, env, &fd);
+    finish(pid, fd, r);
 }
 
 /* Whether any segment of the job exists in backend b (POSIX: any file of the
@@ -158,16 +160,30 @@ static int job_segments(const char *job, int nprocs, enum am_shm b)
     return found;
 }
 
+/* Remove whatever the launcher left of the job in backend b (so that a failing
+ * test leaks nothing either) and say how much that was. */
+static int remove_leftovers(const char *job, int nprocs, enum am_shm b)
+{
+    char name[AM_EP_NAME_MAX + 1];
+    int found = job_segments(job, nprocs, b);
+
+    for (int rank = 0; rank < nprocs; rank++)
+        if (am__job_ep_name(job, rank, name, sizeof name) == 0)
+            am__segment_unlink(b, name);
+    return found;
+}
+
 /* The job ran all its ranks (they had their segments), and now nothing of it is
  * left: no segment in either backend, no rank alive. */
 static void assert_clean(const struct run *r, int nprocs, const char *bn)
 {
+    int posix = remove_leftovers(r->job, nprocs, AM_SHM_POSIX);
+    int sysv = remove_leftovers(r->job, nprocs, AM_SHM_SYSV);
     ck_assert_msg(r->ready == nprocs && r->job[0], "%s: %d of %d ranks ready:\n%s", bn,
                   r->ready, nprocs, r->out);
-    for (int b = AM_SHM_POSIX; b <= AM_SHM_SYSV; b++)
-        ck_assert_msg(job_segments(r->job, nprocs, (enum am_shm)b) == 0,
-                      "%s: %s segments of job %s left behind", bn,
-                      am__shm_name((enum am_shm)b), r->job);
+    ck_assert_msg(posix == 0 && sysv == 0,
+                  "%s: job %s left %d posix and %d sysv segments behind", bn, r->job, posix,
+                  sysv);
     for (int rank = 0; rank < nprocs; rank++)
         ck_assert_msg(kill((pid_t)r->pid[rank], 0) != 0 && errno == ESRCH,
                       "%s: rank %d (pid %ld) still alive", bn, rank, r->pid[rank]);
@@ -175,14 +191,13 @@ static void assert_clean(const struct run *r, int nprocs, const char *bn)
 
 static void assert_status(const struct run *r, int want, const char *bn)
 {
-    ck_assert_msg(r->status == want, "%s: launcher exited %d, not %d:\n%s", bn,
-                  r->status, want, r->out);
+    ck_assert_msg(r->status == want, "%s: launcher exited %d, not %d:\n%s", bn, r->status,
+                  want, r->out);
 }
 
 static void assert_says(const struct run *r, const char *text, const char *bn)
 {
-    ck_assert_msg(strstr(r->out, text) != NULL, "%s: no \"%s\" in:\n%s", bn, text,
-                  r->out);
+    ck_assert_msg(strstr(r->out, text) != NULL, "%s: no \"%s\" in:\n%s", bn, text, r->out);
 }
 
 #define BACKEND(i) am__shm_name((enum am_shm)(i))
@@ -207,7 +222,8 @@ END_TEST
 START_TEST(exit_status)
 {
     const char *bn = BACKEND(_i);
-    const char *argv[] = {"shmamrun", "-n", "3", "--shm", bn, helper, "exit", "1", "3", NULL};
+    const char *argv[] = {"shmamrun", "-n",   "3", "--shm", bn,
+                          helper,     "exit", "1", "3",     NULL};
     struct run r;
 
     run(argv, NULL, &r);
@@ -242,7 +258,8 @@ static double now(void)
 START_TEST(stubborn_ranks)
 {
     const char *bn = BACKEND(_i);
-    const char *argv[] = {"shmamrun", "-n", "3", "--shm", bn, helper, "stubborn", "0", "5", NULL};
+    const char *argv[] = {"shmamrun", "-n",       "3", "--shm", bn,
+                          helper,     "stubborn", "0", "5",     NULL};
     struct run r;
     double t0 = now();
 
@@ -276,20 +293,29 @@ static void signalled(int loop, int sig)
     assert_clean(&r, 2, bn);
 }
 
-START_TEST(sigterm_forwarded) { signalled(_i, SIGTERM); }
+START_TEST(sigterm_forwarded)
+{
+    signalled(_i, SIGTERM);
+}
 END_TEST
 
-START_TEST(sigint_forwarded) { signalled(_i, SIGINT); }
+START_TEST(sigint_forwarded)
+{
+    signalled(_i, SIGINT);
+}
 END_TEST
 
-START_TEST(sighup_forwarded) { signalled(_i, SIGHUP); }
+START_TEST(sighup_forwarded)
+{
+    signalled(_i, SIGHUP);
+}
 END_TEST
 
 START_TEST(timeout)
 {
     const char *bn = BACKEND(_i);
-    const char *argv[] = {"shmamrun", "-n", "2", "--shm", bn, "--timeout", "0.5",
-                          helper, "pause", NULL};
+    const char *argv[] = {"shmamrun",  "-n",  "2",    "--shm", bn,
+                          "--timeout", "0.5", helper, "pause", NULL};
     struct run r;
 
     run(argv, NULL, &r);
@@ -310,6 +336,7 @@ static const struct bad_case {
     {{"--shm", "mmap"}, NULL, "bad --shm 'mmap'"},
     {{"--packets", "100"}, NULL, "bad --packets '100'"},
     {{"--packets", "0"}, NULL, "bad --packets '0'"},
+    {{"--packets", "1"}, NULL, "bad --packets '1'"},
     {{"--bulk", "-4"}, NULL, "bad --bulk '-4'"},
     {{"--bulk", "8192"}, NULL, "bad --bulk '8192'"},
     {{"--timeout", "soon"}, NULL, "bad --timeout 'soon'"},
@@ -342,12 +369,12 @@ END_TEST
 START_TEST(bad_usage)
 {
     const char *const cases[][6] = {
-        {"shmamrun", NULL},                        /* nothing */
-        {"shmamrun", "-n", "0", "true", NULL},     /* no ranks */
-        {"shmamrun", "-n", "two", "true", NULL},   /* not a number */
+        {"shmamrun", NULL},                         /* nothing */
+        {"shmamrun", "-n", "0", "true", NULL},      /* no ranks */
+        {"shmamrun", "-n", "two", "true", NULL},    /* not a number */
         {"shmamrun", "-n", "100000", "true", NULL}, /* too many */
-        {"shmamrun", "-n", "2", NULL},             /* no program */
-        {"shmamrun", "true", NULL},                /* no -n */
+        {"shmamrun", "-n", "2", NULL},              /* no program */
+        {"shmamrun", "true", NULL},                 /* no -n */
     };
     struct run r;
 
@@ -386,8 +413,8 @@ END_TEST
  * the program's own options are not the launcher's. */
 START_TEST(environment)
 {
-    const char *argv[] = {"shmamrun", "-n", "2", "-a", "ticket", "--packets", "256",
-                          helper, "env", "--claim", NULL};
+    const char *argv[] = {"shmamrun", "-n",   "2",   "-a",      "ticket", "--packets",
+                          "256",      helper, "env", "--claim", NULL};
     const char *env[] = {"SHMAM_CLAIM=tas", "SHMAM_BULK=4", "SHMAM_SHM=", NULL};
     struct run r;
 

@@ -26,8 +26,8 @@
  * run (so parallel runs never collide) and TAG from this list, so that main can
  * remove whatever a failed test left behind. */
 static char prefix[32];
-static const char *const tags[] = {"rt", "fork", "dup", "race", "none", "mode",
-                                   "unl", "huge", "nomap", NULL};
+static const char *const tags[] = {"rt",   "fork", "dup",  "race",  "none",
+                                   "mode", "unl",  "huge", "nomap", NULL};
 
 static void test_name(char *buf, size_t n, const char *tag, enum am_shm b)
 {
@@ -340,8 +340,8 @@ START_TEST(failed_map_leaves_nothing)
         _exit(create_unmappable(b, name));
     ck_assert_msg(p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st), "%s: child",
                   am__shm_name(b));
-    ck_assert_msg(WEXITSTATUS(st) == 0, "%s: unmappable create: case %d",
-                  am__shm_name(b), WEXITSTATUS(st));
+    ck_assert_msg(WEXITSTATUS(st) == 0, "%s: unmappable create: case %d", am__shm_name(b),
+                  WEXITSTATUS(st));
     assert_gone(b, name);
 }
 END_TEST

@@ -8,11 +8,13 @@
  *
  * Every rank first creates its endpoint segment under its job name (backend from
  * SHMAM_SHM, default posix) and never removes it: that is the launcher's job.
- * Once the segments of all ranks exist it prints one line (one write, so lines
- * from several ranks never mix)
+ * It prints one line (one write, so lines from several ranks never mix)
  *   rank R pid PID job JOB ready
- * and then does what the mode says.  Waiting ranks pause until signalled.
+ * and release-stores a ready flag in the first word of its segment.  Once every
+ * rank's flag is set (so every segment exists and every line is out) it does
+ * what the mode says.  Waiting ranks pause until signalled.
  */
+#include <atomic_ops.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -49,21 +51,23 @@ static void read_env(void)
         die("bad SHMAM_SHM");
 }
 
-/* Whether rank r's segment exists (a POSIX one still being sized counts). */
-static int exists(int r)
+/* Whether rank r is ready: its flag, acquire-loaded, pairs with the release
+ * store in create_and_gather. */
+static int is_ready(int r)
 {
     char name[AM_EP_NAME_MAX + 1];
     struct am_segment s;
 
     if (am__job_ep_name(job, r, name, sizeof name) != 0)
         die("bad job name");
-    int rc = am__segment_open(backend, name, &s);
-    if (rc == 0)
-        am__segment_unmap(&s);
-    return rc == 0 || rc == -EAGAIN;
+    if (am__segment_open(backend, name, &s) != 0)
+        return 0;
+    int ready = AO_load_acquire((AO_t *)s.base) == 1;
+    am__segment_unmap(&s);
+    return ready;
 }
 
-/* Create this rank's segment, then wait (up to 10 s) for everybody's. */
+/* Create this rank's segment, say so, then wait (up to 10 s) for everybody. */
 static void create_and_gather(void)
 {
     char name[AM_EP_NAME_MAX + 1];
@@ -74,15 +78,16 @@ static void create_and_gather(void)
         die("bad job name");
     if (am__segment_create(backend, name, 4096, &s) != 0)
         die("cannot create my segment");
+    dprintf(1, "rank %d pid %ld job %s ready\n", rank, (long)getpid(), job);
+    AO_store_release((AO_t *)s.base, 1);
     for (int r = 0, tries = 0; r < nprocs; tries++) {
-        if (exists(r))
+        if (is_ready(r))
             r++;
         else if (tries > 10000)
-            die("peers' segments never appeared");
+            die("peers never became ready");
         else
             nanosleep(&ms, NULL);
     }
-    dprintf(1, "rank %d pid %ld job %s ready\n", rank, (long)getpid(), job);
 }
 
 static void print_affinity(void)

@@ -5,7 +5,14 @@
  * A lock lives in memory shared between processes (a segment mapped at a different
  * address in each of them), so its state holds no pointers: participants are named
  * by a small index `self` (0 .. max_procs-1) chosen by the caller, unique among the
- * processes that may contend for this lock at once.  Only the Anderson lock uses it.
+ * processes that may contend for this lock at once.  No lock here needs it yet
+ * (the Anderson lock derives its slot from a ticket and keeps it in `slot`); it is
+ * there for queue locks that name a node per participant (MCS, CLH).  max_procs
+ * sizes the Anderson lock's array of slots and is ignored by the others.
+ *
+ * The state starts at a LOCK_ALIGN-aligned address (the caller's duty), and its
+ * size is a multiple of LOCK_ALIGN, so nothing placed after it shares its lines.
+ * The lock must be initialised once, by one process, before any other uses it.
  *
  * Every lock gives acquire ordering on lock/trylock success and release ordering
  * on unlock: stores made inside the critical section are visible to the next holder.

@@ -13,7 +13,8 @@
 #include "ttas.h"
 
 const struct lock_ops *const lock_table[] = {
-    &tas_lock_ops, &ttas_lock_ops, &ticket_lock_ops, &anderson_lock_ops, &mutex_lock_ops, NULL,
+    &tas_lock_ops,      &ttas_lock_ops,  &ticket_lock_ops,
+    &anderson_lock_ops, &mutex_lock_ops, NULL,
 };
 
 const struct lock_ops *lock_find(const char *name)

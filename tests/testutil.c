@@ -20,7 +20,7 @@
 #include "spin.h"
 #include "testutil.h"
 
-#if !defined(AO_HAVE_fetch_and_add1_full) || !defined(AO_HAVE_load_acquire) || \
+#if !defined(AO_HAVE_fetch_and_add1_full) || !defined(AO_HAVE_load_acquire) ||             \
     !defined(AO_HAVE_store_release)
 #error "testutil needs AO_fetch_and_add1_full, AO_load_acquire, AO_store_release"
 #endif
@@ -113,7 +113,8 @@ static int kill_rest(pid_t *pid, int n, const char *why)
             continue;
         kill(pid[i], SIGKILL);
         waitpid(pid[i], &st, 0);
-        fprintf(stderr, "tu_run_procs: child %d (pid %d) killed: %s\n", i, (int)pid[i], why);
+        fprintf(stderr, "tu_run_procs: child %d (pid %d) killed: %s\n", i, (int)pid[i],
+                why);
         pid[i] = 0;
         killed++;
     }

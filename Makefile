@@ -74,7 +74,7 @@ asan:
 	  LDLIBS="-latomic_ops -lrt -pthread -fsanitize=address,undefined" check
 
 tsan: deps
-	@$(MAKE) --no-print-directory B=build-tsan OPT="-O1 -fsanitize=thread" \
+	@$(MAKE) --no-print-directory B=build-tsan OPT="-O1 -fsanitize=thread -Wno-tsan" \
 	  LDLIBS="-latomic_ops -lrt -pthread -fsanitize=thread" build-tsan/tests/tsan_threads
 	build-tsan/tests/tsan_threads
 

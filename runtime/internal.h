@@ -119,6 +119,9 @@ int am__claim_try(struct am_seg_view *v, struct am_queue_view *q,
 extern void (*am__claim_stall_hook)(void);
 
 /* send.c / poll.c / wait.c */
+void am__publish(struct am_queue_view *q, const struct am_claim_state *c, unsigned source,
+                 unsigned handler, const void *data, size_t len, const uint32_t *args,
+                 int nargs);
 int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
              const void *data, size_t len, const uint32_t *args, int nargs);
 int am__drain(am_ep_t *ep, enum am_qid qid);

@@ -62,7 +62,7 @@ static int pick_count(unsigned given, const char *env, unsigned dflt, unsigned l
         char *end;
         errno = 0;
         v = strtoul(e, &end, 10);
-        if (errno || *end)
+        if (errno || *end || v == 0) /* "0" is no count (the launcher refuses it too) */
             return -EINVAL;
     }
     if (v == 0)

@@ -123,7 +123,7 @@ int am__drain(am_ep_t *ep, enum am_qid qid)
         uint64_t head = AO_load(&q->recv->head);
         struct am_packet *p = &q->packets[head & (q->packets_n - 1)];
         AO_t lap = head / q->packets_n;
-        AO_t s = AO_load_acquire(&p->state); /* pairs with publish() in send.c */
+        AO_t s = AO_load_acquire(&p->state); /* pairs with am__publish() */
         if (AM_STATE_LAP(s) != lap || AM_STATE_TYPE(s) < AM_READY) {
             repair(ep, p, s, lap);
             return n;

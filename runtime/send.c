@@ -36,8 +36,9 @@ static int backoff(am_ep_t *ep, const struct am_seg_view *dest, enum am_qid qid,
     return 0;
 }
 
-/* Fill a claimed packet (and bulk block) and hand it to the receiver. */
-static void publish(struct am_queue_view *q, const struct am_claim_state *c,
+/* Fill a claimed packet (and bulk block) and hand it to the receiver.  Only the
+ * sender that completed claim `c` may call it, once. */
+void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
                     unsigned source, unsigned handler, const void *data, size_t len,
                     const uint32_t *args, int nargs)
 {
@@ -97,7 +98,7 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
     while (!am__claim_try(v, q, &c, peer->sender_index))
         if ((rc = backoff(ep, v, qid, &sp)) < 0)
             return rc;
-    publish(q, &c, peer->sender_index, handler, data, len, args, nargs);
+    am__publish(q, &c, peer->sender_index, handler, data, len, args, nargs);
     wake_if_asleep(v->hdr);
     return 0;
 }

@@ -18,6 +18,10 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include <sched.h>
+#include <string.h>
+
+#include "internal.h"
 #include "lock.h"
 #include "spin.h"
 
@@ -115,6 +119,128 @@ static int run_locks(void)
     return failed;
 }
 
+/* ---- queues: the claim protocol and delivery, senders as threads ---------- */
+
+/* Senders and the receiver share one mapping of the endpoint (TSan cannot relate
+ * two mappings of the same memory), so senders claim and publish through the
+ * receiver's own view, exactly as claim.c and send.c do through a peer's. */
+#define QUEUE_SENDERS 3
+#define QUEUE_MSGS 20000
+
+struct queue_run {
+    am_ep_t ep;
+    unsigned next[QUEUE_SENDERS];   /* receiver: next sequence per sender */
+    unsigned errors;                /* receiver: out of order or bad payload */
+    unsigned received;
+};
+
+struct queue_sender {
+    struct queue_run *run;
+    unsigned id, source;
+};
+
+static unsigned char payload_byte(unsigned id, unsigned seq, size_t i)
+{
+    return (unsigned char)(id * 31 + seq * 7 + i);
+}
+
+/* Runs on the receiver thread: order per sender, and every bulk byte. */
+static void queue_handler(am_token_t *tok, const uint32_t *a, int n, void *d, size_t len)
+{
+    struct queue_run *r = (struct queue_run *)am_token_ep(tok);
+    unsigned id = a[0], seq = a[1];
+    int bad = n != 2 || id >= QUEUE_SENDERS || seq != r->next[id];
+    for (size_t i = 0; !bad && i < len; i++)
+        bad = ((unsigned char *)d)[i] != payload_byte(id, seq, i);
+    r->errors += bad;
+    if (id < QUEUE_SENDERS)
+        r->next[id] = seq + 1;
+    r->received++;
+}
+
+static void *queue_sender(void *arg)
+{
+    struct queue_sender *s = arg;
+    struct am_queue_view *q = &s->run->ep.own.q[AM_REQUEST];
+    unsigned char data[300];
+    for (unsigned seq = 0; seq < QUEUE_MSGS; seq++) {
+        struct am_claim_state c;
+        int bulk = seq % 4 == 0;
+        size_t len = bulk ? seq % sizeof data : 0;
+        uint32_t args[2] = {s->id, seq};
+        for (size_t i = 0; i < len; i++)
+            data[i] = payload_byte(s->id, seq, i);
+        am__claim_begin(&c, bulk);
+        while (!am__claim_try(&s->run->ep.own, q, &c, s->source))
+            sched_yield();
+        am__publish(q, &c, s->source, 0, bulk ? data : NULL, len, args, 2);
+    }
+    return NULL;
+}
+
+static void *queue_receiver(void *arg)
+{
+    struct queue_run *r = arg;
+    while (r->received < QUEUE_SENDERS * QUEUE_MSGS)
+        if (am_poll(&r->ep) == 0)
+            sched_yield();
+    return NULL;
+}
+
+static void yield_hook(void)
+{
+    static _Thread_local unsigned n;
+    if (++n % 3 == 0)
+        sched_yield();
+}
+
+/* One claim algorithm: a small endpoint laid out in an anonymous shared region
+ * (the ep struct is the handler's context: am_token_ep gives it back). */
+static int run_queue(enum am_claim claim)
+{
+    struct am_config cfg = {claim, AM_SHM_POSIX, 8, 2, QUEUE_SENDERS + 1};
+    struct am_segment seg = {region(am__layout_size(&cfg)), am__layout_size(&cfg),
+                             AM_SHM_POSIX};
+    struct queue_run *r = calloc(1, sizeof *r);
+    struct queue_sender s[QUEUE_SENDERS];
+    pthread_t t[QUEUE_SENDERS + 1];
+    int rc = am__layout_write(seg.base, &cfg, "tsan");
+    am__view_own(&r->ep.own, &seg);
+    strcpy(r->ep.name, "tsan");
+    r->ep.sources = calloc(cfg.max_senders, sizeof *r->ep.sources);
+    r->ep.handlers[0] = queue_handler;
+    r->ep.unlinked = 1;
+    for (unsigned i = 0; i < QUEUE_SENDERS && rc == 0; i++) {
+        s[i] = (struct queue_sender){r, i, 0};
+        rc = am__sender_register(&r->ep.own, "tsan", &s[i].source);
+    }
+    am__claim_stall_hook = yield_hook;
+    for (unsigned i = 0; i < QUEUE_SENDERS && rc == 0; i++)
+        pthread_create(&t[i], NULL, queue_sender, &s[i]);
+    if (rc == 0)
+        pthread_create(&t[QUEUE_SENDERS], NULL, queue_receiver, r);
+    for (unsigned i = 0; i <= QUEUE_SENDERS && rc == 0; i++)
+        pthread_join(t[i], NULL);
+    am__claim_stall_hook = NULL;
+    rc = rc != 0 || r->errors != 0 || r->ep.bad_packets != 0;
+    printf("tsan_threads: queue %-8s %d senders: %u messages, %u errors, %lu bad: %s\n",
+           am_claim_names[claim], QUEUE_SENDERS, r->received, r->errors,
+           r->ep.bad_packets, rc ? "FAIL" : "ok");
+    am__peers_close(&r->ep);
+    free(r->ep.sources);
+    free(r);
+    munmap(seg.base, seg.size);
+    return rc;
+}
+
+static int run_queues(void)
+{
+    int failed = 0;
+    for (int c = 0; c < AM_CLAIM_COUNT; c++)
+        failed += run_queue((enum am_claim)c);
+    return failed;
+}
+
 /* ---- the table of suites ------------------------------------------------- */
 
 static const struct suite {
@@ -122,7 +248,7 @@ static const struct suite {
     int (*run)(void); /* returns the number of failed cases */
 } suites[] = {
     {"locks", run_locks},
-    /* Further modules (queues, claims) go here. */
+    {"queues", run_queues},
 };
 
 int main(void)

@@ -97,6 +97,7 @@ int am_ep_destroy(am_ep_t *ep)
     AO_store_release(&ep->own.hdr->state, AM_SEG_CLOSED);
     am__wake(ep->own.hdr);
     am__peers_close(ep);
+    am__pending_free(ep);
     int rc = am__ep_unlink(ep);
     am__segment_unmap(&ep->own.seg);
     free(ep->sources);

@@ -21,6 +21,7 @@
 #define AM_H_BARRIER_ARRIVE (AM_MAX_HANDLERS + 0)
 #define AM_H_BARRIER_RELEASE (AM_MAX_HANDLERS + 1)
 #define AM_MAX_PEERS 65536u
+#define AM_SOURCE_UNKNOWN (~0u) /* a sender whose endpoint can no longer be opened */
 
 #define AM_ABORT(msg) am__abort(__FILE__, __LINE__, msg)
 void am__abort(const char *file, int line, const char *msg) __attribute__((noreturn));
@@ -87,6 +88,8 @@ struct am_ep {
     unsigned long bad_packets;
     unsigned barrier_arrived;  /* job barrier: arrivals seen (rank 0) */
     unsigned barrier_epoch;    /* job barrier: releases seen */
+    int holding;               /* in am_init: hold messages for user handlers */
+    struct am_pending *pending, *pending_last; /* held messages, oldest first */
 };
 
 /* options.c */
@@ -128,6 +131,14 @@ int am__drain(am_ep_t *ep, enum am_qid qid);
 void am__wake(struct am_seg_header *h);
 int am__peer_alive(const struct am_seg_view *v);
 int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
+void am__report_bad(am_ep_t *ep, const char *why);
+
+/* pending.c */
+struct am_pending;
+int am__pending_hold(am_ep_t *ep, const am_token_t *tok, const struct am_packet *m,
+                     const void *data, size_t len);
+int am__pending_run(am_ep_t *ep);
+void am__pending_free(am_ep_t *ep);
 
 /* peers.c */
 struct am_peer *am__peer(am_ep_t *ep, unsigned index);

@@ -82,17 +82,30 @@ int am_init(int *argc, char ***argv, am_ep_t **ep)
         (unsigned)job_nprocs > AM_MAX_SENDERS)
         return -EINVAL;
     int rc = create_rank_ep(job, ep);
+    if (rc == 0)
+        (*ep)->holding = 1;
     for (int r = 0; rc == 0 && r < job_nprocs; r++)
         rc = map_rank(*ep, job, r);
     if (rc == 0)
         rc = am_barrier(*ep);
     if (rc == 0)
         rc = am__ep_unlink(*ep);
+    if (rc == 0)
+        (*ep)->holding = 0;
     if (rc < 0 && *ep) {
         am_ep_destroy(*ep);
         *ep = NULL;
     }
     return rc;
+}
+
+/* Are all ranks still there?  (A rank that died never arrives.) */
+static int all_alive(am_ep_t *ep)
+{
+    for (int r = 0; r < job_nprocs; r++)
+        if (!am__peer_alive(am__peer(ep, (unsigned)r)->view))
+            return 0;
+    return 1;
 }
 
 /* Poll, sleeping between messages, until `*counter` reaches `target`. */
@@ -102,6 +115,8 @@ static int wait_for(am_ep_t *ep, const unsigned *counter, unsigned target)
         int n = am_wait(ep, 1000);
         if (n < 0)
             return n;
+        if (n == 0 && !all_alive(ep))
+            return -EPIPE;
     }
     return 0;
 }

@@ -88,8 +88,14 @@ struct am_seg_header {
 
 /* One registered sender.  A sender claims a free entry with CAS (FREE->BUSY),
  * writes its name and pid, then release-stores READY; its index is the `source`
- * of every packet it puts here and its Anderson lock participant index. */
-enum am_sender_state { AM_SENDER_FREE = 0, AM_SENDER_BUSY = 1, AM_SENDER_READY = 2 };
+ * of every packet it puts here.  CLOSED: the sender has gone, but its packets
+ * may still be queued, so its name stays readable until the entry is reused. */
+enum am_sender_state {
+    AM_SENDER_FREE = 0,
+    AM_SENDER_BUSY = 1,
+    AM_SENDER_READY = 2,
+    AM_SENDER_CLOSED = 3
+};
 struct am_sender {
     AO_t state;
     uint32_t pid;

@@ -19,9 +19,7 @@
 
 #include "internal.h"
 
-#define AM_SOURCE_UNKNOWN (~0u)
-
-static void report_bad(am_ep_t *ep, const char *why)
+void am__report_bad(am_ep_t *ep, const char *why)
 {
     AO_fetch_and_add1(&ep->own.hdr->bad_packets);
     if (ep->bad_packets++ == 0)
@@ -35,7 +33,8 @@ static void report_bad(am_ep_t *ep, const char *why)
 int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index)
 {
     const struct am_sender *e = &ep->own.senders[sender];
-    if (AO_load_acquire(&e->state) != AM_SENDER_READY)
+    AO_t st = AO_load_acquire(&e->state);
+    if (st != AM_SENDER_READY && st != AM_SENDER_CLOSED)
         return -1;
     struct am_source *s = &ep->sources[sender];
     if (s->pid == e->pid && s->pid != 0) {
@@ -72,7 +71,8 @@ static const char *check(am_ep_t *ep, struct am_queue_view *q, const struct am_p
     }
     if (m->nargs > AM_MAX_ARGS)
         return "more than 8 arguments";
-    if (m->handler >= AM_HANDLER_TOTAL || !ep->handlers[m->handler])
+    if (m->handler >= AM_HANDLER_TOTAL ||
+        (!ep->handlers[m->handler] && !(ep->holding && m->handler < AM_MAX_HANDLERS)))
         return "no such handler";
     if (m->source >= ep->own.max_senders || am__source_index(ep, m->source, source) < 0)
         return "unknown source";
@@ -88,12 +88,17 @@ static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
     memcpy(&m, p, sizeof m);
     am_token_t tok = {.ep = ep, .qid = (uint8_t)qid};
     const char *why = check(ep, q, &m, s, &tok.source, &bulk);
+    void *data = bulk ? q->bulk + (m.bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES : NULL;
+    size_t len = bulk ? m.bulk_len : 0;
     if (why)
-        report_bad(ep, why);
+        am__report_bad(ep, why);
+    else if (!ep->handlers[m.handler]) {
+        if (am__pending_hold(ep, &tok, &m, data, len) < 0)
+            am__report_bad(ep, "no memory to hold a message during am_init");
+    }
     else {
-        void *data = bulk ? q->bulk + (m.bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES : NULL;
         ep->in_handler++;
-        ep->handlers[m.handler](&tok, m.args, m.nargs, data, bulk ? m.bulk_len : 0);
+        ep->handlers[m.handler](&tok, m.args, m.nargs, data, len);
         ep->in_handler--;
     }
     /* Both pair with the next sender's claim (CAS, or acquire under the lock):
@@ -111,7 +116,7 @@ static void repair(am_ep_t *ep, struct am_packet *p, AO_t s, AO_t lap)
     if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) <= AM_CLAIMED)
         return;
     if (AO_compare_and_swap_full(&p->state, s, AM_STATE(lap, AM_FREE)))
-        report_bad(ep, "impossible packet state");
+        am__report_bad(ep, "impossible packet state");
 }
 
 /* Deliver every ready message of one of our queues; returns how many. */
@@ -138,5 +143,6 @@ int am_poll(am_ep_t *ep)
 {
     if (!ep)
         return -EINVAL;
-    return am__drain(ep, AM_REPLY) + am__drain(ep, AM_REQUEST);
+    int held = ep->pending && !ep->holding ? am__pending_run(ep) : 0;
+    return held + am__drain(ep, AM_REPLY) + am__drain(ep, AM_REQUEST);
 }

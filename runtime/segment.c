@@ -163,6 +163,13 @@ static int sysv_create(const char *name, size_t size, struct am_segment *s)
     return rc;
 }
 
+/* The owner may remove the segment between our shmget and shmat: the id then
+ * fails with EIDRM or EINVAL, which means the same as finding no segment. */
+static int sysv_gone(int rc)
+{
+    return rc == -EIDRM || rc == -EINVAL ? -ENOENT : rc;
+}
+
 static int sysv_open(const char *name, struct am_segment *s)
 {
     struct shmid_ds ds;
@@ -171,8 +178,8 @@ static int sysv_open(const char *name, struct am_segment *s)
     if (id < 0)
         return -errno;
     if (shmctl(id, IPC_STAT, &ds) != 0)
-        return -errno;
-    return sysv_attach(id, ds.shm_segsz, s);
+        return sysv_gone(-errno);
+    return sysv_gone(sysv_attach(id, ds.shm_segsz, s));
 }
 
 static int sysv_unlink(const char *name)

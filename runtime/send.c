@@ -87,7 +87,7 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
     int rc = check_args(handler, data, len, args, nargs);
     struct am_peer *peer = am__peer(ep, dest);
     if (rc < 0 || !peer)
-        return rc < 0 ? rc : -EINVAL;
+        return rc < 0 ? rc : dest == AM_SOURCE_UNKNOWN ? -EPIPE : -EINVAL;
     struct am_seg_view *v = peer->view;
     if (AO_load(&v->hdr->state) != AM_SEG_LIVE)
         return -EPIPE;
@@ -137,7 +137,8 @@ int am_reply(am_token_t *tok, unsigned handler, const uint32_t *args, int nargs)
     int rc = reply_check(tok, handler);
     if (rc == 0)
         rc = am__send(tok->ep, tok->source, AM_REPLY, handler, NULL, 0, args, nargs);
-    tok->replied |= rc == 0;
+    if (rc == 0) /* not before: tok may be NULL */
+        tok->replied = 1;
     return rc;
 }
 
@@ -147,7 +148,8 @@ int am_reply_bulk(am_token_t *tok, unsigned handler, const void *data, size_t le
     int rc = data ? reply_check(tok, handler) : -EINVAL;
     if (rc == 0)
         rc = am__send(tok->ep, tok->source, AM_REPLY, handler, data, len, args, nargs);
-    tok->replied |= rc == 0;
+    if (rc == 0)
+        tok->replied = 1;
     return rc;
 }
 

@@ -3,11 +3,13 @@
  *
  * Before sending to an endpoint a process registers in its table; the entry's
  * index is the `source` of every packet it sends there, which tells the receiver
- * whom to reply to, and its participant index for the Anderson lock.  Entries go
- * FREE -> BUSY (CAS, by the registering process) -> READY (release-store, after
- * the name and pid are written; pairs with the receiver's acquire-load in
- * am__source_index) -> FREE (on am_ep_destroy).  An entry left READY by a process
- * that died is reclaimed (READY -> BUSY by CAS) when no entry is free.
+ * whom to reply to.  Entries go FREE -> BUSY (CAS, by the registering process)
+ * -> READY (release-store, after the name and pid are written; pairs with the
+ * receiver's acquire-load in am__source_index) -> CLOSED (am_ep_destroy).  A
+ * CLOSED entry keeps its name, so packets its sender left in the queue are still
+ * delivered with a known source.  When no entry is FREE, a CLOSED one, then one
+ * left READY by a process that died, is reused (CAS to BUSY): only packets still
+ * queued from the old sender at that moment could be misattributed.
  */
 #include <errno.h>
 #include <signal.h>
@@ -29,29 +31,36 @@ static void fill(struct am_sender *e, const char *name)
     AO_store_release(&e->state, AM_SENDER_READY);
 }
 
+/* Take entry i if it is in state `from` (and, with check_pid, its owner died). */
+static int take(struct am_seg_view *v, unsigned i, AO_t from, int check_pid,
+                const char *name)
+{
+    struct am_sender *e = &v->senders[i];
+    if (AO_load(&e->state) != from || (check_pid && !pid_dead(e->pid)) ||
+        !AO_compare_and_swap_full(&e->state, from, AM_SENDER_BUSY))
+        return 0;
+    fill(e, name);
+    return 1;
+}
+
 /* Any number of processes may register concurrently.  -ENOSPC if full. */
 int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index)
 {
-    for (unsigned i = 0; i < v->max_senders; i++)
-        if (AO_compare_and_swap_full(&v->senders[i].state, AM_SENDER_FREE, AM_SENDER_BUSY)) {
-            fill(&v->senders[i], name);
-            *index = i;
-            return 0;
-        }
-    for (unsigned i = 0; i < v->max_senders; i++)
-        if (pid_dead(v->senders[i].pid) &&
-            AO_compare_and_swap_full(&v->senders[i].state, AM_SENDER_READY, AM_SENDER_BUSY)) {
-            fill(&v->senders[i], name);
-            *index = i;
-            return 0;
-        }
+    static const struct { AO_t from; int check_pid; } passes[] = {
+        {AM_SENDER_FREE, 0}, {AM_SENDER_CLOSED, 0}, {AM_SENDER_READY, 1}};
+    for (unsigned p = 0; p < 3; p++)
+        for (unsigned i = 0; i < v->max_senders; i++)
+            if (take(v, i, passes[p].from, passes[p].check_pid, name)) {
+                *index = i;
+                return 0;
+            }
     return -ENOSPC;
 }
 
-/* Give an entry back; only its owner calls this. */
+/* Mark an entry closed; only its owner calls this, after its last send. */
 void am__sender_release(struct am_seg_view *v, unsigned index)
 {
     struct am_sender *e = &v->senders[index];
     if (e->pid == (uint32_t)getpid())
-        AO_store_release(&e->state, AM_SENDER_FREE);
+        AO_store_release(&e->state, AM_SENDER_CLOSED);
 }

@@ -26,6 +26,7 @@ static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
     h->senders_off = off;
     off = align_up(off + (uint64_t)cfg->max_senders * sizeof(struct am_sender), AM_BLOCK);
     for (int q = 0; q < 2; q++) {
+        off = align_up(off, AM_BLOCK); /* one bulk state line leaves it 64-aligned */
         h->send_off[q] = off;
         off += AM_BLOCK;
         h->lock_off[q] = lock ? off : 0;
@@ -109,13 +110,25 @@ static int header_config(const struct am_seg_header *h, struct am_config *cfg)
 }
 
 /* Attach a view to a mapped segment after checking it is a live shmam endpoint of
- * this layout named `name`.  -EPROTO on any mismatch, -EAGAIN if not yet LIVE. */
+ * this layout named `name`.  -EPROTO on any mismatch, -EAGAIN if not yet LIVE,
+ * -EPIPE if closed. */
 int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const char *name)
 {
     const struct am_seg_header *h = seg->base;
     struct am_config cfg;
     struct am_seg_header expect;
-    if (seg->size < sizeof *h || h->magic != AM_MAGIC || h->version != AM_LAYOUT_VERSION ||
+    if (seg->size < sizeof *h)
+        return -EPROTO;
+    /* The creator writes the header, then release-stores LIVE: before that the
+     * header may be all zero or half written (a segment is visible from its
+     * creation), so it is judged only once LIVE.  Pairs with that release. */
+    AO_t state = AO_load_acquire(&h->state);
+    if (state != AM_SEG_LIVE) {
+        if (h->magic != 0 && h->magic != AM_MAGIC)
+            return -EPROTO;
+        return state == AM_SEG_CLOSED ? -EPIPE : state == AM_SEG_INIT ? -EAGAIN : -EPROTO;
+    }
+    if (h->magic != AM_MAGIC || h->version != AM_LAYOUT_VERSION ||
         header_config(h, &cfg) != 0 || layout(&expect, &cfg) != h->segment_size ||
         h->segment_size > seg->size || strncmp(h->name, name, AM_NAME_MAX) != 0)
         return -EPROTO;
@@ -125,9 +138,6 @@ int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const c
                offsetof(struct am_seg_header, name) -
                    offsetof(struct am_seg_header, senders_off)) != 0)
         return -EPROTO;
-    if (AO_load_acquire(&h->state) != AM_SEG_LIVE) /* pairs with the creator's
-                                                     release of LIVE */
-        return AO_load(&h->state) == AM_SEG_CLOSED ? -EPIPE : -EAGAIN;
     v->seg = *seg;
     view_fill(v);
     return 0;

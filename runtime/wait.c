@@ -30,11 +30,13 @@ void am__wake(struct am_seg_header *h)
     syscall(SYS_futex, &h->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-static int64_t now_ms(void)
+/* The monotonic clock in ms, rounded down, or up for a deadline: with a deadline
+ * rounded up and "now" rounded down, a wait never ends before its timeout. */
+static int64_t now_ms(int round_up)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)ts.tv_sec * 1000 + (ts.tv_nsec + (round_up ? 999999 : 0)) / 1000000;
 }
 
 /* Sleep until wake_seq moves past `seq` or `ms` pass (ms < 0: no limit). */
@@ -64,14 +66,14 @@ int am_wait(am_ep_t *ep, int timeout_ms)
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = now_ms(1) + timeout_ms;
     for (int i = 0; i < AM_WAIT_SPINS; i++) {
         int n = am_poll(ep);
         if (n)
             return n;
     }
     for (;;) {
-        int64_t left = timeout_ms < 0 ? -1 : deadline - now_ms();
+        int64_t left = timeout_ms < 0 ? -1 : deadline - now_ms(0);
         if (timeout_ms >= 0 && left <= 0)
             return am_poll(ep);
         int n = sleep_once(ep, left);

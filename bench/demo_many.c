@@ -1,0 +1,246 @@
+/*
+ * demo_many.c - many-to-one delivery: every rank but 0 sends to rank 0, which
+ * counts and checks everything it receives.
+ *
+ *   shmamrun -n P [-a ALG] build/bench/demo_many [--msgs K] [--bulk N] [--header]
+ *
+ * Short round: ranks 1..P-1 each send K requests carrying (sender rank, sequence
+ * number) as fast as am_request lets them (it backs off and polls while rank 0's
+ * queue is full).  Rank 0 busy-polls until it has handled (P-1)*K messages and
+ * checks that each came from the rank it names and that each sender's sequence
+ * numbers arrive in order 0, 1, 2 ... with none missing or repeated.  Time runs
+ * on rank 0 from leaving the start barrier to handling the last message.
+ * Bulk round: each sender sends N bulk requests of AM_MAX_BULK (8 KB) bytes of
+ * pseudo-random data, with (sender, sequence, FNV-1a checksum) as arguments;
+ * rank 0 recomputes the checksum of the data it sees and checks order as above.
+ *
+ * Rank 0 prints two CSV rows (headers first with --header):
+ *   many,CLAIM,SHM,PROCS,MESSAGES,SECONDS,MSGS_PER_S,IN_ORDER
+ *   bulk,CLAIM,SHM,PROCS,MESSAGES,BYTES,SECONDS,MB_PER_S,CHECKSUMS_OK
+ * IN_ORDER and CHECKSUMS_OK are 1 when every check of the round passed; if any
+ * failed, rank 0 says what on stderr and exits 1.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "shmam.h"
+
+#define H_SHORT 1
+#define H_BULK 2
+#define MAX_PROCS 1024
+
+struct tally {
+    unsigned long got, misordered, wrong_source, bad_checksum, bad_size;
+    uint32_t next[MAX_PROCS]; /* next sequence number expected per sender */
+};
+
+static struct tally shorts, bulks; /* rank 0's counts, by round */
+static int rank;
+
+static void die(const char *what, int err)
+{
+    fprintf(stderr, "demo_many: rank %d: %s%s%s\n", rank, what, err ? ": " : "",
+            err ? am_strerror(err) : "");
+    exit(1);
+}
+
+static uint32_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+/* Data of bulk message `seq` of `sender`: xorshift32 words from a seed. */
+static void fill(uint32_t *w, size_t words, uint32_t sender, uint32_t seq)
+{
+    uint32_t x = sender * 2654435761u ^ (seq + 1) * 40503u ^ 0x9e3779b9u;
+    for (size_t i = 0; i < words; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        w[i] = x;
+    }
+}
+
+/* Count one message of (sender, seq) arriving from rank `source`. */
+static void count(struct tally *t, unsigned source, const uint32_t *args, int nargs)
+{
+    t->got++;
+    if (nargs < 2 || args[0] != source || source >= MAX_PROCS) {
+        t->wrong_source++;
+        return;
+    }
+    if (args[1] != t->next[source])
+        t->misordered++;
+    t->next[source] = args[1] + 1;
+}
+
+static void on_short(am_token_t *tok, const uint32_t *args, int nargs, void *data,
+                     size_t len)
+{
+    count(&shorts, am_token_source(tok), args, nargs);
+}
+
+static void on_bulk(am_token_t *tok, const uint32_t *args, int nargs, void *data,
+                    size_t len)
+{
+    count(&bulks, am_token_source(tok), args, nargs);
+    if (len != AM_MAX_BULK || nargs != 3)
+        bulks.bad_size++;
+    else if (fnv1a(data, len) != args[2])
+        bulks.bad_checksum++;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Rank 0: poll until `t` has counted `want` messages; returns the seconds since
+ * `t0`.  Yields after a short empty spin: senders may share our CPU. */
+static double receive(am_ep_t *ep, const struct tally *t, unsigned long want, double t0)
+{
+    unsigned spins = 0;
+    while (t->got < want) {
+        int n = am_poll(ep);
+        if (n < 0)
+            die("am_poll", n);
+        if (n > 0)
+            spins = 0;
+        else if (++spins >= 64) {
+            spins = 0;
+            sched_yield();
+        }
+    }
+    return now_s() - t0;
+}
+
+static void send_shorts(am_ep_t *ep, long k)
+{
+    for (long i = 0; i < k; i++) {
+        uint32_t a[2] = {(uint32_t)rank, (uint32_t)i};
+        int rc = am_request(ep, 0, H_SHORT, a, 2);
+        if (rc < 0)
+            die("am_request", rc);
+    }
+}
+
+static void send_bulks(am_ep_t *ep, long n)
+{
+    static uint32_t buf[AM_MAX_BULK / sizeof(uint32_t)];
+    for (long i = 0; i < n; i++) {
+        fill(buf, AM_MAX_BULK / sizeof(uint32_t), (uint32_t)rank, (uint32_t)i);
+        uint32_t a[3] = {(uint32_t)rank, (uint32_t)i,
+                         fnv1a((const unsigned char *)buf, sizeof buf)};
+        int rc = am_request_bulk(ep, 0, H_BULK, buf, sizeof buf, a, 3);
+        if (rc < 0)
+            die("am_request_bulk", rc);
+    }
+}
+
+/* Rank 0: did round `t` get exactly `per` messages from every sender, in order? */
+static int verify(const char *round, const char *claim, const struct tally *t, long per,
+                  int procs)
+{
+    int ok = t->got == (unsigned long)per * (unsigned long)(procs - 1) && !t->misordered &&
+             !t->wrong_source && !t->bad_checksum && !t->bad_size;
+    for (int r = 1; r < procs; r++)
+        ok &= t->next[r] == (uint32_t)per;
+    if (!ok)
+        fprintf(stderr,
+                "demo_many: FAILED (%s, %s round): %lu messages of %ld expected, %lu out "
+                "of order, %lu with a wrong source, %lu bad checksums, %lu bad sizes\n",
+                claim, round, t->got, per * (procs - 1), t->misordered, t->wrong_source,
+                t->bad_checksum, t->bad_size);
+    return ok;
+}
+
+static long arg_long(const char *s, const char *opt)
+{
+    char *end;
+    long v = s ? strtol(s, &end, 10) : -1;
+    if (!s || *end || v < 0) {
+        fprintf(stderr, "demo_many: %s needs an integer >= 0\n", opt);
+        exit(2);
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    am_ep_t *ep;
+    long k = 100000, nbulk = 1000;
+    int header = 0, rc = am_init(&argc, &argv, &ep);
+    if (rc < 0)
+        die("am_init", rc);
+    rank = am_rank();
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--msgs") == 0)
+            k = arg_long(argv[++i], "--msgs");
+        else if (strcmp(argv[i], "--bulk") == 0)
+            nbulk = arg_long(argv[++i], "--bulk");
+        else if (strcmp(argv[i], "--header") == 0)
+            header = 1;
+        else {
+            fprintf(stderr, "usage: shmamrun -n P demo_many [--msgs K] [--bulk N] "
+                            "[--header]\n");
+            exit(2);
+        }
+    }
+    int procs = am_nprocs();
+    if (procs < 2 || procs > MAX_PROCS)
+        die("run me with 2 or more ranks (shmamrun -n 4)", 0);
+    if ((rc = am_set_handler(ep, H_SHORT, on_short)) < 0 ||
+        (rc = am_set_handler(ep, H_BULK, on_bulk)) < 0)
+        die("am_set_handler", rc);
+    const char *claim = am_ep_claim(ep), *shm = getenv("SHMAM_SHM");
+    shm = shm && *shm ? shm : "posix";
+
+    double t_short = 0, t_bulk = 0;
+    if ((rc = am_barrier(ep)) < 0)
+        die("am_barrier", rc);
+    if (rank == 0)
+        t_short =
+            receive(ep, &shorts, (unsigned long)k * (unsigned long)(procs - 1), now_s());
+    else
+        send_shorts(ep, k);
+    if ((rc = am_barrier(ep)) < 0)
+        die("am_barrier", rc);
+    if (rank == 0)
+        t_bulk =
+            receive(ep, &bulks, (unsigned long)nbulk * (unsigned long)(procs - 1), now_s());
+    else
+        send_bulks(ep, nbulk);
+
+    int ok = 1;
+    if (rank == 0) {
+        int short_ok = verify("short", claim, &shorts, k, procs);
+        int bulk_ok = verify("bulk", claim, &bulks, nbulk, procs);
+        unsigned long bad = am_ep_bad_packets(ep);
+        if (bad)
+            fprintf(stderr, "demo_many: FAILED (%s): %lu bad packets\n", claim, bad);
+        ok = short_ok && bulk_ok && !bad;
+        unsigned long ms = shorts.got, mb = bulks.got;
+        if (header)
+            printf("# many,claim,shm,procs,messages,seconds,msgs_per_s,in_order\n");
+        printf("many,%s,%s,%d,%lu,%.6f,%.0f,%d\n", claim, shm, procs, ms, t_short,
+               t_short > 0 ? (double)ms / t_short : 0.0, short_ok && !bad);
+        if (header)
+            printf("# bulk,claim,shm,procs,messages,bytes,seconds,mb_per_s,checksums_ok\n");
+        printf("bulk,%s,%s,%d,%lu,%lu,%.6f,%.1f,%d\n", claim, shm, procs, mb,
+               mb * AM_MAX_BULK, t_bulk,
+               t_bulk > 0 ? (double)(mb * AM_MAX_BULK) / t_bulk / 1e6 : 0.0,
+               bulk_ok && !bad);
+        fflush(stdout);
+    }
+    if ((rc = am_finalize(ep)) < 0)
+        die("am_finalize", rc);
+    return !ok;
+}

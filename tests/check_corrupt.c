@@ -1,0 +1,616 @@
+/*
+ * check_corrupt.c - corrupt packets in a live queue are data, not crashes: the
+ * receiver counts each one, reports the first once on stderr, frees it, and
+ * goes on delivering every valid message exactly once and in order.
+ *
+ * Three processes per test, for every claim algorithm on both backends:
+ *   receiver  owns the endpoint (8 packets, 2 bulk blocks, 8 senders), polls,
+ *             with its stderr sent to a file the parent reads afterwards;
+ *   sender    sends numbered valid messages, short and bulk, with the API;
+ *   injector  maps the receiver like any sender, then claims packets in its
+ *             request queue with the runtime's own claim (am__claim_try), fills
+ *             them with bad values and release-stores READY or READY_BULK: a
+ *             handler id out of range or unregistered, 9 or 255 arguments, a
+ *             source beyond the sender table or unregistered, a bulk ticket
+ *             naming a block not claimed for it, a bulk length of 9000 or
+ *             0xFFFFFFFF.  Each injected packet names a registered handler
+ *             (H_INJ) except for the one field that makes it bad, so a check the
+ *             receiver misses shows up as a delivery to H_INJ.
+ * Phase 1: sender and injector run together.  Phase 2, with the queue quiet: the
+ * injector writes impossible state words (wrong laps) straight into the head
+ * slot, one at a time, and waits until the receiver has reset each.  Phase 3:
+ * both run together again, to show that the queue still works.  The injector
+ * ends each phase with a valid marker message, which, coming after its packets
+ * in its own FIFO order, tells the receiver that all of them have been seen.
+ * SHMAM_VERBOSE=1 prints each run's time and message counts.
+ */
+#include <check.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+#define H_VALID 5
+#define H_VALIDB 6
+#define H_MARK 8
+#define H_INJ 20
+#define H_UNREG 77 /* in range, never registered */
+#define MAX_SENDERS 8
+#define RUN_LIMIT_S 20 /* per run of processes, times the stress factor */
+
+enum role { RECV, SEND, INJ, NROLES };
+static const char *const role_names[] = {"receiver", "sender", "injector"};
+
+/* The ways a packet is made bad. */
+enum kind {
+    HANDLER_300,
+    HANDLER_65535,
+    HANDLER_UNREG,
+    HANDLER_INTERNAL,
+    NARGS_9,
+    NARGS_255,
+    SOURCE_MAX,
+    SOURCE_65535,
+    SOURCE_FREE,
+    BULK_UNCLAIMED,
+    BULK_TICKET_HUGE,
+    BULK_LEN_9000,
+    BULK_LEN_MAX,
+    NKINDS
+};
+
+/* Impossible head states, as (lap offset, type); lap - 1 only when lap > 0. */
+static const struct {
+    int dlap;
+    enum am_type type;
+} impossible[] = {
+    {1, AM_READY}, {3, AM_READY_BULK}, {1, AM_FREE}, {2, AM_CLAIMED}, {-1, AM_READY},
+};
+#define NIMPOSSIBLE (sizeof impossible / sizeof impossible[0])
+
+struct shared {
+    struct tu_gate gate;
+    const char *alg, *shm;
+    char name[NROLES][AM_NAME_MAX];
+    int errfd; /* the receiver's stderr: an unlinked temporary file */
+    unsigned n1, n2, rounds;
+    double deadline;
+    AO_t phase1_seen, phase2_seen; /* set by the receiver */
+    int rc[NROLES];
+    char what[NROLES][120];
+    /* The receiver's tallies. */
+    unsigned long valid, viol, bad_valid, inj_delivered, markers, bad_marker;
+    unsigned long bad_packets, hdr_bad_packets;
+    long expect; /* next valid sequence number */
+    long first_want, first_got;
+    int timed_out;
+    /* The injector's. */
+    unsigned long injected, states_written;
+};
+
+static struct shared *S;
+static int me, run_pid;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint32_t mix(uint32_t a, uint32_t b)
+{
+    uint32_t h = a * 0x9e3779b9u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu;
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    return h ^ (h >> 16);
+}
+
+static size_t len_of(unsigned seq)
+{
+    static const size_t special[] = {8192, 0, 1, 8191, 4097};
+    return seq % 4 == 0 ? special[(seq / 4) % 5] : mix(seq, 1) % (AM_MAX_BULK + 1);
+}
+
+static uint8_t byte_of(unsigned seq, size_t i)
+{
+    return (uint8_t)(mix(seq, (uint32_t)(i >> 2)) >> (8 * (i & 3)));
+}
+
+static void note(int rc, const char *what)
+{
+    if (rc < 0 && S->rc[me] == 0) {
+        S->rc[me] = rc;
+        snprintf(S->what[me], sizeof S->what[me], "%s", what);
+    }
+}
+
+static void give_up(const char *what)
+{
+    if (S->rc[me] == 0) {
+        S->rc[me] = -EPROTO;
+        snprintf(S->what[me], sizeof S->what[me], "%s", what);
+    }
+}
+
+/* Wait (yielding) until *flag is set; 0, or -1 past the deadline. */
+static int await(volatile AO_t *flag)
+{
+    while (!AO_load_acquire(flag)) /* pairs with the receiver's release */
+        if (now_s() > S->deadline)
+            return -1;
+        else
+            sched_yield();
+    return 0;
+}
+
+/* ---- receiver ---- */
+
+static void valid_seq(unsigned seq)
+{
+    if ((long)seq != S->expect && S->viol++ == 0) {
+        S->first_want = S->expect;
+        S->first_got = seq;
+    }
+    S->expect = (long)seq + 1;
+    S->valid++;
+}
+
+static void on_valid(am_token_t *tok, const uint32_t *a, int nargs, void *data, size_t len)
+{
+    if (nargs != 2 || a[1] != mix(a[0], 0) || data || len)
+        S->bad_valid++;
+    else
+        valid_seq(a[0]);
+}
+
+static void on_validb(am_token_t *tok, const uint32_t *a, int nargs, void *data, size_t len)
+{
+    const uint8_t *p = data;
+    int ok = nargs == 3 && a[1] == mix(a[0], 0) && len == a[2] && len == len_of(a[0]) && p;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = p[i] == byte_of(a[0], i);
+    if (!ok)
+        S->bad_valid++;
+    else
+        valid_seq(a[0]);
+}
+
+static void on_mark(am_token_t *tok, const uint32_t *a, int nargs, void *data, size_t len)
+{
+    if (nargs != 1 || a[0] != S->markers + 1)
+        S->bad_marker++;
+    S->markers++;
+}
+
+static void on_inj(am_token_t *tok, const uint32_t *a, int nargs, void *data, size_t len)
+{
+    S->inj_delivered++; /* an injected packet got through the checks */
+}
+
+static void receiver(void)
+{
+    struct am_ep_opts o = {.claim = S->alg,
+                           .shm = S->shm,
+                           .packets = 8,
+                           .bulk_blocks = 2,
+                           .max_senders = MAX_SENDERS};
+    am_ep_t *ep = NULL;
+    if (dup2(S->errfd, 2) < 0)
+        note(-errno, "redirecting stderr");
+    int rc = am_ep_create(S->name[RECV], &o, &ep);
+    note(rc, "am_ep_create");
+    if (ep) {
+        am_set_handler(ep, H_VALID, on_valid);
+        am_set_handler(ep, H_VALIDB, on_validb);
+        am_set_handler(ep, H_MARK, on_mark);
+        am_set_handler(ep, H_INJ, on_inj);
+    }
+    tu_gate_wait(&S->gate); /* 1: every endpoint exists */
+    tu_gate_wait(&S->gate); /* 2: go */
+    while (ep) {
+        int n = am_poll(ep);
+        if (n < 0) {
+            note(n, "am_poll");
+            break;
+        }
+        if (!AO_load(&S->phase1_seen) && S->valid >= S->n1 && S->markers >= 1)
+            AO_store_release(&S->phase1_seen, 1);
+        if (!AO_load(&S->phase2_seen) && S->markers >= 2)
+            AO_store_release(&S->phase2_seen, 1);
+        if (S->valid >= S->n1 + S->n2 && S->markers >= 3)
+            break;
+        if (now_s() > S->deadline) {
+            S->timed_out = 1;
+            break;
+        }
+        if (n == 0)
+            sched_yield();
+    }
+    if (ep) {
+        S->bad_packets = am_ep_bad_packets(ep);
+        S->hdr_bad_packets = AO_load(&ep->own.hdr->bad_packets);
+    }
+    tu_gate_wait(&S->gate); /* 3: done */
+    if (ep)
+        note(am_ep_destroy(ep), "am_ep_destroy");
+}
+
+/* ---- sender ---- */
+
+static unsigned hook_calls;
+
+static void widen_hook(void)
+{
+    tu_widen(hook_calls++ * NROLES + (unsigned)me);
+}
+
+static int send_valid(am_ep_t *ep, unsigned seq)
+{
+    static uint8_t buf[AM_MAX_BULK];
+    if (seq % 3 != 2) {
+        uint32_t a[2] = {seq, mix(seq, 0)};
+        return am_request(ep, 0, H_VALID, a, 2);
+    }
+    size_t len = len_of(seq);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = byte_of(seq, i);
+    uint32_t a[3] = {seq, mix(seq, 0), (uint32_t)len};
+    return am_request_bulk(ep, 0, H_VALIDB, buf, len, a, 3);
+}
+
+static void send_range(am_ep_t *ep, unsigned from, unsigned to)
+{
+    am__claim_stall_hook = widen_hook;
+    for (unsigned seq = from; seq < to; seq++) {
+        int rc = send_valid(ep, seq);
+        if (rc < 0) {
+            note(rc, "am_request");
+            break;
+        }
+    }
+    am__claim_stall_hook = NULL;
+}
+
+static void sender(am_ep_t *ep)
+{
+    send_range(ep, 0, S->n1);
+    if (await(&S->phase2_seen) < 0)
+        give_up("gave up waiting for phase 2 to end");
+    else
+        send_range(ep, S->n1, S->n1 + S->n2);
+}
+
+/* ---- injector ---- */
+
+/* Claim a packet (and a bulk block if `bulk`) like any sender; 0 or -1. */
+static int claim(struct am_peer *peer, struct am_claim_state *c, int bulk)
+{
+    struct am_seg_view *v = peer->view;
+    am__claim_begin(c, bulk);
+    while (!am__claim_try(v, &v->q[AM_REQUEST], c, peer->sender_index)) {
+        if (now_s() > S->deadline) {
+            give_up("gave up claiming a packet");
+            return -1;
+        }
+        sched_yield();
+    }
+    return 0;
+}
+
+/* Put one bad packet of kind k into the receiver's request queue. */
+static int inject(struct am_peer *peer, enum kind k, unsigned salt)
+{
+    struct am_seg_view *v = peer->view;
+    struct am_queue_view *q = &v->q[AM_REQUEST];
+    struct am_claim_state c;
+    if (claim(peer, &c, k == BULK_LEN_9000 || k == BULK_LEN_MAX) < 0)
+        return -1;
+    struct am_packet *p = &q->packets[c.ticket & (q->packets_n - 1)];
+    enum am_type type = AM_READY;
+    p->bulk_ticket = 0;
+    p->handler = H_INJ;
+    p->nargs = 2;
+    p->flags = 0;
+    p->source = (uint16_t)peer->sender_index;
+    p->pad = 0;
+    p->bulk_len = 0;
+    p->args[0] = 0xbad;
+    p->args[1] = k;
+    switch (k) {
+    case HANDLER_300:
+        p->handler = 300;
+        break;
+    case HANDLER_65535:
+        p->handler = 65535;
+        break;
+    case HANDLER_UNREG:
+        p->handler = H_UNREG;
+        break;
+    case HANDLER_INTERNAL:
+        p->handler = AM_HANDLER_TOTAL - 1;
+        break; /* unused */
+    case NARGS_9:
+        p->nargs = 9;
+        break;
+    case NARGS_255:
+        p->nargs = 255;
+        break;
+    case SOURCE_MAX:
+        p->source = (uint16_t)v->max_senders;
+        break;
+    case SOURCE_65535:
+        p->source = 65535;
+        break;
+    case SOURCE_FREE:
+        p->source = (uint16_t)(v->max_senders - 1);
+        if (AO_load(&v->senders[v->max_senders - 1].state) != AM_SENDER_FREE)
+            give_up("the last sender entry is not free");
+        break;
+    case BULK_UNCLAIMED: /* a block of a lap long to come */
+        type = AM_READY_BULK;
+        p->bulk_ticket = AO_load(&q->send->bulk_tail) + (uint64_t)q->bulk_n * (1000 + salt);
+        p->bulk_len = 100;
+        break;
+    case BULK_TICKET_HUGE:
+        type = AM_READY_BULK;
+        p->bulk_ticket = ~(uint64_t)0 - salt;
+        p->bulk_len = 100;
+        break;
+    case BULK_LEN_9000:
+    case BULK_LEN_MAX: /* a block properly claimed: the receiver must free it */
+        type = AM_READY_BULK;
+        p->bulk_ticket = c.bulk_ticket;
+        p->bulk_len = k == BULK_LEN_9000 ? 9000 : 0xffffffffu;
+        break;
+    case NKINDS:
+        break;
+    }
+    /* Pairs with the receiver's acquire-load of the state, as send.c's publish. */
+    AO_store_release(&p->state, AM_STATE(c.ticket / q->packets_n, type));
+    S->injected++;
+    return 0;
+}
+
+static int inject_rounds(struct am_peer *peer)
+{
+    am__claim_stall_hook = widen_hook;
+    for (unsigned r = 0; r < S->rounds; r++)
+        for (int k = 0; k < NKINDS; k++) {
+            if (inject(peer, (enum kind)k, r) < 0) {
+                am__claim_stall_hook = NULL;
+                return -1;
+            }
+            tu_widen((r * NKINDS + (unsigned)k) * NROLES + (unsigned)me);
+        }
+    am__claim_stall_hook = NULL;
+    return 0;
+}
+
+/* With the queue quiet, write impossible states into the head slot, each once
+ * the receiver has reset the one before. */
+static int write_states(struct am_peer *peer)
+{
+    struct am_queue_view *q = &peer->view->q[AM_REQUEST];
+    for (size_t i = 0; i < NIMPOSSIBLE; i++) {
+        uint64_t head = AO_load(&q->recv->head);
+        struct am_packet *p = &q->packets[head & (q->packets_n - 1)];
+        AO_t lap = head / q->packets_n, free_state = AM_STATE(lap, AM_FREE);
+        if (AO_load_acquire(&p->state) != free_state) {
+            give_up("head slot of a quiet queue is not free");
+            return -1;
+        }
+        int dlap = impossible[i].dlap < 0 && lap == 0 ? 5 : impossible[i].dlap;
+        AO_store_release(&p->state, AM_STATE((AO_t)((long)lap + dlap), impossible[i].type));
+        S->states_written++;
+        while (AO_load_acquire(&p->state) != free_state ||
+               AO_load(&q->recv->head) != head) {
+            if (now_s() > S->deadline) {
+                give_up("receiver never reset an impossible head state");
+                return -1;
+            }
+            sched_yield();
+        }
+    }
+    return 0;
+}
+
+static int mark(am_ep_t *ep, uint32_t k)
+{
+    int rc = am_request(ep, 0, H_MARK, &k, 1);
+    note(rc, "am_request of a marker");
+    return rc;
+}
+
+static void injector(am_ep_t *ep)
+{
+    struct am_peer *peer = am__peer(ep, 0);
+    if (inject_rounds(peer) < 0 || mark(ep, 1) < 0)
+        return;
+    if (await(&S->phase1_seen) < 0) {
+        give_up("gave up waiting for phase 1 to end");
+        return;
+    }
+    if (write_states(peer) < 0 || mark(ep, 2) < 0)
+        return;
+    if (inject_rounds(peer) == 0)
+        mark(ep, 3);
+}
+
+static void child(int idx, void *arg)
+{
+    struct am_ep_opts o = {.claim = S->alg, .shm = S->shm, .packets = 2, .bulk_blocks = 1};
+    am_ep_t *ep = NULL;
+    int rc;
+    me = idx;
+    if (me == RECV) {
+        receiver();
+        return;
+    }
+    note(rc = am_ep_create(S->name[me], &o, &ep), "am_ep_create");
+    tu_gate_wait(&S->gate); /* 1 */
+    if (ep && (rc = am_ep_map(ep, 0, S->name[RECV])) < 0) {
+        note(rc, "am_ep_map of the receiver");
+        am_ep_destroy(ep);
+        ep = NULL;
+    }
+    tu_gate_wait(&S->gate); /* 2 */
+    if (ep)
+        (me == SEND ? sender : injector)(ep);
+    tu_gate_wait(&S->gate); /* 3 */
+    if (ep)
+        note(am_ep_destroy(ep), "am_ep_destroy");
+}
+
+/* ---- parent ---- */
+
+/* Remove endpoint `name` in both backends if it exists; 1 if something was. */
+static int sweep(const char *name)
+{
+    struct am_segment seg;
+    int found = am__segment_unlink(AM_SHM_POSIX, name) == 0;
+    if (am__segment_open(AM_SHM_SYSV, name, &seg) == 0) {
+        const struct am_seg_header *h = seg.base;
+        int ours = seg.size >= sizeof *h && strncmp(h->name, name, AM_NAME_MAX) == 0;
+        am__segment_unmap(&seg);
+        found |= ours && am__segment_unlink(AM_SHM_SYSV, name) == 0;
+    }
+    return found;
+}
+
+static void name_of(char *buf, int combo, int role)
+{
+    snprintf(buf, AM_NAME_MAX, "dc%d-%s-%s-%.4s", run_pid, am_claim_names[combo / 2],
+             combo % 2 ? "sysv" : "posix", role_names[role]);
+}
+
+/* Lines of open file `fd` that mention "corrupt"; the first such line in `first`.
+ * Any other line (a sanitizer's report, say) is copied to our stderr. */
+static int corrupt_lines(int fd, char *first, size_t n)
+{
+    char line[512];
+    int count = 0;
+    FILE *f = lseek(fd, 0, SEEK_SET) == 0 ? fdopen(dup(fd), "r") : NULL;
+    first[0] = '\0';
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (!strstr(line, "corrupt"))
+            fprintf(stderr, "receiver: %s", line);
+        else if (count++ == 0)
+            snprintf(first, n, "%s", line);
+    fclose(f);
+    return count;
+}
+
+START_TEST(corrupt_packets)
+{
+    const char *alg = am_claim_names[_i / 2], *shm = _i % 2 ? "sysv" : "posix";
+    int stress = tu_stress_factor();
+    S = tu_shared_alloc(sizeof *S);
+    S->alg = alg;
+    S->shm = shm;
+    S->n1 = 30000 * (unsigned)stress;
+    S->n2 = 10000 * (unsigned)stress;
+    S->rounds = 300 * (unsigned)stress;
+    for (int r = 0; r < NROLES; r++)
+        name_of(S->name[r], _i, r);
+    char path[] = "/tmp/shmam-corrupt-XXXXXX";
+    S->errfd = mkstemp(path);
+    ck_assert_msg(S->errfd >= 0, "%s/%s: mkstemp: %s", alg, shm, strerror(errno));
+    unlink(path);
+    tu_gate_init(&S->gate, NROLES);
+    double t0 = now_s();
+    S->deadline = t0 + (RUN_LIMIT_S - 3) * stress;
+    int failed = tu_run_procs(NROLES, child, NULL, RUN_LIMIT_S * stress);
+    double secs = now_s() - t0;
+    int left = 0;
+    for (int r = 0; r < NROLES; r++)
+        left += sweep(S->name[r]);
+    char first[512];
+    int lines = corrupt_lines(S->errfd, first, sizeof first);
+    close(S->errfd);
+    unsigned long want_bad = S->injected + S->states_written;
+    if (getenv("SHMAM_VERBOSE"))
+        fprintf(stderr, "%s/%s: %.2f s, %lu valid, %lu bad; %s", alg, shm, secs, S->valid,
+                S->bad_packets, first);
+
+    ck_assert_msg(failed == 0, "%s/%s: %d processes crashed or hung (%.1f s)", alg, shm,
+                  failed, secs);
+    ck_assert_msg(!S->timed_out,
+                  "%s/%s: receiver gave up after %.0f s: %lu of %u valid, %lu markers", alg,
+                  shm, secs, S->valid, S->n1 + S->n2, S->markers);
+    for (int r = 0; r < NROLES; r++)
+        ck_assert_msg(S->rc[r] == 0, "%s/%s: %s: %s: %s", alg, shm, role_names[r],
+                      S->what[r], am_strerror(S->rc[r]));
+    ck_assert_msg(S->inj_delivered == 0, "%s/%s: %lu corrupt packets were delivered", alg,
+                  shm, S->inj_delivered);
+    ck_assert_msg(S->bad_valid == 0, "%s/%s: %lu valid messages arrived damaged", alg, shm,
+                  S->bad_valid);
+    ck_assert_msg(S->viol == 0,
+                  "%s/%s: %lu valid messages out of order; first: %ld for %ld", alg, shm,
+                  S->viol, S->first_got, S->first_want);
+    ck_assert_msg(S->valid == S->n1 + S->n2, "%s/%s: %lu valid messages for %u sent", alg,
+                  shm, S->valid, S->n1 + S->n2);
+    ck_assert_msg(S->markers == 3 && S->bad_marker == 0, "%s/%s: %lu markers, %lu bad", alg,
+                  shm, S->markers, S->bad_marker);
+    ck_assert_msg(S->injected == 2 * S->rounds * NKINDS && S->states_written == NIMPOSSIBLE,
+                  "%s/%s: injected %lu packets and %lu states", alg, shm, S->injected,
+                  S->states_written);
+    ck_assert_msg(S->bad_packets == want_bad && S->hdr_bad_packets == want_bad,
+                  "%s/%s: am_ep_bad_packets %lu, header %lu, for %lu injected", alg, shm,
+                  S->bad_packets, S->hdr_bad_packets, want_bad);
+    ck_assert_msg(lines == 1, "%s/%s: %d corrupt-packet reports on stderr (first: %s)", alg,
+                  shm, lines, first);
+    ck_assert_msg(left == 0, "%s/%s: %d endpoint segment(s) left behind", alg, shm, left);
+    tu_shared_free(S, sizeof *S);
+}
+END_TEST
+
+static Suite *corrupt_suite(void)
+{
+    Suite *s = suite_create("corrupt");
+    int combos = 0;
+    while (am_claim_names[combos])
+        combos++;
+    TCase *tc = tcase_create("injected packets");
+    tcase_set_timeout(tc, (RUN_LIMIT_S + 10) * tu_stress_factor());
+    tcase_add_loop_test(tc, corrupt_packets, 0, 2 * combos); /* x {posix, sysv} */
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* Remove whatever a test killed by Check's timeout left; how many there were. */
+static int sweep_run(void)
+{
+    char name[AM_NAME_MAX];
+    int left = 0;
+    for (int i = 0; am_claim_names[i / 2]; i++)
+        for (int r = 0; r < NROLES; r++) {
+            name_of(name, i, r);
+            left += sweep(name);
+        }
+    return left;
+}
+
+int main(void)
+{
+    run_pid = (int)getpid();
+    SRunner *sr = srunner_create(corrupt_suite());
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    int left = sweep_run();
+    if (left)
+        fprintf(stderr, "check_corrupt: removed %d endpoint(s) left behind\n", left);
+    return failed || left ? EXIT_FAILURE : EXIT_SUCCESS;
+}

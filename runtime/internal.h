@@ -144,5 +144,6 @@ void am__pending_free(am_ep_t *ep);
 struct am_peer *am__peer(am_ep_t *ep, unsigned index);
 int am__peer_add(am_ep_t *ep, unsigned index, const char *name);
 void am__peers_close(am_ep_t *ep);
+void am__peer_drop(am_ep_t *ep, unsigned index);
 
 #endif

@@ -66,16 +66,38 @@ static int peer_open(am_ep_t *ep, struct am_peer *p, const char *name)
     return rc;
 }
 
+/* Leave a peer's sender table and unmap it. */
+static void peer_close(struct am_peer *p)
+{
+    am__sender_release(p->view, p->sender_index);
+    if (p->view == &p->view_store)
+        am__segment_unmap(&p->view_store.seg);
+    free(p);
+}
+
+/* Forget peer `index` (if any), e.g. because its owner went away. */
+void am__peer_drop(am_ep_t *ep, unsigned index)
+{
+    struct am_peer *p = am__peer(ep, index);
+    if (p) {
+        peer_close(p);
+        ep->peers[index] = NULL;
+    }
+}
+
 /* Map `name` as peer `index`.  0 if done (or already so mapped), -EEXIST if the
- * index holds another peer, -ENOENT / -EAGAIN if the peer does not exist / is not
- * ready yet, -EPROTO if its segment does not match, -ENOSPC if its table is full. */
+ * index holds another live peer, -ENOENT / -EAGAIN if the peer does not exist /
+ * is not ready yet, -EPROTO if its segment does not match, -ENOSPC if its table
+ * is full.  An index whose endpoint has closed or died may be mapped again, to
+ * the same name (a restarted peer) or another. */
 int am__peer_add(am_ep_t *ep, unsigned index, const char *name)
 {
     if (index >= AM_MAX_PEERS || !am__name_valid(name))
         return -EINVAL;
     struct am_peer *old = am__peer(ep, index);
-    if (old)
+    if (old && am__peer_alive(old->view))
         return strcmp(old->name, name) == 0 ? 0 : -EEXIST;
+    am__peer_drop(ep, index);
     struct am_peer *p = calloc(1, sizeof *p);
     int rc = p ? grow(ep, index) : -ENOMEM;
     if (rc == 0)
@@ -91,15 +113,9 @@ int am__peer_add(am_ep_t *ep, unsigned index, const char *name)
 /* Forget every peer: leave their sender tables, unmap them. */
 void am__peers_close(am_ep_t *ep)
 {
-    for (unsigned i = 0; i < ep->peers_n; i++) {
-        struct am_peer *p = ep->peers[i];
-        if (!p)
-            continue;
-        am__sender_release(p->view, p->sender_index);
-        if (p->view == &p->view_store)
-            am__segment_unmap(&p->view_store.seg);
-        free(p);
-    }
+    for (unsigned i = 0; i < ep->peers_n; i++)
+        if (ep->peers[i])
+            peer_close(ep->peers[i]);
     free(ep->peers);
     ep->peers = NULL;
     ep->peers_n = 0;

@@ -44,12 +44,16 @@ int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index)
     char name[AM_NAME_MAX];
     memcpy(name, e->name, sizeof name);
     name[AM_NAME_MAX - 1] = '\0';
-    unsigned i, free_i = ep->peers_n;
+    unsigned i;
     for (i = 0; i < ep->peers_n; i++)
         if (ep->peers[i] && strcmp(ep->peers[i]->name, name) == 0)
             break;
-    if (i == ep->peers_n)
-        i = am__peer_add(ep, free_i, name) == 0 ? free_i : AM_SOURCE_UNKNOWN;
+    /* A peer of that name owned by another process has restarted: map it anew,
+     * at the same index. */
+    if (i < ep->peers_n && ep->peers[i]->view->hdr->owner_pid != e->pid)
+        am__peer_drop(ep, i);
+    if (i == ep->peers_n || !ep->peers[i])
+        i = am__peer_add(ep, i, name) == 0 ? i : AM_SOURCE_UNKNOWN;
     *s = (struct am_source){.pid = e->pid, .index = i};
     *index = i;
     return 0;

@@ -8,7 +8,7 @@ B       := build
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
-           -pthread -MMD -MP -Iruntime -Ilocks
+           -pthread -MMD -MP -Iruntime -Ilocks -Iapps
 LDLIBS  := -latomic_ops -lrt -pthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
 
@@ -24,10 +24,25 @@ TEST_HELPER_SRC := $(wildcard tests/prog_*.c)
 TEST_HELPER_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_HELPER_SRC))
 TEST_COMMON := $(B)/obj/tests/testutil.o
 
+# bench/X.c -> build/bench/X; bench/mpi/X.c -> build/bench/mpi_X (built with mpicc).
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+MPI_BENCH_SRC := $(wildcard bench/mpi/*.c)
+MPI_BENCH_BIN := $(patsubst bench/mpi/%.c,$(B)/bench/mpi_%,$(MPI_BENCH_SRC))
 
-.PHONY: all deps check run bench stress asan tsan clean install
+# apps/splitc/*.c -> build/lib/libsplitc.a (the Split-C-like layer);
+# apps/X.c -> build/apps/X; apps/mpi/X.c -> build/apps/mpi_X (mpicc).
+SPLITC_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard apps/splitc/*.c))
+SPLITC_LIB := $(B)/lib/libsplitc.a
+APP_SRC := $(wildcard apps/*.c)
+APP_BIN := $(patsubst apps/%.c,$(B)/apps/%,$(APP_SRC))
+MPI_APP_SRC := $(wildcard apps/mpi/*.c)
+MPI_APP_BIN := $(patsubst apps/mpi/%.c,$(B)/apps/mpi_%,$(MPI_APP_SRC))
+APP_LIBS := -lfftw3 -lm
+MPICC ?= mpicc
+PROGRAMS := $(BENCH_BIN) $(MPI_BENCH_BIN) $(APP_BIN) $(MPI_APP_BIN)
+
+.PHONY: all deps programs check run bench stress asan tsan clean install
 all: $(LIB) $(RUN)
 
 deps:
@@ -53,20 +68,38 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lm
 
+$(B)/bench/mpi_%: bench/mpi/%.c
+	@mkdir -p $(@D)
+	$(MPICC) $(OPT) -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iruntime $< -o $@ -lm
+
+$(SPLITC_LIB): $(SPLITC_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(B)/apps/%: $(B)/obj/apps/%.o $(SPLITC_LIB) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(APP_LIBS) $(LDLIBS)
+
+$(B)/apps/mpi_%: apps/mpi/%.c
+	@mkdir -p $(@D)
+	$(MPICC) $(OPT) -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iapps $< -o $@ $(APP_LIBS)
+
+programs: all $(PROGRAMS)
+
 check: deps
-	@$(MAKE) --no-print-directory all $(TEST_BIN) $(TEST_HELPER_BIN)
+	@$(MAKE) --no-print-directory programs $(TEST_BIN) $(TEST_HELPER_BIN)
 	@scripts/run-tests.sh $(TEST_BIN)
 
 run: deps
-	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@$(MAKE) --no-print-directory programs
 	@scripts/demo.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@$(MAKE) --no-print-directory programs
 	@scripts/bench.sh
 
 stress: deps
-	@$(MAKE) --no-print-directory all $(TEST_BIN) $(TEST_HELPER_BIN)
+	@$(MAKE) --no-print-directory programs $(TEST_BIN) $(TEST_HELPER_BIN)
 	@SHMAM_STRESS=10 scripts/run-tests.sh $(TEST_BIN)
 
 asan:

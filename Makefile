@@ -92,7 +92,7 @@ check: deps
 
 run: deps
 	@$(MAKE) --no-print-directory programs
-	@scripts/demo.sh
+	@scripts/report.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory programs

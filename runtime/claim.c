@@ -9,13 +9,18 @@
  * Tails are free-running tickets; ticket t is slot t % N of lap t / N.
  *
  * lockfree (Figure 3): take ticket t by CAS on the tail (t -> t+1), then CAS the
- *   slot from AM_STATE(t/N, FREE) to AM_STATE(t/N, CLAIMED), retrying (with
- *   backoff and polling, in the caller) while the receiver has not yet freed the
- *   slot for this lap.  A ticket once taken is this sender's alone: nobody else
- *   can claim slot t % N for lap t / N, so a stalled sender never loses its slot
- *   to one a lap ahead, and one sender's messages keep their order.  Bulk claims
- *   take a bulk block the same way first, then a packet (section 3.2): a sender
- *   holding the head packet never waits for a bulk block.
+ *   slot from AM_STATE(t/N, FREE) to AM_STATE(t/N, CLAIMED).  A ticket once
+ *   taken is this sender's alone: nobody else can claim slot t % N for lap
+ *   t / N, so a stalled sender never loses its slot to one a lap ahead, and one
+ *   sender's messages keep their order.  Before its CAS on the tail a sender
+ *   tests that slot t % N is already free for lap t / N (as test-and-test-and-set
+ *   tests before it sets); if not, the queue is full and it backs off holding no
+ *   ticket.  So no sender ever holds a ticket for a slot the receiver has not yet
+ *   freed, and the slot CAS that follows cannot fail: when the queue is full,
+ *   senders do not line up behind a descheduled ticket holder (a convoy, the
+ *   ticket lock's weakness).  Bulk claims take a bulk block the same way first,
+ *   then a packet (section 3.2): a sender holding the head packet never waits
+ *   for a bulk block.
  * locked (Figure 2, any lock of locks/): under the queue's lock, if the tail's
  *   slot (and for bulk, the bulk tail's block) is FREE for its lap, mark it
  *   CLAIMED and advance the tail; otherwise unlock and let the caller back off.
@@ -56,20 +61,43 @@ void am__claim_begin(struct am_claim_state *c, int want_bulk)
     c->stage = want_bulk ? TAKE_BULK : TAKE_PACKET;
 }
 
-/* Paper, Figure 3, first loop: the next ticket, by CAS from t to t+1. */
-static uint64_t take_ticket(volatile AO_t *tail)
+/* State word of slot t % n in an array of one-line slots (packets, bulk states:
+ * both keep their state word first in a 64-byte line). */
+static volatile AO_t *slot_state(void *slots, uint64_t t, uint32_t n)
+{
+    return (volatile AO_t *)((char *)slots + (t & (n - 1)) * AM_LINE);
+}
+
+/* Paper, Figure 3, first loop, with a test first: ticket t by CAS from t to t+1,
+ * taken only while slot t % n is free for lap t / n.  Returns 0 (no ticket)
+ * when the queue is full.  The acquire pairs with the receiver's release-store
+ * of FREE (poll.c), ordering its reads of the old message before our writes. */
+static int take_ticket(volatile AO_t *tail, void *slots, uint32_t n, uint64_t *ticket)
 {
     AO_t t = AO_load(tail), seen;
-    while ((seen = AO_fetch_compare_and_swap_full(tail, t, t + 1)) != t)
+    for (;;) {
+        AO_t s = AO_load_acquire(slot_state(slots, t, n));
+        if (s != AM_STATE(t / n, AM_FREE)) {
+            if (AM_STATE_LAP(s) != t / n)
+                return 0; /* not yet freed for this lap: the queue is full */
+            if ((seen = AO_load(tail)) == t)
+                return 0; /* a state no sender wrote: let the receiver repair it */
+            t = seen; /* slot t already taken: the tail moved on */
+            continue;
+        }
+        if ((seen = AO_fetch_compare_and_swap_full(tail, t, t + 1)) == t)
+            break;
         t = seen;
-    return t;
+    }
+    *ticket = t;
+    return 1;
 }
 
 /* Second step: slot (or bulk block) t % n from FREE to CLAIMED for lap t / n. */
-static int claim_slot(volatile AO_t *state, uint64_t t, uint32_t n)
+static int claim_slot(void *slots, uint64_t t, uint32_t n)
 {
     AO_t lap = t / n;
-    return AO_compare_and_swap_full(state, AM_STATE(lap, AM_FREE),
+    return AO_compare_and_swap_full(slot_state(slots, t, n), AM_STATE(lap, AM_FREE),
                                     AM_STATE(lap, AM_CLAIMED));
 }
 
@@ -77,24 +105,24 @@ static int try_lockfree(struct am_queue_view *q, struct am_claim_state *c)
 {
     switch (c->stage) {
     case TAKE_BULK:
-        c->bulk_ticket = take_ticket(&q->send->bulk_tail);
+        if (!take_ticket(&q->send->bulk_tail, q->bulk_state, q->bulk_n, &c->bulk_ticket))
+            return 0;
         c->stage = CLAIM_BULK;
         stall_point();
         /* fall through */
     case CLAIM_BULK:
-        if (!claim_slot(&q->bulk_state[c->bulk_ticket & (q->bulk_n - 1)].state,
-                        c->bulk_ticket, q->bulk_n))
+        if (!claim_slot(q->bulk_state, c->bulk_ticket, q->bulk_n))
             return 0;
         c->stage = TAKE_PACKET;
         /* fall through */
     case TAKE_PACKET:
-        c->ticket = take_ticket(&q->send->tail);
+        if (!take_ticket(&q->send->tail, q->packets, q->packets_n, &c->ticket))
+            return 0;
         c->stage = CLAIM_PACKET;
         stall_point();
         /* fall through */
     case CLAIM_PACKET:
-        if (!claim_slot(&q->packets[c->ticket & (q->packets_n - 1)].state, c->ticket,
-                        q->packets_n))
+        if (!claim_slot(q->packets, c->ticket, q->packets_n))
             return 0;
         c->stage = DONE;
     }

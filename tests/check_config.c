@@ -15,7 +15,6 @@
  * main removes whatever a failed test left behind.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -23,8 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ipc.h>
-#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,82 +29,14 @@
 #include "internal.h"
 #include "testutil.h"
 
-static char run_tag[24]; /* "cf<main pid>." */
-static long test_pid;    /* the process running the current test */
 static int n_algs;
 
 static const char *const env_names[] = {"SHMAM_CLAIM", "SHMAM_SHM",         "SHMAM_PACKETS",
                                         "SHMAM_BULK",  "SHMAM_MAX_SENDERS", NULL};
 
-static const char *bname(int b)
-{
-    return am__shm_name((enum am_shm)b);
-}
-
-/* The name prefix of everything the current test creates. */
-static void test_prefix(char *buf, size_t n)
-{
-    snprintf(buf, n, "%s%ld-", run_tag, test_pid);
-}
-
-/* PREFIX ROLE-ALG-B: unique per run, test, role, algorithm and backend. */
-static void ep_name(char *buf, size_t n, const char *role, int alg, int b)
-{
-    snprintf(buf, n, "%s%ld-%s-%s-%c", run_tag, test_pid, role,
-             alg >= 0 ? am_claim_names[alg] : "x", bname(b)[0]);
-}
-
-/* Segments of either backend whose endpoint name starts with `pfx`: counted,
- * removed if `remove`; the first one's name goes to `first`. */
-static int leftovers(const char *pfx, int remove, char *first, size_t n)
-{
-    int found = 0;
-    size_t pl = strlen(pfx);
-    DIR *d = opendir("/dev/shm");
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, "shmam-", 6) == 0 && strncmp(e->d_name + 6, pfx, pl) == 0) {
-            if (found++ == 0)
-                snprintf(first, n, "/dev/shm/%.100s", e->d_name);
-            if (remove)
-                am__segment_unlink(AM_SHM_POSIX, e->d_name + 6);
-        }
-    if (d)
-        closedir(d);
-    struct shm_info info;
-    int max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info);
-    for (int i = 0; i <= max; i++) {
-        struct shmid_ds ds;
-        int id = shmctl(i, SHM_STAT, &ds);
-        if (id < 0 || ds.shm_perm.uid != geteuid() ||
-            ds.shm_segsz < sizeof(struct am_seg_header))
-            continue;
-        const struct am_seg_header *h = shmat(id, NULL, SHM_RDONLY);
-        if (h == (void *)-1)
-            continue;
-        if (h->magic == AM_MAGIC && strncmp(h->name, pfx, pl) == 0) {
-            if (found++ == 0)
-                snprintf(first, n, "System V id %d (%.48s)", id, h->name);
-            if (remove)
-                shmctl(id, IPC_RMID, NULL);
-        }
-        shmdt(h);
-    }
-    return found;
-}
-
-/* Fails the test if anything the current test created is still there. */
-static void assert_clean(const char *what)
-{
-    char pfx[48], first[128] = "";
-    test_prefix(pfx, sizeof pfx);
-    int n = leftovers(pfx, 0, first, sizeof first);
-    ck_assert_msg(n == 0, "%s: %d segment(s) left behind, e.g. %s", what, n, first);
-}
-
 static void setup(void)
 {
-    test_pid = (long)getpid();
+    tu_test_init();
     for (const char *const *e = env_names; *e; e++)
         unsetenv(*e);
 }
@@ -169,9 +98,9 @@ START_TEST(from_env_and_opts)
     char what[96];
     for (int a = 0; a < n_algs; a++)
         for (int b = 0; b < 2; b++) {
-            snprintf(what, sizeof what, "env %s/%s", am_claim_names[a], bname(b));
+            snprintf(what, sizeof what, "env %s/%s", am_claim_names[a], tu_backend_name(b));
             setenv("SHMAM_CLAIM", am_claim_names[a], 1);
-            setenv("SHMAM_SHM", bname(b), 1);
+            setenv("SHMAM_SHM", tu_backend_name(b), 1);
             setenv("SHMAM_PACKETS", "64", 1);
             setenv("SHMAM_BULK", "4", 1);
             setenv("SHMAM_MAX_SENDERS", "7", 1);
@@ -179,8 +108,9 @@ START_TEST(from_env_and_opts)
             expect_cfg(&c, a, b, 64, 4, 7, what);
             for (const char *const *e = env_names; *e; e++)
                 unsetenv(*e);
-            snprintf(what, sizeof what, "opts %s/%s", am_claim_names[a], bname(b));
-            struct am_ep_opts o = {am_claim_names[a], bname(b), 2, 1, 1};
+            snprintf(what, sizeof what, "opts %s/%s", am_claim_names[a],
+                     tu_backend_name(b));
+            struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 2, 1, 1};
             resolve_ok(&o, &c, what);
             expect_cfg(&c, a, b, 2, 1, 1, what);
         }
@@ -249,7 +179,7 @@ START_TEST(bad_values)
         /* am_ep_create refuses it too, and makes nothing. */
         am_ep_t *ep = NULL;
         char name[64];
-        ep_name(name, sizeof name, "bad", -1, 0);
+        tu_ep_name(name, sizeof name, "bad", -1, 0);
         rc = am_ep_create(name, NULL, &ep);
         ck_assert_msg(rc == -EINVAL && !ep, "create with %s='%s' gave %d", bad_env[i].env,
                       bad_env[i].value, rc);
@@ -275,7 +205,7 @@ START_TEST(bad_values)
     /* Not powers of two is fine for max_senders only. */
     struct am_ep_opts odd = {NULL, NULL, 0, 0, 3};
     resolve_ok(&odd, &c, "max_senders 3");
-    assert_clean("bad values");
+    tu_assert_clean("bad values");
 }
 END_TEST
 
@@ -316,28 +246,29 @@ START_TEST(names)
     int rc = am_ep_create(NULL, NULL, &ep);
     ck_assert_msg(rc == -EINVAL, "create NULL name gave %d", rc);
     for (int b = 0; b < 2; b++) {
-        struct am_ep_opts o = {NULL, bname(b), 0, 0, 0};
+        struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0};
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             ck_assert_msg(!am__name_valid(bad[i]), "name '%s' valid", bad[i]);
             ep = NULL;
             rc = am_ep_create(bad[i], &o, &ep);
-            ck_assert_msg(rc == -EINVAL && !ep, "%s: create '%s' gave %d", bname(b), bad[i],
-                          rc);
+            ck_assert_msg(rc == -EINVAL && !ep, "%s: create '%s' gave %d",
+                          tu_backend_name(b), bad[i], rc);
         }
         /* Exactly 40 characters of every allowed kind is fine. */
         char name[64];
-        ep_name(name, sizeof name, "n", -1, b);
+        tu_ep_name(name, sizeof name, "n", -1, b);
         size_t n = strlen(name);
         ck_assert_msg(n < 30, "test name %s too long", name);
         memcpy(name + n, "._-aZ09_._-aZ09_._-aZ09_._-aZ09_._-aZ09", 40 - n);
         name[40] = '\0';
-        snprintf(what, sizeof what, "%s: 40-character name", bname(b));
+        snprintf(what, sizeof what, "%s: 40-character name", tu_backend_name(b));
         ep = create_ok(name, &o, what);
         ck_assert_str_eq(am_ep_name(ep), name);
         destroy_ok(ep, what);
-        ck_assert_msg(am_ep_create(name, &o, NULL) == -EINVAL, "%s: NULL out", bname(b));
+        ck_assert_msg(am_ep_create(name, &o, NULL) == -EINVAL, "%s: NULL out",
+                      tu_backend_name(b));
     }
-    assert_clean("names");
+    tu_assert_clean("names");
 }
 END_TEST
 
@@ -345,9 +276,9 @@ START_TEST(double_create)
 {
     int b = _i;
     char name[64], what[64];
-    snprintf(what, sizeof what, "%s: double create", bname(b));
-    ep_name(name, sizeof name, "dup", -1, b);
-    struct am_ep_opts o = {NULL, bname(b), 0, 0, 0};
+    snprintf(what, sizeof what, "%s: double create", tu_backend_name(b));
+    tu_ep_name(name, sizeof name, "dup", -1, b);
+    struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0};
     am_ep_t *ep = create_ok(name, &o, what), *ep2 = NULL;
     int rc = am_ep_create(name, &o, &ep2);
     ck_assert_msg(rc == -EEXIST && !ep2, "%s: second create gave %d", what, rc);
@@ -370,7 +301,7 @@ START_TEST(double_create)
     /* Once destroyed, the name is free again. */
     ep = create_ok(name, &o, what);
     destroy_ok(ep, what);
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -380,9 +311,9 @@ START_TEST(reclaim_stale)
 {
     int b = _i;
     char name[64], what[64];
-    snprintf(what, sizeof what, "%s: stale segment", bname(b));
-    ep_name(name, sizeof name, "stale", -1, b);
-    struct am_ep_opts o = {NULL, bname(b), 0, 0, 0};
+    snprintf(what, sizeof what, "%s: stale segment", tu_backend_name(b));
+    tu_ep_name(name, sizeof name, "stale", -1, b);
+    struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0};
     for (int round = 0; round < 2; round++) {
         pid_t p = fork();
         if (p == 0) {
@@ -401,7 +332,7 @@ START_TEST(reclaim_stale)
         am_ep_t *peer = NULL;
         if (round == 1) {
             char pn[64];
-            ep_name(pn, sizeof pn, "peer", -1, b);
+            tu_ep_name(pn, sizeof pn, "peer", -1, b);
             peer = create_ok(pn, &o, what);
             rc = am_ep_map(peer, 0, name);
             ck_assert_msg(rc == 0, "%s: map the stale endpoint: %s", what, am_strerror(rc));
@@ -416,7 +347,7 @@ START_TEST(reclaim_stale)
             destroy_ok(peer, what);
         }
     }
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -458,9 +389,10 @@ START_TEST(segment_size)
 {
     int a = _i / 2, b = _i % 2;
     char name[64], what[64];
-    snprintf(what, sizeof what, "%s/%s: segment size", am_claim_names[a], bname(b));
-    ep_name(name, sizeof name, "size", a, b);
-    struct am_ep_opts o = {am_claim_names[a], bname(b), 0, 0, 0};
+    snprintf(what, sizeof what, "%s/%s: segment size", am_claim_names[a],
+             tu_backend_name(b));
+    tu_ep_name(name, sizeof name, "size", a, b);
+    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0};
     struct am_config c;
     resolve_ok(&o, &c, what);
     am_ep_t *ep = create_ok(name, &o, what);
@@ -484,7 +416,7 @@ START_TEST(segment_size)
     destroy_ok(ep, what);
     rc = am__segment_open((enum am_shm)b, name, &seg);
     ck_assert_msg(rc == -ENOENT, "%s: open after destroy gave %d", what, rc);
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -495,10 +427,10 @@ START_TEST(attach_refuses)
 {
     int a = _i / 2, b = _i % 2;
     char name[64], pname[64], what[64];
-    snprintf(what, sizeof what, "%s/%s: attach", am_claim_names[a], bname(b));
-    ep_name(name, sizeof name, "victim", a, b);
-    ep_name(pname, sizeof pname, "peer", a, b);
-    struct am_ep_opts o = {am_claim_names[a], bname(b), 0, 0, 0};
+    snprintf(what, sizeof what, "%s/%s: attach", am_claim_names[a], tu_backend_name(b));
+    tu_ep_name(name, sizeof name, "victim", a, b);
+    tu_ep_name(pname, sizeof pname, "peer", a, b);
+    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0};
     am_ep_t *victim = create_ok(name, &o, what), *peer = create_ok(pname, &o, what);
     struct am_segment seg;
     struct am_seg_view v;
@@ -636,7 +568,7 @@ START_TEST(attach_refuses)
     am__segment_unmap(&seg);
     destroy_ok(peer, what);
     destroy_ok(victim, what);
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -649,9 +581,9 @@ START_TEST(attach_while_creating)
     int a = _i / 2, b = _i % 2;
     char name[64], what[64];
     snprintf(what, sizeof what, "%s/%s: attach during creation", am_claim_names[a],
-             bname(b));
-    ep_name(name, sizeof name, "race", a, b);
-    struct am_ep_opts o = {am_claim_names[a], bname(b), 0, 0, 0};
+             tu_backend_name(b));
+    tu_ep_name(name, sizeof name, "race", a, b);
+    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0};
     const int rounds = 300 * tu_stress_factor();
     volatile AO_t *turn = tu_shared_alloc(4096); /* child's round; parent's round */
     pid_t p = fork();
@@ -708,7 +640,7 @@ START_TEST(attach_while_creating)
                   what, counts[4]);
     ck_assert_msg(other == 0, "%s: %d unexpected results, e.g. %d (%s)", what, other,
                   other_rc, am_strerror(other_rc));
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -718,12 +650,12 @@ START_TEST(map_errors)
 {
     int b = _i;
     char name[64], other[64], missing[64], what[64];
-    snprintf(what, sizeof what, "%s: map", bname(b));
-    ep_name(name, sizeof name, "me", -1, b);
-    ep_name(other, sizeof other, "other", -1, b);
-    ep_name(missing, sizeof missing, "missing", -1, b);
-    struct am_ep_opts o = {NULL, bname(b), 0, 0, 0};
-    struct am_ep_opts o2 = {NULL, bname(!b), 0, 0, 0};
+    snprintf(what, sizeof what, "%s: map", tu_backend_name(b));
+    tu_ep_name(name, sizeof name, "me", -1, b);
+    tu_ep_name(other, sizeof other, "other", -1, b);
+    tu_ep_name(missing, sizeof missing, "missing", -1, b);
+    struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0};
+    struct am_ep_opts o2 = {NULL, tu_backend_name(!b), 0, 0, 0};
     am_ep_t *ep = create_ok(name, &o, what), *ot = create_ok(other, &o2, what);
     int rc = am_ep_map(ep, 0, missing);
     ck_assert_msg(rc == -ENOENT, "%s: missing peer gave %d", what, rc);
@@ -745,7 +677,7 @@ START_TEST(map_errors)
     ck_assert_msg(am_request(ep, 4, 1, NULL, 0) == -EINVAL, "%s: unmapped 4", what);
     destroy_ok(ot, what);
     destroy_ok(ep, what);
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -771,9 +703,9 @@ START_TEST(request_args)
 {
     int a = _i / 2, b = _i % 2;
     char name[64], what[64];
-    snprintf(what, sizeof what, "%s/%s: arguments", am_claim_names[a], bname(b));
-    ep_name(name, sizeof name, "args", a, b);
-    struct am_ep_opts o = {am_claim_names[a], bname(b), 0, 0, 0};
+    snprintf(what, sizeof what, "%s/%s: arguments", am_claim_names[a], tu_backend_name(b));
+    tu_ep_name(name, sizeof name, "args", a, b);
+    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0};
     am_ep_t *ep = create_ok(name, &o, what);
     ck_assert_msg(am_ep_map(ep, 0, name) == 0, "%s: map self", what);
     ck_assert_msg(am_set_handler(ep, 7, count_h) == 0, "%s: set handler", what);
@@ -849,7 +781,7 @@ START_TEST(request_args)
                   am_ep_bad_packets(ep));
     destroy_ok(ep, what);
     ck_assert_msg(am_ep_destroy(NULL) == -EINVAL, "%s: destroy NULL", what);
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -859,15 +791,16 @@ START_TEST(senders_full)
 {
     int a = _i / 2, b = _i % 2;
     char what[64], tn[64], mn[4][64];
-    snprintf(what, sizeof what, "%s/%s: sender table", am_claim_names[a], bname(b));
-    ep_name(tn, sizeof tn, "target", a, b);
-    struct am_ep_opts o = {am_claim_names[a], bname(b), 0, 0, 2};
+    snprintf(what, sizeof what, "%s/%s: sender table", am_claim_names[a],
+             tu_backend_name(b));
+    tu_ep_name(tn, sizeof tn, "target", a, b);
+    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 2};
     am_ep_t *t = create_ok(tn, &o, what), *m[4];
     ck_assert_msg(am_set_handler(t, 1, count_h) == 0, "%s: set handler", what);
     for (int i = 0; i < 4; i++) {
         char role[16];
         snprintf(role, sizeof role, "m%d", i);
-        ep_name(mn[i], sizeof mn[i], role, a, b);
+        tu_ep_name(mn[i], sizeof mn[i], role, a, b);
         m[i] = create_ok(mn[i], &o, what);
     }
     ck_assert_msg(am_ep_map(m[0], 0, tn) == 0, "%s: first mapper", what);
@@ -889,7 +822,7 @@ START_TEST(senders_full)
     /* m[1] leaves; a child takes its entry and dies without leaving the table. */
     destroy_ok(m[1], what);
     char cn[64];
-    ep_name(cn, sizeof cn, "child", a, b);
+    tu_ep_name(cn, sizeof cn, "child", a, b);
     pid_t p = fork();
     if (p == 0) {
         am_ep_t *c;
@@ -910,7 +843,7 @@ START_TEST(senders_full)
     destroy_ok(m[2], what);
     destroy_ok(m[3], what);
     destroy_ok(t, what);
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -934,30 +867,19 @@ static Suite *config_suite(void)
     tcase_add_test(tc, names);
     tcase_add_loop_test(tc, double_create, 0, 2);
     tcase_add_loop_test(tc, reclaim_stale, 0, 2);
-    tcase_add_loop_test(tc, segment_size, 0, 2 * n_algs);
-    tcase_add_loop_test(tc, attach_refuses, 0, 2 * n_algs);
-    tcase_add_loop_test(tc, attach_while_creating, 0, 2 * n_algs);
+    tcase_add_loop_test(tc, segment_size, 0, tu_combos());
+    tcase_add_loop_test(tc, attach_refuses, 0, tu_combos());
+    tcase_add_loop_test(tc, attach_while_creating, 0, tu_combos());
     tcase_add_loop_test(tc, map_errors, 0, 2);
-    tcase_add_loop_test(tc, request_args, 0, 2 * n_algs);
-    tcase_add_loop_test(tc, senders_full, 0, 2 * n_algs);
+    tcase_add_loop_test(tc, request_args, 0, tu_combos());
+    tcase_add_loop_test(tc, senders_full, 0, tu_combos());
     suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
-    while (am_claim_names[n_algs])
-        n_algs++;
-    snprintf(run_tag, sizeof run_tag, "cf%ld.", (long)getpid());
-    SRunner *sr = srunner_create(config_suite());
-    srunner_set_fork_status(sr, getenv("CK_FORK") ? srunner_fork_status(sr) : CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    char first[128];
-    int left = leftovers(run_tag, 1, first, sizeof first);
-    if (left)
-        fprintf(stderr, "check_config: removed %d leftover segment(s), e.g. %s\n", left,
-                first);
-    return failed == 0 && left == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    tu_run_init("cf");
+    n_algs = tu_n_algs();
+    return tu_run_suite(config_suite(), "check_config");
 }

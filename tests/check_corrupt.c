@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -95,34 +94,13 @@ struct shared {
 };
 
 static struct shared *S;
-static int me, run_pid;
+static int me;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint32_t mix(uint32_t a, uint32_t b)
-{
-    uint32_t h = a * 0x9e3779b9u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu;
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    return h ^ (h >> 16);
-}
-
+/* Valid bulk message seq: its length (its bytes: tu_pattern(seq)). */
 static size_t len_of(unsigned seq)
 {
     static const size_t special[] = {8192, 0, 1, 8191, 4097};
-    return seq % 4 == 0 ? special[(seq / 4) % 5] : mix(seq, 1) % (AM_MAX_BULK + 1);
-}
-
-static uint8_t byte_of(unsigned seq, size_t i)
-{
-    return (uint8_t)(mix(seq, (uint32_t)(i >> 2)) >> (8 * (i & 3)));
+    return seq % 4 == 0 ? special[(seq / 4) % 5] : tu_mix32(seq, 1) % (AM_MAX_BULK + 1);
 }
 
 static void note(int rc, const char *what)
@@ -145,7 +123,7 @@ static void give_up(const char *what)
 static int await(volatile AO_t *flag)
 {
     while (!AO_load_acquire(flag)) /* pairs with the receiver's release */
-        if (now_s() > S->deadline)
+        if (tu_now_s() > S->deadline)
             return -1;
         else
             sched_yield();
@@ -166,7 +144,7 @@ static void valid_seq(unsigned seq)
 
 static void on_valid(am_token_t *tok, const uint32_t *a, int nargs, void *data, size_t len)
 {
-    if (nargs != 2 || a[1] != mix(a[0], 0) || data || len)
+    if (nargs != 2 || a[1] != tu_mix32(a[0], 0) || data || len)
         S->bad_valid++;
     else
         valid_seq(a[0]);
@@ -175,9 +153,10 @@ static void on_valid(am_token_t *tok, const uint32_t *a, int nargs, void *data, 
 static void on_validb(am_token_t *tok, const uint32_t *a, int nargs, void *data, size_t len)
 {
     const uint8_t *p = data;
-    int ok = nargs == 3 && a[1] == mix(a[0], 0) && len == a[2] && len == len_of(a[0]) && p;
+    int ok =
+        nargs == 3 && a[1] == tu_mix32(a[0], 0) && len == a[2] && len == len_of(a[0]) && p;
     for (size_t i = 0; ok && i < len; i++)
-        ok = p[i] == byte_of(a[0], i);
+        ok = p[i] == tu_pattern_byte(a[0], i);
     if (!ok)
         S->bad_valid++;
     else
@@ -228,7 +207,7 @@ static void receiver(void)
             AO_store_release(&S->phase2_seen, 1);
         if (S->valid >= S->n1 + S->n2 && S->markers >= 3)
             break;
-        if (now_s() > S->deadline) {
+        if (tu_now_s() > S->deadline) {
             S->timed_out = 1;
             break;
         }
@@ -257,13 +236,12 @@ static int send_valid(am_ep_t *ep, unsigned seq)
 {
     static uint8_t buf[AM_MAX_BULK];
     if (seq % 3 != 2) {
-        uint32_t a[2] = {seq, mix(seq, 0)};
+        uint32_t a[2] = {seq, tu_mix32(seq, 0)};
         return am_request(ep, 0, H_VALID, a, 2);
     }
     size_t len = len_of(seq);
-    for (size_t i = 0; i < len; i++)
-        buf[i] = byte_of(seq, i);
-    uint32_t a[3] = {seq, mix(seq, 0), (uint32_t)len};
+    tu_pattern(buf, seq, len);
+    uint32_t a[3] = {seq, tu_mix32(seq, 0), (uint32_t)len};
     return am_request_bulk(ep, 0, H_VALIDB, buf, len, a, 3);
 }
 
@@ -297,7 +275,7 @@ static int claim(struct am_peer *peer, struct am_claim_state *c, int bulk)
     struct am_seg_view *v = peer->view;
     am__claim_begin(c, bulk);
     while (!am__claim_try(v, &v->q[AM_REQUEST], c, peer->sender_index)) {
-        if (now_s() > S->deadline) {
+        if (tu_now_s() > S->deadline) {
             give_up("gave up claiming a packet");
             return -1;
         }
@@ -413,7 +391,7 @@ static int write_states(struct am_peer *peer)
         S->states_written++;
         while (AO_load_acquire(&p->state) != free_state ||
                AO_load(&q->recv->head) != head) {
-            if (now_s() > S->deadline) {
+            if (tu_now_s() > S->deadline) {
                 give_up("receiver never reset an impossible head state");
                 return -1;
             }
@@ -472,26 +450,6 @@ static void child(int idx, void *arg)
 
 /* ---- parent ---- */
 
-/* Remove endpoint `name` in both backends if it exists; 1 if something was. */
-static int sweep(const char *name)
-{
-    struct am_segment seg;
-    int found = am__segment_unlink(AM_SHM_POSIX, name) == 0;
-    if (am__segment_open(AM_SHM_SYSV, name, &seg) == 0) {
-        const struct am_seg_header *h = seg.base;
-        int ours = seg.size >= sizeof *h && strncmp(h->name, name, AM_NAME_MAX) == 0;
-        am__segment_unmap(&seg);
-        found |= ours && am__segment_unlink(AM_SHM_SYSV, name) == 0;
-    }
-    return found;
-}
-
-static void name_of(char *buf, int combo, int role)
-{
-    snprintf(buf, AM_NAME_MAX, "dc%d-%s-%s-%.4s", run_pid, am_claim_names[combo / 2],
-             combo % 2 ? "sysv" : "posix", role_names[role]);
-}
-
 /* Lines of open file `fd` that mention "corrupt"; the first such line in `first`.
  * Any other line (a sanitizer's report, say) is copied to our stderr. */
 static int corrupt_lines(int fd, char *first, size_t n)
@@ -513,7 +471,9 @@ static int corrupt_lines(int fd, char *first, size_t n)
 
 START_TEST(corrupt_packets)
 {
-    const char *alg = am_claim_names[_i / 2], *shm = _i % 2 ? "sysv" : "posix";
+    struct tu_combo c = tu_combo_of(_i);
+    const char *alg = c.alg_name, *shm = c.backend_name;
+    char pfx[AM_NAME_MAX], first_left[128] = "";
     int stress = tu_stress_factor();
     S = tu_shared_alloc(sizeof *S);
     S->alg = alg;
@@ -522,19 +482,18 @@ START_TEST(corrupt_packets)
     S->n2 = 10000 * (unsigned)stress;
     S->rounds = 300 * (unsigned)stress;
     for (int r = 0; r < NROLES; r++)
-        name_of(S->name[r], _i, r);
+        tu_name(S->name[r], AM_NAME_MAX, "%s-%s-%.4s", alg, shm, role_names[r]);
     char path[] = "/tmp/shmam-corrupt-XXXXXX";
     S->errfd = mkstemp(path);
     ck_assert_msg(S->errfd >= 0, "%s/%s: mkstemp: %s", alg, shm, strerror(errno));
     unlink(path);
     tu_gate_init(&S->gate, NROLES);
-    double t0 = now_s();
+    double t0 = tu_now_s();
     S->deadline = t0 + (RUN_LIMIT_S - 3) * stress;
     int failed = tu_run_procs(NROLES, child, NULL, RUN_LIMIT_S * stress);
-    double secs = now_s() - t0;
-    int left = 0;
-    for (int r = 0; r < NROLES; r++)
-        left += sweep(S->name[r]);
+    double secs = tu_now_s() - t0;
+    tu_name(pfx, sizeof pfx, "%s-%s-", alg, shm);
+    int left = tu_leftovers(pfx, 1, first_left, sizeof first_left);
     char first[512];
     int lines = corrupt_lines(S->errfd, first, sizeof first);
     close(S->errfd);
@@ -570,7 +529,8 @@ START_TEST(corrupt_packets)
                   S->bad_packets, S->hdr_bad_packets, want_bad);
     ck_assert_msg(lines == 1, "%s/%s: %d corrupt-packet reports on stderr (first: %s)", alg,
                   shm, lines, first);
-    ck_assert_msg(left == 0, "%s/%s: %d endpoint segment(s) left behind", alg, shm, left);
+    ck_assert_msg(left == 0, "%s/%s: %d endpoint segment(s) left behind, e.g. %s", alg, shm,
+                  left, first_left);
     tu_shared_free(S, sizeof *S);
 }
 END_TEST
@@ -578,39 +538,15 @@ END_TEST
 static Suite *corrupt_suite(void)
 {
     Suite *s = suite_create("corrupt");
-    int combos = 0;
-    while (am_claim_names[combos])
-        combos++;
     TCase *tc = tcase_create("injected packets");
     tcase_set_timeout(tc, (RUN_LIMIT_S + 10) * tu_stress_factor());
-    tcase_add_loop_test(tc, corrupt_packets, 0, 2 * combos); /* x {posix, sysv} */
+    tcase_add_loop_test(tc, corrupt_packets, 0, tu_combos());
     suite_add_tcase(s, tc);
     return s;
 }
 
-/* Remove whatever a test killed by Check's timeout left; how many there were. */
-static int sweep_run(void)
-{
-    char name[AM_NAME_MAX];
-    int left = 0;
-    for (int i = 0; am_claim_names[i / 2]; i++)
-        for (int r = 0; r < NROLES; r++) {
-            name_of(name, i, r);
-            left += sweep(name);
-        }
-    return left;
-}
-
 int main(void)
 {
-    run_pid = (int)getpid();
-    SRunner *sr = srunner_create(corrupt_suite());
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    int left = sweep_run();
-    if (left)
-        fprintf(stderr, "check_corrupt: removed %d endpoint(s) left behind\n", left);
-    return failed || left ? EXIT_FAILURE : EXIT_SUCCESS;
+    tu_run_init("dc");
+    return tu_run_suite(corrupt_suite(), "check_corrupt");
 }

@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -69,29 +68,13 @@ struct shared {
 };
 
 static struct shared *S;
-static int me, run_pid;
+static int me;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint32_t mix(uint32_t a, uint32_t b)
-{
-    uint32_t h = a * 0x9e3779b9u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu;
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    return h ^ (h >> 16);
-}
-
-/* Message (from, to, seq, reply?): its key, bulk length and bytes. */
+/* Message (from, to, seq, reply?): its key and bulk length (its bytes:
+ * tu_pattern(key)). */
 static uint32_t key_of(unsigned from, unsigned to, unsigned seq, int reply)
 {
-    return mix(from * MAXP + to + (reply ? 0x1000u : 0), seq);
+    return tu_mix32(from * MAXP + to + (reply ? 0x1000u : 0), seq);
 }
 
 static size_t len_of(uint32_t key, int reply)
@@ -100,12 +83,6 @@ static size_t len_of(uint32_t key, int reply)
     if (key % 5 == 0)
         return special[(key >> 8) % 5];
     return reply ? (key >> 4) % 300 : (key >> 4) % (AM_MAX_BULK + 1);
-}
-
-static void fill(uint8_t *buf, uint32_t key, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        buf[i] = (uint8_t)(mix(key, (uint32_t)(i >> 2)) >> (8 * (i & 3)));
 }
 
 static void note(int rc, const char *what)
@@ -142,7 +119,7 @@ static long check_msg(am_token_t *tok, const uint32_t *a, int nargs, const void 
     if (bulk) {
         uint8_t want[AM_MAX_BULK];
         size_t n = len_of(key, reply);
-        fill(want, key, n);
+        tu_pattern(want, key, n);
         if (len != n || a[3] != n || !data || memcmp(data, want, n) != 0) {
             bad("from %u: bulk message %u: %u bytes wrong", from, seq, (unsigned)len);
             return -1;
@@ -169,7 +146,7 @@ static void on_request(am_token_t *tok, const uint32_t *a, int nargs, void *data
     if (bulk) {
         static uint8_t buf[AM_MAX_BULK];
         size_t n = len_of(key, 1);
-        fill(buf, key, n);
+        tu_pattern(buf, key, n);
         r[3] = (uint32_t)n;
         rc = am_reply_bulk(tok, H_REPB, buf, n, r, 4);
     } else
@@ -226,7 +203,7 @@ static int send_request(am_ep_t *ep, unsigned long k)
     int rc;
     if (k % 3 == 2) {
         size_t n = len_of(key, 0);
-        fill(buf, key, n);
+        tu_pattern(buf, key, n);
         a[3] = (uint32_t)n;
         rc = am_request_bulk(ep, to, H_REQB, buf, n, a, 4);
     } else
@@ -253,7 +230,7 @@ static int poll_until(am_ep_t *ep, int (*cond)(void))
             note(n, "am_poll");
             return -1;
         }
-        if (now_s() > S->deadline) {
+        if (tu_now_s() > S->deadline) {
             S->gave_up[me] = 1;
             return -1;
         }
@@ -277,8 +254,8 @@ static void exchange(am_ep_t *ep)
 {
     S->phase[me] = SENDING;
     am__claim_stall_hook = widen_hook;
-    double stop = now_s() + S->secs;
-    for (unsigned long k = 0; k < S->min || now_s() < stop; k++) {
+    double stop = tu_now_s() + S->secs;
+    for (unsigned long k = 0; k < S->min || tu_now_s() < stop; k++) {
         int rc = send_request(ep, k);
         if (rc < 0) {
             note(rc, "am_request");
@@ -325,40 +302,11 @@ static void proc(int idx, void *arg)
         note(am_ep_destroy(ep), "am_ep_destroy");
 }
 
-/* Remove endpoint `name` in both backends if it exists; 1 if something was. */
-static int sweep(const char *name)
-{
-    struct am_segment seg;
-    int found = am__segment_unlink(AM_SHM_POSIX, name) == 0;
-    if (am__segment_open(AM_SHM_SYSV, name, &seg) == 0) {
-        const struct am_seg_header *h = seg.base;
-        int ours = seg.size >= sizeof *h && strncmp(h->name, name, AM_NAME_MAX) == 0;
-        am__segment_unmap(&seg);
-        found |= ours && am__segment_unlink(AM_SHM_SYSV, name) == 0;
-    }
-    return found;
-}
-
-static const char *combo_alg(int i)
-{
-    return am_claim_names[i / 2];
-}
-
-static const char *combo_shm(int i)
-{
-    return i % 2 ? "sysv" : "posix";
-}
-
-static void name_of(char *buf, const char *tag, int combo, int p)
-{
-    snprintf(buf, AM_NAME_MAX, "dl%d-%s-%s-%s-%d", run_pid, tag, combo_alg(combo),
-             combo_shm(combo), p);
-}
-
 static void run(const struct shape *sh, int combo)
 {
-    const char *alg = combo_alg(combo), *shm = combo_shm(combo);
-    const char *t = sh->tag;
+    struct tu_combo c = tu_combo_of(combo);
+    const char *alg = c.alg_name, *shm = c.backend_name, *t = sh->tag;
+    char pfx[AM_NAME_MAX], first[128] = "";
     int P = sh->procs, stress = tu_stress_factor();
     S = tu_shared_alloc(sizeof *S);
     S->sh = *sh;
@@ -367,15 +315,14 @@ static void run(const struct shape *sh, int combo)
     S->alg = alg;
     S->shm = shm;
     for (int p = 0; p < P; p++)
-        name_of(S->name[p], t, combo, p);
+        tu_name(S->name[p], AM_NAME_MAX, "%s-%s-%s-%d", t, alg, shm, p);
     tu_gate_init(&S->gate, (unsigned)P);
-    double t0 = now_s();
+    double t0 = tu_now_s();
     S->deadline = t0 + (RUN_LIMIT_S - 3) * stress;
     int failed = tu_run_procs(P, proc, NULL, RUN_LIMIT_S * stress);
-    double secs = now_s() - t0;
-    int left = 0;
-    for (int p = 0; p < P; p++)
-        left += sweep(S->name[p]);
+    double secs = tu_now_s() - t0;
+    tu_name(pfx, sizeof pfx, "%s-%s-%s-", t, alg, shm);
+    int left = tu_leftovers(pfx, 1, first, sizeof first);
     if (getenv("SHMAM_VERBOSE"))
         fprintf(stderr, "%s/%s %s: %.2f s, %lu requests\n", alg, shm, t, secs,
                 sum(S->progress));
@@ -411,8 +358,8 @@ static void run(const struct shape *sh, int combo)
                           "%s/%s %s: %d sent %lu requests to %d and got %lu replies", alg,
                           shm, t, p, S->sent[p][q], q, S->rep[p][q]);
         }
-    ck_assert_msg(left == 0, "%s/%s %s: %d endpoint segment(s) left behind", alg, shm, t,
-                  left);
+    ck_assert_msg(left == 0, "%s/%s %s: %d endpoint segment(s) left behind, e.g. %s", alg,
+                  shm, t, left, first);
     tu_shared_free(S, sizeof *S);
 }
 
@@ -434,46 +381,19 @@ END_TEST
 static Suite *deadlock_suite(void)
 {
     Suite *s = suite_create("deadlock");
-    int combos = 0;
-    while (am_claim_names[combos])
-        combos++;
-    combos *= 2; /* x {posix, sysv} */
     TCase *tc = tcase_create("4 processes");
     tcase_set_timeout(tc, (RUN_LIMIT_S + 10) * tu_stress_factor());
-    tcase_add_loop_test(tc, cyclic_full_queues_4, 0, combos);
+    tcase_add_loop_test(tc, cyclic_full_queues_4, 0, tu_combos());
     suite_add_tcase(s, tc);
     tc = tcase_create("8 processes");
     tcase_set_timeout(tc, (RUN_LIMIT_S + 10) * tu_stress_factor());
-    tcase_add_loop_test(tc, cyclic_full_queues_8, 0, combos);
+    tcase_add_loop_test(tc, cyclic_full_queues_8, 0, tu_combos());
     suite_add_tcase(s, tc);
     return s;
 }
 
-/* Remove whatever a test killed by Check's timeout left; how many there were. */
-static int sweep_run(void)
-{
-    const struct shape *const shapes[] = {&four, &eight};
-    char name[AM_NAME_MAX];
-    int left = 0;
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int i = 0; am_claim_names[i / 2]; i++)
-            for (int p = 0; p < shapes[s]->procs; p++) {
-                name_of(name, shapes[s]->tag, i, p);
-                left += sweep(name);
-            }
-    return left;
-}
-
 int main(void)
 {
-    run_pid = (int)getpid();
-    SRunner *sr = srunner_create(deadlock_suite());
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    int left = sweep_run();
-    if (left)
-        fprintf(stderr, "check_deadlock: removed %d endpoint(s) left behind\n", left);
-    return failed || left ? EXIT_FAILURE : EXIT_SUCCESS;
+    tu_run_init("dl");
+    return tu_run_suite(deadlock_suite(), "check_deadlock");
 }

@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -79,45 +78,14 @@ struct shared {
 };
 
 static struct shared *S; /* in every child: the block above */
-static int run_pid;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint32_t mix(uint32_t a, uint32_t b)
-{
-    uint32_t h = a * 0x9e3779b9u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu;
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    return h ^ (h >> 16);
-}
-
-/* Bulk message (w, seq): its length, its bytes and their FNV-1a checksum. */
+/* Bulk message (w, seq): its length (its bytes: tu_pattern(key of (w, seq))). */
 static size_t bulk_len(unsigned w, unsigned seq)
 {
     static const size_t special[] = {8192, 0, 1, 8191, 63, 64, 65, 4097, 7, 8000, 4096};
     if (seq % 3 == 0)
         return special[(seq / 3 + w) % (sizeof special / sizeof special[0])];
-    return mix(w, seq) % (AM_MAX_BULK + 1);
-}
-
-static uint8_t bulk_byte(uint32_t key, size_t i)
-{
-    return (uint8_t)(mix(key, (uint32_t)(i >> 2)) >> (8 * (i & 3)));
-}
-
-static uint32_t fnv(const uint8_t *p, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 16777619u;
-    return h;
+    return tu_mix32(w, seq) % (AM_MAX_BULK + 1);
 }
 
 static int is_bulk(unsigned seq)
@@ -174,7 +142,7 @@ static void on_short(am_token_t *tok, const uint32_t *a, int nargs, void *data, 
             (unsigned)len);
         return;
     }
-    if (a[0] >= (unsigned)S->sh.writers || a[1] >= S->n || a[2] != mix(a[0], a[1])) {
+    if (a[0] >= (unsigned)S->sh.writers || a[1] >= S->n || a[2] != tu_mix32(a[0], a[1])) {
         bad(&S->bad_args, "short message (%u, %u) has bad arguments", a[0], a[1]);
         return;
     }
@@ -184,7 +152,7 @@ static void on_short(am_token_t *tok, const uint32_t *a, int nargs, void *data, 
 static void on_bulk(am_token_t *tok, const uint32_t *a, int nargs, void *data, size_t len)
 {
     if (nargs != 5 || a[0] >= (unsigned)S->sh.writers || a[1] >= S->n ||
-        a[4] != mix(a[0], a[1])) {
+        a[4] != tu_mix32(a[0], a[1])) {
         bad(&S->bad_args, "bulk message (%u, %u) has bad arguments", nargs > 0 ? a[0] : 0,
             nargs > 1 ? a[1] : 0);
         return;
@@ -193,11 +161,11 @@ static void on_bulk(am_token_t *tok, const uint32_t *a, int nargs, void *data, s
     const uint8_t *p = data;
     if (len != a[2] || len != bulk_len(w, seq) || !p)
         bad(&S->bad_data, "bulk message %u has length %u", seq, (unsigned)len);
-    else if (fnv(p, len) != a[3])
+    else if (tu_fnv1a(p, len) != a[3])
         bad(&S->bad_data, "bulk message %u of writer %u: checksum differs", seq, w);
     else
         for (size_t i = 0; i < len; i++)
-            if (p[i] != bulk_byte(a[4], i)) {
+            if (p[i] != tu_pattern_byte(a[4], i)) {
                 bad(&S->bad_data, "bulk message %u: byte %u differs", seq, (unsigned)i);
                 break;
             }
@@ -214,7 +182,7 @@ static void widen_hook(void)
 
 static void stall_hook(void)
 {
-    uint32_t h = mix(hook_seed, hook_calls++);
+    uint32_t h = tu_mix32(hook_seed, hook_calls++);
     if ((h & 3u) == 0)
         sched_yield();
     else if ((h & 63u) == 1)
@@ -226,15 +194,14 @@ static void stall_hook(void)
 
 static int send_one(am_ep_t *ep, unsigned w, unsigned seq, uint8_t *buf)
 {
-    uint32_t key = mix(w, seq);
+    uint32_t key = tu_mix32(w, seq);
     if (!S->sh.bulk || !is_bulk(seq)) {
         uint32_t a[3] = {w, seq, key};
         return am_request(ep, 0, H_SHORT, a, 3);
     }
     size_t len = bulk_len(w, seq);
-    for (size_t i = 0; i < len; i++)
-        buf[i] = bulk_byte(key, i);
-    uint32_t a[5] = {w, seq, (uint32_t)len, fnv(buf, len), key};
+    tu_pattern(buf, key, len);
+    uint32_t a[5] = {w, seq, (uint32_t)len, tu_fnv1a(buf, len), key};
     return am_request_bulk(ep, 0, H_BULK, buf, len, a, 5);
 }
 
@@ -254,9 +221,9 @@ static void writer(unsigned w)
     tu_gate_wait(&S->gate); /* 2: start together */
     hook_seed = w;
     am__claim_stall_hook = S->sh.stall ? stall_hook : widen_hook;
-    double stop = now_s() + S->secs;
+    double stop = tu_now_s() + S->secs;
     unsigned seq;
-    for (seq = 0; ep && seq < S->n && (seq < S->min || now_s() < stop); seq++)
+    for (seq = 0; ep && seq < S->n && (seq < S->min || tu_now_s() < stop); seq++)
         if ((rc = send_one(ep, w, seq, buf)) < 0) {
             note(1 + w, rc, "am_request");
             break;
@@ -287,7 +254,7 @@ static void read_all(am_ep_t *ep)
             return; /* every send had returned: nothing more will come */
         if (n == 0)
             sched_yield();
-        if (now_s() > S->deadline) {
+        if (tu_now_s() > S->deadline) {
             S->timed_out = 1;
             return;
         }
@@ -328,42 +295,22 @@ static void child(int idx, void *arg)
         writer((unsigned)idx - 1);
 }
 
-/* Remove endpoint `name` in both backends if it exists; 1 if something was. */
-static int sweep(const char *name)
-{
-    struct am_segment seg;
-    int found = am__segment_unlink(AM_SHM_POSIX, name) == 0;
-    if (am__segment_open(AM_SHM_SYSV, name, &seg) == 0) {
-        const struct am_seg_header *h = seg.base;
-        int ours = seg.size >= sizeof *h && strncmp(h->name, name, AM_NAME_MAX) == 0;
-        am__segment_unmap(&seg);
-        found |= ours && am__segment_unlink(AM_SHM_SYSV, name) == 0;
-    }
-    return found;
-}
-
+/* The run's prefix, then TAG-ALG-SHM-ROLE, and the writer's number if w >= 0
+ * (with role "" and w < 0: the prefix of every name of a run of a test). */
 static void name_of(char *buf, const char *tag, const char *alg, const char *shm,
                     const char *role, int w)
 {
     if (w < 0)
-        snprintf(buf, AM_NAME_MAX, "dv%d-%s-%s-%s-%s", run_pid, tag, alg, shm, role);
+        tu_name(buf, AM_NAME_MAX, "%s-%s-%s-%s", tag, alg, shm, role);
     else
-        snprintf(buf, AM_NAME_MAX, "dv%d-%s-%s-%s-%s%d", run_pid, tag, alg, shm, role, w);
-}
-
-static const char *combo_alg(int i)
-{
-    return am_claim_names[i / 2];
-}
-
-static const char *combo_shm(int i)
-{
-    return i % 2 ? "sysv" : "posix";
+        tu_name(buf, AM_NAME_MAX, "%s-%s-%s-%s%d", tag, alg, shm, role, w);
 }
 
 static void run(const struct shape *sh, int combo)
 {
-    const char *alg = combo_alg(combo), *shm = combo_shm(combo), *t = sh->tag;
+    struct tu_combo c = tu_combo_of(combo);
+    const char *alg = c.alg_name, *shm = c.backend_name, *t = sh->tag;
+    char pfx[AM_NAME_MAX], first[128] = "";
     unsigned n = sh->n * (unsigned)tu_stress_factor(), W = (unsigned)sh->writers;
     unsigned long total = 0;
     size_t size = sizeof(struct shared) + ((size_t)W * n + 7) / 8;
@@ -380,16 +327,15 @@ static void run(const struct shape *sh, int combo)
     }
     name_of(S->reader, t, alg, shm, "r", -1);
     tu_gate_init(&S->gate, W + 1);
-    double t0 = now_s();
+    double t0 = tu_now_s();
     S->deadline = t0 + (RUN_LIMIT_S - 5) * tu_stress_factor();
     int failed = tu_run_procs((int)W + 1, child, NULL, RUN_LIMIT_S * tu_stress_factor());
-    double secs = now_s() - t0;
+    double secs = tu_now_s() - t0;
     if (getenv("SHMAM_VERBOSE"))
         fprintf(stderr, "%s/%s %s: %.2f s, %lu delivered\n", alg, shm, t, secs,
                 S->delivered);
-    int left = sweep(S->reader);
-    for (unsigned w = 0; w < W; w++)
-        left += sweep(S->writer[w]);
+    name_of(pfx, t, alg, shm, "", -1);
+    int left = tu_leftovers(pfx, 1, first, sizeof first);
 
     ck_assert_msg(failed == 0, "%s/%s %s: %d of %u processes crashed or hung (%.1f s)", alg,
                   shm, t, failed, W + 1, secs);
@@ -427,8 +373,8 @@ static void run(const struct shape *sh, int combo)
     ck_assert_msg(S->bad_packets == 0 && S->hdr_bad_packets == 0,
                   "%s/%s %s: %lu bad packets (header says %lu)", alg, shm, t,
                   S->bad_packets, S->hdr_bad_packets);
-    ck_assert_msg(left == 0, "%s/%s %s: %d endpoint segment(s) left behind", alg, shm, t,
-                  left);
+    ck_assert_msg(left == 0, "%s/%s %s: %d endpoint segment(s) left behind, e.g. %s", alg,
+                  shm, t, left, first);
     tu_shared_free(S, size);
 }
 
@@ -448,9 +394,6 @@ static const struct shape fifo8 = SHAPE("fifo8", 3, 500, 100000, 0.5, 8, 16, 0, 
 /* (c) bulk of every length 0..8192 mixed with short messages, 2 bulk blocks. */
 static const struct shape bulk = SHAPE("bulk", 3, 200, 100000, 0.5, 8, 2, 1, 0, 0);
 static const struct shape bulkw = SHAPE("bulkw", 7, 100, 100000, 0.5, 4, 2, 1, 1, 1);
-
-static const struct shape *const shapes[] = {&once3, &once7, &oncew, &fifo4,
-                                             &fifo8, &bulk,  &bulkw};
 
 START_TEST(exactly_once_3)
 {
@@ -497,10 +440,6 @@ END_TEST
 static Suite *delivery_suite(void)
 {
     Suite *s = suite_create("delivery");
-    int combos = 0;
-    while (am_claim_names[combos])
-        combos++;
-    combos *= 2; /* x {posix, sysv} */
     struct {
         const char *name;
         const TTest *test;
@@ -516,39 +455,14 @@ static Suite *delivery_suite(void)
     for (size_t i = 0; i < sizeof tcs / sizeof tcs[0]; i++) {
         TCase *tc = tcase_create(tcs[i].name);
         tcase_set_timeout(tc, (RUN_LIMIT_S + 10) * tu_stress_factor());
-        tcase_add_loop_test(tc, tcs[i].test, 0, combos);
+        tcase_add_loop_test(tc, tcs[i].test, 0, tu_combos());
         suite_add_tcase(s, tc);
     }
     return s;
 }
 
-/* Remove whatever a test killed by Check's timeout left; how many there were. */
-static int sweep_run(void)
-{
-    char name[AM_NAME_MAX];
-    int left = 0;
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int i = 0; am_claim_names[i / 2]; i++) {
-            name_of(name, shapes[s]->tag, combo_alg(i), combo_shm(i), "r", -1);
-            left += sweep(name);
-            for (int w = 0; w < shapes[s]->writers; w++) {
-                name_of(name, shapes[s]->tag, combo_alg(i), combo_shm(i), "w", w);
-                left += sweep(name);
-            }
-        }
-    return left;
-}
-
 int main(void)
 {
-    run_pid = (int)getpid();
-    SRunner *sr = srunner_create(delivery_suite());
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    int left = sweep_run();
-    if (left)
-        fprintf(stderr, "check_delivery: removed %d endpoint(s) left behind\n", left);
-    return failed || left ? EXIT_FAILURE : EXIT_SUCCESS;
+    tu_run_init("dv");
+    return tu_run_suite(delivery_suite(), "check_delivery");
 }

@@ -33,20 +33,14 @@
  * among the System V segments, and main removes what a failed test left.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ipc.h>
-#include <sys/prctl.h>
-#include <sys/shm.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -58,113 +52,27 @@ enum { H_ECHO = 10, H_BULK_ECHO, H_BULK_GEN, H_STOP, H_MISUSE, H_MISUSE_BULK, H_
 enum { H_R_ECHO = 20, H_R_BULK_ECHO, H_R_BULK_GEN, H_R_MISUSE };
 enum { H_REQ = 30, H_PUSH, H_DONE, H_NOP, H_R_REQ, H_R_PUSH, H_R_DONE };
 
-static char run_tag[24]; /* "rp<main pid>." */
-static long test_pid;
-static int n_algs;
-static cpu_set_t all_cpus; /* where this run may run; helpers pin within it */
 static char self_exe[512];
 
-/* ---- names and leftovers (as in check_config.c) ---- */
-
-static const char *bname(int b)
-{
-    return am__shm_name((enum am_shm)b);
-}
-
-static void ep_name(char *buf, size_t n, const char *role, int alg, int b)
-{
-    snprintf(buf, n, "%s%ld-%s-%s-%c", run_tag, test_pid, role, am_claim_names[alg],
-             bname(b)[0]);
-}
-
-static int leftovers(const char *pfx, int remove, char *first, size_t n)
-{
-    int found = 0;
-    size_t pl = strlen(pfx);
-    DIR *d = opendir("/dev/shm");
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, "shmam-", 6) == 0 && strncmp(e->d_name + 6, pfx, pl) == 0) {
-            if (found++ == 0)
-                snprintf(first, n, "/dev/shm/%.100s", e->d_name);
-            if (remove)
-                am__segment_unlink(AM_SHM_POSIX, e->d_name + 6);
-        }
-    if (d)
-        closedir(d);
-    struct shm_info info;
-    int max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info);
-    for (int i = 0; i <= max; i++) {
-        struct shmid_ds ds;
-        int id = shmctl(i, SHM_STAT, &ds);
-        if (id < 0 || ds.shm_perm.uid != geteuid() ||
-            ds.shm_segsz < sizeof(struct am_seg_header))
-            continue;
-        const struct am_seg_header *h = shmat(id, NULL, SHM_RDONLY);
-        if (h == (void *)-1)
-            continue;
-        if (h->magic == AM_MAGIC && strncmp(h->name, pfx, pl) == 0) {
-            if (found++ == 0)
-                snprintf(first, n, "System V id %d (%.48s)", id, h->name);
-            if (remove)
-                shmctl(id, IPC_RMID, NULL);
-        }
-        shmdt(h);
-    }
-    return found;
-}
-
-static void assert_clean(const char *what)
-{
-    char pfx[48], first[128] = "";
-    snprintf(pfx, sizeof pfx, "%s%ld-", run_tag, test_pid);
-    int n = leftovers(pfx, 0, first, sizeof first);
-    ck_assert_msg(n == 0, "%s: %d segment(s) left behind, e.g. %s", what, n, first);
-}
+static char what[96]; /* "ALG/BACKEND: test", in every failure message */
 
 /* ---- shared state, helpers ---- */
 
 struct shared {
     AO_t ready, go, stop;
-    AO_t errors;
-    char error[256];    /* first error a helper process saw */
-    int misuse[12];     /* results of the server's misuse handlers */
-    AO_t noreply;       /* H_NOREPLY requests the server ran */
-    AO_t sent, calling; /* dead_peer: the blocked client's progress */
+    struct tu_errors err; /* what the helper processes saw */
+    int misuse[12];       /* results of the server's misuse handlers */
+    AO_t noreply;         /* H_NOREPLY requests the server ran */
+    AO_t sent, calling;   /* dead_peer: the blocked client's progress */
     int client_rc;
     double t_ret; /* when the blocked send returned */
 };
 
 static struct shared *sh;
-static char what[96]; /* "ALG/BACKEND: test", in every failure message */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* A helper process records its first error (and counts them all). */
-static void child_fail(const char *fmt, ...)
-{
-    if (AO_fetch_and_add1(&sh->errors) == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(sh->error, sizeof sh->error, fmt, ap);
-        va_end(ap);
-    }
-}
 
 static void setup(void)
 {
-    test_pid = (long)getpid();
+    tu_test_init();
     sh = tu_shared_alloc(sizeof *sh);
     tu_pin(0);
 }
@@ -172,64 +80,9 @@ static void setup(void)
 /* Fork a helper pinned to `cpu` that dies with the test process. */
 static pid_t spawn(void (*fn)(void *), void *arg, int cpu)
 {
-    pid_t parent = getpid();
-    fflush(NULL);
-    pid_t p = fork();
-    if (p == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(97);
-        sched_setaffinity(0, sizeof all_cpus, &all_cpus); /* the test process is pinned */
-        tu_pin(cpu);
-        fn(arg);
-        _exit(0);
-    }
+    pid_t p = tu_spawn(fn, arg, cpu);
     ck_assert_msg(p > 0, "%s: fork", what);
     return p;
-}
-
-/* Wait up to `secs` for p; kills it when late.  Returns its wait status, or -1
- * if it had to be killed. */
-static int reap(pid_t p, double secs)
-{
-    double end = now_s() + secs;
-    int st;
-    while (now_s() < end) {
-        pid_t r = waitpid(p, &st, WNOHANG);
-        if (r == p)
-            return st;
-        if (r < 0)
-            return -2;
-        sleep_ms(1);
-    }
-    kill(p, SIGKILL);
-    waitpid(p, &st, 0);
-    return -1;
-}
-
-static void assert_exit0(int st, const char *who)
-{
-    ck_assert_msg(st >= 0, "%s: %s %s", what, who,
-                  st == -1 ? "timed out (killed)" : "lost");
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s ended with %s %d (%s)",
-                  what, who, WIFEXITED(st) ? "exit" : "signal",
-                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
-                  sh->errors ? sh->error : "no error recorded");
-}
-
-static void assert_no_child_errors(void)
-{
-    ck_assert_msg(AO_load(&sh->errors) == 0, "%s: %lu error(s) in helpers, first: %s", what,
-                  (unsigned long)AO_load(&sh->errors), sh->error);
-}
-
-static void wait_flag(volatile AO_t *f, AO_t v, double secs, const char *why)
-{
-    double end = now_s() + secs;
-    while (AO_load_acquire(f) < v && now_s() < end)
-        sleep_ms(1);
-    ck_assert_msg(AO_load_acquire(f) >= v, "%s: timed out waiting for %s (%s)", what, why,
-                  sh->errors ? sh->error : "no helper error");
 }
 
 static am_ep_t *create_ok(const char *name, const struct am_ep_opts *o)
@@ -241,29 +94,6 @@ static am_ep_t *create_ok(const char *name, const struct am_ep_opts *o)
 }
 
 /* ---- payloads ---- */
-
-static uint32_t mix(uint32_t a, uint32_t b)
-{
-    uint32_t h = a * 2654435761u ^ (b + 0x9e3779b9u) * 40503u;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    return h;
-}
-
-static void pattern(unsigned char *p, uint32_t seed, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        p[i] = (unsigned char)(mix(seed, (uint32_t)(i / 4)) >> (8 * (i % 4)));
-}
-
-static uint32_t csum(const unsigned char *p, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 16777619u;
-    return h;
-}
 
 /* The server's answer to one echo argument. */
 static uint32_t echo_arg(uint32_t a, int i, int nargs)
@@ -278,7 +108,7 @@ static size_t bulk_len(uint32_t seq)
                                   1000, 4095, 4096, 4097, 8000, 8191, 8192, 8192};
     if (seq < sizeof edge / sizeof edge[0])
         return edge[seq];
-    return mix(seq, 77) % (AM_MAX_BULK + 1);
+    return tu_mix32(seq, 77) % (AM_MAX_BULK + 1);
 }
 
 /* ---- the forked server ---- */
@@ -299,7 +129,7 @@ static void srv_echo(am_token_t *t, const uint32_t *args, int nargs, void *d, si
         out[i] = echo_arg(args[i], i, nargs);
     int rc = am_reply(t, H_R_ECHO, out, nargs);
     if (rc != 0)
-        child_fail("server: echo reply (%d args): %s", nargs, am_strerror(rc));
+        tu_error(&sh->err, "server: echo reply (%d args): %s", nargs, am_strerror(rc));
 }
 
 /* args: seq, len, checksum of the data.  Replies the data reversed, xor 0xa5. */
@@ -308,32 +138,33 @@ static void srv_bulk_echo(am_token_t *t, const uint32_t *args, int nargs, void *
 {
     static unsigned char out[AM_MAX_BULK];
     const unsigned char *in = d;
-    if (nargs != 3 || args[1] != len || csum(in, len) != args[2]) {
-        child_fail("server: bulk request %u: %zu bytes, checksum %s", nargs ? args[0] : 0,
-                   len, nargs == 3 && csum(in, len) == args[2] ? "ok" : "wrong");
+    if (nargs != 3 || args[1] != len || tu_fnv1a(in, len) != args[2]) {
+        tu_error(&sh->err, "server: bulk request %u: %zu bytes, checksum %s",
+                 nargs ? args[0] : 0, len,
+                 nargs == 3 && tu_fnv1a(in, len) == args[2] ? "ok" : "wrong");
         return;
     }
     for (size_t i = 0; i < len; i++)
         out[i] = in[len - 1 - i] ^ 0xa5;
-    uint32_t r[3] = {args[0], (uint32_t)len, csum(out, len)};
+    uint32_t r[3] = {args[0], (uint32_t)len, tu_fnv1a(out, len)};
     int rc = am_reply_bulk(t, H_R_BULK_ECHO, out, len, r, 3);
     if (rc != 0)
-        child_fail("server: bulk echo reply: %s", am_strerror(rc));
+        tu_error(&sh->err, "server: bulk echo reply: %s", am_strerror(rc));
 }
 
-/* args: seq, len.  Replies pattern(seq ^ 0x5555) of len bytes. */
+/* args: seq, len.  Replies tu_pattern(seq ^ 0x5555) of len bytes. */
 static void srv_bulk_gen(am_token_t *t, const uint32_t *args, int nargs, void *d,
                          size_t len)
 {
     static unsigned char out[AM_MAX_BULK];
     if (nargs != 2 || args[1] > AM_MAX_BULK) {
-        child_fail("server: bad bulk-gen request");
+        tu_error(&sh->err, "server: bad bulk-gen request");
         return;
     }
-    pattern(out, args[0] ^ 0x5555u, args[1]);
+    tu_pattern(out, args[0] ^ 0x5555u, args[1]);
     int rc = am_reply_bulk(t, H_R_BULK_GEN, out, args[1], args, 2);
     if (rc != 0)
-        child_fail("server: bulk gen reply: %s", am_strerror(rc));
+        tu_error(&sh->err, "server: bulk gen reply: %s", am_strerror(rc));
 }
 
 static void srv_stop_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
@@ -374,11 +205,11 @@ static void srv_noreply(am_token_t *t, const uint32_t *a, int n, void *d, size_t
 static void server(void *arg)
 {
     const struct srv_cfg *c = arg;
-    struct am_ep_opts o = {am_claim_names[c->alg], bname(c->b), c->packets, c->bulk_blocks,
-                           0};
+    struct am_ep_opts o = {am_claim_names[c->alg], tu_backend_name(c->b), c->packets,
+                           c->bulk_blocks, 0};
     int rc = am_ep_create(c->name, &o, &srv_ep);
     if (rc != 0) {
-        child_fail("server: create %s: %s", c->name, am_strerror(rc));
+        tu_error(&sh->err, "server: create %s: %s", c->name, am_strerror(rc));
         _exit(2);
     }
     am_set_handler(srv_ep, H_ECHO, srv_echo);
@@ -392,13 +223,13 @@ static void server(void *arg)
     while (!srv_stop && !AO_load(&sh->stop)) {
         rc = am_wait(srv_ep, 100);
         if (rc < 0) {
-            child_fail("server: am_wait: %s", am_strerror(rc));
+            tu_error(&sh->err, "server: am_wait: %s", am_strerror(rc));
             break;
         }
     }
     rc = am_ep_destroy(srv_ep);
     if (rc != 0)
-        child_fail("server: destroy: %s", am_strerror(rc));
+        tu_error(&sh->err, "server: destroy: %s", am_strerror(rc));
 }
 
 /* Start the server of combination (alg, b) and map it as index 0 of a new
@@ -408,11 +239,11 @@ static pid_t start_server(struct srv_cfg *c, int alg, int b, am_ep_t **cli)
     char cn[AM_NAME_MAX];
     c->alg = alg;
     c->b = b;
-    ep_name(c->name, sizeof c->name, "srv", alg, b);
-    ep_name(cn, sizeof cn, "cli", alg, b);
+    tu_ep_name(c->name, sizeof c->name, "srv", alg, b);
+    tu_ep_name(cn, sizeof cn, "cli", alg, b);
     pid_t p = spawn(server, c, 1);
-    wait_flag(&sh->ready, 1, 10, "the server");
-    struct am_ep_opts o = {am_claim_names[alg], bname(b), 0, 0, 0};
+    tu_assert_flag(&sh->ready, 1, 10, "the server", what, &sh->err);
+    struct am_ep_opts o = {am_claim_names[alg], tu_backend_name(b), 0, 0, 0};
     *cli = create_ok(cn, &o);
     int rc = am_ep_map(*cli, 0, c->name);
     ck_assert_msg(rc == 0, "%s: map server: %s", what, am_strerror(rc));
@@ -423,8 +254,8 @@ static void stop_server(am_ep_t *cli, pid_t p)
 {
     int rc = am_request(cli, 0, H_STOP, NULL, 0);
     ck_assert_msg(rc == 0, "%s: stop request: %s", what, am_strerror(rc));
-    assert_exit0(reap(p, 10), "server");
-    assert_no_child_errors();
+    tu_assert_exit0(tu_reap(p, 10), "server", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
 }
 
 /* ---- (a) replies ---- */
@@ -438,9 +269,9 @@ static void cli_echo(am_token_t *t, const uint32_t *args, int nargs, void *d, si
     ck_assert_msg(nargs == k && len == 0 && !d, "%s: echo reply %u: %d args, want %d", what,
                   seq, nargs, k);
     for (int i = 0; i < nargs; i++)
-        ck_assert_msg(args[i] == echo_arg(mix(seq, (uint32_t)i), i, k),
+        ck_assert_msg(args[i] == echo_arg(tu_mix32(seq, (uint32_t)i), i, k),
                       "%s: echo reply %u (%d args): arg %d is %#x, want %#x", what, seq, k,
-                      i, args[i], echo_arg(mix(seq, (uint32_t)i), i, k));
+                      i, args[i], echo_arg(tu_mix32(seq, (uint32_t)i), i, k));
 }
 
 static void cli_bulk_echo(am_token_t *t, const uint32_t *args, int nargs, void *d,
@@ -453,10 +284,10 @@ static void cli_bulk_echo(am_token_t *t, const uint32_t *args, int nargs, void *
         nargs == 3 && args[0] == seq && args[1] == n && len == n,
         "%s: bulk echo reply %u: %d args, seq %u, %zu bytes; want seq %u, %zu bytes", what,
         seq, nargs, nargs ? args[0] : 0, len, seq, n);
-    pattern(in, seq, n);
+    tu_pattern(in, seq, n);
     for (size_t i = 0; i < n; i++)
         want[i] = in[n - 1 - i] ^ 0xa5;
-    ck_assert_msg(csum(d, len) == args[2] && (n == 0 || memcmp(d, want, n) == 0),
+    ck_assert_msg(tu_fnv1a(d, len) == args[2] && (n == 0 || memcmp(d, want, n) == 0),
                   "%s: bulk echo reply %u (%zu bytes): data differ", what, seq, n);
 }
 
@@ -468,26 +299,26 @@ static void cli_bulk_gen(am_token_t *t, const uint32_t *args, int nargs, void *d
     size_t n = bulk_len(seq);
     ck_assert_msg(nargs == 2 && args[0] == seq && args[1] == n && len == n,
                   "%s: bulk reply %u: %zu bytes, want %zu", what, seq, len, n);
-    pattern(want, seq ^ 0x5555u, n);
+    tu_pattern(want, seq ^ 0x5555u, n);
     ck_assert_msg(n == 0 || memcmp(d, want, n) == 0,
                   "%s: bulk reply %u (%zu bytes) differs", what, seq, n);
 }
 
 static void wait_replies(am_ep_t *ep, const uint32_t *got, uint32_t want, const char *kind)
 {
-    double end = now_s() + 15;
-    while (*got < want && now_s() < end) {
+    double end = tu_now_s() + 15;
+    while (*got < want && tu_now_s() < end) {
         int rc = am_wait(ep, 50);
         ck_assert_msg(rc >= 0, "%s: am_wait: %s", what, am_strerror(rc));
     }
     ck_assert_msg(*got == want, "%s: %u of %u %s replies (%s)", what, *got, want, kind,
-                  sh->errors ? sh->error : "no server error");
+                  tu_first_error(&sh->err, "no server error"));
 }
 
 START_TEST(replies)
 {
     int a = _i / 2, b = _i % 2;
-    snprintf(what, sizeof what, "%s/%s: replies", am_claim_names[a], bname(b));
+    snprintf(what, sizeof what, "%s/%s: replies", am_claim_names[a], tu_backend_name(b));
     struct srv_cfg c = {.packets = 0};
     am_ep_t *ep;
     pid_t p = start_server(&c, a, b, &ep);
@@ -503,13 +334,13 @@ START_TEST(replies)
             uint32_t args[AM_MAX_ARGS], seq = echo_sent++;
             int k = (int)(seq % (AM_MAX_ARGS + 1));
             for (int i = 0; i < k; i++)
-                args[i] = mix(seq, (uint32_t)i);
+                args[i] = tu_mix32(seq, (uint32_t)i);
             rc = am_request(ep, 0, H_ECHO, args, k);
         } else if (j % 3 == 1) { /* bulk request, bulk reply */
             uint32_t seq = bulk_sent++;
             size_t len = bulk_len(seq);
-            pattern(buf, seq, len);
-            uint32_t args[3] = {seq, (uint32_t)len, csum(buf, len)};
+            tu_pattern(buf, seq, len);
+            uint32_t args[3] = {seq, (uint32_t)len, tu_fnv1a(buf, len)};
             rc = am_request_bulk(ep, 0, H_BULK_ECHO, buf, len, args, 3);
         } else { /* short request, bulk reply */
             uint32_t seq = gen_sent++;
@@ -531,7 +362,7 @@ START_TEST(replies)
     ck_assert_msg(am_ep_bad_packets(ep) == 0, "%s: %lu bad packets", what,
                   am_ep_bad_packets(ep));
     ck_assert_msg(am_ep_destroy(ep) == 0, "%s: destroy", what);
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -555,7 +386,7 @@ static void cli_misuse(am_token_t *t, const uint32_t *args, int nargs, void *d, 
 START_TEST(misuse)
 {
     int a = _i / 2, b = _i % 2;
-    snprintf(what, sizeof what, "%s/%s: misuse", am_claim_names[a], bname(b));
+    snprintf(what, sizeof what, "%s/%s: misuse", am_claim_names[a], tu_backend_name(b));
     struct srv_cfg c = {.packets = 0};
     am_ep_t *ep;
     pid_t p = start_server(&c, a, b, &ep);
@@ -563,15 +394,15 @@ START_TEST(misuse)
     uint32_t x = 42;
     ck_assert_msg(am_request(ep, 0, H_MISUSE, &x, 1) == 0, "%s: request", what);
     ck_assert_msg(am_request(ep, 0, H_MISUSE_BULK, &x, 1) == 0, "%s: request", what);
-    double end = now_s() + 10;
-    while (misuse_replies < 2 && now_s() < end)
+    double end = tu_now_s() + 10;
+    while (misuse_replies < 2 && tu_now_s() < end)
         am_wait(ep, 50);
     /* Wait a little more: a second reply must not come. */
-    end = now_s() + 0.1;
-    while (now_s() < end)
+    end = tu_now_s() + 0.1;
+    while (tu_now_s() < end)
         am_wait(ep, 10);
     ck_assert_msg(misuse_replies == 2, "%s: %d replies to 2 requests (%s)", what,
-                  misuse_replies, sh->errors ? sh->error : "");
+                  misuse_replies, tu_first_error(&sh->err, ""));
     stop_server(ep, p);
     static const struct {
         int want;
@@ -599,7 +430,7 @@ START_TEST(misuse)
                       what, cw[i], cli_res[i], am_strerror(cli_res[i]));
     ck_assert_msg(AO_load(&sh->noreply) == 0, "%s: a refused request was delivered", what);
     ck_assert_msg(am_ep_destroy(ep) == 0, "%s: destroy", what);
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -624,42 +455,31 @@ static struct {
     unsigned index[SA_MAX_CLIENTS]; /* + 1; 0: not seen yet */
     unsigned next[SA_MAX_CLIENTS], pushed_back[SA_MAX_CLIENTS];
     unsigned total, total_back, acks;
-    int bad;
-    char why[160];
+    struct tu_errors err; /* what went wrong (first) */
 } S;
-
-static void sa_bad(const char *fmt, ...)
-{
-    if (S.bad++ == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(S.why, sizeof S.why, fmt, ap);
-        va_end(ap);
-    }
-}
 
 /* args: client id, seq, x.  Replies x * 3 + cid to whoever sent it. */
 static void sa_req(am_token_t *t, const uint32_t *args, int nargs, void *d, size_t len)
 {
     unsigned src = am_token_source(t), cid = nargs == 3 ? args[0] : ~0u;
     if (cid >= S.nclients || args[1] != S.next[cid]) {
-        sa_bad("request from client %u: seq %u, want %u", cid, nargs == 3 ? args[1] : 0,
-               cid < S.nclients ? S.next[cid] : 0);
+        tu_error(&S.err, "request from client %u: seq %u, want %u", cid,
+                 nargs == 3 ? args[1] : 0, cid < S.nclients ? S.next[cid] : 0);
         return;
     }
     S.next[cid]++;
     if (S.index[cid] == 0) {
         for (unsigned c = 0; c < S.nclients; c++)
             if (S.index[c] == src + 1)
-                sa_bad("clients %u and %u have the same index %u", c, cid, src);
+                tu_error(&S.err, "clients %u and %u have the same index %u", c, cid, src);
         S.index[cid] = src + 1;
     } else if (S.index[cid] != src + 1) {
-        sa_bad("client %u came as index %u, then %u", cid, S.index[cid] - 1, src);
+        tu_error(&S.err, "client %u came as index %u, then %u", cid, S.index[cid] - 1, src);
     }
     uint32_t r[3] = {cid, args[1], args[2] * 3 + cid};
     int rc = am_reply(t, H_R_REQ, r, 3);
     if (rc != 0)
-        sa_bad("reply to client %u: %s", cid, am_strerror(rc));
+        tu_error(&S.err, "reply to client %u: %s", cid, am_strerror(rc));
     S.total++;
 }
 
@@ -669,8 +489,9 @@ static void sa_push_back(am_token_t *t, const uint32_t *args, int nargs, void *d
 {
     unsigned cid = nargs == 3 ? args[0] : ~0u;
     if (cid >= S.nclients || args[1] != S.pushed_back[cid] ||
-        args[2] != mix(cid, args[1]) + cid + 1 || am_token_source(t) + 1 != S.index[cid])
-        sa_bad("bad push reply from client %u", cid);
+        args[2] != tu_mix32(cid, args[1]) + cid + 1 ||
+        am_token_source(t) + 1 != S.index[cid])
+        tu_error(&S.err, "bad push reply from client %u", cid);
     else
         S.pushed_back[cid]++;
     S.total_back++;
@@ -687,14 +508,14 @@ static void sa_nop(am_token_t *t, const uint32_t *args, int nargs, void *d, size
 
 static int sa_wait_until(am_ep_t *ep, const unsigned *count, unsigned want, const char *who)
 {
-    double end = now_s() + 25;
-    while (*count < want && !S.bad && now_s() < end) {
+    double end = tu_now_s() + 25;
+    while (*count < want && !S.err.n && tu_now_s() < end) {
         int rc = am_wait(ep, 100);
         if (rc < 0)
             return prog_fail(who, "am_wait: %s", am_strerror(rc));
     }
-    if (S.bad)
-        return prog_fail(who, "%s", S.why);
+    if (S.err.n)
+        return prog_fail(who, "%s", S.err.first);
     if (*count < want)
         return prog_fail(who, "timed out: %u of %u", *count, want);
     return 0;
@@ -721,7 +542,7 @@ static int prog_server(char **argv)
     /* Now requests of our own, to the indices the clients came as. */
     for (unsigned p = 0; rc == 0 && p < S.npush; p++)
         for (unsigned c = 0; rc == 0 && c < S.nclients; c++) {
-            uint32_t args[3] = {c, p, mix(c, p)};
+            uint32_t args[3] = {c, p, tu_mix32(c, p)};
             int r = am_request(ep, S.index[c] - 1, H_PUSH, args, 3);
             if (r != 0)
                 rc = prog_fail("server", "push to client %u: %s", c, am_strerror(r));
@@ -746,43 +567,32 @@ static int prog_server(char **argv)
 /* The stand-alone client: --client SERVER NAME ALG BACKEND CID NREQ NPUSH */
 static struct {
     unsigned cid, replies, pushes, done;
-    int bad;
-    char why[160];
+    struct tu_errors err; /* what went wrong (first) */
 } C;
-
-static void sa_cbad(const char *fmt, ...)
-{
-    if (C.bad++ == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(C.why, sizeof C.why, fmt, ap);
-        va_end(ap);
-    }
-}
 
 static void sa_reply(am_token_t *t, const uint32_t *args, int nargs, void *d, size_t len)
 {
     unsigned seq = C.replies++;
-    uint32_t x = mix(C.cid + 100, seq);
+    uint32_t x = tu_mix32(C.cid + 100, seq);
     if (nargs != 3 || args[0] != C.cid || args[1] != seq || args[2] != x * 3 + C.cid ||
         am_token_source(t) != 0)
-        sa_cbad("reply %u: got cid %u seq %u value %#x from %u", seq, args[0], args[1],
-                args[2], am_token_source(t));
+        tu_error(&C.err, "reply %u: got cid %u seq %u value %#x from %u", seq, args[0],
+                 args[1], args[2], am_token_source(t));
 }
 
 static void sa_push(am_token_t *t, const uint32_t *args, int nargs, void *d, size_t len)
 {
     unsigned p = C.pushes++;
-    if (nargs != 3 || args[0] != C.cid || args[1] != p || args[2] != mix(C.cid, p) ||
+    if (nargs != 3 || args[0] != C.cid || args[1] != p || args[2] != tu_mix32(C.cid, p) ||
         am_token_source(t) != 0) {
-        sa_cbad("push %u: got cid %u p %u from index %u", p, args[0], args[1],
-                am_token_source(t));
+        tu_error(&C.err, "push %u: got cid %u p %u from index %u", p, args[0], args[1],
+                 am_token_source(t));
         return;
     }
     uint32_t r[3] = {C.cid, p, args[2] + C.cid + 1};
     int rc = am_reply(t, H_R_PUSH, r, 3);
     if (rc != 0)
-        sa_cbad("push reply: %s", am_strerror(rc));
+        tu_error(&C.err, "push reply: %s", am_strerror(rc));
 }
 
 static void sa_done(am_token_t *t, const uint32_t *args, int nargs, void *d, size_t len)
@@ -790,7 +600,7 @@ static void sa_done(am_token_t *t, const uint32_t *args, int nargs, void *d, siz
     C.done++;
     int rc = am_reply(t, H_R_DONE, NULL, 0);
     if (rc != 0)
-        sa_cbad("done reply: %s", am_strerror(rc));
+        tu_error(&C.err, "done reply: %s", am_strerror(rc));
 }
 
 static int prog_client(char **argv)
@@ -809,41 +619,36 @@ static int prog_client(char **argv)
     am_set_handler(ep, H_PUSH, sa_push);
     am_set_handler(ep, H_DONE, sa_done);
     /* The server may not be there yet: it is started at the same time. */
-    double end = now_s() + 10;
-    while ((rc = am_ep_map(ep, 0, server)) == -ENOENT || rc == -EAGAIN) {
-        if (now_s() > end)
-            break;
-        sleep_ms(1);
-    }
+    rc = tu_map_when_there(ep, 0, server, 10);
     if (rc != 0) {
         am_ep_destroy(ep);
         return prog_fail(who, "map %s: %s", server, am_strerror(rc));
     }
     for (unsigned s = 0; rc == 0 && s < nreq; s++) {
-        uint32_t args[3] = {C.cid, s, mix(C.cid + 100, s)};
+        uint32_t args[3] = {C.cid, s, tu_mix32(C.cid + 100, s)};
         int r = am_request(ep, 0, H_REQ, args, 3);
         if (r != 0)
             rc = prog_fail(who, "request %u: %s", s, am_strerror(r));
     }
-    end = now_s() + 25;
-    while (rc == 0 && !C.bad && (C.replies < nreq || !C.done) && now_s() < end) {
+    double end = tu_now_s() + 25;
+    while (rc == 0 && !C.err.n && (C.replies < nreq || !C.done) && tu_now_s() < end) {
         int r = am_wait(ep, 100);
         if (r < 0)
             rc = prog_fail(who, "am_wait: %s", am_strerror(r));
     }
-    if (rc == 0 && C.bad)
-        rc = prog_fail(who, "%s", C.why);
+    if (rc == 0 && C.err.n)
+        rc = prog_fail(who, "%s", C.err.first);
     if (rc == 0 && (C.replies != nreq || C.pushes != npush || C.done != 1))
         rc = prog_fail(who, "%u of %u replies, %u of %u pushes, done %u", C.replies, nreq,
                        C.pushes, npush, C.done);
     /* Our acknowledgement must reach the server before our endpoint goes (its
      * sender entry goes with it), so wait for the server to close first: then
      * sends fail with -EPIPE. */
-    end = now_s() + 10;
+    end = tu_now_s() + 10;
     int r = 0;
-    while (rc == 0 && (r = am_request(ep, 0, H_NOP, NULL, 0)) == 0 && now_s() < end) {
+    while (rc == 0 && (r = am_request(ep, 0, H_NOP, NULL, 0)) == 0 && tu_now_s() < end) {
         am_poll(ep);
-        sleep_ms(2);
+        tu_sleep_ms(2);
     }
     if (rc == 0 && r != -EPIPE)
         rc = prog_fail(who, "server did not close: %s", am_strerror(r));
@@ -853,23 +658,16 @@ static int prog_client(char **argv)
     return rc;
 }
 
+static void exec_args(void *args)
+{
+    execv(self_exe, args);
+    _exit(96);
+}
+
 /* Fork, pin, and exec this binary with `args`. */
 static pid_t exec_self(char *const args[], int cpu)
 {
-    pid_t parent = getpid();
-    fflush(NULL);
-    pid_t p = fork();
-    if (p == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(97);
-        sched_setaffinity(0, sizeof all_cpus, &all_cpus); /* the test process is pinned */
-        tu_pin(cpu);
-        execv(self_exe, args);
-        _exit(96);
-    }
-    ck_assert_msg(p > 0, "%s: fork", what);
-    return p;
+    return spawn(exec_args, (void *)args, cpu);
 }
 
 static void standalone(int a, int b, int nclients, const char *label)
@@ -877,8 +675,9 @@ static void standalone(int a, int b, int nclients, const char *label)
     char srv[AM_NAME_MAX], cli[SA_MAX_CLIENTS][AM_NAME_MAX];
     char nc[16], cid[SA_MAX_CLIENTS][16];
     char nreq[16], npush[16];
-    snprintf(what, sizeof what, "%s/%s: %s", am_claim_names[a], bname(b), label);
-    ep_name(srv, sizeof srv, "srv", a, b);
+    char *alg = (char *)am_claim_names[a];
+    snprintf(what, sizeof what, "%s/%s: %s", alg, tu_backend_name(b), label);
+    tu_ep_name(srv, sizeof srv, "srv", a, b);
     snprintf(nc, sizeof nc, "%d", nclients);
     snprintf(nreq, sizeof nreq, "%d", 1500 * tu_stress_factor());
     snprintf(npush, sizeof npush, "%d", 300 * tu_stress_factor());
@@ -889,24 +688,23 @@ static void standalone(int a, int b, int nclients, const char *label)
         snprintf(role, sizeof role, "c%d", c);
         /* Every other client lives on the other backend. */
         int cb = (b + c) % 2;
-        ep_name(cli[c], sizeof cli[c], role, a, cb);
+        tu_ep_name(cli[c], sizeof cli[c], role, a, cb);
         snprintf(cid[c], sizeof cid[c], "%d", c);
-        char *args[] = {
-            self_exe,          "--client", srv,  cli[c], (char *)am_claim_names[a],
-            (char *)bname(cb), cid[c],     nreq, npush,  NULL};
+        char *cbn = (char *)tu_backend_name(cb);
+        char *args[] = {self_exe, "--client", srv,  cli[c], alg,
+                        cbn,      cid[c],     nreq, npush,  NULL};
         pids[c + 1] = exec_self(args, c);
     }
-    char *args[] = {
-        self_exe, "--server", srv, (char *)am_claim_names[a], (char *)bname(b), nc,
-        nreq,     npush,      NULL};
+    char *bn = (char *)tu_backend_name(b);
+    char *args[] = {self_exe, "--server", srv, alg, bn, nc, nreq, npush, NULL};
     pids[0] = exec_self(args, 1);
     for (int i = 0; i <= nclients; i++) {
         char who[24] = "server";
         if (i)
             snprintf(who, sizeof who, "client %d", i - 1);
-        assert_exit0(reap(pids[i], 30), who);
+        tu_assert_exit0(tu_reap(pids[i], 30), who, what, &sh->err);
     }
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 
 START_TEST(standalone_pair)
@@ -948,50 +746,52 @@ static void restart_reply(am_token_t *t, const uint32_t *args, int nargs, void *
 static void restart_client(void *arg)
 {
     const struct restart_arg *r = arg;
-    struct am_ep_opts o = {am_claim_names[r->alg], bname(r->b), 0, 0, 0};
+    struct am_ep_opts o = {am_claim_names[r->alg], tu_backend_name(r->b), 0, 0, 0};
     am_ep_t *ep;
     int rc = am_ep_create(r->cli, &o, &ep);
     if (rc != 0) {
-        child_fail("client: create: %s", am_strerror(rc));
+        tu_error(&sh->err, "client: create: %s", am_strerror(rc));
         _exit(2);
     }
     am_set_handler(ep, H_R_ECHO, restart_reply);
     uint32_t x = 7;
     if ((rc = am_ep_map(ep, 0, r->srv)) != 0 ||
         (rc = am_request(ep, 0, H_ECHO, &x, 1)) != 0)
-        child_fail("client pid %d: map/request: %s", (int)getpid(), am_strerror(rc));
-    double end = now_s() + 3;
-    while (rc == 0 && restart_got == 0 && now_s() < end)
+        tu_error(&sh->err, "client pid %d: map/request: %s", (int)getpid(),
+                 am_strerror(rc));
+    double end = tu_now_s() + 3;
+    while (rc == 0 && restart_got == 0 && tu_now_s() < end)
         am_wait(ep, 20);
     if (rc == 0 && restart_got != 1)
-        child_fail("client pid %d: %d replies to 1 request (%s)", (int)getpid(),
-                   restart_got, sh->errors ? sh->error : "no server error");
+        tu_error(&sh->err, "client pid %d: %d replies to 1 request (%s)", (int)getpid(),
+                 restart_got, tu_first_error(&sh->err, "no server error"));
     am_ep_destroy(ep);
 }
 
 START_TEST(client_restart)
 {
     int a = _i / 2, b = _i % 2;
-    snprintf(what, sizeof what, "%s/%s: client restart", am_claim_names[a], bname(b));
+    snprintf(what, sizeof what, "%s/%s: client restart", am_claim_names[a],
+             tu_backend_name(b));
     struct srv_cfg c = {.alg = a, .b = b};
     struct restart_arg r = {.alg = a, .b = b};
-    ep_name(c.name, sizeof c.name, "srv", a, b);
-    ep_name(r.srv, sizeof r.srv, "srv", a, b);
-    ep_name(r.cli, sizeof r.cli, "cli", a, b);
+    tu_ep_name(c.name, sizeof c.name, "srv", a, b);
+    tu_ep_name(r.srv, sizeof r.srv, "srv", a, b);
+    tu_ep_name(r.cli, sizeof r.cli, "cli", a, b);
     pid_t p = spawn(server, &c, 1);
-    wait_flag(&sh->ready, 1, 10, "the server");
+    tu_assert_flag(&sh->ready, 1, 10, "the server", what, &sh->err);
     for (int round = 0; round < 3; round++) {
         pid_t q = spawn(restart_client, &r, 0);
         char who[32];
         snprintf(who, sizeof who, "client, round %d", round);
-        assert_exit0(reap(q, 10), who);
-        ck_assert_msg(AO_load(&sh->errors) == 0, "%s: round %d: %s", what, round,
-                      sh->error);
+        tu_assert_exit0(tu_reap(q, 10), who, what, &sh->err);
+        ck_assert_msg(AO_load(&sh->err.n) == 0, "%s: round %d: %s", what, round,
+                      sh->err.first);
     }
     AO_store(&sh->stop, 1);
-    assert_exit0(reap(p, 10), "server");
-    assert_no_child_errors();
-    assert_clean(what);
+    tu_assert_exit0(tu_reap(p, 10), "server", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -1013,7 +813,7 @@ static void goodbye_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l
 static void goodbye_sender(void *arg)
 {
     const struct goodbye_arg *g = arg;
-    struct am_ep_opts o = {am_claim_names[g->alg], bname(g->b), 0, 0, 0};
+    struct am_ep_opts o = {am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0};
     am_ep_t *ep;
     uint32_t x = 1;
     int rc = am_ep_create(g->snd, &o, &ep);
@@ -1022,7 +822,7 @@ static void goodbye_sender(void *arg)
         (rc = am_request_bulk(ep, 0, H_ECHO, "bye", 3, &x, 1)) == 0)
         rc = am_request(ep, 0, H_ECHO, NULL, 0);
     if (rc != 0)
-        child_fail("sender: %s", am_strerror(rc));
+        tu_error(&sh->err, "sender: %s", am_strerror(rc));
     am_ep_destroy(ep);
 }
 
@@ -1033,20 +833,20 @@ START_TEST(goodbye)
 {
     struct goodbye_arg g = {.alg = _i / 2, .b = _i % 2};
     snprintf(what, sizeof what, "%s/%s: last messages before destroy",
-             am_claim_names[g.alg], bname(g.b));
-    ep_name(g.rcv, sizeof g.rcv, "rcv", g.alg, g.b);
-    ep_name(g.snd, sizeof g.snd, "snd", g.alg, g.b);
-    struct am_ep_opts o = {am_claim_names[g.alg], bname(g.b), 0, 0, 0};
+             am_claim_names[g.alg], tu_backend_name(g.b));
+    tu_ep_name(g.rcv, sizeof g.rcv, "rcv", g.alg, g.b);
+    tu_ep_name(g.snd, sizeof g.snd, "snd", g.alg, g.b);
+    struct am_ep_opts o = {am_claim_names[g.alg], tu_backend_name(g.b), 0, 0, 0};
     am_ep_t *ep = create_ok(g.rcv, &o);
     am_set_handler(ep, H_ECHO, goodbye_h);
-    assert_exit0(reap(spawn(goodbye_sender, &g, 1), 10), "sender");
-    assert_no_child_errors();
+    tu_assert_exit0(tu_reap(spawn(goodbye_sender, &g, 1), 10), "sender", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
     am_poll(ep);
     ck_assert_msg(goodbye_got == 3 && am_ep_bad_packets(ep) == 0,
                   "%s: %d of 3 delivered, %lu dropped as bad", what, goodbye_got,
                   am_ep_bad_packets(ep));
     ck_assert_msg(am_ep_destroy(ep) == 0, "%s: destroy", what);
-    assert_clean(what);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -1073,22 +873,20 @@ struct dead_arg {
 static void dead_server(void *arg)
 {
     const struct dead_arg *d = arg;
-    struct am_ep_opts o = {am_claim_names[d->alg], bname(d->b), 2, 1, 0};
+    struct am_ep_opts o = {am_claim_names[d->alg], tu_backend_name(d->b), 2, 1, 0};
     am_ep_t *ep;
     int rc = am_ep_create(d->srv, &o, &ep);
     if (rc != 0) {
-        child_fail("server: create: %s", am_strerror(rc));
+        tu_error(&sh->err, "server: create: %s", am_strerror(rc));
         _exit(2);
     }
     AO_store_release(&sh->ready, 1);
-    double end = now_s() + 20;
-    while (!AO_load_acquire(&sh->go) && now_s() < end)
-        sleep_ms(1);
+    tu_wait_flag(&sh->go, 1, 20);
     if (d->mode == DEAD_EXIT_IDLE)
         _exit(0);
     rc = am_ep_destroy(ep);
     if (rc != 0)
-        child_fail("server: destroy: %s", am_strerror(rc));
+        tu_error(&sh->err, "server: destroy: %s", am_strerror(rc));
 }
 
 static int dead_send(am_ep_t *ep, int bulk)
@@ -1103,13 +901,13 @@ static int dead_send(am_ep_t *ep, int bulk)
 static void dead_client(void *arg)
 {
     const struct dead_arg *d = arg;
-    struct am_ep_opts o = {am_claim_names[d->alg], bname(d->b), 0, 0, 0};
+    struct am_ep_opts o = {am_claim_names[d->alg], tu_backend_name(d->b), 0, 0, 0};
     am_ep_t *ep;
     int rc = am_ep_create(d->cli, &o, &ep);
     if (rc == 0)
         rc = am_ep_map(ep, 0, d->srv);
     if (rc != 0) {
-        child_fail("client: create/map: %s", am_strerror(rc));
+        tu_error(&sh->err, "client: create/map: %s", am_strerror(rc));
         _exit(2);
     }
     for (unsigned i = 0; i < 100; i++) {
@@ -1119,7 +917,7 @@ static void dead_client(void *arg)
             break;
         AO_store_release(&sh->sent, i + 1);
     }
-    sh->t_ret = now_s();
+    sh->t_ret = tu_now_s();
     sh->client_rc = rc == 0 ? 1 : rc;
     am_ep_destroy(ep);
 }
@@ -1129,24 +927,24 @@ START_TEST(dead_peer)
     int combo = _i / (2 * DEAD_MODES), mode = (_i / 2) % DEAD_MODES, bulk = _i % 2;
     struct dead_arg d = {.alg = combo / 2, .b = combo % 2, .mode = mode, .bulk = bulk};
     snprintf(what, sizeof what, "%s/%s: %s peer, %s sends", am_claim_names[d.alg],
-             bname(d.b), dead_names[mode], bulk ? "bulk" : "short");
-    ep_name(d.srv, sizeof d.srv, "srv", d.alg, d.b);
-    ep_name(d.cli, sizeof d.cli, "cli", d.alg, d.b);
+             tu_backend_name(d.b), dead_names[mode], bulk ? "bulk" : "short");
+    tu_ep_name(d.srv, sizeof d.srv, "srv", d.alg, d.b);
+    tu_ep_name(d.cli, sizeof d.cli, "cli", d.alg, d.b);
     pid_t ps = spawn(dead_server, &d, 1);
-    wait_flag(&sh->ready, 1, 10, "the server");
+    tu_assert_flag(&sh->ready, 1, 10, "the server", what, &sh->err);
     if (mode == DEAD_DESTROY_IDLE || mode == DEAD_EXIT_IDLE) {
-        struct am_ep_opts o = {am_claim_names[d.alg], bname(d.b), 0, 0, 0};
+        struct am_ep_opts o = {am_claim_names[d.alg], tu_backend_name(d.b), 0, 0, 0};
         am_ep_t *ep = create_ok(d.cli, &o);
         int rc = am_ep_map(ep, 0, d.srv);
         ck_assert_msg(rc == 0, "%s: map: %s", what, am_strerror(rc));
         ck_assert_msg(dead_send(ep, bulk) == 0, "%s: first send", what);
         AO_store_release(&sh->go, 1);
-        assert_exit0(reap(ps, 10), "server");
-        double t0 = now_s();
+        tu_assert_exit0(tu_reap(ps, 10), "server", what, &sh->err);
+        double t0 = tu_now_s();
         int n = 0;
         while ((rc = dead_send(ep, bulk)) == 0 && ++n < 10)
             ;
-        double dt = now_s() - t0;
+        double dt = tu_now_s() - t0;
         ck_assert_msg(rc == -EPIPE, "%s: send gave %d (%s) after %d more, want -EPIPE",
                       what, rc, am_strerror(rc), n);
         /* Destroyed: at once.  Dead owner: once its queue is full. */
@@ -1157,7 +955,7 @@ START_TEST(dead_peer)
             ck_assert_msg(dead_send(ep, !bulk) == -EPIPE, "%s: the other kind of send",
                           what);
         if (mode == DEAD_EXIT_IDLE) {
-            struct am_ep_opts o2 = {am_claim_names[d.alg], bname(d.b), 2, 1, 0};
+            struct am_ep_opts o2 = {am_claim_names[d.alg], tu_backend_name(d.b), 2, 1, 0};
             /* The name of a dead owner can be created again. */
             am_ep_t *again = create_ok(d.srv, &o2);
             ck_assert_msg(am_ep_destroy(again) == 0, "%s: destroy re-created", what);
@@ -1169,8 +967,9 @@ START_TEST(dead_peer)
     } else {
         pid_t pc = spawn(dead_client, &d, 0);
         AO_t blocked_at = bulk ? 1 : 2; /* sends that fit: packets, bulk blocks */
-        wait_flag(&sh->calling, blocked_at + 1, 10, "the client to fill the queue");
-        sleep_ms(50);
+        tu_assert_flag(&sh->calling, blocked_at + 1, 10, "the client to fill the queue",
+                       what, &sh->err);
+        tu_sleep_ms(50);
         ck_assert_msg(AO_load(&sh->sent) == blocked_at && sh->client_rc == 0,
                       "%s: client not blocked: %lu sent, rc %d", what,
                       (unsigned long)AO_load(&sh->sent), sh->client_rc);
@@ -1179,15 +978,15 @@ START_TEST(dead_peer)
             kill(ps, SIGKILL);
             int st;
             waitpid(ps, &st, 0); /* a zombie still counts as alive */
-            t0 = now_s();
+            t0 = tu_now_s();
         } else {
-            t0 = now_s();
+            t0 = tu_now_s();
             AO_store_release(&sh->go, 1);
-            assert_exit0(reap(ps, 10), "server");
+            tu_assert_exit0(tu_reap(ps, 10), "server", what, &sh->err);
         }
-        int st = reap(pc, 10);
+        int st = tu_reap(pc, 10);
         ck_assert_msg(st >= 0, "%s: client still blocked 10 s after its peer died", what);
-        assert_exit0(st, "client");
+        tu_assert_exit0(st, "client", what, &sh->err);
         ck_assert_msg(sh->client_rc == -EPIPE,
                       "%s: blocked send returned %d (%s), want -EPIPE", what, sh->client_rc,
                       am_strerror(sh->client_rc));
@@ -1196,8 +995,8 @@ START_TEST(dead_peer)
         if (mode == DEAD_KILL_BLOCKED)
             am__segment_unlink((enum am_shm)d.b, d.srv);
     }
-    assert_no_child_errors();
-    assert_clean(what);
+    tu_assert_no_errors(what, &sh->err);
+    tu_assert_clean(what);
 }
 END_TEST
 
@@ -1207,29 +1006,29 @@ static Suite *rpc_suite(void)
     TCase *tc = tcase_create("replies");
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_loop_test(tc, replies, 0, 2 * n_algs);
-    tcase_add_loop_test(tc, misuse, 0, 2 * n_algs);
+    tcase_add_loop_test(tc, replies, 0, tu_combos());
+    tcase_add_loop_test(tc, misuse, 0, tu_combos());
     suite_add_tcase(s, tc);
 
     tc = tcase_create("stand-alone");
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_loop_test(tc, standalone_pair, 0, 2 * n_algs);
-    tcase_add_loop_test(tc, standalone_three, 0, 2 * n_algs);
-    tcase_add_loop_test(tc, standalone_many, 0, 2 * n_algs);
+    tcase_add_loop_test(tc, standalone_pair, 0, tu_combos());
+    tcase_add_loop_test(tc, standalone_three, 0, tu_combos());
+    tcase_add_loop_test(tc, standalone_many, 0, tu_combos());
     suite_add_tcase(s, tc);
 
     tc = tcase_create("peers leaving");
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_loop_test(tc, client_restart, 0, 2 * n_algs);
-    tcase_add_loop_test(tc, goodbye, 0, 2 * n_algs);
+    tcase_add_loop_test(tc, client_restart, 0, tu_combos());
+    tcase_add_loop_test(tc, goodbye, 0, tu_combos());
     suite_add_tcase(s, tc);
 
     tc = tcase_create("dead peer");
     tcase_set_timeout(tc, 30);
     tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_loop_test(tc, dead_peer, 0, 2 * n_algs * 2 * DEAD_MODES);
+    tcase_add_loop_test(tc, dead_peer, 0, tu_combos() * 2 * DEAD_MODES);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -1246,19 +1045,6 @@ int main(int argc, char **argv)
         return EXIT_FAILURE;
     }
     self_exe[n] = '\0';
-    while (am_claim_names[n_algs])
-        n_algs++;
-    sched_getaffinity(0, sizeof all_cpus, &all_cpus);
-    snprintf(run_tag, sizeof run_tag, "rp%ld.", (long)getpid());
-    SRunner *sr = srunner_create(rpc_suite());
-    srunner_set_fork_status(sr, getenv("CK_FORK") ? srunner_fork_status(sr) : CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    char first[128];
-    int left = leftovers(run_tag, 1, first, sizeof first);
-    if (left)
-        fprintf(stderr, "check_rpc: removed %d leftover segment(s), e.g. %s\n", left,
-                first);
-    return failed == 0 && left == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    tu_run_init("rp");
+    return tu_run_suite(rpc_suite(), "check_rpc");
 }

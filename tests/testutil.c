@@ -5,25 +5,41 @@
  * count, then release-stores generation + 1; the others wait for the generation
  * to change with acquire loads, so what each process wrote before the gate is
  * visible to all after it.
+ *
+ * The run's name prefix and CPU set are set once in main, before any test forks;
+ * the test's pid in each test's process: children inherit them.
  */
+#include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "layout.h"
+#include "segment.h"
 #include "spin.h"
 #include "testutil.h"
 
-#if !defined(AO_HAVE_fetch_and_add1_full) || !defined(AO_HAVE_load_acquire) ||             \
-    !defined(AO_HAVE_store_release)
-#error "testutil needs AO_fetch_and_add1_full, AO_load_acquire, AO_store_release"
+#if !defined(AO_HAVE_fetch_and_add1_full) || !defined(AO_HAVE_fetch_and_add1) ||           \
+    !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release)
+#error "testutil needs AO_fetch_and_add1(_full), AO_load_acquire, AO_store_release"
 #endif
+
+static char run_prefix[32]; /* "<tag><pid of main>." */
+static long test_pid;       /* the process running the current test */
+static cpu_set_t run_cpus;  /* where this run may run: tu_spawn's helpers */
+static int have_run_cpus;
 
 void *tu_shared_alloc(size_t size)
 {
@@ -81,12 +97,19 @@ void tu_gate_wait(struct tu_gate *g)
         spin_wait(&s);
 }
 
-static double now_s(void)
+double tu_now_s(void)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void tu_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
 }
 
 /* 1 (and a line on stderr) if child idx ended badly with wait status st. */
@@ -125,11 +148,11 @@ static int kill_rest(pid_t *pid, int n, const char *why)
  * millisecond until the deadline.  Returns how many failed. */
 static int reap(pid_t *pid, int n, int timeout_s)
 {
-    double deadline = now_s() + timeout_s;
+    double deadline = tu_now_s() + timeout_s;
     int live = n, failed = 0, st;
     struct timespec ms = {0, 1000000};
 
-    while (live > 0 && now_s() < deadline) {
+    while (live > 0 && tu_now_s() < deadline) {
         for (int i = 0; i < n; i++) {
             if (pid[i] <= 0 || waitpid(pid[i], &st, WNOHANG) != pid[i])
                 continue;
@@ -197,4 +220,310 @@ void tu_widen(unsigned seed_counter)
     else if ((h & 3u) == 1)
         for (unsigned i = (h >> 8) & 63u; i > 0; i--)
             spin_cpu_relax();
+}
+
+/* ---- payloads ---- */
+
+uint32_t tu_mix32(uint32_t a, uint32_t b)
+{
+    uint32_t h = a * 0x9e3779b9u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu;
+
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    return h ^ (h >> 16);
+}
+
+uint8_t tu_pattern_byte(uint32_t key, size_t i)
+{
+    return (uint8_t)(tu_mix32(key, (uint32_t)(i >> 2)) >> (8 * (i & 3)));
+}
+
+void tu_pattern(void *buf, uint32_t key, size_t len)
+{
+    uint8_t *p = buf;
+
+    for (size_t i = 0; i < len; i++)
+        p[i] = tu_pattern_byte(key, i);
+}
+
+uint32_t tu_fnv1a(const void *p, size_t len)
+{
+    const uint8_t *b = p;
+    uint32_t h = 2166136261u;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+/* ---- algorithms x backends ---- */
+
+int tu_n_algs(void)
+{
+    int n = 0;
+
+    while (am_claim_names[n])
+        n++;
+    return n;
+}
+
+int tu_combos(void)
+{
+    return 2 * tu_n_algs();
+}
+
+struct tu_combo tu_combo_of(int i)
+{
+    struct tu_combo c = {i / 2, i % 2, am_claim_names[i / 2], tu_backend_name(i % 2)};
+
+    return c;
+}
+
+const char *tu_backend_name(int backend)
+{
+    return am__shm_name((enum am_shm)backend);
+}
+
+/* ---- endpoint names, leftovers ---- */
+
+void tu_run_init(const char *tag)
+{
+    snprintf(run_prefix, sizeof run_prefix, "%s%ld.", tag, (long)getpid());
+    have_run_cpus = sched_getaffinity(0, sizeof run_cpus, &run_cpus) == 0;
+}
+
+void tu_name(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    int k = snprintf(buf, n, "%s", run_prefix);
+
+    if (k < 0 || (size_t)k >= n)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf + k, n - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+void tu_test_init(void)
+{
+    test_pid = (long)getpid();
+}
+
+void tu_test_prefix(char *buf, size_t n)
+{
+    tu_name(buf, n, "%ld-", test_pid);
+}
+
+void tu_ep_name(char *buf, size_t n, const char *role, int alg, int backend)
+{
+    tu_name(buf, n, "%ld-%s-%s-%c", test_pid, role, alg >= 0 ? am_claim_names[alg] : "x",
+            tu_backend_name(backend)[0]);
+}
+
+/* The POSIX half of tu_leftovers: files /dev/shm/shmam-PREFIX*.  `found`: how
+ * many were found before (the first one is described); returns the new total. */
+static int posix_leftovers(const char *prefix, int remove, char *first, size_t n, int found)
+{
+    size_t pl = strlen(prefix);
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+
+    while (d && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "shmam-", 6) != 0 || strncmp(e->d_name + 6, prefix, pl) != 0)
+            continue;
+        if (found++ == 0)
+            snprintf(first, n, "/dev/shm/%.100s", e->d_name);
+        if (remove)
+            am__segment_unlink(AM_SHM_POSIX, e->d_name + 6);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* The System V half, likewise: every segment of this user is attached
+ * read-only, and an endpoint header with the magic and a name starting with
+ * `prefix` counts. */
+static int sysv_leftovers(const char *prefix, int remove, char *first, size_t n, int found)
+{
+    size_t pl = strlen(prefix);
+    struct shm_info info;
+    int max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info);
+
+    for (int i = 0; i <= max; i++) {
+        struct shmid_ds ds;
+        int id = shmctl(i, SHM_STAT, &ds);
+
+        if (id < 0 || ds.shm_perm.uid != geteuid() ||
+            ds.shm_segsz < sizeof(struct am_seg_header))
+            continue;
+        const struct am_seg_header *h = shmat(id, NULL, SHM_RDONLY);
+        if (h == (void *)-1)
+            continue;
+        if (h->magic == AM_MAGIC && strncmp(h->name, prefix, pl) == 0) {
+            if (found++ == 0)
+                snprintf(first, n, "System V id %d (%.48s)", id, h->name);
+            if (remove)
+                shmctl(id, IPC_RMID, NULL);
+        }
+        shmdt(h);
+    }
+    return found;
+}
+
+int tu_leftovers(const char *prefix, int remove, char *first, size_t n)
+{
+    int found = posix_leftovers(prefix, remove, first, n, 0);
+
+    return sysv_leftovers(prefix, remove, first, n, found);
+}
+
+int tu_remove_leftovers(const char *prog)
+{
+    char first[128] = "";
+    int left = tu_leftovers(run_prefix, 1, first, sizeof first);
+
+    if (left)
+        fprintf(stderr, "%s: removed %d leftover segment(s), e.g. %s\n", prog, left, first);
+    return left;
+}
+
+/* ---- helper processes of a Check test ---- */
+
+void tu_error(struct tu_errors *e, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (AO_fetch_and_add1(&e->n) != 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(e->first, sizeof e->first, fmt, ap);
+    va_end(ap);
+}
+
+const char *tu_first_error(const struct tu_errors *e, const char *none)
+{
+    return e && AO_load(&e->n) ? e->first : none;
+}
+
+pid_t tu_spawn(void (*fn)(void *arg), void *arg, int cpu)
+{
+    pid_t parent = getpid(), p;
+
+    fflush(NULL); /* or the child would flush the parent's buffered output again */
+    p = fork();
+    if (p != 0)
+        return p;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* the parent died before the line above */
+        _exit(97);
+    if (have_run_cpus)
+        sched_setaffinity(0, sizeof run_cpus, &run_cpus);
+    tu_pin(cpu);
+    fn(arg);
+    _exit(0);
+}
+
+int tu_reap(pid_t p, double secs)
+{
+    double end = tu_now_s() + secs;
+    int st;
+
+    while (tu_now_s() < end) {
+        pid_t r = waitpid(p, &st, WNOHANG);
+
+        if (r == p)
+            return st;
+        if (r < 0)
+            return -2;
+        tu_sleep_ms(1);
+    }
+    kill(p, SIGKILL);
+    waitpid(p, &st, 0);
+    return -1;
+}
+
+/* 1 if wait status st (from tu_reap) is a normal exit 0; else 0, with what
+ * happened in why[0 .. n-1]. */
+static int exit_ok(int st, char *why, size_t n)
+{
+    if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 1;
+    if (st < 0)
+        snprintf(why, n, "%s", st == -1 ? "timed out (killed)" : "lost");
+    else if (WIFEXITED(st))
+        snprintf(why, n, "ended with exit %d", WEXITSTATUS(st));
+    else
+        snprintf(why, n, "ended with signal %d", WTERMSIG(st));
+    return 0;
+}
+
+int tu_wait_flag(volatile AO_t *f, AO_t v, double secs)
+{
+    double end = tu_now_s() + secs;
+
+    while (AO_load_acquire(f) < v && tu_now_s() < end)
+        tu_sleep_ms(1);
+    return AO_load_acquire(f) >= v;
+}
+
+int tu_map_when_there(am_ep_t *ep, unsigned idx, const char *name, double secs)
+{
+    double end = tu_now_s() + secs;
+    int rc;
+
+    while (((rc = am_ep_map(ep, idx, name)) == -ENOENT || rc == -EAGAIN) &&
+           tu_now_s() < end)
+        tu_sleep_ms(1);
+    return rc;
+}
+
+/* ---- Check, in the test process only ---- */
+
+int tu_run_suite(Suite *s, const char *prog)
+{
+    SRunner *sr = srunner_create(s);
+    int failed, left;
+
+    srunner_set_fork_status(sr, getenv("CK_FORK") ? srunner_fork_status(sr) : CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    left = tu_remove_leftovers(prog);
+    return failed == 0 && left == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+void tu_assert_clean(const char *what)
+{
+    char pfx[64], first[128] = "";
+    int n;
+
+    tu_test_prefix(pfx, sizeof pfx);
+    n = tu_leftovers(pfx, 0, first, sizeof first);
+    ck_assert_msg(n == 0, "%s: %d segment(s) left behind, e.g. %s", what, n, first);
+}
+
+void tu_assert_exit0(int st, const char *who, const char *what, const struct tu_errors *e)
+{
+    char why[64];
+
+    ck_assert_msg(exit_ok(st, why, sizeof why), "%s: %s %s (%s)", what, who, why,
+                  tu_first_error(e, "no error recorded"));
+}
+
+void tu_assert_no_errors(const char *what, const struct tu_errors *e)
+{
+    unsigned long n = e ? (unsigned long)AO_load(&e->n) : 0;
+
+    ck_assert_msg(n == 0, "%s: %lu error(s) in helpers, first: %s", what, n,
+                  tu_first_error(e, ""));
+}
+
+void tu_assert_flag(volatile AO_t *f, AO_t v, double secs, const char *why,
+                    const char *what, const struct tu_errors *e)
+{
+    ck_assert_msg(tu_wait_flag(f, v, secs), "%s: timed out waiting for %s (%s)", what, why,
+                  tu_first_error(e, "no helper error"));
 }

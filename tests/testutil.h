@@ -1,6 +1,7 @@
 /*
- * testutil.h - helpers shared by every multi-process test (pure libc and
- * libatomic_ops; no Check, so children may use them freely).
+ * testutil.h - helpers shared by every multi-process test (libc, libatomic_ops
+ * and the runtime; no Check, so children may use them freely, except for the
+ * last section, which is for the process that runs the test).
  *
  * A typical test allocates its shared state with tu_shared_alloc() before
  * forking (children inherit the mapping at the same address), puts a tu_gate in
@@ -11,12 +12,24 @@
  * (with Check, in the parent only: a child reports failure by abort() or a
  * nonzero exit, never with ck_assert).  Iteration counts are multiplied by
  * tu_stress_factor() so `make stress` runs longer.
+ *
+ * Tests that make endpoints loop over every claim algorithm and both backends
+ * (tu_combos(), tu_combo_of()) and give them names that start with this run's
+ * prefix (tu_run_init() in main, tu_name(), tu_ep_name()), so that each test can
+ * check with tu_leftovers() that it left nothing in /dev/shm or among the System V
+ * segments, and main can remove what a failed test left (tu_remove_leftovers()).
+ * A test whose helpers are forked one by one (tu_spawn(), tu_reap()) collects
+ * their errors in a struct tu_errors in shared memory.
  */
 #ifndef SHMAM_TESTUTIL_H
 #define SHMAM_TESTUTIL_H
 
 #include <atomic_ops.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shmam.h"
 
 /* Zeroed memory shared with children forked later (MAP_SHARED|MAP_ANONYMOUS),
  * page-aligned.  Aborts on failure. */
@@ -56,5 +69,150 @@ int tu_stress_factor(void);
  * in 8), pauses the core for up to 63 pause instructions (1 in 4) or returns at
  * once. */
 void tu_widen(unsigned seed_counter);
+
+/* ---- time ---- */
+
+/* CLOCK_MONOTONIC in seconds. */
+double tu_now_s(void);
+
+/* Sleeps ms milliseconds (nanosleep; a signal cuts it short). */
+void tu_sleep_ms(int ms);
+
+/* ---- payloads ---- */
+
+/* A well-mixed 32-bit hash of (a, b) (a murmur3-style finaliser), for check
+ * words, lengths and data derived from message numbers. */
+uint32_t tu_mix32(uint32_t a, uint32_t b);
+
+/* Byte i of the pseudo-random pattern named `key`: byte i % 4 of
+ * tu_mix32(key, i / 4). */
+uint8_t tu_pattern_byte(uint32_t key, size_t i);
+
+/* Fills buf[0 .. len-1] with the pattern named `key`. */
+void tu_pattern(void *buf, uint32_t key, size_t len);
+
+/* FNV-1a, 32 bits, of len bytes at p. */
+uint32_t tu_fnv1a(const void *p, size_t len);
+
+/* ---- algorithms x backends ---- */
+
+/* The number of claim algorithms (entries of am_claim_names[]). */
+int tu_n_algs(void);
+
+/* Loop tests run over every claim algorithm on both backends:
+ * tcase_add_loop_test(tc, test, 0, tu_combos()); loop index i is algorithm
+ * i / 2 on backend i % 2 (enum am_shm: 0 posix, 1 sysv). */
+int tu_combos(void);
+struct tu_combo {
+    int alg;                  /* index into am_claim_names[] */
+    int backend;              /* enum am_shm */
+    const char *alg_name;     /* am_claim_names[alg] */
+    const char *backend_name; /* "posix" or "sysv" */
+};
+struct tu_combo tu_combo_of(int i);
+
+/* "posix" for 0 (AM_SHM_POSIX), "sysv" for 1 (AM_SHM_SYSV). */
+const char *tu_backend_name(int backend);
+
+/* ---- endpoint names, leftovers ---- */
+
+/* First thing in main: every name this run makes (tu_name) starts with
+ * "<tag><pid>." (tag: two letters naming the suite), and helpers of tu_spawn()
+ * may run on every CPU this process may run on now. */
+void tu_run_init(const char *tag);
+
+/* The run prefix followed by the printf-style fmt, into buf (n bytes). */
+void tu_name(char *buf, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* In a test's fixture, in the process that runs the test: from now on
+ * tu_test_prefix() and tu_ep_name() name this test. */
+void tu_test_init(void);
+
+/* "<run prefix><test pid>-": the prefix of every name the current test makes. */
+void tu_test_prefix(char *buf, size_t n);
+
+/* "<test prefix>ROLE-ALG-B": unique per run, test, role, algorithm (its name, or
+ * "x" for alg < 0) and backend (its initial). */
+void tu_ep_name(char *buf, size_t n, const char *role, int alg, int backend);
+
+/* Counts the segments of either backend whose endpoint name starts with
+ * `prefix` (POSIX: /dev/shm/shmam-PREFIX*; System V: segments of this user
+ * whose endpoint header has the magic and such a name), and removes them if
+ * `remove`.  The first one found is described in first[0 .. n-1] (left as it
+ * was if there is none). */
+int tu_leftovers(const char *prefix, int remove, char *first, size_t n);
+
+/* Last thing in main: removes whatever this run left (the leftovers of the run
+ * prefix) and says so on stderr as "PROG: removed ...".  Returns how many there
+ * were: a run that left any should fail. */
+int tu_remove_leftovers(const char *prog);
+
+/* ---- helper processes of a Check test ---- */
+
+/* How many errors the helper processes of a test saw, and the first one's
+ * text, in memory shared with them (tu_shared_alloc), or a process's own. */
+struct tu_errors {
+    AO_t n;
+    char first[256];
+};
+
+/* Records an error (printf-style); only the first one's text is kept.  Any
+ * process may call it concurrently.  The count goes up before the text is
+ * written: read the text once the helpers have finished or signalled. */
+void tu_error(struct tu_errors *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The first error's text, or `none` if there was none. */
+const char *tu_first_error(const struct tu_errors *e, const char *none);
+
+/* Forks a helper that dies with the calling process (PR_SET_PDEATHSIG), may run
+ * on the CPUs of tu_run_init() (the test process may have pinned itself), pins
+ * itself with tu_pin(cpu), runs fn(arg) and exits 0.  Returns its pid, or -1 if
+ * fork failed. */
+pid_t tu_spawn(void (*fn)(void *arg), void *arg, int cpu);
+
+/* Waits up to secs seconds for child p to end, then kills it.  Returns its wait
+ * status, -1 if it had to be killed, or -2 if it could not be waited for. */
+int tu_reap(pid_t p, double secs);
+
+/* Waits (sleeping a millisecond at a time) up to secs seconds until *f >= v,
+ * with acquire loads that pair with the release store that set it.  Returns 1
+ * if it is, 0 if time ran out. */
+int tu_wait_flag(volatile AO_t *f, AO_t v, double secs);
+
+/* Maps endpoint `name` as peer idx of ep, trying again while it does not exist
+ * yet or is being created (-ENOENT, -EAGAIN) for up to secs seconds.  Returns
+ * am_ep_map's last result. */
+int tu_map_when_there(am_ep_t *ep, unsigned idx, const char *name, double secs);
+
+/* ---- Check, in the test process only ---- */
+
+/* A Check suite (check.h's Suite). */
+struct Suite;
+
+/* All of main after tu_run_init(): runs suite s, each test in a process of its
+ * own (unless CK_FORK=no says otherwise, to debug a test), then removes and
+ * reports what the run left (tu_remove_leftovers(prog)).  Returns main's exit
+ * status: EXIT_SUCCESS if every test passed and nothing was left. */
+int tu_run_suite(struct Suite *s, const char *prog);
+
+/* ---- assertions ----
+ * Each fails the test with a message that starts with `what`, the test's
+ * description naming its algorithm and backend; e (NULL if none) adds the
+ * first error of its helpers. */
+
+/* Nothing of the current test (tu_test_prefix) is left in either backend. */
+void tu_assert_clean(const char *what);
+
+/* Wait status st (from tu_reap) is helper `who`'s exit 0. */
+void tu_assert_exit0(int st, const char *who, const char *what, const struct tu_errors *e);
+
+/* The helpers recorded no error. */
+void tu_assert_no_errors(const char *what, const struct tu_errors *e);
+
+/* tu_wait_flag(f, v, secs) succeeds; `why` names what was waited for. */
+void tu_assert_flag(volatile AO_t *f, AO_t v, double secs, const char *why,
+                    const char *what, const struct tu_errors *e);
 
 #endif

@@ -1,0 +1,604 @@
+/*
+ * lockbench.c - lock/unlock throughput and fairness of every lock in locks/,
+ * side by side with Concurrency Kit's spin locks and a plain process-shared
+ * pthread mutex, in forked processes.
+ *
+ *   build/bench/lockbench [--procs 1,2,4,8] [--seconds S] [--quick]
+ *                         [--locks NAME,...] [--header] [--verbose]
+ *
+ * The locks (impl column):
+ *   shmam:tas shmam:ttas shmam:ticket shmam:anderson shmam:mutex
+ *            every entry of lock_table[], through its lock_ops (the robust mutex,
+ *            and spins that back off and then yield: spin.h)
+ *   ck:fas ck:ticket ck:mcs ck:clh ck:anderson
+ *            Concurrency Kit's ck_spinlock_<algo>, header-only and inlined; their
+ *            waits spin on a pause instruction and never yield
+ *   pthread:mutex
+ *            a PTHREAD_PROCESS_SHARED mutex of the default type, not robust
+ *
+ * Method.  For each P of --procs (default 1,2,4,8) and each lock, the parent maps
+ * a fresh MAP_SHARED|MAP_ANONYMOUS region holding the lock, the counter it
+ * guards, a start gate, a stop flag and one result line per process, and forks P
+ * processes; process i pins itself to the (i % n)-th CPU the parent may use.
+ * When all have reached the gate the parent opens it, sleeps S seconds (default
+ * 1, --quick 0.2) and raises the stop flag.  Each process loops until it sees the
+ * flag: lock; counter = counter + 1 (a plain, non-atomic read-modify-write) and
+ * CS_PAUSES pause instructions; unlock; NCS_PAUSES pauses of work outside the
+ * lock.  Then it stores how many times it acquired the lock and exits.  Every
+ * lock is called through the same kind of function pointer, so the call costs
+ * the same for all.  Time is the parent's, from opening the gate to raising the
+ * flag; the few acquisitions that complete after the flag (a waiter already in
+ * line still gets its turn) are counted too.
+ *
+ * A process that spins without yielding still reaches the stop flag: the lock
+ * holder it waits for runs again when the scheduler preempts the spinners, so
+ * every measurement ends within about S seconds plus a few time slices.  With 4
+ * or 8 processes on this 2-core machine, FIFO spin locks that never yield
+ * (ck:ticket, ck:mcs, ck:clh, ck:anderson) convoy: each hand-off to a process
+ * that is not running waits for a time slice.  That contrast with shmam's
+ * yielding spins is part of the result, so it is reported as measured.
+ *
+ * Checks: the counter must equal the sum of the per-process counts (a lock that
+ * let two processes in at once loses increments), every process must exit 0,
+ * and all must finish within STUCK_S seconds of the stop flag.  A failure prints
+ * "lockbench: FAILED ..." on stderr, the remaining locks are still measured, and
+ * the exit status is 1.
+ *
+ * Rows, in the common schema of shmam's benchmarks (header with --header):
+ *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
+ *   lockbench,IMPL,-,P,1,ACQUISITIONS,acq_per_s,V,1/s,
+ *   lockbench,IMPL,-,P,1,ACQUISITIONS,fairness_min_over_max,V,ratio,
+ *   lockbench,IMPL,-,P,1,ACQUISITIONS,fairness_cv,V,ratio,
+ * acq_per_s is all processes' acquisitions per second; fairness_min_over_max is
+ * the fewest acquisitions of one process over the most (1 = even, 0 = some
+ * process never got in); fairness_cv is the standard deviation of the
+ * per-process counts over their mean (0 = even).
+ *
+ * Pointers in shared memory.  ck's mcs, clh and anderson locks link waiters by
+ * pointers: the lock word points at a node, nodes point at nodes, the anderson
+ * lock points at its slot array.  Those pointers are valid in every process here
+ * only because the region is mapped once by the parent and fork()ed children
+ * inherit it at the same address.  shmam's segments are mapped by unrelated
+ * processes at different addresses, where such a pointer means nothing; that is
+ * why shmam's own locks name participants and slots by index (lock.h).  Note
+ * also that ck's anderson slots are 8 bytes each, several to a cache line, where
+ * shmam's have a line each.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic_ops.h>
+#include <ck_spinlock.h>
+
+#include "lock.h"
+#include "spin.h"
+
+#if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release) ||                   \
+    !defined(AO_HAVE_fetch_and_add1)
+#error "lockbench needs AO_load_acquire, AO_store_release and AO_fetch_and_add1"
+#endif
+
+#define LINE 128 /* one destructive line pair: nothing shared by accident */
+#define MAX_PROCS 64
+#define MAX_LOCKS 32
+#define CS_PAUSES 4     /* work inside the critical section, besides the counter */
+#define NCS_PAUSES 16   /* work between unlock and the next lock */
+#define LOCK_BYTES 8192 /* room for any lock's state at the end of the region */
+#define GATE_S 30.0     /* seconds for all processes to reach the gate */
+#define STUCK_S 30.0    /* seconds for all processes to finish after the flag */
+
+/* The region shared by the parent and its P children, one per measurement.
+ * Node arrays are used only by the ck locks that need them. */
+struct region {
+    _Alignas(LINE) AO_t ready; /* children at the gate (fetch-and-add) */
+    _Alignas(LINE) AO_t go;    /* parent opens the gate (release) */
+    _Alignas(LINE) AO_t stop;  /* parent ends the run (release) */
+    _Alignas(LINE) volatile unsigned long counter; /* guarded by the lock */
+    struct {
+        _Alignas(LINE) AO_t count; /* process i's acquisitions, stored at exit */
+    } proc[MAX_PROCS];
+    struct {
+        _Alignas(LINE) struct ck_spinlock_mcs node;
+    } mcs[MAX_PROCS];
+    struct {
+        _Alignas(LINE) struct ck_spinlock_clh node;
+    } clh[MAX_PROCS + 1]; /* one per process and the initial "unowned" node */
+    _Alignas(LINE) ck_spinlock_anderson_thread_t slots[MAX_PROCS];
+    _Alignas(LINE) unsigned char lock[LOCK_BYTES]; /* the lock under test */
+};
+
+_Static_assert(LOCK_ALIGN <= LINE, "the lock area is LOCK_ALIGN-aligned");
+_Static_assert(sizeof(ck_spinlock_anderson_t) <= LOCK_BYTES &&
+                   sizeof(pthread_mutex_t) <= LOCK_BYTES,
+               "every lock fits the lock area");
+
+/* One process's handle on the lock; private to that process. */
+struct self {
+    unsigned i;
+    const struct lock_ops *ops;          /* shmam locks */
+    struct lock_ctx ctx;                 /* shmam locks */
+    struct ck_spinlock_clh *clh;         /* ck:clh: the node this process enqueues */
+    ck_spinlock_anderson_thread_t *slot; /* ck:anderson: the slot it holds */
+};
+
+struct bench_lock {
+    char name[32];
+    const struct lock_ops *ops; /* for shmam:*, else NULL */
+    int (*init)(struct region *r, const struct lock_ops *ops, unsigned procs);
+    void (*lock)(struct region *r, struct self *me);
+    void (*unlock)(struct region *r, struct self *me);
+};
+
+/* shmam's locks, through lock_table's operations. */
+static int shmam_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+{
+    if (ops->size(procs) > LOCK_BYTES)
+        return -ENOMEM;
+    return ops->init(r->lock, procs);
+}
+
+static void shmam_lock(struct region *r, struct self *me)
+{
+    me->ops->lock(r->lock, &me->ctx);
+}
+
+static void shmam_unlock(struct region *r, struct self *me)
+{
+    me->ops->unlock(r->lock, &me->ctx);
+}
+
+/* ck:fas, an exchange (fetch-and-store) lock that spins on reads. */
+static int fas_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+{
+    ck_spinlock_fas_init((ck_spinlock_fas_t *)(void *)r->lock);
+    return 0;
+}
+
+static void fas_lock(struct region *r, struct self *me)
+{
+    ck_spinlock_fas_lock((ck_spinlock_fas_t *)(void *)r->lock);
+}
+
+static void fas_unlock(struct region *r, struct self *me)
+{
+    ck_spinlock_fas_unlock((ck_spinlock_fas_t *)(void *)r->lock);
+}
+
+/* ck:ticket, both halves in one 64-bit word. */
+static int ticket_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+{
+    ck_spinlock_ticket_init((ck_spinlock_ticket_t *)(void *)r->lock);
+    return 0;
+}
+
+static void ticket_lock(struct region *r, struct self *me)
+{
+    ck_spinlock_ticket_lock((ck_spinlock_ticket_t *)(void *)r->lock);
+}
+
+static void ticket_unlock(struct region *r, struct self *me)
+{
+    ck_spinlock_ticket_unlock((ck_spinlock_ticket_t *)(void *)r->lock);
+}
+
+/* ck:mcs: the lock word points at the last waiter's node; process i enqueues
+ * node mcs[i] (a pointer into the region: see the file header). */
+static int mcs_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+{
+    ck_spinlock_mcs_init((ck_spinlock_mcs_t *)(void *)r->lock);
+    return 0;
+}
+
+static void mcs_lock(struct region *r, struct self *me)
+{
+    ck_spinlock_mcs_lock((ck_spinlock_mcs_t *)(void *)r->lock, &r->mcs[me->i].node);
+}
+
+static void mcs_unlock(struct region *r, struct self *me)
+{
+    ck_spinlock_mcs_unlock((ck_spinlock_mcs_t *)(void *)r->lock, &r->mcs[me->i].node);
+}
+
+/* ck:clh: the lock word points at the last enqueued node; unlock hands this
+ * process its predecessor's node for next time, so me->clh wanders among the
+ * P + 1 nodes. */
+static int clh_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+{
+    ck_spinlock_clh_init((ck_spinlock_clh_t **)(void *)r->lock, &r->clh[procs].node);
+    return 0;
+}
+
+static void clh_lock(struct region *r, struct self *me)
+{
+    if (!me->clh)
+        me->clh = &r->clh[me->i].node;
+    ck_spinlock_clh_lock((ck_spinlock_clh_t **)(void *)r->lock, me->clh);
+}
+
+static void clh_unlock(struct region *r, struct self *me)
+{
+    ck_spinlock_clh_unlock(&me->clh);
+}
+
+/* ck:anderson: a power-of-two number of slots, at least one per process. */
+static int anderson_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+{
+    unsigned n = 1;
+    while (n < procs)
+        n <<= 1;
+    ck_spinlock_anderson_init((ck_spinlock_anderson_t *)(void *)r->lock, r->slots, n);
+    return 0;
+}
+
+static void anderson_lock(struct region *r, struct self *me)
+{
+    ck_spinlock_anderson_lock((ck_spinlock_anderson_t *)(void *)r->lock, &me->slot);
+}
+
+static void anderson_unlock(struct region *r, struct self *me)
+{
+    ck_spinlock_anderson_unlock((ck_spinlock_anderson_t *)(void *)r->lock, me->slot);
+}
+
+/* pthread:mutex, process-shared, default type, not robust. */
+static int pmutex_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+{
+    pthread_mutexattr_t a;
+    int rc = pthread_mutexattr_init(&a);
+    if (rc == 0)
+        rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    if (rc == 0)
+        rc = pthread_mutex_init((pthread_mutex_t *)(void *)r->lock, &a);
+    pthread_mutexattr_destroy(&a);
+    return -rc;
+}
+
+static void pmutex_lock(struct region *r, struct self *me)
+{
+    int rc = pthread_mutex_lock((pthread_mutex_t *)(void *)r->lock);
+    if (rc != 0) {
+        fprintf(stderr, "lockbench: pthread_mutex_lock: %s\n", strerror(rc));
+        _exit(3);
+    }
+}
+
+static void pmutex_unlock(struct region *r, struct self *me)
+{
+    pthread_mutex_unlock((pthread_mutex_t *)(void *)r->lock);
+}
+
+static struct bench_lock locks[MAX_LOCKS];
+static int nlocks;
+
+static void add_lock(const char *name, const struct lock_ops *ops,
+                     int (*init)(struct region *, const struct lock_ops *, unsigned),
+                     void (*lock)(struct region *, struct self *),
+                     void (*unlock)(struct region *, struct self *))
+{
+    struct bench_lock *b = &locks[nlocks++];
+    *b = (struct bench_lock){.ops = ops, .init = init, .lock = lock, .unlock = unlock};
+    snprintf(b->name, sizeof b->name, "%s", name);
+}
+
+static void make_table(void)
+{
+    char name[32];
+    for (const struct lock_ops *const *o = lock_table; *o && nlocks < MAX_LOCKS - 6; o++) {
+        snprintf(name, sizeof name, "shmam:%s", (*o)->name);
+        add_lock(name, *o, shmam_init, shmam_lock, shmam_unlock);
+    }
+    add_lock("ck:fas", NULL, fas_init, fas_lock, fas_unlock);
+    add_lock("ck:ticket", NULL, ticket_init, ticket_lock, ticket_unlock);
+    add_lock("ck:mcs", NULL, mcs_init, mcs_lock, mcs_unlock);
+    add_lock("ck:clh", NULL, clh_init, clh_lock, clh_unlock);
+    add_lock("ck:anderson", NULL, anderson_init, anderson_lock, anderson_unlock);
+    add_lock("pthread:mutex", NULL, pmutex_init, pmutex_lock, pmutex_unlock);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static inline void pauses(unsigned n)
+{
+    for (unsigned k = 0; k < n; k++)
+        spin_cpu_relax();
+}
+
+/* Pin the calling process to the (i % n)-th of the n CPUs in `allowed`. */
+static int pin(const cpu_set_t *allowed, unsigned i)
+{
+    int n = CPU_COUNT(allowed), want = (int)(i % (unsigned)n);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, allowed) && want-- == 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            return sched_setaffinity(0, sizeof one, &one);
+        }
+    return -1;
+}
+
+/* Process i: wait at the gate, then lock, count, unlock until the stop flag.
+ * The acquire loads of go and stop pair with the parent's release stores. */
+static void child(struct region *r, const struct bench_lock *b, const cpu_set_t *allowed,
+                  unsigned i)
+{
+    if (pin(allowed, i) != 0) {
+        fprintf(stderr, "lockbench: %s: process %u cannot pin itself: %s\n", b->name, i,
+                strerror(errno));
+        _exit(3);
+    }
+    struct self me = {.i = i, .ops = b->ops, .ctx = {.self = i}};
+    AO_fetch_and_add1(&r->ready);
+    while (!AO_load_acquire(&r->go))
+        sched_yield();
+    unsigned long n = 0;
+    while (!AO_load_acquire(&r->stop)) {
+        b->lock(r, &me);
+        r->counter = r->counter + 1;
+        pauses(CS_PAUSES);
+        b->unlock(r, &me);
+        n++;
+        pauses(NCS_PAUSES);
+    }
+    AO_store(&r->proc[i].count, n); /* read by the parent after waitpid */
+    _exit(0);
+}
+
+/* Parent: wait (1 ms naps) until every child has exited or `deadline` passes;
+ * returns how many are left, and ORs into *bad whether any exited abnormally. */
+static unsigned reap(pid_t *pid, unsigned procs, double deadline, int *bad)
+{
+    unsigned left = procs;
+    for (unsigned k = 0; k < procs; k++)
+        left -= pid[k] == 0;
+    while (left > 0 && now_s() < deadline) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p <= 0) {
+            nap(0.001);
+            continue;
+        }
+        for (unsigned k = 0; k < procs; k++)
+            if (pid[k] == p) {
+                pid[k] = 0;
+                left--;
+                *bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+            }
+    }
+    return left;
+}
+
+/* Parent: SIGKILL and reap every child still listed in pid[]. */
+static void kill_all(pid_t *pid, unsigned procs)
+{
+    for (unsigned k = 0; k < procs; k++)
+        if (pid[k] > 0) {
+            kill(pid[k], SIGKILL);
+            waitpid(pid[k], NULL, 0);
+            pid[k] = 0;
+        }
+}
+
+struct result {
+    unsigned long total, min, max, counter;
+    double seconds, cv;
+};
+
+static void tally(const struct region *r, unsigned procs, struct result *res)
+{
+    double sum = 0, sq = 0;
+    res->min = ~0ul;
+    res->max = res->total = 0;
+    for (unsigned k = 0; k < procs; k++) {
+        unsigned long c = AO_load(&r->proc[k].count);
+        res->total += c;
+        res->min = c < res->min ? c : res->min;
+        res->max = c > res->max ? c : res->max;
+        sum += (double)c;
+        sq += (double)c * (double)c;
+    }
+    double mean = sum / procs, var = sq / procs - mean * mean;
+    res->cv = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
+    res->counter = r->counter;
+}
+
+/* One measurement of lock `b` with `procs` processes for `secs` seconds.
+ * Returns 0, or -1 after saying on stderr what failed. */
+static int measure(const struct bench_lock *b, unsigned procs, double secs,
+                   const cpu_set_t *allowed, int verbose, struct result *res)
+{
+    struct region *r =
+        mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED) {
+        fprintf(stderr, "lockbench: FAILED (%s): mmap: %s\n", b->name, strerror(errno));
+        return -1;
+    }
+    int rc = b->init(r, b->ops, procs), bad = 0;
+    pid_t pid[MAX_PROCS] = {0};
+    unsigned started = 0;
+    fflush(NULL);
+    for (; rc == 0 && started < procs; started++) {
+        pid[started] = fork();
+        if (pid[started] < 0)
+            rc = -errno;
+        else if (pid[started] == 0)
+            child(r, b, allowed, started);
+    }
+    double t0 = now_s(), give_up = t0 + GATE_S;
+    while (rc == 0 && AO_load(&r->ready) < procs && now_s() < give_up)
+        nap(0.001);
+    if (rc == 0 && AO_load(&r->ready) < procs)
+        rc = -ETIMEDOUT;
+    if (rc == 0) {
+        t0 = now_s();
+        AO_store_release(&r->go, 1); /* pairs with the children's acquire loads */
+        nap(secs);
+        AO_store_release(&r->stop, 1);
+        res->seconds = now_s() - t0;
+    } else {
+        AO_store_release(&r->go, 1);
+        AO_store_release(&r->stop, 1);
+    }
+    unsigned stuck = reap(pid, started, now_s() + STUCK_S, &bad);
+    kill_all(pid, started);
+    if (rc == 0 && !stuck && !bad)
+        tally(r, procs, res);
+    if (verbose && rc == 0 && !stuck && !bad) {
+        fprintf(stderr, "lockbench: %s, %u procs:", b->name, procs);
+        for (unsigned k = 0; k < procs; k++)
+            fprintf(stderr, " %lu", (unsigned long)AO_load(&r->proc[k].count));
+        fprintf(stderr, "\n");
+    }
+    munmap(r, sizeof *r);
+    if (rc < 0)
+        fprintf(stderr, "lockbench: FAILED (%s, %u procs): could not start: %s\n", b->name,
+                procs, strerror(-rc));
+    else if (stuck || bad)
+        fprintf(stderr,
+                "lockbench: FAILED (%s, %u procs): %u processes still running "
+                "%.0f s after the stop flag (killed), %s\n",
+                b->name, procs, stuck, STUCK_S,
+                bad ? "some exited abnormally" : "none exited abnormally");
+    else if (res->counter != res->total)
+        fprintf(stderr,
+                "lockbench: FAILED (%s, %u procs): mutual exclusion broken: the "
+                "guarded counter is %lu but the processes counted %lu "
+                "acquisitions\n",
+                b->name, procs, res->counter, res->total);
+    else
+        return 0;
+    return -1;
+}
+
+static void report(const struct bench_lock *b, unsigned procs, const struct result *res)
+{
+    char pre[96];
+    snprintf(pre, sizeof pre, "lockbench,%.31s,-,%u,1,%lu", b->name, procs, res->total);
+    printf("%s,acq_per_s,%.0f,1/s,\n", pre, (double)res->total / res->seconds);
+    printf("%s,fairness_min_over_max,%.3f,ratio,\n", pre,
+           res->max ? (double)res->min / (double)res->max : 0.0);
+    printf("%s,fairness_cv,%.3f,ratio,\n", pre, res->cv);
+    fflush(stdout);
+}
+
+struct opts {
+    unsigned procs[MAX_PROCS];
+    int nprocs, header, verbose;
+    double seconds;
+    char *only; /* comma-separated lock names, or NULL for all */
+};
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: lockbench [--procs 1,2,4,8] [--seconds S] [--quick] "
+                    "[--locks NAME,...] [--header] [--verbose]\n");
+    exit(2);
+}
+
+static void parse_procs(struct opts *o, const char *s)
+{
+    char *end;
+    o->nprocs = 0;
+    while (s && *s && o->nprocs < MAX_PROCS) {
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > MAX_PROCS || (*end && *end != ','))
+            usage();
+        o->procs[o->nprocs++] = (unsigned)v;
+        s = *end ? end + 1 : end;
+    }
+    if (o->nprocs == 0)
+        usage();
+}
+
+static struct opts parse(int argc, char **argv)
+{
+    struct opts o = {.procs = {1, 2, 4, 8}, .nprocs = 4, .seconds = 1.0};
+    for (int i = 1; i < argc; i++) {
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--procs") == 0 && next)
+            parse_procs(&o, argv[++i]);
+        else if (strcmp(argv[i], "--seconds") == 0 && next) {
+            char *end;
+            o.seconds = strtod(argv[++i], &end);
+            if (*end || !(o.seconds > 0 && o.seconds <= 3600))
+                usage();
+        } else if (strcmp(argv[i], "--quick") == 0)
+            o.seconds = 0.2;
+        else if (strcmp(argv[i], "--locks") == 0 && next)
+            o.only = argv[++i];
+        else if (strcmp(argv[i], "--header") == 0)
+            o.header = 1;
+        else if (strcmp(argv[i], "--verbose") == 0)
+            o.verbose = 1;
+        else
+            usage();
+    }
+    return o;
+}
+
+/* Is `name` in the comma-separated list (NULL: everything is)? */
+static int selected(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return list == NULL;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = parse(argc, argv);
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+        perror("lockbench: sched_getaffinity");
+        return 1;
+    }
+    make_table();
+    int chosen = 0;
+    for (int k = 0; k < nlocks; k++)
+        chosen += selected(o.only, locks[k].name);
+    if (chosen == 0) {
+        fprintf(stderr, "lockbench: no lock named in --locks; known:");
+        for (int k = 0; k < nlocks; k++)
+            fprintf(stderr, " %s", locks[k].name);
+        fprintf(stderr, "\n");
+        return 2;
+    }
+    if (o.header)
+        printf("# bench,impl,shm,procs,pinned,iters,metric,value,unit,spread\n");
+    int failed = 0;
+    for (int p = 0; p < o.nprocs; p++)
+        for (int k = 0; k < nlocks; k++) {
+            struct result res = {0};
+            if (!selected(o.only, locks[k].name))
+                continue;
+            if (measure(&locks[k], o.procs[p], o.seconds, &allowed, o.verbose, &res) == 0)
+                report(&locks[k], o.procs[p], &res);
+            else
+                failed = 1;
+        }
+    return failed;
+}

@@ -12,8 +12,8 @@
 
 #include <sched.h>
 
-#define SPIN_CAP 1024u
-#define SPIN_YIELD_AFTER 4u
+#define SPIN_CAP 64u
+#define SPIN_YIELD_AFTER 1u
 
 struct spin {
     unsigned pauses; /* pause instructions in the next round */

@@ -24,6 +24,8 @@
  * locked (Figure 2, any lock of locks/): under the queue's lock, if the tail's
  *   slot (and for bulk, the bulk tail's block) is FREE for its lap, mark it
  *   CLAIMED and advance the tail; otherwise unlock and let the caller back off.
+ *   As in the lock-free claim, a sender first tests without the lock whether
+ *   the queue is full, and if so backs off without queueing for the lock.
  *
  * Ordering: the claim CAS (full barrier) or the lock's acquire orders the
  * sender's reads of FREE before its writes of the packet; it pairs with the
@@ -137,6 +139,17 @@ static int slot_free(volatile AO_t *state, uint64_t t, uint32_t n)
     return AO_load_acquire(state) == AM_STATE(t / n, AM_FREE);
 }
 
+/* Has the receiver freed the tail's slot for its lap yet?  Read without the lock,
+ * a hint only (the lock holder decides): a slot of an earlier lap means the queue
+ * is full, and then waiting for the lock would only queue us behind other
+ * senders that will find it full too (with FIFO locks and more processes than
+ * cores, a convoy).  A slot already taken for this lap means the tail moved on. */
+static int queue_full(volatile AO_t *tail, void *slots, uint32_t n)
+{
+    uint64_t t = AO_load(tail);
+    return AM_STATE_LAP(AO_load(slot_state(slots, t, n))) != t / n;
+}
+
 /* Figure 2: one attempt under the lock.  The lock's acquire/release order the
  * tail accesses between senders; slot states are written with plain stores
  * because only the lock holder may turn a FREE slot CLAIMED, and the receiver
@@ -147,6 +160,9 @@ static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
     struct lock_ctx ctx = {.self = self};
     struct am_queue_send *s = q->send;
     int ok;
+    if (queue_full(&s->tail, q->packets, q->packets_n) ||
+        (c->want_bulk && queue_full(&s->bulk_tail, q->bulk_state, q->bulk_n)))
+        return 0;
     v->lock->lock(q->lock, &ctx);
     uint64_t t = AO_load(&s->tail), bt = AO_load(&s->bulk_tail);
     volatile AO_t *ps = &q->packets[t & (q->packets_n - 1)].state;

@@ -1,0 +1,219 @@
+/*
+ * check_splitc.c - the Split-C layer (apps/splitc/) and SAMPLE, end to end, as
+ * programs under the launcher with --timeout 60 (the layer lives in libsplitc,
+ * which test binaries do not link, so its test is an application:
+ * apps/splitc_selftest.c exercises every function and checks every value).
+ *
+ *   selftest        splitc_selftest with P = 1, 2, 4, claim algorithms lockfree
+ *                   and ticket (POSIX segments), and P = 4 lockfree over System V:
+ *                   exit 0 and "verified"
+ *   bad_gptr        a put one word past the end of a part aborts the job with
+ *                   "bad global pointer" and a nonzero exit
+ *   sample          SAMPLE, 4096 keys per rank, P = 2 and 4, lockfree and tas,
+ *                   plus once with oversampling 1: exit 0 and a final line
+ *                   "app,sample,4096keys,ALG,posix,P,<seconds>,verified"
+ *   sample_corrupt  --corrupt (one key flipped after sorting) gives FAILED and a
+ *                   nonzero exit, for shmam and for the MPI version
+ *   mpi_sample      build/apps/mpi_sample under mpiexec -n 2: exit 0, verified
+ *
+ * Programs are found next to this test binary (B/bin, B/apps for the build
+ * directory B).  The claim algorithm is named in every failure message.
+ */
+#include <check.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char launcher[PATH_MAX], selftest_prog[PATH_MAX], sample_prog[PATH_MAX],
+    mpi_sample_prog[PATH_MAX];
+
+struct run {
+    int status; /* exit code, or 128 + signal */
+    char out[32768];
+};
+
+static void find_programs(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        abort();
+    exe[n] = '\0';
+    const char *dir = dirname(exe);
+    snprintf(launcher, sizeof launcher, "%s/../bin/shmamrun", dir);
+    snprintf(selftest_prog, sizeof selftest_prog, "%s/../apps/splitc_selftest", dir);
+    snprintf(sample_prog, sizeof sample_prog, "%s/../apps/sample", dir);
+    snprintf(mpi_sample_prog, sizeof mpi_sample_prog, "%s/../apps/mpi_sample", dir);
+}
+
+/* Runs argv (NULL-terminated; argv[0] a path, or "mpiexec" from PATH) and
+ * collects its exit status and everything it printed on stdout and stderr. */
+static void run(struct run *r, const char *const *argv)
+{
+    int p[2], st;
+    size_t len = 0;
+    ssize_t got;
+    ck_assert(pipe(p) == 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(p[1], 1);
+        dup2(p[1], 2);
+        close(p[0]);
+        close(p[1]);
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* the launcher then cleans up */
+        execvp(argv[0], (char *const *)argv);
+        _exit(126);
+    }
+    close(p[1]);
+    while ((got = read(p[0], r->out + len, sizeof r->out - 1 - len)) > 0)
+        len += (size_t)got;
+    r->out[len] = '\0';
+    close(p[0]);
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* `shmamrun -n procs -a alg --shm shm --timeout 60 prog extra...`. */
+static void run_job(struct run *r, const char *prog, int procs, const char *alg,
+                    const char *shm, const char *const *extra)
+{
+    char n[16];
+    const char *argv[24] = {launcher, "-n", n,           "-a", alg,
+                            "--shm",  shm,  "--timeout", "60", prog};
+    int argc = 10;
+    snprintf(n, sizeof n, "%d", procs);
+    while (extra && *extra && argc < 23)
+        argv[argc++] = *extra++;
+    argv[argc] = NULL;
+    run(r, argv);
+}
+
+/* The verdict of the final "app,sample,..." line, checking its other fields;
+ * NULL if the line is missing or wrong. */
+static const char *sample_verdict(const struct run *r, const char *keys, const char *impl,
+                                  const char *shm, int procs)
+{
+    static char verdict[16];
+    char want[128];
+    const char *line = strstr(r->out, "app,sample,");
+    double seconds;
+    snprintf(want, sizeof want, "app,sample,%skeys,%s,%s,%d,", keys, impl, shm, procs);
+    if (!line || strncmp(line, want, strlen(want)) != 0 ||
+        sscanf(line + strlen(want), "%lf,%15[a-zA-Z]", &seconds, verdict) != 2 ||
+        seconds < 0)
+        return NULL;
+    return verdict;
+}
+
+static const char *const self_algs[] = {"lockfree", "ticket"};
+static const int self_procs[] = {1, 2, 4};
+
+START_TEST(selftest)
+{
+    /* Cases 0..5: P x alg over POSIX; case 6: P = 4 lockfree over System V. */
+    const char *alg = _i < 6 ? self_algs[_i % 2] : "lockfree";
+    const char *shm = _i < 6 ? "posix" : "sysv";
+    int procs = _i < 6 ? self_procs[_i / 2] : 4;
+    char want[96];
+    struct run r;
+    run_job(&r, selftest_prog, procs, alg, shm, NULL);
+    snprintf(want, sizeof want, "splitc_selftest: %d ranks, %s: verified\n", procs, alg);
+    ck_assert_msg(r.status == 0 && strstr(r.out, want),
+                  "%s/%s: splitc_selftest P=%d exited %d:\n%s", alg, shm, procs, r.status,
+                  r.out);
+}
+END_TEST
+
+START_TEST(bad_gptr)
+{
+    const char *alg = self_algs[_i];
+    const char *extra[] = {"--bad-gptr", NULL};
+    struct run r;
+    run_job(&r, selftest_prog, 2, alg, "posix", extra);
+    ck_assert_msg(r.status != 0 && strstr(r.out, "bad global pointer from rank 1"),
+                  "%s: a put past the end of a part was not caught (exit %d):\n%s", alg,
+                  r.status, r.out);
+    ck_assert_msg(!strstr(r.out, "verified"), "%s: bad put, yet verified:\n%s", alg, r.out);
+}
+END_TEST
+
+static const char *const sample_algs[] = {"lockfree", "tas"};
+
+START_TEST(sample_runs)
+{
+    /* Cases 0..3: P = 2, 4 x lockfree, tas; case 4: P = 4, lockfree, oversampling 1. */
+    const char *alg = _i < 4 ? sample_algs[_i % 2] : "lockfree";
+    int procs = _i < 4 ? 2 << (_i / 2) : 4;
+    const char *extra[] = {"--keys", "4096", "--seed", "7", _i < 4 ? NULL : "--oversample",
+                           "1",      NULL};
+    struct run r;
+    run_job(&r, sample_prog, procs, alg, "posix", extra);
+    const char *v = sample_verdict(&r, "4096", alg, "posix", procs);
+    ck_assert_msg(r.status == 0 && v && strcmp(v, "verified") == 0,
+                  "%s: sample P=%d exited %d, verdict %s:\n%s", alg, procs, r.status,
+                  v ? v : "(no app line)", r.out);
+}
+END_TEST
+
+START_TEST(sample_corrupt)
+{
+    /* Case 0: shmam, lockfree; case 1: MPI. */
+    const char *extra[] = {"--keys", "4096", "--corrupt", NULL};
+    const char *mpi[] = {"mpiexec", "-n",   "2",         mpi_sample_prog,
+                         "--keys",  "4096", "--corrupt", NULL};
+    const char *alg = _i == 0 ? "lockfree" : "mpich";
+    struct run r;
+    if (_i == 0)
+        run_job(&r, sample_prog, 2, alg, "posix", extra);
+    else
+        run(&r, mpi);
+    const char *v = sample_verdict(&r, "4096", alg, _i == 0 ? "posix" : "-", 2);
+    ck_assert_msg(r.status != 0 && v && strcmp(v, "FAILED") == 0,
+                  "%s: sample --corrupt exited %d, verdict %s:\n%s", alg, r.status,
+                  v ? v : "(no app line)", r.out);
+}
+END_TEST
+
+START_TEST(mpi_sample_runs)
+{
+    const char *argv[] = {"mpiexec", "-n", "2", mpi_sample_prog, "--keys", "4096", NULL};
+    struct run r;
+    run(&r, argv);
+    const char *v = sample_verdict(&r, "4096", "mpich", "-", 2);
+    ck_assert_msg(r.status == 0 && v && strcmp(v, "verified") == 0,
+                  "mpich: mpi_sample P=2 exited %d, verdict %s:\n%s", r.status,
+                  v ? v : "(no app line)", r.out);
+}
+END_TEST
+
+static Suite *splitc_suite(void)
+{
+    Suite *s = suite_create("splitc");
+    TCase *tc = tcase_create("splitc");
+    tcase_set_timeout(tc, 70);
+    tcase_add_loop_test(tc, selftest, 0, 7);
+    tcase_add_loop_test(tc, bad_gptr, 0, 2);
+    tcase_add_loop_test(tc, sample_runs, 0, 5);
+    tcase_add_loop_test(tc, sample_corrupt, 0, 2);
+    tcase_add_test(tc, mpi_sample_runs);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    find_programs();
+    SRunner *sr = srunner_create(splitc_suite());
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -6,7 +6,8 @@
  * request polls both queues, which breaks the deadlock of endpoints sending to
  * each other with full queues; a reply polls only the reply queue, since reply
  * handlers never send.  Once spinning has clearly failed the backoff yields the
- * processor and checks that the destination is still alive (-EPIPE if not).
+ * processor, and every AM_ALIVE_EVERY yields checks that the destination is
+ * still alive (-EPIPE if not).
  */
 #include <errno.h>
 #include <signal.h>
@@ -24,14 +25,16 @@ int am__peer_alive(const struct am_seg_view *v)
     return kill((pid_t)h->owner_pid, 0) == 0 || errno != ESRCH;
 }
 
+#define AM_ALIVE_EVERY 64 /* yields between checks that the destination lives */
+
 static int backoff(am_ep_t *ep, const struct am_seg_view *dest, enum am_qid qid,
-                   struct spin *sp)
+                   struct spin *sp, unsigned *yields)
 {
     if (qid == AM_REQUEST)
         am_poll(ep);
     else
         am__drain(ep, AM_REPLY);
-    if (spin_wait(sp) && !am__peer_alive(dest))
+    if (spin_wait(sp) && ++*yields % AM_ALIVE_EVERY == 0 && !am__peer_alive(dest))
         return -EPIPE;
     return 0;
 }
@@ -94,9 +97,10 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
     struct am_queue_view *q = &v->q[qid];
     struct am_claim_state c;
     struct spin sp = SPIN_INIT;
+    unsigned yields = 0;
     am__claim_begin(&c, data != NULL);
     while (!am__claim_try(v, q, &c, peer->sender_index))
-        if ((rc = backoff(ep, v, qid, &sp)) < 0)
+        if ((rc = backoff(ep, v, qid, &sp, &yields)) < 0)
             return rc;
     am__publish(q, &c, peer->sender_index, handler, data, len, args, nargs);
     wake_if_asleep(v->hdr);

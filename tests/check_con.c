@@ -1,0 +1,273 @@
+/*
+ * check_con.c - the CON application (apps/con.c) end to end, at tiny sizes, under
+ * the launcher with --timeout 60.
+ *
+ *   runs             comm (3-D, S = 6) and comp (2-D, S = 24) with P = 1, 2, 4
+ *                    ranks, claim algorithms lockfree and ttas: exit status 0,
+ *                    a final line of the common schema ending in "verified";
+ *                    also once with --verify sample (the mode large runs use)
+ *   corrupt          --corrupt (one label changed before verification) gives
+ *                    "FAILED" and a nonzero exit, with full and with sampled
+ *                    verification
+ *   independent_of_p the same global lattice (24 x 6 x 6, and 96 x 24) split
+ *                    over 1, 2 and 4 ranks (--length 24/P, 96/P) has the same
+ *                    component count and label sum
+ *   mpich            the MPICH port (B/apps/mpi_con under mpiexec -n 2): verified,
+ *                    the same invariants as the shmam version, --corrupt seen
+ *
+ * The launcher and the programs are found next to this test binary:
+ * B/bin/shmamrun, B/apps/con and B/apps/mpi_con for the build directory B,
+ * whatever the current directory; mpiexec and timeout from PATH.  The
+ * claim algorithm is named in every failure message.
+ */
+#include <check.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char launcher[PATH_MAX], con[PATH_MAX], mpi_con[PATH_MAX];
+static const char *const algs[] = {"lockfree", "ttas"};
+#define NALGS 2
+
+struct run {
+    int status; /* exit code, or 128 + signal */
+    char out[32768];
+    size_t len;
+};
+
+static void find_programs(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+    if (n <= 0)
+        abort();
+    exe[n] = '\0';
+    char *dir = dirname(exe);
+    snprintf(launcher, sizeof launcher, "%s/../bin/shmamrun", dir);
+    snprintf(con, sizeof con, "%s/../apps/con", dir);
+    snprintf(mpi_con, sizeof mpi_con, "%s/../apps/mpi_con", dir);
+    /* LeakSanitizer (make asan) would fail every MPI run for MPICH's own
+     * allocations, which are not ours to free. */
+    const char *asan = getenv("ASAN_OPTIONS");
+    char opts[512];
+    snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "", asan ? ":" : "");
+    setenv("ASAN_OPTIONS", opts, 1);
+}
+
+/* Runs argv (NULL-terminated; argv[0] is looked up in PATH) and collects its
+ * status and everything printed (stdout and stderr). */
+static void run(const char *const *argv, struct run *r)
+{
+    int p[2], st;
+
+    memset(r, 0, sizeof *r);
+    ck_assert(pipe(p) == 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(p[1], 1);
+        dup2(p[1], 2);
+        close(p[0]);
+        close(p[1]);
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* a launcher then cleans up */
+        execvp(argv[0], (char *const *)argv);
+        _exit(126);
+    }
+    close(p[1]);
+    ssize_t got;
+    while ((got = read(p[0], r->out + r->len, sizeof r->out - 1 - r->len)) > 0)
+        r->len += (size_t)got;
+    r->out[r->len] = '\0';
+    close(p[0]);
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Runs `shmamrun -n procs --timeout 60 -a alg con args...` (args NULL-terminated),
+ * or with alg "mpich" `timeout 60 mpiexec -n procs mpi_con args...`. */
+static void run_con(struct run *r, const char *alg, int procs, const char *const *args)
+{
+    char n[16];
+    const char *shm[32] = {launcher, "-n", n, "--timeout", "60", "-a", alg, con};
+    const char *mpi[32] = {"timeout", "-k", "5", "60", "mpiexec", "-n", n, mpi_con};
+    const char **argv = strcmp(alg, "mpich") ? shm : mpi;
+    int argc = 8;
+
+    snprintf(n, sizeof n, "%d", procs);
+    for (; *args && argc < 31; args++)
+        argv[argc++] = *args;
+    argv[argc] = NULL;
+    run(argv, r);
+}
+
+/* The final "app,con,..." line's fields after "app,con,": input, impl, shm,
+ * procs and verdict; 0 if there is no such line. */
+static int app_line(const struct run *r, char *input, char *impl, int *procs, char *verdict)
+{
+    const char *p = strstr(r->out, "app,con,");
+    char shm[16];
+    double sec;
+
+    return p && sscanf(p, "app,con,%31[^,],%15[^,],%15[^,],%d,%lf,%15[a-zA-Z]", input, impl,
+                       shm, procs, &sec, verdict) == 6;
+}
+
+struct run_case {
+    const char *input, *side;
+    int procs;
+    const char *verify;
+};
+
+static const struct run_case run_cases[] = {
+    {"comm", "6", 1, "full"},   {"comm", "6", 2, "full"},   {"comm", "6", 4, "full"},
+    {"comp", "24", 1, "full"},  {"comp", "24", 2, "full"},  {"comp", "24", 4, "full"},
+    {"comm", "6", 4, "sample"}, {"comp", "24", 4, "sample"}};
+#define NRUNS (int)(sizeof run_cases / sizeof run_cases[0])
+
+START_TEST(runs)
+{
+    const struct run_case *c = &run_cases[_i % NRUNS];
+    const char *alg = algs[_i / NRUNS];
+    const char *args[] = {"--input",  c->input,  "--side", c->side,
+                          "--verify", c->verify, NULL};
+    char input[32], impl[16], verdict[16], want[32];
+    int procs;
+    struct run r;
+
+    run_con(&r, alg, c->procs, args);
+    ck_assert_msg(r.status == 0, "%s: con %s P=%d (%s) exited %d:\n%s", alg, c->input,
+                  c->procs, c->verify, r.status, r.out);
+    ck_assert_msg(app_line(&r, input, impl, &procs, verdict), "%s: no app line:\n%s", alg,
+                  r.out);
+    snprintf(want, sizeof want, "%s-%s", c->input, c->side);
+    ck_assert_msg(!strcmp(verdict, "verified") && !strcmp(impl, alg) &&
+                      !strcmp(input, want) && procs == c->procs,
+                  "%s: con %s P=%d: wrong app line:\n%s", alg, c->input, c->procs, r.out);
+}
+END_TEST
+
+START_TEST(corrupt)
+{
+    static const char *const inputs[][2] = {{"comm", "6"}, {"comp", "24"}};
+    const char *alg = algs[_i % NALGS], *verify = _i / NALGS % 2 ? "sample" : "full";
+    const char *const *in = inputs[_i / NALGS / 2];
+    const char *args[] = {"--input",  in[0],  "--side",    in[1],
+                          "--verify", verify, "--corrupt", NULL};
+    char input[32], impl[16], verdict[16];
+    int procs;
+    struct run r;
+
+    run_con(&r, alg, 2, args);
+    ck_assert_msg(r.status != 0, "%s: con %s --corrupt (%s) exited 0:\n%s", alg, in[0],
+                  verify, r.out);
+    ck_assert_msg(app_line(&r, input, impl, &procs, verdict) && !strcmp(verdict, "FAILED"),
+                  "%s: con %s --corrupt (%s) did not say FAILED:\n%s", alg, in[0], verify,
+                  r.out);
+}
+END_TEST
+
+/* Components and label sum of `input` with global first extent `total` split
+ * over `procs` ranks. */
+static void invariants(const char *alg, const char *input, const char *side, int total,
+                       int procs, unsigned long long *comp, unsigned long long *sum)
+{
+    char len[16];
+    const char *args[] = {"--input", input, "--side", side, "--length", len, NULL};
+    struct run r;
+
+    snprintf(len, sizeof len, "%d", total / procs);
+    run_con(&r, alg, procs, args);
+    ck_assert_msg(r.status == 0, "%s: con %s P=%d exited %d:\n%s", alg, input, procs,
+                  r.status, r.out);
+    const char *p = strstr(r.out, "con: components ");
+    ck_assert_msg(p && sscanf(p, "con: components %llu, label sum %llu", comp, sum) == 2,
+                  "%s: con %s P=%d: no invariants:\n%s", alg, input, procs, r.out);
+}
+
+START_TEST(independent_of_p)
+{
+    const char *alg = algs[_i % NALGS], *input = _i / NALGS ? "comp" : "comm";
+    const char *side = _i / NALGS ? "24" : "6";
+    int total = _i / NALGS ? 96 : 24, nodes = _i / NALGS ? 96 * 24 : 24 * 6 * 6;
+    unsigned long long comp1, sum1, comp, sum;
+
+    invariants(alg, input, side, total, 1, &comp1, &sum1);
+    ck_assert_msg(comp1 > 1 && comp1 < (unsigned long long)nodes,
+                  "%s: con %s: %llu components is not an interesting graph", alg, input,
+                  comp1);
+    for (int procs = 2; procs <= 4; procs *= 2) {
+        invariants(alg, input, side, total, procs, &comp, &sum);
+        ck_assert_msg(comp == comp1 && sum == sum1,
+                      "%s: con %s: P=%d gives %llu components, label sum %llu; P=1 gives "
+                      "%llu, %llu",
+                      alg, input, procs, comp, sum, comp1, sum1);
+    }
+}
+END_TEST
+
+/* The MPICH port: verified, the same invariants as the shmam version on the
+ * same lattice, and --corrupt seen. */
+START_TEST(mpich)
+{
+    const char *input = _i ? "comp" : "comm", *side = _i ? "24" : "6";
+    const char *args[] = {"--input", input, "--side", side, NULL};
+    const char *bad[] = {"--input", input, "--side", side, "--corrupt", NULL};
+    unsigned long long comp, sum, mcomp, msum;
+    char in[32], impl[16], verdict[16];
+    int procs;
+    struct run r;
+
+    run_con(&r, "mpich", 2, args);
+    ck_assert_msg(r.status == 0 && app_line(&r, in, impl, &procs, verdict) &&
+                      !strcmp(impl, "mpich") && !strcmp(verdict, "verified"),
+                  "mpich: con %s P=2: exit %d:\n%s", input, r.status, r.out);
+    const char *p = strstr(r.out, "con: components ");
+    ck_assert_msg(p &&
+                      sscanf(p, "con: components %llu, label sum %llu", &mcomp, &msum) == 2,
+                  "mpich: con %s P=2: no invariants:\n%s", input, r.out);
+    invariants("lockfree", input, side, 2 * atoi(side), 2, &comp, &sum);
+    ck_assert_msg(mcomp == comp && msum == sum,
+                  "mpich: con %s P=2: %llu components, label sum %llu; shmam: %llu, %llu",
+                  input, mcomp, msum, comp, sum);
+    run_con(&r, "mpich", 2, bad);
+    ck_assert_msg(r.status != 0 && app_line(&r, in, impl, &procs, verdict) &&
+                      !strcmp(verdict, "FAILED"),
+                  "mpich: con %s P=2 --corrupt: exit %d:\n%s", input, r.status, r.out);
+}
+END_TEST
+
+static Suite *con_suite(void)
+{
+    Suite *s = suite_create("con");
+    TCase *tc = tcase_create("con");
+
+    tcase_set_timeout(tc, 90);
+    tcase_add_loop_test(tc, runs, 0, NRUNS * NALGS);
+    tcase_add_loop_test(tc, corrupt, 0, NALGS * 2 * 2);
+    tcase_add_loop_test(tc, independent_of_p, 0, NALGS * 2);
+    suite_add_tcase(s, tc);
+    TCase *mpi = tcase_create("mpi");
+    tcase_set_timeout(mpi, 90);
+    tcase_add_loop_test(mpi, mpich, 0, 2);
+    suite_add_tcase(s, mpi);
+    return s;
+}
+
+int main(void)
+{
+    find_programs();
+    SRunner *sr = srunner_create(con_suite());
+
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

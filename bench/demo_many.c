@@ -14,11 +14,12 @@
  * pseudo-random data, with (sender, sequence, FNV-1a checksum) as arguments;
  * rank 0 recomputes the checksum of the data it sees and checks order as above.
  *
- * Rank 0 prints two CSV rows (headers first with --header):
- *   many,CLAIM,SHM,PROCS,MESSAGES,SECONDS,MSGS_PER_S,IN_ORDER
- *   bulk,CLAIM,SHM,PROCS,MESSAGES,BYTES,SECONDS,MB_PER_S,CHECKSUMS_OK
- * IN_ORDER and CHECKSUMS_OK are 1 when every check of the round passed; if any
- * failed, rank 0 says what on stderr and exits 1.
+ * Rank 0 prints four rows of the common schema (the header first with --header)
+ *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
+ * with bench "demo_many", iters the messages per sender of the round (K or N)
+ * and metrics short_seconds, short_msgs_per_s, bulk_seconds and bulk_MBps
+ * (no spread: each round runs once).  It prints them only when every check of
+ * both rounds passed; otherwise rank 0 says what failed on stderr and exits 1.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -162,6 +163,33 @@ static int verify(const char *round, const char *claim, const struct tally *t, l
     return ok;
 }
 
+/* Is this process bound to a single CPU (shmamrun --bind)? */
+static int pinned(void)
+{
+    cpu_set_t s;
+    return sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) == 1;
+}
+
+static void row(const char *claim, const char *shm, int procs, long iters,
+                const char *metric, double value, const char *unit)
+{
+    printf("demo_many,%s,%s,%d,%d,%ld,%s,%.*f,%s,\n", claim, shm, procs, pinned(), iters,
+           metric, value < 100 ? 6 : 1, value, unit);
+}
+
+/* Rank 0, once every check passed: the four rows of both rounds. */
+static void report(const char *claim, const char *shm, int procs, int header, long k,
+                   double t_short, long nbulk, double t_bulk)
+{
+    double ms = (double)k * (procs - 1), mb = (double)nbulk * (procs - 1) * AM_MAX_BULK;
+    if (header)
+        printf("# bench,impl,shm,procs,pinned,iters,metric,value,unit,spread\n");
+    row(claim, shm, procs, k, "short_seconds", t_short, "s");
+    row(claim, shm, procs, k, "short_msgs_per_s", t_short > 0 ? ms / t_short : 0, "msg/s");
+    row(claim, shm, procs, nbulk, "bulk_seconds", t_bulk, "s");
+    row(claim, shm, procs, nbulk, "bulk_MBps", t_bulk > 0 ? mb / t_bulk / 1e6 : 0, "MB/s");
+}
+
 static long arg_long(const char *s, const char *opt)
 {
     char *end;
@@ -227,17 +255,8 @@ int main(int argc, char **argv)
         if (bad)
             fprintf(stderr, "demo_many: FAILED (%s): %lu bad packets\n", claim, bad);
         ok = short_ok && bulk_ok && !bad;
-        unsigned long ms = shorts.got, mb = bulks.got;
-        if (header)
-            printf("# many,claim,shm,procs,messages,seconds,msgs_per_s,in_order\n");
-        printf("many,%s,%s,%d,%lu,%.6f,%.0f,%d\n", claim, shm, procs, ms, t_short,
-               t_short > 0 ? (double)ms / t_short : 0.0, short_ok && !bad);
-        if (header)
-            printf("# bulk,claim,shm,procs,messages,bytes,seconds,mb_per_s,checksums_ok\n");
-        printf("bulk,%s,%s,%d,%lu,%lu,%.6f,%.1f,%d\n", claim, shm, procs, mb,
-               mb * AM_MAX_BULK, t_bulk,
-               t_bulk > 0 ? (double)(mb * AM_MAX_BULK) / t_bulk / 1e6 : 0.0,
-               bulk_ok && !bad);
+        if (ok)
+            report(claim, shm, procs, header, k, t_short, nbulk, t_bulk);
         fflush(stdout);
     }
     if ((rc = am_finalize(ep)) < 0)

@@ -23,8 +23,8 @@
  * it spoils only a batch or two.  On a quiet machine the two agree within a few
  * percent; --verbose prints both.  The row reports the median over the R rounds
  * and the AM spread (lowest..highest round), in microseconds.
- * ratio = AM median / raw median: how many raw round trips one AM round trip
- * costs.  The goal for `lockfree` is ratio <= 2: an AM round trip moves the same
+ * am_vs_raw = AM median / raw median: how many raw round trips one AM round
+ * trip costs.  The goal for `lockfree` is am_vs_raw <= 2: an AM round trip moves the same
  * two lines to and fro (the request packet, the reply packet) plus the claim and
  * the handler's work, so it should cost at most two raw round trips.
  *
@@ -34,10 +34,11 @@
  *
  * Checks: rank 1 counts requests and checks their sequence numbers; rank 0
  * counts replies and checks theirs; raw echoes must match.  Any mismatch exits
- * nonzero with a message.  Rank 0 prints one CSV row:
- *   rtt,CLAIM,SHM,PROCS,PINNED,ITERS,AM_RTT_US,RAW_RTT_US,RATIO,AM_MIN-AM_MAX
- * (and the header line first with --header; --verbose adds every round's
- * figures on stderr).
+ * nonzero with a message.  Rank 0 prints three rows of the common schema
+ *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
+ * with metrics am_rtt and raw_rtt (us) and am_vs_raw (their ratio), each with
+ * its spread over the rounds as LOW-HIGH (the header line first with
+ * --header; --verbose adds every round's figures on stderr).
  *
  * The raw segment is named "/shmam-JOB.rtt"; rank 0 creates it, rank 1 opens it
  * after a barrier, and rank 0 unlinks it as soon as both have it mapped.
@@ -359,26 +360,41 @@ static void report_rounds(int rounds, const struct timing *am, const struct timi
             a, r, a / r);
 }
 
+/* One row of the common schema; `spread` is the lowest and highest round. */
+static void row(const struct opts *o, int pinned, const char *metric, double value,
+                const char *unit, double lo, double hi, const char *fmt)
+{
+    const char *shm = getenv("SHMAM_SHM");
+    char v[32], l[32], h[32];
+    snprintf(v, sizeof v, fmt, value);
+    snprintf(l, sizeof l, fmt, lo);
+    snprintf(h, sizeof h, fmt, hi);
+    printf("rtt,%s,%s,%d,%d,%ld,%s,%s,%s,%s-%s\n", am_ep_claim(ep),
+           shm && *shm ? shm : "posix", am_nprocs(), pinned,
+           o->iters / o->rounds * o->rounds, metric, v, unit, l, h);
+}
+
 static void report(const struct opts *o, const struct timing *am, const struct timing *raw,
                    int pinned)
 {
     int n = (int)o->rounds;
-    double am_r[MAX_ROUNDS], raw_r[MAX_ROUNDS];
+    double am_r[MAX_ROUNDS], raw_r[MAX_ROUNDS], ratio_r[MAX_ROUNDS];
     if (o->verbose)
         report_rounds(n, am, raw);
     for (int i = 0; i < n; i++) {
         am_r[i] = am[i].batch_median;
         raw_r[i] = raw[i].batch_median;
+        ratio_r[i] = am_r[i] / raw_r[i];
     }
+    /* median() sorts, so each array's ends are its spread afterwards. */
     double am_med = median(am_r, n), raw_med = median(raw_r, n);
-    double lo = am_r[0], hi = am_r[n - 1]; /* median() sorted them */
-    const char *shm = getenv("SHMAM_SHM");
+    median(ratio_r, n);
     if (o->header)
-        printf("# bench,claim,shm,procs,pinned,iters,am_rtt_us,raw_rtt_us,ratio,"
-               "am_spread_us\n");
-    printf("rtt,%s,%s,%d,%d,%ld,%.3f,%.3f,%.2f,%.3f-%.3f\n", am_ep_claim(ep),
-           shm && *shm ? shm : "posix", am_nprocs(), pinned,
-           o->iters / o->rounds * o->rounds, am_med, raw_med, am_med / raw_med, lo, hi);
+        printf("# bench,impl,shm,procs,pinned,iters,metric,value,unit,spread\n");
+    row(o, pinned, "am_rtt", am_med, "us", am_r[0], am_r[n - 1], "%.3f");
+    row(o, pinned, "raw_rtt", raw_med, "us", raw_r[0], raw_r[n - 1], "%.3f");
+    row(o, pinned, "am_vs_raw", am_med / raw_med, "ratio", ratio_r[0], ratio_r[n - 1],
+        "%.2f");
     fflush(stdout);
 }
 

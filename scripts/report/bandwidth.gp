@@ -1,0 +1,17 @@
+# bandwidth.gp - bulk bandwidth against message size per claim algorithm, with
+# MPICH's streaming bandwidth and the memcpy rate of each size for reference.
+#   gnuplot -e "dir='results/DATE'" scripts/report/bandwidth.gp   (reads bw.dat)
+set terminal pngcairo size 800,500 font ",10"
+set output dir.'/bandwidth.png'
+set datafile missing '-'
+set key outside right autotitle columnheader
+set logscale x 2
+set logscale y
+set format x '%.0f'
+set xlabel 'message size (bytes)'
+set ylabel 'MB/s (log scale)'
+set title 'Bulk bandwidth against size'
+set grid
+plot for [i=2:7] dir.'/bw.dat' using 1:i with linespoints lw 2 pt i, \
+     dir.'/bw.dat' using 1:8 with linespoints lw 2 dt 2 lc rgb 'black', \
+     dir.'/bw.dat' using 1:9 with lines lw 2 dt 3 lc rgb 'red'

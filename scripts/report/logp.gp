@@ -1,0 +1,16 @@
+# logp.gp - LogP parameters and round trip per claim algorithm (and MPICH's g
+# and 0-byte RTT) as grouped bars: the paper's Table 1 as a picture.
+#   gnuplot -e "dir='results/DATE'" scripts/report/logp.gp   (reads logp.dat)
+set terminal pngcairo size 900,500 font ",10"
+set output dir.'/logp.png'
+set datafile missing '-'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set key top left autotitle columnheader
+set ylabel 'microseconds'
+set title 'LogP parameters and round trip (Table 1)'
+set grid ytics
+set xzeroaxis
+plot for [i=2:8] dir.'/logp.dat' using i:xtic(1)

@@ -1,0 +1,15 @@
+# stress.gp - the many-to-one stress test (Table 2): time against the number
+# of writers, one line per claim algorithm and MPICH, log scale.
+#   gnuplot -e "dir='results/DATE'" scripts/report/stress.gp   (reads stress.dat)
+set terminal pngcairo size 800,500 font ",10"
+set output dir.'/stress.png'
+set datafile missing '-'
+set key outside right autotitle columnheader
+set logscale y
+set xrange [0.5:7.5]
+set xtics (1, 3, 7)
+set xlabel 'writers (one reader; 2 CPUs, so 3 and 7 writers share them)'
+set ylabel 'seconds (log scale)'
+set title 'Many-to-one stress test (Table 2)'
+set grid
+plot for [i=2:8] dir.'/stress.dat' using 1:i with linespoints lw 2 pt i

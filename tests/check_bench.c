@@ -1,0 +1,528 @@
+/*
+ * check_bench.c - every benchmark program runs at a tiny size, exits 0, and
+ * prints well-formed rows of the common schema
+ *
+ *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
+ *
+ * For each program (rtt, logp, stress with 1 and 3 writers, demo_many, lockbench,
+ * mpi_pingpong, mpi_stress), with two claim algorithms where it takes one, the
+ * test checks that every line is a header, a comment or a row of 10 fields; that
+ * bench, impl, procs and pinned are what the run was; that iters is a positive
+ * integer and, where the program was told a count, that count; that the value is
+ * a finite number; that the metric is one the program is known to print (and
+ * that the ones the report needs are all there); that the unit is not empty.
+ * The programs themselves exit nonzero on a wrong count, which fails the test.
+ *
+ * The programs are found next to this binary: B/bench/X and B/bin/shmamrun for
+ * the build directory B.  A program that is not built is skipped with a message
+ * on stderr (SKIP), not passed silently.  MPICH programs run under `mpiexec`.
+ * Each run is killed after RUN_TIMEOUT_S seconds.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUN_TIMEOUT_S 40
+#define OUT_MAX (256 * 1024)
+#define MAX_ROWS 1024
+
+static char bindir[PATH_MAX]; /* B */
+static const char *const algs[] = {"lockfree", "ticket"};
+
+/* What a finished run printed: stdout and stderr apart, and its status. */
+struct run {
+    int status; /* exit code, or 128 + signal, or -1 if it was killed at the deadline */
+    char out[OUT_MAX];
+    char err[16384];
+};
+
+/* One parsed row. */
+struct row {
+    char f[10][64];
+};
+
+/* What a run must have printed. */
+struct expect {
+    const char *bench;
+    const char *impl;     /* NULL: any (lockbench) */
+    int procs;            /* 0: any */
+    int pinned;           /* -1: any */
+    long iters;           /* 0: any positive; else for the metrics in iters_of */
+    const char *iters_of; /* space-separated metrics whose iters must equal `iters`;
+                             NULL: every metric */
+    const char *known;    /* space-separated metric names; "X#Y" matches X<digits>Y */
+    const char *needed;   /* space-separated metrics that must appear */
+};
+
+static void find_programs(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        abort();
+    exe[n] = '\0';
+    snprintf(bindir, sizeof bindir, "%s/..", dirname(exe));
+}
+
+/* B/sub/name into buf; 1 if it is an executable file. */
+static int program(char *buf, size_t size, const char *sub, const char *name)
+{
+    int n = snprintf(buf, size, "%s/%s/%s", bindir, sub, name);
+    return n > 0 && (size_t)n < size && access(buf, X_OK) == 0;
+}
+
+static void skip(const char *prog)
+{
+    fprintf(stderr, "check_bench: SKIP: %s is not built (make programs)\n", prog);
+}
+
+/* Read all of fd (a file at offset 0) into buf. */
+static void slurp(int fd, char *buf, size_t size)
+{
+    size_t len = 0;
+    ssize_t n;
+    lseek(fd, 0, SEEK_SET);
+    while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
+        len += (size_t)n;
+    buf[len] = '\0';
+    close(fd);
+}
+
+/* Wait for pid until the deadline, then kill its process group. */
+static int reap(pid_t pid)
+{
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    int st;
+    for (int i = 0; i < RUN_TIMEOUT_S * 100; i++) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        nanosleep(&tick, NULL);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+/* Run argv (argv[0] is looked up in PATH) to the end, collecting its output. */
+static void run(char *const *argv, struct run *r)
+{
+    FILE *o = tmpfile(), *e = tmpfile();
+    ck_assert(o && e);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        dup2(fileno(o), 1);
+        dup2(fileno(e), 2);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    r->status = reap(pid);
+    slurp(dup(fileno(o)), r->out, sizeof r->out);
+    slurp(dup(fileno(e)), r->err, sizeof r->err);
+    fclose(o);
+    fclose(e);
+}
+
+/* Does metric m match pattern p ("X#Y": X, one or more digits, Y)? */
+static int metric_matches(const char *m, const char *p, size_t plen)
+{
+    const char *hash = memchr(p, '#', plen);
+    if (!hash)
+        return strlen(m) == plen && strncmp(m, p, plen) == 0;
+    size_t pre = (size_t)(hash - p), post = plen - pre - 1;
+    size_t len = strlen(m);
+    if (len < pre + post + 1 || strncmp(m, p, pre) != 0 ||
+        strncmp(m + len - post, hash + 1, post) != 0)
+        return 0;
+    for (size_t i = pre; i < len - post; i++)
+        if (m[i] < '0' || m[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* Is m in the space-separated list (of patterns)? */
+static int in_list(const char *m, const char *list)
+{
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n && metric_matches(m, p, n))
+            return 1;
+        p += n + (p[n] == ' ');
+    }
+    return 0;
+}
+
+static int is_int(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+/* Split one line into exactly 10 fields; 0 if it has another count. */
+static int split_row(const char *line, struct row *r)
+{
+    int n = 0;
+    const char *p = line;
+    for (;;) {
+        size_t len = strcspn(p, ",\n");
+        if (n == 10 || len >= sizeof r->f[0])
+            return 0;
+        memcpy(r->f[n], p, len);
+        r->f[n++][len] = '\0';
+        if (p[len] != ',')
+            return n == 10;
+        p += len + 1;
+    }
+}
+
+/* Check one data row against e; `what` names the run in messages. */
+static void check_row(const struct row *r, const struct expect *e, const char *what)
+{
+    char *end;
+    ck_assert_msg(strcmp(r->f[0], e->bench) == 0, "%s: bench '%s', not '%s'", what, r->f[0],
+                  e->bench);
+    ck_assert_msg(!e->impl || strcmp(r->f[1], e->impl) == 0, "%s: impl '%s', not '%s'",
+                  what, r->f[1], e->impl);
+    ck_assert_msg(r->f[2][0], "%s: empty shm field", what);
+    ck_assert_msg(is_int(r->f[3]) && (!e->procs || atoi(r->f[3]) == e->procs),
+                  "%s: procs '%s', not %d", what, r->f[3], e->procs);
+    ck_assert_msg(is_int(r->f[4]) && atoi(r->f[4]) <= 1 &&
+                      (e->pinned < 0 || atoi(r->f[4]) == e->pinned),
+                  "%s: pinned '%s', not %d", what, r->f[4], e->pinned);
+    ck_assert_msg(is_int(r->f[5]) && atol(r->f[5]) > 0, "%s: iters '%s'", what, r->f[5]);
+    if (e->iters && (!e->iters_of || in_list(r->f[6], e->iters_of)))
+        ck_assert_msg(atol(r->f[5]) == e->iters, "%s: %s: iters %s, not the %ld asked for",
+                      what, r->f[6], r->f[5], e->iters);
+    ck_assert_msg(in_list(r->f[6], e->known), "%s: unknown metric '%s'", what, r->f[6]);
+    double v = strtod(r->f[7], &end);
+    ck_assert_msg(r->f[7][0] && !*end && isfinite(v), "%s: %s: value '%s' is not a number",
+                  what, r->f[6], r->f[7]);
+    ck_assert_msg(r->f[8][0], "%s: %s: no unit", what, r->f[6]);
+}
+
+/* Check every line of r's output; returns the number of data rows, and puts
+ * them in rows[] (up to MAX_ROWS). */
+static int check_output(const struct run *r, const struct expect *e, const char *what,
+                        struct row *rows)
+{
+    int n = 0;
+    ck_assert_msg(r->status == 0, "%s: exit status %d\nstderr:\n%s", what, r->status,
+                  r->err);
+    for (const char *line = r->out; *line;) {
+        size_t len = strcspn(line, "\n");
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1),
+                 line);
+        line += len + (line[len] == '\n');
+        if (!buf[0] || buf[0] == '#' || strncmp(buf, "bench,", 6) == 0)
+            continue;
+        ck_assert_msg(n < MAX_ROWS, "%s: more than %d rows", what, MAX_ROWS);
+        ck_assert_msg(split_row(buf, &rows[n]), "%s: not 10 fields: '%s'", what, buf);
+        check_row(&rows[n], e, what);
+        n++;
+    }
+    ck_assert_msg(n > 0, "%s: no rows\nstderr:\n%s", what, r->err);
+    return n;
+}
+
+/* Every metric of e->needed appears among the rows. */
+static void check_needed(const struct row *rows, int n, const struct expect *e,
+                         const char *what)
+{
+    char need[512];
+    snprintf(need, sizeof need, "%s", e->needed);
+    for (char *save, *m = strtok_r(need, " ", &save); m; m = strtok_r(NULL, " ", &save)) {
+        int found = 0;
+        for (int i = 0; i < n && !found; i++)
+            found = strcmp(rows[i].f[6], m) == 0;
+        ck_assert_msg(found, "%s: no row of metric %s", what, m);
+    }
+}
+
+/* The value of metric m in rows (NaN if absent). */
+static double value_of(const struct row *rows, int n, const char *m)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].f[6], m) == 0)
+            return strtod(rows[i].f[7], NULL);
+    return NAN;
+}
+
+static struct run out; /* static: large; each test runs in its own process */
+static struct row rows[MAX_ROWS];
+
+/* Run argv, check its output against e, return the number of rows. */
+static int run_and_check(char **argv, const struct expect *e, const char *what)
+{
+    run(argv, &out);
+    int n = check_output(&out, e, what, rows);
+    check_needed(rows, n, e, what);
+    return n;
+}
+
+START_TEST(test_rtt)
+{
+    char prog[PATH_MAX], launcher[PATH_MAX], what[128];
+    const char *alg = algs[_i];
+    if (!program(prog, sizeof prog, "bench", "rtt")) {
+        skip("rtt");
+        return;
+    }
+    program(launcher, sizeof launcher, "bin", "shmamrun");
+    snprintf(what, sizeof what, "rtt (%s)", alg);
+    char *argv[] = {launcher, "-n",        "2",  "--bind",   "--timeout", "30",
+                    "-a",     (char *)alg, prog, "--iters",  "2000",      "--warmup",
+                    "100",    "--rounds",  "4",  "--header", NULL};
+    struct expect e = {.bench = "rtt",
+                       .impl = alg,
+                       .procs = 2,
+                       .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
+                       .iters = 2000,
+                       .iters_of = NULL,
+                       .known = "am_rtt raw_rtt am_vs_raw",
+                       .needed = "am_rtt raw_rtt am_vs_raw"};
+    int n = run_and_check(argv, &e, what);
+    ck_assert_msg(n == 3, "%s: %d rows, not 3", what, n);
+    double am = value_of(rows, n, "am_rtt"), raw = value_of(rows, n, "raw_rtt");
+    double ratio = value_of(rows, n, "am_vs_raw");
+    ck_assert_msg(am > 0 && raw > 0 && fabs(ratio - am / raw) < 0.02 * ratio + 0.01,
+                  "%s: am_vs_raw %.3f is not am_rtt / raw_rtt = %.3f / %.3f", what, ratio,
+                  am, raw);
+}
+END_TEST
+
+static const char *const logp_known =
+    "os or g rtt L os_plus_or bulk_t_# bulk_G bulk_peak_MBps bulk_invG_MBps "
+    "memcpy_MBps_# bulk_vs_memcpy";
+static const char *const logp_needed = "os or g rtt L bulk_t_8192 bulk_peak_MBps "
+                                       "memcpy_MBps_8192 bulk_vs_memcpy";
+
+START_TEST(test_logp)
+{
+    char prog[PATH_MAX], launcher[PATH_MAX], what[128];
+    const char *alg = algs[_i];
+    if (!program(prog, sizeof prog, "bench", "logp")) {
+        skip("logp");
+        return;
+    }
+    program(launcher, sizeof launcher, "bin", "shmamrun");
+    snprintf(what, sizeof what, "logp --quick (%s)", alg);
+    char *argv[] = {launcher,   "-n",        "2",        "--bind",  "--timeout", "30",
+                    "-a",       (char *)alg, prog,       "--quick", "--iters",   "3000",
+                    "--rounds", "3",         "--header", NULL};
+    struct expect e = {.bench = "logp",
+                       .impl = alg,
+                       .procs = 2,
+                       .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
+                       .iters = 3000,
+                       .iters_of = "rtt",
+                       .known = logp_known,
+                       .needed = logp_needed};
+    run_and_check(argv, &e, what);
+}
+END_TEST
+
+/* stress with W writers (W = 1, 3 for _i = 0, 1; for each, both algorithms). */
+START_TEST(test_stress)
+{
+    char prog[PATH_MAX], launcher[PATH_MAX], what[128], procs[8];
+    int w = _i / 2 ? 3 : 1;
+    const char *alg = algs[_i % 2];
+    if (!program(prog, sizeof prog, "bench", "stress")) {
+        skip("stress");
+        return;
+    }
+    program(launcher, sizeof launcher, "bin", "shmamrun");
+    snprintf(what, sizeof what, "stress --quick, %d writer(s) (%s)", w, alg);
+    snprintf(procs, sizeof procs, "%d", w + 1);
+    char *argv[] = {launcher,   "-n",        procs,      "--bind",  "--timeout", "30",
+                    "-a",       (char *)alg, prog,       "--quick", "--total",   "3000",
+                    "--repeat", "2",         "--header", NULL};
+    struct expect e = {.bench = "stress",
+                       .impl = alg,
+                       .procs = w + 1,
+                       .pinned = -1,
+                       .iters = 3000,
+                       .iters_of = NULL,
+                       .known = "seconds msgs_per_s msgs_per_poll writers",
+                       .needed = "seconds msgs_per_s"};
+    int n = run_and_check(argv, &e, what);
+    double writers = value_of(rows, n, "writers");
+    ck_assert_msg(isnan(writers) || writers == w, "%s: writers %g, not %d", what, writers,
+                  w);
+}
+END_TEST
+
+START_TEST(test_demo_many)
+{
+    char prog[PATH_MAX], launcher[PATH_MAX], what[128];
+    const char *alg = algs[_i];
+    if (!program(prog, sizeof prog, "bench", "demo_many")) {
+        skip("demo_many");
+        return;
+    }
+    program(launcher, sizeof launcher, "bin", "shmamrun");
+    snprintf(what, sizeof what, "demo_many (%s)", alg);
+    char *argv[] = {launcher, "-n",     "3",    "--timeout", "30", "-a",       (char *)alg,
+                    prog,     "--msgs", "1000", "--bulk",    "50", "--header", NULL};
+    struct expect e = {.bench = "demo_many",
+                       .impl = alg,
+                       .procs = 3,
+                       .pinned = -1,
+                       .iters = 1000,
+                       .iters_of = "short_seconds short_msgs_per_s",
+                       .known = "short_seconds short_msgs_per_s bulk_seconds bulk_MBps",
+                       .needed = "short_seconds short_msgs_per_s bulk_seconds bulk_MBps"};
+    int n = run_and_check(argv, &e, what);
+    ck_assert_msg(n == 4, "%s: %d rows, not 4", what, n);
+    for (int i = 0; i < n; i++)
+        if (strncmp(rows[i].f[6], "bulk_", 5) == 0)
+            ck_assert_msg(atol(rows[i].f[5]) == 50, "%s: %s: iters %s, not 50", what,
+                          rows[i].f[6], rows[i].f[5]);
+}
+END_TEST
+
+/* lockbench: every (lock, procs) has its three rows, with one acquisition count. */
+START_TEST(test_lockbench)
+{
+    char prog[PATH_MAX];
+    const char *what = "lockbench --quick --procs 1,2";
+    if (!program(prog, sizeof prog, "bench", "lockbench")) {
+        skip("lockbench");
+        return;
+    }
+    char *argv[] = {prog,        "--quick", "--procs",  "1,2",
+                    "--seconds", "0.05",    "--header", NULL};
+    struct expect e = {.bench = "lockbench",
+                       .impl = NULL,
+                       .procs = 0,
+                       .pinned = -1,
+                       .iters = 0,
+                       .iters_of = NULL,
+                       .known = "acq_per_s fairness_min_over_max fairness_cv",
+                       .needed = "acq_per_s"};
+    int n = run_and_check(argv, &e, what);
+    static const char *const ours[] = {"shmam:tas", "shmam:ttas", "shmam:ticket",
+                                       "shmam:anderson", "shmam:mutex"};
+    for (int k = 0; k < 5; k++)
+        for (int p = 1; p <= 2; p++) {
+            int seen = 0;
+            long iters = -1;
+            for (int i = 0; i < n; i++) {
+                if (strcmp(rows[i].f[1], ours[k]) || atoi(rows[i].f[3]) != p)
+                    continue;
+                seen++;
+                ck_assert_msg(iters < 0 || atol(rows[i].f[5]) == iters,
+                              "%s: %s, %d procs: iters differ between its rows", what,
+                              ours[k], p);
+                iters = atol(rows[i].f[5]);
+            }
+            ck_assert_msg(seen == 3, "%s: %s with %d procs: %d rows, not 3", what, ours[k],
+                          p, seen);
+        }
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(atoi(rows[i].f[3]) == 1 || atoi(rows[i].f[3]) == 2,
+                      "%s: procs %s not asked for", what, rows[i].f[3]);
+}
+END_TEST
+
+START_TEST(test_mpi_pingpong)
+{
+    char prog[PATH_MAX];
+    const char *what = "mpi_pingpong --quick";
+    if (!program(prog, sizeof prog, "bench", "mpi_pingpong")) {
+        skip("mpi_pingpong");
+        return;
+    }
+    char *argv[] = {"mpiexec", "-n",   "2",        prog, "--quick",
+                    "--iters", "2000", "--header", NULL};
+    struct expect e = {.bench = "mpi_pingpong",
+                       .impl = "mpich",
+                       .procs = 2,
+                       .pinned = -1,
+                       .iters = 2000,
+                       .iters_of = "rtt_0B rtt_4B rtt_32B",
+                       .known = "rtt_0B rtt_4B rtt_32B g_4B bw_#_MBps",
+                       .needed = "rtt_0B rtt_4B rtt_32B g_4B bw_8192_MBps"};
+    run_and_check(argv, &e, what);
+}
+END_TEST
+
+/* mpi_stress with W = 1 and 3 writers. */
+START_TEST(test_mpi_stress)
+{
+    char prog[PATH_MAX], what[128], procs[8];
+    int w = _i ? 3 : 1;
+    if (!program(prog, sizeof prog, "bench", "mpi_stress")) {
+        skip("mpi_stress");
+        return;
+    }
+    snprintf(what, sizeof what, "mpi_stress --quick, %d writer(s)", w);
+    snprintf(procs, sizeof procs, "%d", w + 1);
+    char *argv[] = {"mpiexec", "-n",   procs,      prog, "--quick",
+                    "--total", "2000", "--header", NULL};
+    struct expect e = {.bench = "mpi_stress",
+                       .impl = "mpich",
+                       .procs = w + 1,
+                       .pinned = -1,
+                       .iters = 2000,
+                       .iters_of = NULL,
+                       .known = "seconds msgs_per_s",
+                       .needed = "seconds"};
+    run_and_check(argv, &e, what);
+}
+END_TEST
+
+static Suite *bench_suite(void)
+{
+    Suite *s = suite_create("bench");
+    struct {
+        const char *name;
+        const TTest *test;
+        int loops;
+    } cases[] = {
+        {"rtt", test_rtt, 2},
+        {"logp", test_logp, 2},
+        {"stress", test_stress, 4},
+        {"demo_many", test_demo_many, 2},
+        {"lockbench", test_lockbench, 1},
+        {"mpi_pingpong", test_mpi_pingpong, 1},
+        {"mpi_stress", test_mpi_stress, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_set_timeout(tc, RUN_TIMEOUT_S + 20);
+        tcase_add_loop_test(tc, cases[i].test, 0, cases[i].loops);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}
+
+int main(void)
+{
+    find_programs();
+    SRunner *sr = srunner_create(bench_suite());
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}

@@ -1,6 +1,6 @@
 # shmam - plain non-recursive GNU Makefile.  `make` builds the library and the
 # launcher; `make check` installs missing Debian packages and runs the tests;
-# `make run` runs the end-to-end demonstration.  See README.md.
+# `make run` runs the measurement suite (scripts/report.sh).  See README.md.
 
 CC      ?= cc
 PREFIX  ?= /usr/local

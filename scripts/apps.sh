@@ -158,7 +158,8 @@ END {
     printf "P = %d processes on %d CPUs", P, cpus
     if (P > cpus) printf " (oversubscribed %s:1)", P / cpus
     printf "; shmam ranks pinned with `shmamrun --bind`, MPICH ranks with "
-    printf "`mpiexec%s`; %s; sizes in table3.md. ", (P > cpus ? "` unbound (its waits never yield)" : " -bind-to core`"), \
+    printf "%s; %s; sizes in table3.md. ", \
+        (P > cpus ? "`mpiexec` unbound (its waits never yield)" : "`mpiexec -bind-to core`"), \
         rep == 1 ? "one run each" : "best of " rep " verified runs"
     print "Best shmam algorithm of each run in **bold**."
     if (scale == "paper" && P > cpus)

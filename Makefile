@@ -31,9 +31,13 @@ MPI_BENCH_SRC := $(wildcard bench/mpi/*.c)
 MPI_BENCH_BIN := $(patsubst bench/mpi/%.c,$(B)/bench/mpi_%,$(MPI_BENCH_SRC))
 
 # apps/splitc/*.c -> build/lib/libsplitc.a (the Split-C-like layer);
+# apps/common/*.c -> build/lib/libappcommon.a (the applications' local kernels,
+# free of any communication, shared by the shmam and MPI versions);
 # apps/X.c -> build/apps/X; apps/mpi/X.c -> build/apps/mpi_X (mpicc).
 SPLITC_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard apps/splitc/*.c))
 SPLITC_LIB := $(B)/lib/libsplitc.a
+COMMON_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard apps/common/*.c))
+COMMON_LIB := $(B)/lib/libappcommon.a
 APP_SRC := $(wildcard apps/*.c)
 APP_BIN := $(patsubst apps/%.c,$(B)/apps/%,$(APP_SRC))
 MPI_APP_SRC := $(wildcard apps/mpi/*.c)
@@ -77,13 +81,19 @@ $(SPLITC_LIB): $(SPLITC_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
-$(B)/apps/%: $(B)/obj/apps/%.o $(SPLITC_LIB) $(LIB)
+$(COMMON_LIB): $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(B)/apps/%: $(B)/obj/apps/%.o $(SPLITC_LIB) $(COMMON_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(APP_LIBS) $(LDLIBS)
 
-$(B)/apps/mpi_%: apps/mpi/%.c
+# The common kernels are linked unsanitized into MPI programs: build them apart.
+$(B)/apps/mpi_%: apps/mpi/%.c $(wildcard apps/common/*.c apps/common/*.h)
 	@mkdir -p $(@D)
-	$(MPICC) $(MPI_OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iapps $< -o $@ $(APP_LIBS)
+	$(MPICC) $(MPI_OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iapps $< \
+	  $(wildcard apps/common/*.c) -o $@ $(APP_LIBS)
 
 programs: all $(PROGRAMS)
 

@@ -19,33 +19,19 @@
  * Each run is killed after RUN_TIMEOUT_S seconds.
  */
 #include <check.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 #define RUN_TIMEOUT_S 40
-#define OUT_MAX (256 * 1024)
 #define MAX_ROWS 1024
 
-static char bindir[PATH_MAX]; /* B */
 static const char *const algs[] = {"lockfree", "ticket"};
-
-/* What a finished run printed: stdout and stderr apart, and its status. */
-struct run {
-    int status; /* exit code, or 128 + signal, or -1 if it was killed at the deadline */
-    char out[OUT_MAX];
-    char err[16384];
-};
 
 /* One parsed row. */
 struct row {
@@ -65,76 +51,19 @@ struct expect {
     const char *needed;   /* space-separated metrics that must appear */
 };
 
-static void find_programs(void)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        abort();
-    exe[n] = '\0';
-    snprintf(bindir, sizeof bindir, "%s/..", dirname(exe));
-}
+static char launcher[PATH_MAX]; /* B/bin/shmamrun */
 
-/* B/sub/name into buf; 1 if it is an executable file. */
-static int program(char *buf, size_t size, const char *sub, const char *name)
+/* B/bench/name into prog (PATH_MAX bytes); 0, with a SKIP line on stderr, if it
+ * is not built. */
+static int built(char *prog, const char *name)
 {
-    int n = snprintf(buf, size, "%s/%s/%s", bindir, sub, name);
-    return n > 0 && (size_t)n < size && access(buf, X_OK) == 0;
-}
+    char rel[64];
 
-static void skip(const char *prog)
-{
-    fprintf(stderr, "check_bench: SKIP: %s is not built (make programs)\n", prog);
-}
-
-/* Read all of fd (a file at offset 0) into buf. */
-static void slurp(int fd, char *buf, size_t size)
-{
-    size_t len = 0;
-    ssize_t n;
-    lseek(fd, 0, SEEK_SET);
-    while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
-        len += (size_t)n;
-    buf[len] = '\0';
-    close(fd);
-}
-
-/* Wait for pid until the deadline, then kill its process group. */
-static int reap(pid_t pid)
-{
-    struct timespec tick = {0, 10 * 1000 * 1000};
-    int st;
-    for (int i = 0; i < RUN_TIMEOUT_S * 100; i++) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        nanosleep(&tick, NULL);
-    }
-    kill(-pid, SIGKILL);
-    waitpid(pid, &st, 0);
-    return -1;
-}
-
-/* Run argv (argv[0] is looked up in PATH) to the end, collecting its output. */
-static void run(char *const *argv, struct run *r)
-{
-    FILE *o = tmpfile(), *e = tmpfile();
-    ck_assert(o && e);
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        dup2(fileno(o), 1);
-        dup2(fileno(e), 2);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    r->status = reap(pid);
-    slurp(dup(fileno(o)), r->out, sizeof r->out);
-    slurp(dup(fileno(e)), r->err, sizeof r->err);
-    fclose(o);
-    fclose(e);
+    snprintf(rel, sizeof rel, "bench/%s", name);
+    if (tu_program(prog, PATH_MAX, rel))
+        return 1;
+    fprintf(stderr, "check_bench: SKIP: %s is not built (make programs)\n", name);
+    return 0;
 }
 
 /* Does metric m match pattern p ("X#Y": X, one or more digits, Y)? */
@@ -220,7 +149,7 @@ static void check_row(const struct row *r, const struct expect *e, const char *w
 
 /* Check every line of r's output; returns the number of data rows, and puts
  * them in rows[] (up to MAX_ROWS). */
-static int check_output(const struct run *r, const struct expect *e, const char *what,
+static int check_output(const struct tu_output *r, const struct expect *e, const char *what,
                         struct row *rows)
 {
     int n = 0;
@@ -266,13 +195,14 @@ static double value_of(const struct row *rows, int n, const char *m)
     return NAN;
 }
 
-static struct run out; /* static: large; each test runs in its own process */
+static struct tu_output out; /* static: large; each test runs in its own process */
 static struct row rows[MAX_ROWS];
 
-/* Run argv, check its output against e, return the number of rows. */
-static int run_and_check(char **argv, const struct expect *e, const char *what)
+/* Run argv (stderr apart, killed after RUN_TIMEOUT_S seconds), check its output
+ * against e, return the number of rows. */
+static int run_and_check(const char *const *argv, const struct expect *e, const char *what)
 {
-    run(argv, &out);
+    tu_run_capture(argv, NULL, TU_ERR_APART, RUN_TIMEOUT_S, &out);
     int n = check_output(&out, e, what, rows);
     check_needed(rows, n, e, what);
     return n;
@@ -280,17 +210,14 @@ static int run_and_check(char **argv, const struct expect *e, const char *what)
 
 START_TEST(test_rtt)
 {
-    char prog[PATH_MAX], launcher[PATH_MAX], what[128];
+    char prog[PATH_MAX], what[128];
     const char *alg = algs[_i];
-    if (!program(prog, sizeof prog, "bench", "rtt")) {
-        skip("rtt");
+    if (!built(prog, "rtt"))
         return;
-    }
-    program(launcher, sizeof launcher, "bin", "shmamrun");
     snprintf(what, sizeof what, "rtt (%s)", alg);
-    char *argv[] = {launcher, "-n",        "2",  "--bind",   "--timeout", "30",
-                    "-a",     (char *)alg, prog, "--iters",  "2000",      "--warmup",
-                    "100",    "--rounds",  "4",  "--header", NULL};
+    const char *argv[] = {launcher, "-n",       "2",  "--bind",   "--timeout", "30",
+                          "-a",     alg,        prog, "--iters",  "2000",      "--warmup",
+                          "100",    "--rounds", "4",  "--header", NULL};
     struct expect e = {.bench = "rtt",
                        .impl = alg,
                        .procs = 2,
@@ -317,17 +244,14 @@ static const char *const logp_needed = "os or g rtt L bulk_t_8192 bulk_peak_MBps
 
 START_TEST(test_logp)
 {
-    char prog[PATH_MAX], launcher[PATH_MAX], what[128];
+    char prog[PATH_MAX], what[128];
     const char *alg = algs[_i];
-    if (!program(prog, sizeof prog, "bench", "logp")) {
-        skip("logp");
+    if (!built(prog, "logp"))
         return;
-    }
-    program(launcher, sizeof launcher, "bin", "shmamrun");
     snprintf(what, sizeof what, "logp --quick (%s)", alg);
-    char *argv[] = {launcher,   "-n",        "2",        "--bind",  "--timeout", "30",
-                    "-a",       (char *)alg, prog,       "--quick", "--iters",   "3000",
-                    "--rounds", "3",         "--header", NULL};
+    const char *argv[] = {launcher,   "-n", "2",        "--bind",  "--timeout", "30",
+                          "-a",       alg,  prog,       "--quick", "--iters",   "3000",
+                          "--rounds", "3",  "--header", NULL};
     struct expect e = {.bench = "logp",
                        .impl = alg,
                        .procs = 2,
@@ -343,19 +267,16 @@ END_TEST
 /* stress with W writers (W = 1, 3 for _i = 0, 1; for each, both algorithms). */
 START_TEST(test_stress)
 {
-    char prog[PATH_MAX], launcher[PATH_MAX], what[128], procs[8];
+    char prog[PATH_MAX], what[128], procs[8];
     int w = _i / 2 ? 3 : 1;
     const char *alg = algs[_i % 2];
-    if (!program(prog, sizeof prog, "bench", "stress")) {
-        skip("stress");
+    if (!built(prog, "stress"))
         return;
-    }
-    program(launcher, sizeof launcher, "bin", "shmamrun");
     snprintf(what, sizeof what, "stress --quick, %d writer(s) (%s)", w, alg);
     snprintf(procs, sizeof procs, "%d", w + 1);
-    char *argv[] = {launcher,   "-n",        procs,      "--bind",  "--timeout", "30",
-                    "-a",       (char *)alg, prog,       "--quick", "--total",   "3000",
-                    "--repeat", "2",         "--header", NULL};
+    const char *argv[] = {launcher,   "-n", procs,      "--bind",  "--timeout", "30",
+                          "-a",       alg,  prog,       "--quick", "--total",   "3000",
+                          "--repeat", "2",  "--header", NULL};
     struct expect e = {.bench = "stress",
                        .impl = alg,
                        .procs = w + 1,
@@ -373,16 +294,13 @@ END_TEST
 
 START_TEST(test_demo_many)
 {
-    char prog[PATH_MAX], launcher[PATH_MAX], what[128];
+    char prog[PATH_MAX], what[128];
     const char *alg = algs[_i];
-    if (!program(prog, sizeof prog, "bench", "demo_many")) {
-        skip("demo_many");
+    if (!built(prog, "demo_many"))
         return;
-    }
-    program(launcher, sizeof launcher, "bin", "shmamrun");
     snprintf(what, sizeof what, "demo_many (%s)", alg);
-    char *argv[] = {launcher, "-n",     "3",    "--timeout", "30", "-a",       (char *)alg,
-                    prog,     "--msgs", "1000", "--bulk",    "50", "--header", NULL};
+    const char *argv[] = {launcher, "-n",     "3",    "--timeout", "30", "-a",       alg,
+                          prog,     "--msgs", "1000", "--bulk",    "50", "--header", NULL};
     struct expect e = {.bench = "demo_many",
                        .impl = alg,
                        .procs = 3,
@@ -405,12 +323,10 @@ START_TEST(test_lockbench)
 {
     char prog[PATH_MAX];
     const char *what = "lockbench --quick --procs 1,2";
-    if (!program(prog, sizeof prog, "bench", "lockbench")) {
-        skip("lockbench");
+    if (!built(prog, "lockbench"))
         return;
-    }
-    char *argv[] = {prog,        "--quick", "--procs",  "1,2",
-                    "--seconds", "0.05",    "--header", NULL};
+    const char *argv[] = {prog,        "--quick", "--procs",  "1,2",
+                          "--seconds", "0.05",    "--header", NULL};
     struct expect e = {.bench = "lockbench",
                        .impl = NULL,
                        .procs = 0,
@@ -448,12 +364,10 @@ START_TEST(test_mpi_pingpong)
 {
     char prog[PATH_MAX];
     const char *what = "mpi_pingpong --quick";
-    if (!program(prog, sizeof prog, "bench", "mpi_pingpong")) {
-        skip("mpi_pingpong");
+    if (!built(prog, "mpi_pingpong"))
         return;
-    }
-    char *argv[] = {"mpiexec", "-n",   "2",        prog, "--quick",
-                    "--iters", "2000", "--header", NULL};
+    const char *argv[] = {"mpiexec", "-n",   "2",        prog, "--quick",
+                          "--iters", "2000", "--header", NULL};
     struct expect e = {.bench = "mpi_pingpong",
                        .impl = "mpich",
                        .procs = 2,
@@ -471,14 +385,12 @@ START_TEST(test_mpi_stress)
 {
     char prog[PATH_MAX], what[128], procs[8];
     int w = _i ? 3 : 1;
-    if (!program(prog, sizeof prog, "bench", "mpi_stress")) {
-        skip("mpi_stress");
+    if (!built(prog, "mpi_stress"))
         return;
-    }
     snprintf(what, sizeof what, "mpi_stress --quick, %d writer(s)", w);
     snprintf(procs, sizeof procs, "%d", w + 1);
-    char *argv[] = {"mpiexec", "-n",   procs,      prog, "--quick",
-                    "--total", "2000", "--header", NULL};
+    const char *argv[] = {"mpiexec", "-n",   procs,      prog, "--quick",
+                          "--total", "2000", "--header", NULL};
     struct expect e = {.bench = "mpi_stress",
                        .impl = "mpich",
                        .procs = w + 1,
@@ -518,11 +430,7 @@ static Suite *bench_suite(void)
 
 int main(void)
 {
-    find_programs();
-    SRunner *sr = srunner_create(bench_suite());
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    tu_program(launcher, sizeof launcher, "bin/shmamrun");
+    tu_run_init("bn");
+    return tu_run_suite(bench_suite(), "check_bench");
 }

@@ -21,95 +21,48 @@
  * claim algorithm is named in every failure message.
  */
 #include <check.h>
-#include <libgen.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+
+#include "testutil.h"
 
 static char launcher[PATH_MAX], con[PATH_MAX], mpi_con[PATH_MAX];
 static const char *const algs[] = {"lockfree", "ttas"};
 #define NALGS 2
 
-struct run {
-    int status; /* exit code, or 128 + signal */
-    char out[32768];
-    size_t len;
-};
-
 static void find_programs(void)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-
-    if (n <= 0)
-        abort();
-    exe[n] = '\0';
-    char *dir = dirname(exe);
-    snprintf(launcher, sizeof launcher, "%s/../bin/shmamrun", dir);
-    snprintf(con, sizeof con, "%s/../apps/con", dir);
-    snprintf(mpi_con, sizeof mpi_con, "%s/../apps/mpi_con", dir);
-    /* LeakSanitizer (make asan) would fail every MPI run for MPICH's own
-     * allocations, which are not ours to free. */
-    const char *asan = getenv("ASAN_OPTIONS");
-    char opts[512];
-    snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "", asan ? ":" : "");
-    setenv("ASAN_OPTIONS", opts, 1);
-}
-
-/* Runs argv (NULL-terminated; argv[0] is looked up in PATH) and collects its
- * status and everything printed (stdout and stderr). */
-static void run(const char *const *argv, struct run *r)
-{
-    int p[2], st;
-
-    memset(r, 0, sizeof *r);
-    ck_assert(pipe(p) == 0);
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
-        dup2(p[1], 1);
-        dup2(p[1], 2);
-        close(p[0]);
-        close(p[1]);
-        prctl(PR_SET_PDEATHSIG, SIGTERM); /* a launcher then cleans up */
-        execvp(argv[0], (char *const *)argv);
-        _exit(126);
-    }
-    close(p[1]);
-    ssize_t got;
-    while ((got = read(p[0], r->out + r->len, sizeof r->out - 1 - r->len)) > 0)
-        r->len += (size_t)got;
-    r->out[r->len] = '\0';
-    close(p[0]);
-    ck_assert(waitpid(pid, &st, 0) == pid);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    tu_program(launcher, sizeof launcher, "bin/shmamrun");
+    tu_program(con, sizeof con, "apps/con");
+    tu_program(mpi_con, sizeof mpi_con, "apps/mpi_con");
 }
 
 /* Runs `shmamrun -n procs --timeout 60 -a alg con args...` (args NULL-terminated),
- * or with alg "mpich" `timeout 60 mpiexec -n procs mpi_con args...`. */
-static void run_con(struct run *r, const char *alg, int procs, const char *const *args)
+ * or with alg "mpich" `timeout 60 mpiexec -n procs mpi_con args...`, without
+ * leak checking (tu_env_no_leak_check) for either. */
+static void run_con(struct tu_output *r, const char *alg, int procs,
+                    const char *const *args)
 {
     char n[16];
     const char *shm[32] = {launcher, "-n", n, "--timeout", "60", "-a", alg, con};
     const char *mpi[32] = {"timeout", "-k", "5", "60", "mpiexec", "-n", n, mpi_con};
     const char **argv = strcmp(alg, "mpich") ? shm : mpi;
+    const char *env[] = {tu_env_no_leak_check(), NULL};
     int argc = 8;
 
     snprintf(n, sizeof n, "%d", procs);
     for (; *args && argc < 31; args++)
         argv[argc++] = *args;
     argv[argc] = NULL;
-    run(argv, r);
+    tu_run_capture(argv, env, TU_ERR_MERGED, 0, r);
 }
 
 /* The final "app,con,..." line's fields after "app,con,": input, impl, shm,
  * procs and verdict; 0 if there is no such line. */
-static int app_line(const struct run *r, char *input, char *impl, int *procs, char *verdict)
+static int app_line(const struct tu_output *r, char *input, char *impl, int *procs,
+                    char *verdict)
 {
     const char *p = strstr(r->out, "app,con,");
     char shm[16];
@@ -139,7 +92,7 @@ START_TEST(runs)
                           "--verify", c->verify, NULL};
     char input[32], impl[16], verdict[16], want[32];
     int procs;
-    struct run r;
+    struct tu_output r;
 
     run_con(&r, alg, c->procs, args);
     ck_assert_msg(r.status == 0, "%s: con %s P=%d (%s) exited %d:\n%s", alg, c->input,
@@ -162,7 +115,7 @@ START_TEST(corrupt)
                           "--verify", verify, "--corrupt", NULL};
     char input[32], impl[16], verdict[16];
     int procs;
-    struct run r;
+    struct tu_output r;
 
     run_con(&r, alg, 2, args);
     ck_assert_msg(r.status != 0, "%s: con %s --corrupt (%s) exited 0:\n%s", alg, in[0],
@@ -180,7 +133,7 @@ static void invariants(const char *alg, const char *input, const char *side, int
 {
     char len[16];
     const char *args[] = {"--input", input, "--side", side, "--length", len, NULL};
-    struct run r;
+    struct tu_output r;
 
     snprintf(len, sizeof len, "%d", total / procs);
     run_con(&r, alg, procs, args);
@@ -222,7 +175,7 @@ START_TEST(mpich)
     unsigned long long comp, sum, mcomp, msum;
     char in[32], impl[16], verdict[16];
     int procs;
-    struct run r;
+    struct tu_output r;
 
     run_con(&r, "mpich", 2, args);
     ck_assert_msg(r.status == 0 && app_line(&r, in, impl, &procs, verdict) &&
@@ -263,11 +216,6 @@ static Suite *con_suite(void)
 int main(void)
 {
     find_programs();
-    SRunner *sr = srunner_create(con_suite());
-
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    tu_run_init("cn");
+    return tu_run_suite(con_suite(), "check_con");
 }

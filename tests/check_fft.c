@@ -12,83 +12,40 @@
  * B/apps/mpi_fft for the build directory B; mpiexec from PATH.
  */
 #include <check.h>
-#include <libgen.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+
+#include "testutil.h"
 
 static char launcher[PATH_MAX], fft[PATH_MAX], mpi_fft[PATH_MAX];
 
 static const char *const algs[] = {"lockfree", "tas"};
 static const int procs[] = {1, 2, 4};
 
-struct run {
-    int status; /* exit code, or 128 + signal */
-    char out[32768];
-    size_t len;
-};
-
 static void find_programs(void)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-
-    if (n <= 0)
-        abort();
-    exe[n] = '\0';
-    char *dir = dirname(exe);
-    snprintf(launcher, sizeof launcher, "%s/../bin/shmamrun", dir);
-    snprintf(fft, sizeof fft, "%s/../apps/fft", dir);
-    snprintf(mpi_fft, sizeof mpi_fft, "%s/../apps/mpi_fft", dir);
-}
-
-/* Runs argv (NULL-terminated, found in PATH if it has no slash) to the end,
- * collecting its stdout and stderr. */
-static void run(const char *const *argv, struct run *r)
-{
-    int p[2], st;
-
-    memset(r, 0, sizeof *r);
-    ck_assert(pipe(p) == 0);
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
-        dup2(p[1], 1);
-        dup2(p[1], 2);
-        close(p[0]);
-        close(p[1]);
-        prctl(PR_SET_PDEATHSIG, SIGTERM); /* a timed-out test stops its job */
-        execvp(argv[0], (char *const *)argv);
-        _exit(126);
-    }
-    close(p[1]);
-    for (ssize_t n; (n = read(p[0], r->out + r->len, sizeof r->out - 1 - r->len)) > 0;)
-        r->len += (size_t)n;
-    r->out[r->len] = '\0';
-    close(p[0]);
-    ck_assert(waitpid(pid, &st, 0) == pid);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    tu_program(launcher, sizeof launcher, "bin/shmamrun");
+    tu_program(fft, sizeof fft, "apps/fft");
+    tu_program(mpi_fft, sizeof mpi_fft, "apps/mpi_fft");
 }
 
 /* fft under shmamrun with claim `alg` on p ranks, N = 16, with up to three
  * extra options (the first NULL ends them). */
 static void run_fft(const char *alg, int p, const char *opt1, const char *opt2,
-                    const char *opt3, struct run *r)
+                    const char *opt3, struct tu_output *r)
 {
     char np[16];
 
     snprintf(np, sizeof np, "%d", p);
     const char *argv[] = {launcher, "--timeout", "60", "-n", np,   "-a", alg,
                           fft,      "--n",       "16", opt1, opt2, opt3, NULL};
-    run(argv, r);
+    tu_run_capture(argv, NULL, TU_ERR_MERGED, 0, r);
 }
 
-static void assert_verified(const struct run *r, const char *alg, int p, const char *what)
+static void assert_verified(const struct tu_output *r, const char *alg, int p,
+                            const char *what)
 {
     char line[128];
 
@@ -102,7 +59,8 @@ static void assert_verified(const struct run *r, const char *alg, int p, const c
                   r->out);
 }
 
-static void assert_failed(const struct run *r, const char *alg, int p, const char *what)
+static void assert_failed(const struct tu_output *r, const char *alg, int p,
+                          const char *what)
 {
     ck_assert_msg(r->status != 0, "%s, P=%d, %s: corrupted run exited 0:\n%s", alg, p, what,
                   r->out);
@@ -116,7 +74,7 @@ START_TEST(test_planewave)
 {
     const char *alg = algs[_i % 2];
     int p = procs[_i / 2 % 3];
-    struct run r;
+    struct tu_output r;
 
     run_fft(alg, p, "--input", "planewave", NULL, &r);
     assert_verified(&r, alg, p, "plane wave");
@@ -127,7 +85,7 @@ START_TEST(test_inverse)
 {
     const char *alg = algs[_i % 2];
     int p = procs[_i / 2 % 3];
-    struct run r;
+    struct tu_output r;
 
     run_fft(alg, p, "--inverse-check", NULL, NULL, &r);
     assert_verified(&r, alg, p, "inverse check");
@@ -138,7 +96,7 @@ END_TEST
 START_TEST(test_corrupt_detected)
 {
     const char *alg = algs[_i % 2];
-    struct run r;
+    struct tu_output r;
 
     if (_i < 2)
         run_fft(alg, 2, "--input", "planewave", "--corrupt", &r);
@@ -150,7 +108,7 @@ END_TEST
 
 START_TEST(test_refuses_uneven)
 {
-    struct run r;
+    struct tu_output r;
 
     run_fft("lockfree", 3, NULL, NULL, NULL, &r);
     ck_assert_msg(r.status != 0 && strstr(r.out, "not a multiple of P = 3"),
@@ -158,28 +116,18 @@ START_TEST(test_refuses_uneven)
 }
 END_TEST
 
-/* mpi_fft under mpiexec -n 2.  In a sanitizer build (make asan) LeakSanitizer
- * would fail every run for MPICH's own allocations, which are not ours to
- * free: leak checking is off for these runs. */
-static void run_mpi(const char *opt1, const char *opt2, struct run *r)
+/* mpi_fft under mpiexec -n 2, without leak checking (tu_env_no_leak_check). */
+static void run_mpi(const char *opt1, const char *opt2, struct tu_output *r)
 {
     const char *argv[] = {"mpiexec", "-n", "2", mpi_fft, "--n", "16", opt1, opt2, NULL};
-    const char *old = getenv("ASAN_OPTIONS");
-    char *saved = old ? strdup(old) : NULL, opts[512];
+    const char *env[] = {tu_env_no_leak_check(), NULL};
 
-    snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", old ? old : "", old ? ":" : "");
-    setenv("ASAN_OPTIONS", opts, 1);
-    run(argv, r);
-    if (saved)
-        setenv("ASAN_OPTIONS", saved, 1);
-    else
-        unsetenv("ASAN_OPTIONS");
-    free(saved);
+    tu_run_capture(argv, env, TU_ERR_MERGED, 0, r);
 }
 
 START_TEST(test_mpi)
 {
-    struct run r;
+    struct tu_output r;
 
     run_mpi(NULL, NULL, &r);
     ck_assert_msg(r.status == 0 && strstr(r.out, "app,fft,16cubed,mpich,-,2,") &&
@@ -213,10 +161,6 @@ static Suite *fft_suite(void)
 int main(void)
 {
     find_programs();
-    SRunner *sr = srunner_create(fft_suite());
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    tu_run_init("ff");
+    return tu_run_suite(fft_suite(), "check_fft");
 }

@@ -5,57 +5,44 @@
  * is killed with SIGKILL before or after am_init.
  */
 #include <check.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "job.h"
 #include "segment.h"
 #include "shmam.h"
+#include "testutil.h"
 
 static const char *const backends[] = {"posix", "sysv"};
 #define NPROCS 4
 
 struct job_run {
-    int status;       /* launcher's exit code, or -1 */
-    char out[8192];   /* what the ranks printed */
-    char job[64];     /* job name from rank 0's line, or "" */
+    struct tu_output o; /* what the launcher and the ranks printed */
+    int status;         /* launcher's exit code, or -1 if a signal ended it */
+    char job[64];       /* job name from rank 0's line, or "" */
 };
 
-/* Run `shmamrun -n NPROCS -a alg --shm shm --bind prog_job args...`. */
+/* Run `shmamrun -n NPROCS -a alg --shm shm --bind prog_job args...`, both found
+ * in the build directory of this test (tu_program). */
 static void run_job(const char *alg, const char *shm, const char *const *args,
                     struct job_run *r)
 {
-    const char *argv[16] = {"build/bin/shmamrun", "-n", "4", "-a", alg, "--shm", shm,
-                            "--bind", "--timeout", "60", "build/tests/prog_job"};
-    int n = 11, fd[2];
+    char launcher[PATH_MAX], prog[PATH_MAX];
+    tu_program(launcher, sizeof launcher, "bin/shmamrun");
+    tu_program(prog, sizeof prog, "tests/prog_job");
+    const char *argv[16] = {launcher, "-n",     "4",         "-a", alg, "--shm",
+                            shm,      "--bind", "--timeout", "60", prog};
+    int n = 11;
     for (int i = 0; args[i] && n < 15; i++)
         argv[n++] = args[i];
-    ck_assert_int_eq(pipe(fd), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    size_t len = 0;
-    ssize_t got;
-    while ((got = read(fd[0], r->out + len, sizeof r->out - 1 - len)) > 0)
-        len += (size_t)got;
-    r->out[len] = '\0';
-    close(fd[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    const char *j = strstr(r->out, "job ");
+    tu_run_capture(argv, NULL, TU_ERR_MERGED, 0, &r->o);
+    r->status = r->o.signal ? -1 : r->o.status;
+    const char *j = strstr(r->o.out, "job ");
     r->job[0] = '\0';
     if (j)
         sscanf(j, "job %63s", r->job);
@@ -90,9 +77,9 @@ START_TEST(ring_every_algorithm)
     struct job_run r;
     run_job(alg, shm, args, &r);
     ck_assert_msg(r.status == 0, "%s/%s: launcher exit %d, output:\n%s", alg, shm,
-                  r.status, r.out);
-    ck_assert_msg(count(r.out, " ok\n") == NPROCS, "%s/%s: not every rank ok:\n%s", alg,
-                  shm, r.out);
+                  r.status, r.o.out);
+    ck_assert_msg(count(r.o.out, " ok\n") == NPROCS, "%s/%s: not every rank ok:\n%s", alg,
+                  shm, r.o.out);
     ck_assert_msg(r.job[0] && leftovers(r.job) == 0, "%s/%s: segments left by job %s", alg,
                   shm, r.job);
 }
@@ -139,9 +126,6 @@ static Suite *job_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(job_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    tu_run_init("jb");
+    return tu_run_suite(job_suite(), "check_job");
 }

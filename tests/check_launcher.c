@@ -11,7 +11,6 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,24 +18,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
-#include <sys/prctl.h>
 #include <sys/shm.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "job.h"
 #include "segment.h"
+#include "testutil.h"
 
 static char launcher[PATH_MAX], helper[PATH_MAX];
 
-/* What a finished launcher left: its status, everything it and its ranks
+/* What a finished launcher left: its status and everything it and its ranks
  * printed (stdout and stderr together), and what the ranks said about
  * themselves. */
 struct run {
-    int status; /* exit code, or 128 + signal */
-    char out[16384];
-    size_t len;
+    struct tu_output o;
     char job[AM_JOB_NAME_MAX + 1]; /* %24s below */
     int ready;                     /* ranks that printed their ready line */
     long pid[16];                  /* by rank */
@@ -44,52 +38,8 @@ struct run {
 
 static void find_programs(void)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-
-    if (n <= 0)
-        abort();
-    exe[n] = '\0';
-    char *dir = dirname(exe);
-    snprintf(launcher, sizeof launcher, "%s/../bin/shmamrun", dir);
-    snprintf(helper, sizeof helper, "%s/prog_rank", dir);
-}
-
-/* Start the launcher with argv (argv[0] is ignored) and `env` ("NAME=VALUE" or
- * "NAME" to unset, NULL-terminated, may be NULL); its output goes to *fd. */
-static pid_t spawn(const char *const *argv, const char *const *env, int *fd)
-{
-    int p[2];
-
-    ck_assert(pipe(p) == 0);
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
-        dup2(p[1], 1);
-        dup2(p[1], 2);
-        close(p[0]);
-        close(p[1]);
-        for (; env && *env; env++)
-            strchr(*env, '=') ? putenv((char *)*env) : unsetenv(*env);
-        /* If this test dies early, the launcher stops its job and cleans up. */
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        execv(launcher, (char *const *)argv);
-        _exit(126);
-    }
-    close(p[1]);
-    *fd = p[0];
-    return pid;
-}
-
-/* Read more output; 0 at end of file. */
-static ssize_t read_more(int fd, struct run *r)
-{
-    ssize_t n = read(fd, r->out + r->len, sizeof r->out - 1 - r->len);
-
-    if (n > 0)
-        r->len += (size_t)n;
-    r->out[r->len] = '\0';
-    return n;
+    tu_program(launcher, sizeof launcher, "bin/shmamrun");
+    tu_program(helper, sizeof helper, "tests/prog_rank");
 }
 
 /* Fill job, ready and pid from the ready lines seen so far. */
@@ -99,7 +49,7 @@ static void parse_ready(struct run *r)
     long pid;
 
     r->ready = 0;
-    for (const char *p = r->out; (p = strstr(p, "rank ")); p++)
+    for (const char *p = r->o.out; (p = strstr(p, "rank ")); p++)
         if (sscanf(p, "rank %d pid %ld job %24s ready", &rank, &pid, r->job) == 3 &&
             rank >= 0 && rank < 16) {
             r->pid[rank] = pid;
@@ -108,33 +58,19 @@ static void parse_ready(struct run *r)
 }
 
 /* Read until n ranks are ready (or the output ends). */
-static void await_ready(int fd, struct run *r, int n)
+static void await_ready(struct run *r, int n)
 {
     while (parse_ready(r), r->ready < n)
-        if (read_more(fd, r) <= 0)
+        if (tu_read_some(&r->o) <= 0)
             break;
 }
 
-/* Read to the end and reap the launcher. */
-static void finish(pid_t pid, int fd, struct run *r)
-{
-    int st;
-
-    while (read_more(fd, r) > 0)
-        ;
-    close(fd);
-    ck_assert(waitpid(pid, &st, 0) == pid);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    parse_ready(r);
-}
-
+/* Run the launcher (argv[0]) with `env` (as tu_start's) to its end. */
 static void run(const char *const *argv, const char *const *env, struct run *r)
 {
-    int fd;
-
     memset(r, 0, sizeof *r);
-    pid_t pid = spawn(argv, env, &fd);
-    finish(pid, fd, r);
+    tu_run_capture(argv, env, TU_ERR_MERGED, 0, &r->o);
+    parse_ready(r);
 }
 
 /* Whether any segment of the job exists in backend b (POSIX: any file of the
@@ -180,7 +116,7 @@ static void assert_clean(const struct run *r, int nprocs, const char *bn)
     int posix = remove_leftovers(r->job, nprocs, AM_SHM_POSIX);
     int sysv = remove_leftovers(r->job, nprocs, AM_SHM_SYSV);
     ck_assert_msg(r->ready == nprocs && r->job[0], "%s: %d of %d ranks ready:\n%s", bn,
-                  r->ready, nprocs, r->out);
+                  r->ready, nprocs, r->o.out);
     ck_assert_msg(posix == 0 && sysv == 0,
                   "%s: job %s left %d posix and %d sysv segments behind", bn, r->job, posix,
                   sysv);
@@ -191,13 +127,14 @@ static void assert_clean(const struct run *r, int nprocs, const char *bn)
 
 static void assert_status(const struct run *r, int want, const char *bn)
 {
-    ck_assert_msg(r->status == want, "%s: launcher exited %d, not %d:\n%s", bn, r->status,
-                  want, r->out);
+    ck_assert_msg(r->o.status == want, "%s: launcher exited %d, not %d:\n%s", bn,
+                  r->o.status, want, r->o.out);
 }
 
 static void assert_says(const struct run *r, const char *text, const char *bn)
 {
-    ck_assert_msg(strstr(r->out, text) != NULL, "%s: no \"%s\" in:\n%s", bn, text, r->out);
+    ck_assert_msg(strstr(r->o.out, text) != NULL, "%s: no \"%s\" in:\n%s", bn, text,
+                  r->o.out);
 }
 
 #define BACKEND(i) am__shm_name((enum am_shm)(i))
@@ -205,7 +142,7 @@ static void assert_says(const struct run *r, const char *text, const char *bn)
 START_TEST(all_ok)
 {
     const char *bn = BACKEND(_i);
-    const char *argv[] = {"shmamrun", "-n", "3", "--shm", bn, helper, "ok", NULL};
+    const char *argv[] = {launcher, "-n", "3", "--shm", bn, helper, "ok", NULL};
     struct run r;
     unsigned launcher_pid, rnd;
     char tail;
@@ -222,8 +159,7 @@ END_TEST
 START_TEST(exit_status)
 {
     const char *bn = BACKEND(_i);
-    const char *argv[] = {"shmamrun", "-n",   "3", "--shm", bn,
-                          helper,     "exit", "1", "3",     NULL};
+    const char *argv[] = {launcher, "-n", "3", "--shm", bn, helper, "exit", "1", "3", NULL};
     struct run r;
 
     run(argv, NULL, &r);
@@ -236,7 +172,7 @@ END_TEST
 START_TEST(killed_rank)
 {
     const char *bn = BACKEND(_i);
-    const char *argv[] = {"shmamrun", "-n", "3", "--shm", bn, helper, "kill", "2", NULL};
+    const char *argv[] = {launcher, "-n", "3", "--shm", bn, helper, "kill", "2", NULL};
     struct run r;
 
     run(argv, NULL, &r);
@@ -246,25 +182,17 @@ START_TEST(killed_rank)
 }
 END_TEST
 
-static double now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Ranks that ignore SIGTERM are SIGKILLed after the grace period (about 1 s). */
 START_TEST(stubborn_ranks)
 {
     const char *bn = BACKEND(_i);
-    const char *argv[] = {"shmamrun", "-n",       "3", "--shm", bn,
-                          helper,     "stubborn", "0", "5",     NULL};
+    const char *argv[] = {launcher, "-n",       "3", "--shm", bn,
+                          helper,   "stubborn", "0", "5",     NULL};
     struct run r;
-    double t0 = now();
+    double t0 = tu_now_s();
 
     run(argv, NULL, &r);
-    double dt = now() - t0;
+    double dt = tu_now_s() - t0;
     assert_status(&r, 5, bn);
     assert_clean(&r, 3, bn);
     ck_assert_msg(dt > 0.8 && dt < 5, "%s: stopping took %.2f s", bn, dt);
@@ -275,18 +203,18 @@ END_TEST
 static void signalled(int loop, int sig)
 {
     const char *bn = BACKEND(loop);
-    const char *argv[] = {"shmamrun", "-n", "2", "--shm", bn, helper, "pause", NULL};
+    const char *argv[] = {launcher, "-n", "2", "--shm", bn, helper, "pause", NULL};
     struct run r;
-    int fd;
     char want[64];
 
     memset(&r, 0, sizeof r);
-    pid_t pid = spawn(argv, NULL, &fd);
-    await_ready(fd, &r, 2);
+    pid_t pid = tu_start(argv, NULL, TU_ERR_MERGED, 0, &r.o);
+    await_ready(&r, 2);
     ck_assert_msg(job_segments(r.job, 2, (enum am_shm)loop) == 2,
                   "%s: segments of running job %s not found", bn, r.job);
     kill(pid, sig);
-    finish(pid, fd, &r);
+    tu_finish(&r.o);
+    parse_ready(&r);
     assert_status(&r, 128 + sig, bn);
     snprintf(want, sizeof want, "shmamrun: got signal %d", sig);
     assert_says(&r, want, bn);
@@ -314,7 +242,7 @@ END_TEST
 START_TEST(timeout)
 {
     const char *bn = BACKEND(_i);
-    const char *argv[] = {"shmamrun",  "-n",  "2",    "--shm", bn,
+    const char *argv[] = {launcher,    "-n",  "2",    "--shm", bn,
                           "--timeout", "0.5", helper, "pause", NULL};
     struct run r;
 
@@ -350,7 +278,7 @@ static const struct bad_case {
 START_TEST(bad_options)
 {
     const struct bad_case *c = &bad_cases[_i];
-    const char *argv[12] = {"shmamrun", "-n", "2"};
+    const char *argv[12] = {launcher, "-n", "2"};
     const char *env[] = {c->env, NULL};
     struct run r;
     int k = 3;
@@ -369,27 +297,27 @@ END_TEST
 START_TEST(bad_usage)
 {
     const char *const cases[][6] = {
-        {"shmamrun", NULL},                         /* nothing */
-        {"shmamrun", "-n", "0", "true", NULL},      /* no ranks */
-        {"shmamrun", "-n", "two", "true", NULL},    /* not a number */
-        {"shmamrun", "-n", "100000", "true", NULL}, /* too many */
-        {"shmamrun", "-n", "2", NULL},              /* no program */
-        {"shmamrun", "true", NULL},                 /* no -n */
+        {launcher, NULL},                         /* nothing */
+        {launcher, "-n", "0", "true", NULL},      /* no ranks */
+        {launcher, "-n", "two", "true", NULL},    /* not a number */
+        {launcher, "-n", "100000", "true", NULL}, /* too many */
+        {launcher, "-n", "2", NULL},              /* no program */
+        {launcher, "true", NULL},                 /* no -n */
     };
     struct run r;
 
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         run(cases[k], NULL, &r);
-        ck_assert_msg(r.status == 2 && strstr(r.out, "shmamrun: ") &&
-                          strstr(r.out, "--help"),
-                      "usage case %zu: exit %d:\n%s", k, r.status, r.out);
+        ck_assert_msg(r.o.status == 2 && strstr(r.o.out, "shmamrun: ") &&
+                          strstr(r.o.out, "--help"),
+                      "usage case %zu: exit %d:\n%s", k, r.o.status, r.o.out);
     }
 }
 END_TEST
 
 START_TEST(help)
 {
-    const char *argv[] = {"shmamrun", "--help", NULL};
+    const char *argv[] = {launcher, "--help", NULL};
     struct run r;
 
     run(argv, NULL, &r);
@@ -400,7 +328,7 @@ END_TEST
 
 START_TEST(cannot_exec)
 {
-    const char *argv[] = {"shmamrun", "-n", "2", "/nonexistent/program", NULL};
+    const char *argv[] = {launcher, "-n", "2", "/nonexistent/program", NULL};
     struct run r;
 
     run(argv, NULL, &r);
@@ -413,8 +341,8 @@ END_TEST
  * the program's own options are not the launcher's. */
 START_TEST(environment)
 {
-    const char *argv[] = {"shmamrun", "-n",   "2",   "-a",      "ticket", "--packets",
-                          "256",      helper, "env", "--claim", NULL};
+    const char *argv[] = {launcher, "-n",   "2",   "-a",      "ticket", "--packets",
+                          "256",    helper, "env", "--claim", NULL};
     const char *env[] = {"SHMAM_CLAIM=tas", "SHMAM_BULK=4", "SHMAM_SHM=", NULL};
     struct run r;
 
@@ -441,7 +369,7 @@ static int nth_allowed_cpu(int k)
 
 START_TEST(bind)
 {
-    const char *argv[] = {"shmamrun", "-n", "3", "--bind", helper, "affinity", NULL};
+    const char *argv[] = {launcher, "-n", "3", "--bind", helper, "affinity", NULL};
     struct run r;
     char want[64];
 
@@ -485,11 +413,6 @@ static Suite *launcher_suite(void)
 int main(void)
 {
     find_programs();
-    SRunner *sr = srunner_create(launcher_suite());
-
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    tu_run_init("ln");
+    return tu_run_suite(launcher_suite(), "check_launcher");
 }

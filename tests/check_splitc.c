@@ -20,68 +20,26 @@
  * directory B).  The claim algorithm is named in every failure message.
  */
 #include <check.h>
-#include <libgen.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+
+#include "testutil.h"
 
 static char launcher[PATH_MAX], selftest_prog[PATH_MAX], sample_prog[PATH_MAX],
     mpi_sample_prog[PATH_MAX];
 
-struct run {
-    int status; /* exit code, or 128 + signal */
-    char out[32768];
-};
-
 static void find_programs(void)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        abort();
-    exe[n] = '\0';
-    const char *dir = dirname(exe);
-    snprintf(launcher, sizeof launcher, "%s/../bin/shmamrun", dir);
-    snprintf(selftest_prog, sizeof selftest_prog, "%s/../apps/splitc_selftest", dir);
-    snprintf(sample_prog, sizeof sample_prog, "%s/../apps/sample", dir);
-    snprintf(mpi_sample_prog, sizeof mpi_sample_prog, "%s/../apps/mpi_sample", dir);
-}
-
-/* Runs argv (NULL-terminated; argv[0] a path, or "mpiexec" from PATH) and
- * collects its exit status and everything it printed on stdout and stderr. */
-static void run(struct run *r, const char *const *argv)
-{
-    int p[2], st;
-    size_t len = 0;
-    ssize_t got;
-    ck_assert(pipe(p) == 0);
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
-        dup2(p[1], 1);
-        dup2(p[1], 2);
-        close(p[0]);
-        close(p[1]);
-        prctl(PR_SET_PDEATHSIG, SIGTERM); /* the launcher then cleans up */
-        execvp(argv[0], (char *const *)argv);
-        _exit(126);
-    }
-    close(p[1]);
-    while ((got = read(p[0], r->out + len, sizeof r->out - 1 - len)) > 0)
-        len += (size_t)got;
-    r->out[len] = '\0';
-    close(p[0]);
-    ck_assert(waitpid(pid, &st, 0) == pid);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    tu_program(launcher, sizeof launcher, "bin/shmamrun");
+    tu_program(selftest_prog, sizeof selftest_prog, "apps/splitc_selftest");
+    tu_program(sample_prog, sizeof sample_prog, "apps/sample");
+    tu_program(mpi_sample_prog, sizeof mpi_sample_prog, "apps/mpi_sample");
 }
 
 /* `shmamrun -n procs -a alg --shm shm --timeout 60 prog extra...`. */
-static void run_job(struct run *r, const char *prog, int procs, const char *alg,
+static void run_job(struct tu_output *r, const char *prog, int procs, const char *alg,
                     const char *shm, const char *const *extra)
 {
     char n[16];
@@ -92,13 +50,13 @@ static void run_job(struct run *r, const char *prog, int procs, const char *alg,
     while (extra && *extra && argc < 23)
         argv[argc++] = *extra++;
     argv[argc] = NULL;
-    run(r, argv);
+    tu_run_capture(argv, NULL, TU_ERR_MERGED, 0, r);
 }
 
 /* The verdict of the final "app,sample,..." line, checking its other fields;
  * NULL if the line is missing or wrong. */
-static const char *sample_verdict(const struct run *r, const char *keys, const char *impl,
-                                  const char *shm, int procs)
+static const char *sample_verdict(const struct tu_output *r, const char *keys,
+                                  const char *impl, const char *shm, int procs)
 {
     static char verdict[16];
     char want[128];
@@ -122,7 +80,7 @@ START_TEST(selftest)
     const char *shm = _i < 6 ? "posix" : "sysv";
     int procs = _i < 6 ? self_procs[_i / 2] : 4;
     char want[96];
-    struct run r;
+    struct tu_output r;
     run_job(&r, selftest_prog, procs, alg, shm, NULL);
     snprintf(want, sizeof want, "splitc_selftest: %d ranks, %s: verified\n", procs, alg);
     ck_assert_msg(r.status == 0 && strstr(r.out, want),
@@ -135,7 +93,7 @@ START_TEST(bad_gptr)
 {
     const char *alg = self_algs[_i];
     const char *extra[] = {"--bad-gptr", NULL};
-    struct run r;
+    struct tu_output r;
     run_job(&r, selftest_prog, 2, alg, "posix", extra);
     ck_assert_msg(r.status != 0 && strstr(r.out, "bad global pointer from rank 1"),
                   "%s: a put past the end of a part was not caught (exit %d):\n%s", alg,
@@ -153,7 +111,7 @@ START_TEST(sample_runs)
     int procs = _i < 4 ? 2 << (_i / 2) : 4;
     const char *extra[] = {"--keys", "4096", "--seed", "7", _i < 4 ? NULL : "--oversample",
                            "1",      NULL};
-    struct run r;
+    struct tu_output r;
     run_job(&r, sample_prog, procs, alg, "posix", extra);
     const char *v = sample_verdict(&r, "4096", alg, "posix", procs);
     ck_assert_msg(r.status == 0 && v && strcmp(v, "verified") == 0,
@@ -169,11 +127,11 @@ START_TEST(sample_corrupt)
     const char *mpi[] = {"mpiexec", "-n",   "2",         mpi_sample_prog,
                          "--keys",  "4096", "--corrupt", NULL};
     const char *alg = _i == 0 ? "lockfree" : "mpich";
-    struct run r;
+    struct tu_output r;
     if (_i == 0)
         run_job(&r, sample_prog, 2, alg, "posix", extra);
     else
-        run(&r, mpi);
+        tu_run_capture(mpi, NULL, TU_ERR_MERGED, 0, &r);
     const char *v = sample_verdict(&r, "4096", alg, _i == 0 ? "posix" : "-", 2);
     ck_assert_msg(r.status != 0 && v && strcmp(v, "FAILED") == 0,
                   "%s: sample --corrupt exited %d, verdict %s:\n%s", alg, r.status,
@@ -184,8 +142,8 @@ END_TEST
 START_TEST(mpi_sample_runs)
 {
     const char *argv[] = {"mpiexec", "-n", "2", mpi_sample_prog, "--keys", "4096", NULL};
-    struct run r;
-    run(&r, argv);
+    struct tu_output r;
+    tu_run_capture(argv, NULL, TU_ERR_MERGED, 0, &r);
     const char *v = sample_verdict(&r, "4096", "mpich", "-", 2);
     ck_assert_msg(r.status == 0 && v && strcmp(v, "verified") == 0,
                   "mpich: mpi_sample P=2 exited %d, verdict %s:\n%s", r.status,
@@ -210,10 +168,6 @@ static Suite *splitc_suite(void)
 int main(void)
 {
     find_programs();
-    SRunner *sr = srunner_create(splitc_suite());
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    tu_run_init("sc");
+    return tu_run_suite(splitc_suite(), "check_splitc");
 }

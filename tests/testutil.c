@@ -8,10 +8,17 @@
  *
  * The run's name prefix and CPU set are set once in main, before any test forks;
  * the test's pid in each test's process: children inherit them.
+ *
+ * A program run by tu_start() writes into pipes that the test reads with poll()
+ * until every writer (the program and whatever it started) has closed them, so
+ * the program never blocks on a full pipe; only then is it reaped.
  */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -493,6 +500,146 @@ int tu_run_suite(Suite *s, const char *prog)
     srunner_free(sr);
     left = tu_remove_leftovers(prog);
     return failed == 0 && left == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* ---- programs run by a test ---- */
+
+int tu_program(char *buf, size_t n, const char *rel)
+{
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+    if (len <= 0)
+        abort();
+    exe[len] = '\0';
+    int k = snprintf(buf, n, "%s/../%s", dirname(exe), rel);
+    return k > 0 && (size_t)k < n && access(buf, X_OK) == 0;
+}
+
+const char *tu_env_no_leak_check(void)
+{
+    static char entry[512];
+    const char *old = getenv("ASAN_OPTIONS");
+
+    snprintf(entry, sizeof entry, "ASAN_OPTIONS=%s%sdetect_leaks=0", old ? old : "",
+             old ? ":" : "");
+    return entry;
+}
+
+/* The child of tu_start(): out and err are its pipes (err[1] < 0: stderr goes
+ * to out too). */
+static _Noreturn void exec_child(const char *const *argv, const char *const *env,
+                                 const int *out, const int *err, int own_group)
+{
+    if (own_group)
+        setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    dup2(out[1], 1);
+    dup2(err[1] >= 0 ? err[1] : out[1], 2);
+    for (int i = 0; i < 2; i++) {
+        close(out[i]);
+        if (err[i] >= 0)
+            close(err[i]);
+    }
+    for (; env && *env; env++)
+        strchr(*env, '=') ? putenv((char *)*env) : unsetenv(*env);
+    execvp(argv[0], (char *const *)argv);
+    fprintf(stderr, "tu_start: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+pid_t tu_start(const char *const *argv, const char *const *env, enum tu_stderr err,
+               double timeout_s, struct tu_output *o)
+{
+    int out_pipe[2], err_pipe[2] = {-1, -1};
+
+    memset(o, 0, sizeof *o);
+    ck_assert_msg(pipe(out_pipe) == 0 && (err == TU_ERR_MERGED || pipe(err_pipe) == 0),
+                  "tu_start: pipe: %s", strerror(errno));
+    o->deadline = timeout_s > 0 ? tu_now_s() + timeout_s : 0;
+    o->pid = fork();
+    ck_assert_msg(o->pid >= 0, "tu_start: fork: %s", strerror(errno));
+    if (o->pid == 0)
+        exec_child(argv, env, out_pipe, err_pipe, timeout_s > 0);
+    close(out_pipe[1]);
+    if (err_pipe[1] >= 0)
+        close(err_pipe[1]);
+    o->fd[0] = out_pipe[0];
+    o->fd[1] = err_pipe[0];
+    return o->pid;
+}
+
+/* One read from pipe i (0 stdout, 1 stderr) of o, kept if it fits and dropped
+ * if not; closes the pipe at its end.  Returns the bytes read. */
+static size_t read_pipe(struct tu_output *o, int i)
+{
+    char *buf = i ? o->err : o->out, drop[4096];
+    size_t size = i ? sizeof o->err : sizeof o->out, *len = i ? &o->err_len : &o->len;
+    int full = *len + 1 >= size;
+    ssize_t n = full ? read(o->fd[i], drop, sizeof drop)
+                     : read(o->fd[i], buf + *len, size - 1 - *len);
+
+    if (n == 0 || (n < 0 && errno != EINTR)) {
+        close(o->fd[i]);
+        o->fd[i] = -1;
+    }
+    if (n > 0 && !full)
+        *len += (size_t)n;
+    buf[*len] = '\0';
+    return n > 0 ? (size_t)n : 0;
+}
+
+ssize_t tu_read_some(struct tu_output *o)
+{
+    while (o->fd[0] >= 0 || o->fd[1] >= 0) {
+        double left = o->deadline ? o->deadline - tu_now_s() : 0;
+        struct pollfd p[2] = {{o->fd[0], POLLIN, 0}, {o->fd[1], POLLIN, 0}};
+        size_t got = 0;
+
+        if (o->deadline && left <= 0)
+            return 0;
+        if (poll(p, 2, o->deadline ? (int)(left * 1000) + 1 : -1) <= 0)
+            continue; /* EINTR, or the deadline (seen above) */
+        for (int i = 0; i < 2; i++)
+            if (p[i].revents)
+                got += read_pipe(o, i);
+        if (got > 0)
+            return (ssize_t)got;
+    }
+    return 0;
+}
+
+int tu_finish(struct tu_output *o)
+{
+    pid_t w;
+    int st;
+
+    while (tu_read_some(o) > 0)
+        ;
+    for (int i = 0; i < 2; i++)
+        if (o->fd[i] >= 0)
+            close(o->fd[i]);
+    o->fd[0] = o->fd[1] = -1;
+    while ((w = waitpid(o->pid, &st, o->deadline ? WNOHANG : 0)) == 0 &&
+           tu_now_s() < o->deadline)
+        tu_sleep_ms(10);
+    if (w == 0) { /* past the deadline: kill its process group */
+        kill(-o->pid, SIGKILL);
+        waitpid(o->pid, &st, 0);
+        o->signal = SIGKILL;
+        return o->status = -1;
+    }
+    ck_assert_msg(w == o->pid, "tu_finish: waitpid: %s", strerror(errno));
+    o->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    o->status = o->signal ? 128 + o->signal : WEXITSTATUS(st);
+    return o->status;
+}
+
+int tu_run_capture(const char *const *argv, const char *const *env, enum tu_stderr err,
+                   double timeout_s, struct tu_output *o)
+{
+    tu_start(argv, env, err, timeout_s, o);
+    return tu_finish(o);
 }
 
 void tu_assert_clean(const char *what)

@@ -1,7 +1,7 @@
 /*
  * testutil.h - helpers shared by every multi-process test (libc, libatomic_ops
  * and the runtime; no Check, so children may use them freely, except for the
- * last section, which is for the process that runs the test).
+ * last sections, which are for the process that runs the test).
  *
  * A typical test allocates its shared state with tu_shared_alloc() before
  * forking (children inherit the mapping at the same address), puts a tu_gate in
@@ -20,6 +20,12 @@
  * segments, and main can remove what a failed test left (tu_remove_leftovers()).
  * A test whose helpers are forked one by one (tu_spawn(), tu_reap()) collects
  * their errors in a struct tu_errors in shared memory.
+ *
+ * A test that runs programs (the launcher, applications, benchmarks) finds them
+ * in the build directory with tu_program() and runs each with tu_run_capture(),
+ * which collects its exit status and what it printed; tu_start(),
+ * tu_read_some() and tu_finish() are the same in steps, for a test that acts
+ * while the program runs.
  */
 #ifndef SHMAM_TESTUTIL_H
 #define SHMAM_TESTUTIL_H
@@ -196,6 +202,65 @@ struct Suite;
  * reports what the run left (tu_remove_leftovers(prog)).  Returns main's exit
  * status: EXIT_SUCCESS if every test passed and nothing was left. */
 int tu_run_suite(struct Suite *s, const char *prog);
+
+/* ---- programs run by a test ---- */
+
+/* B/rel into buf (n bytes), B being the build directory that holds this test
+ * binary (the parent of its directory: build, build-asan, ...), so that a test
+ * finds the programs it runs whatever the current directory.  Returns 1 if that
+ * is an executable file, else 0.  Aborts if /proc/self/exe cannot be read. */
+int tu_program(char *buf, size_t n, const char *rel);
+
+/* "ASAN_OPTIONS=<the inherited options>:detect_leaks=0", an entry for the env
+ * of tu_run_capture(): in a sanitizer build (make asan) LeakSanitizer would fail
+ * every MPI run for MPICH's own allocations, which are not ours to free.  The
+ * string is static: the next call overwrites it. */
+const char *tu_env_no_leak_check(void);
+
+/* Where a program's stderr goes: into out, interleaved with stdout as it was
+ * written, or into err. */
+enum tu_stderr { TU_ERR_MERGED, TU_ERR_APART };
+
+#define TU_OUT_MAX (256 * 1024)
+#define TU_ERR_MAX (16 * 1024)
+
+/* How a program ended and what it printed, NUL-terminated; what does not fit
+ * is read and dropped, so the program never blocks on a full pipe.  The last
+ * three fields are tu_start()'s, for tu_read_some() and tu_finish(). */
+struct tu_output {
+    int status;           /* exit code, 128 + signal, or -1 if killed at the deadline */
+    int signal;           /* the signal that ended it, 0 if it exited */
+    size_t len, err_len;  /* bytes in out and err */
+    char out[TU_OUT_MAX]; /* stdout, and stderr with TU_ERR_MERGED */
+    char err[TU_ERR_MAX]; /* stderr with TU_ERR_APART, else "" */
+    pid_t pid;            /* the program */
+    int fd[2];            /* read ends of its stdout and stderr pipes, or -1 */
+    double deadline;      /* tu_now_s() at which it is killed, or 0 for never */
+};
+
+/* Starts argv (NULL-terminated; argv[0] is looked up in PATH unless it holds a
+ * slash) with stdout, and stderr as `err` says, going to o, which it clears.
+ * env ("NAME=VALUE" to set, "NAME" to unset, NULL-terminated; may be NULL)
+ * changes the program's environment only.  The program gets SIGTERM if the
+ * test process dies (a launcher then stops its job and cleans up).  With
+ * timeout_s > 0 it runs in a process group of its own, all of which is killed
+ * with SIGKILL timeout_s seconds from now.  Returns its pid; fails the test if
+ * it cannot fork. */
+pid_t tu_start(const char *const *argv, const char *const *env, enum tu_stderr err,
+               double timeout_s, struct tu_output *o);
+
+/* Waits for more output of the program tu_start()ed into o and appends it.
+ * Returns how many bytes came, or 0 once all its output has ended or the
+ * deadline has passed. */
+ssize_t tu_read_some(struct tu_output *o);
+
+/* Reads the rest of the output, waits for the program to end (killing it at
+ * the deadline) and sets o->status and o->signal.  Returns o->status. */
+int tu_finish(struct tu_output *o);
+
+/* tu_start() then tu_finish(): runs argv to its end.  Returns o->status. */
+int tu_run_capture(const char *const *argv, const char *const *env, enum tu_stderr err,
+                   double timeout_s, struct tu_output *o);
 
 /* ---- assertions ----
  * Each fails the test with a message that starts with `what`, the test's

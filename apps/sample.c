@@ -22,63 +22,26 @@
  * where seconds covers splitters, distribution and local sort (not generating
  * the input, not verification).  Exits 1 if verification fails.  The hidden
  * option --corrupt flips one key after sorting, to show that failure is caught.
+ *
+ * The generator, splitter choice, bucket search, radix sort and the local
+ * pieces of verification are apps/common/keys.c, shared with the MPICH
+ * version apps/mpi/sample.c; this file holds the communication.
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "common/keys.h"
 #include "splitc/splitc.h"
 
 #define H_KEY 1 /* one key for this rank's bucket */
 
-struct opts {
-    size_t keys;
-    uint64_t seed;
-    unsigned oversample;
-    int corrupt;
-};
-
 static uint32_t *bucket; /* keys that landed here */
 static size_t bucket_n, bucket_cap, bucket_max;
-
-/* splitmix64: the per-rank key generator and, finalizer only, the key hash. */
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t next(uint64_t *state)
-{
-    return mix64(*state += 0x9e3779b97f4a7c15ull);
-}
 
 static void usage(void)
 {
     fprintf(stderr, "usage: sample [--keys N] [--seed S] [--oversample K]\n");
     exit(2);
-}
-
-static struct opts parse(int argc, char **argv)
-{
-    struct opts o = {.keys = 262144, .seed = 1, .oversample = 64};
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--corrupt") == 0)
-            o.corrupt = 1;
-        else if (v && strcmp(argv[i], "--keys") == 0 && ++i)
-            o.keys = strtoull(v, NULL, 0);
-        else if (v && strcmp(argv[i], "--seed") == 0 && ++i)
-            o.seed = strtoull(v, NULL, 0);
-        else if (v && strcmp(argv[i], "--oversample") == 0 && ++i)
-            o.oversample = (unsigned)strtoul(v, NULL, 0);
-        else
-            usage();
-    }
-    if (o.keys == 0 || o.keys > (1u << 28) || o.oversample == 0 || o.oversample > 4096)
-        usage();
-    return o;
 }
 
 static void append(uint32_t key)
@@ -102,58 +65,20 @@ static void h_key(am_token_t *t, const uint32_t *args, int nargs, void *d, size_
     append(args[0]);
 }
 
-/* LSD radix sort of a[0..n), 8 bits per pass, using tmp[0..n). */
-static void radix_sort(uint32_t *a, uint32_t *tmp, size_t n)
-{
-    for (int shift = 0; shift < 32; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[((a[i] >> shift) & 255) + 1]++;
-        for (int b = 0; b < 256; b++)
-            count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++)
-            tmp[count[(a[i] >> shift) & 255]++] = a[i];
-        uint32_t *swap = a;
-        a = tmp;
-        tmp = swap;
-    }
-    /* Four passes: the result is back in the caller's a. */
-}
-
-/* Which rank's bucket holds `key`: the number of splitters <= key. */
-static unsigned owner(uint32_t key, const uint32_t *split, unsigned nsplit)
-{
-    unsigned lo = 0, hi = nsplit;
-    while (lo < hi) {
-        unsigned mid = (lo + hi) / 2;
-        if (split[mid] <= key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Rank 0 gathers every rank's samples, sorts them and broadcasts P-1 splitters. */
-static void splitters(const uint32_t *keys, const struct opts *o, uint64_t *rng,
+static void splitters(const uint32_t *keys, const struct keys_options *o, uint64_t *rng,
                       uint32_t *split)
 {
     unsigned p = (unsigned)sc_nprocs(), per = o->oversample * p;
     size_t total = (size_t)per * p;
     uint32_t *all, *mine = malloc(per * sizeof *mine);
     unsigned region = sc_region_alloc(sc_rank() == 0 ? total * 4 : 0, (void **)&all);
-    for (unsigned i = 0; i < per; i++)
-        mine[i] = keys[next(rng) % o->keys];
+    keys_pick(keys, o->keys, rng, mine, per);
     sc_bulk_put(sc_gptr(0, region, (uint64_t)sc_rank() * per * 4), mine, per * 4);
     sc_sync();
     sc_barrier();
-    if (sc_rank() == 0) {
-        uint32_t *tmp = malloc(total * 4);
-        radix_sort(all, tmp, total);
-        for (unsigned i = 1; i < p; i++)
-            split[i - 1] = all[(size_t)i * per];
-        free(tmp);
-    }
+    if (sc_rank() == 0)
+        keys_splitters(all, per, p, split);
     sc_broadcast(split, (p - 1) * 4, 0);
     free(mine);
 }
@@ -162,7 +87,7 @@ static void distribute(const uint32_t *keys, size_t n, const uint32_t *split)
 {
     unsigned me = (unsigned)sc_rank(), nsplit = (unsigned)sc_nprocs() - 1;
     for (size_t i = 0; i < n; i++) {
-        unsigned to = owner(keys[i], split, nsplit);
+        unsigned to = keys_owner(keys[i], split, nsplit);
         if (to == me) {
             append(keys[i]);
             continue;
@@ -176,73 +101,42 @@ static void distribute(const uint32_t *keys, size_t n, const uint32_t *split)
     sc_all_store_sync();
 }
 
-struct hash {
-    uint64_t count, sum, xor;
-};
-
-static struct hash hash_keys(const uint32_t *k, size_t n)
-{
-    struct hash h = {n, 0, 0};
-    for (size_t i = 0; i < n; i++) {
-        uint64_t m = mix64(k[i] + 0x632be59bd9b4e019ull);
-        h.sum += m;
-        h.xor ^= m;
-    }
-    return h;
-}
-
 /* Returns 1 if the distributed result is a sorted permutation of the input. */
-static int verify(const struct hash *before, size_t n_per_rank)
+static int verify(const struct keys_hash *before, size_t n_per_rank)
 {
-    int p = sc_nprocs(), ok = 1;
-    for (size_t i = 1; i < bucket_n; i++)
-        ok &= bucket[i - 1] <= bucket[i];
+    int p = sc_nprocs(), ok = keys_sorted(bucket, bucket_n);
     uint64_t *info;
     unsigned region = sc_region_alloc(3 * 8, (void **)&info);
-    info[0] = bucket_n;
-    info[1] = bucket_n ? bucket[0] : 0;
-    info[2] = bucket_n ? bucket[bucket_n - 1] : 0;
+    keys_summary(bucket, bucket_n, info);
     sc_barrier();
     if (sc_rank() == 0) {
-        uint64_t *all = malloc((size_t)p * 3 * 8), last = 0;
-        int seen = 0;
+        uint64_t *all = malloc((size_t)p * 3 * 8);
         for (int r = 0; r < p; r++)
             for (int w = 0; w < 3; w++)
                 sc_get64(&all[r * 3 + w], sc_gptr((unsigned)r, region, (uint64_t)w * 8));
         sc_sync();
-        for (int r = 0; r < p; r++) {
-            if (all[r * 3] == 0)
-                continue;
-            if (seen && all[r * 3 + 1] < last) {
-                fprintf(stderr, "sample: rank %d starts below rank %d's end\n", r, r - 1);
-                ok = 0;
-            }
-            last = all[r * 3 + 2];
-            seen = 1;
-        }
+        ok &= keys_check_order(all, p, "sample");
         free(all);
     }
-    struct hash after = hash_keys(bucket, bucket_n);
+    struct keys_hash after = keys_hash(bucket, bucket_n);
     uint64_t count = sc_allreduce_sum_u64(after.count);
     uint64_t sum = sc_allreduce_sum_u64(after.sum) - sc_allreduce_sum_u64(before->sum);
     uint64_t xor = sc_allreduce_xor_u64(after.xor ^before->xor);
-    if (count != (uint64_t)p * n_per_rank || sum != 0 || xor != 0) {
-        if (sc_rank() == 0)
-            fprintf(stderr, "sample: keys lost or changed: %llu of %llu, hash %s\n",
-                    (unsigned long long)count, (unsigned long long)p * n_per_rank,
-                    sum || xor? "differs" : "equal");
-        ok = 0;
-    }
+    ok &= keys_check_total(count, (uint64_t)p * n_per_rank, sum, xor, sc_rank() == 0,
+                           "sample");
     return sc_allreduce_max_u64(!ok) == 0;
 }
 
 int main(int argc, char **argv)
 {
+    struct keys_options o;
+
     sc_init(&argc, &argv);
     am_set_handler(sc_ep(), H_KEY, h_key);
-    struct opts o = parse(argc, argv);
+    if (keys_parse(argc, argv, &o) < 0)
+        usage();
     int p = sc_nprocs();
-    uint64_t rng = mix64(o.seed * 0x2545f4914f6cdd1dull + (uint64_t)sc_rank());
+    uint64_t rng = keys_rng(o.seed, sc_rank());
     bucket_max = 4 * o.keys + 4096;
     bucket_cap = o.keys + o.keys / 4 + 1024;
     bucket = malloc(bucket_cap * sizeof *bucket);
@@ -253,9 +147,8 @@ int main(int argc, char **argv)
     double t[6];
     sc_barrier();
     t[0] = sc_now();
-    for (size_t i = 0; i < o.keys; i++)
-        keys[i] = (uint32_t)(next(&rng) >> 32);
-    struct hash before = hash_keys(keys, o.keys);
+    keys_generate(keys, o.keys, &rng);
+    struct keys_hash before = keys_hash(keys, o.keys);
     sc_barrier();
     t[1] = sc_now();
     splitters(keys, &o, &rng, split);
@@ -264,7 +157,7 @@ int main(int argc, char **argv)
     distribute(keys, o.keys, split);
     t[3] = sc_now();
     uint32_t *tmp = malloc((bucket_n ? bucket_n : 1) * sizeof *tmp);
-    radix_sort(bucket, tmp, bucket_n);
+    keys_radix_sort(bucket, tmp, bucket_n);
     free(tmp);
     sc_barrier();
     t[4] = sc_now();

@@ -12,105 +12,24 @@
  *   app,sample,<N>keys,mpich,-,<P>,<seconds>,<verified|FAILED>
  * with seconds covering splitters, exchange and local sort, as in the shmam
  * version.  Exits 1 if verification fails; --corrupt flips one key after sorting.
+ *
+ * The generator, splitter choice, bucket search, radix sort and the local
+ * pieces of verification are apps/common/keys.c, the shmam version's code.
  */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-struct opts {
-    size_t keys;
-    uint64_t seed;
-    unsigned oversample;
-    int corrupt;
-};
+#include "common/keys.h"
 
 static int rank, nprocs;
-
-/* The generator, hash and sort below are those of apps/sample.c. */
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t next(uint64_t *state)
-{
-    return mix64(*state += 0x9e3779b97f4a7c15ull);
-}
-
-static void radix_sort(uint32_t *a, uint32_t *tmp, size_t n)
-{
-    for (int shift = 0; shift < 32; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[((a[i] >> shift) & 255) + 1]++;
-        for (int b = 0; b < 256; b++)
-            count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++)
-            tmp[count[(a[i] >> shift) & 255]++] = a[i];
-        uint32_t *swap = a;
-        a = tmp;
-        tmp = swap;
-    }
-}
-
-static unsigned owner(uint32_t key, const uint32_t *split, unsigned nsplit)
-{
-    unsigned lo = 0, hi = nsplit;
-    while (lo < hi) {
-        unsigned mid = (lo + hi) / 2;
-        if (split[mid] <= key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-struct hash {
-    uint64_t count, sum, xor;
-};
-
-static struct hash hash_keys(const uint32_t *k, size_t n)
-{
-    struct hash h = {n, 0, 0};
-    for (size_t i = 0; i < n; i++) {
-        uint64_t m = mix64(k[i] + 0x632be59bd9b4e019ull);
-        h.sum += m;
-        h.xor ^= m;
-    }
-    return h;
-}
 
 static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr, "usage: mpi_sample [--keys N] [--seed S] [--oversample K]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
-}
-
-static struct opts parse(int argc, char **argv)
-{
-    struct opts o = {.keys = 262144, .seed = 1, .oversample = 64};
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--corrupt") == 0)
-            o.corrupt = 1;
-        else if (v && strcmp(argv[i], "--keys") == 0 && ++i)
-            o.keys = strtoull(v, NULL, 0);
-        else if (v && strcmp(argv[i], "--seed") == 0 && ++i)
-            o.seed = strtoull(v, NULL, 0);
-        else if (v && strcmp(argv[i], "--oversample") == 0 && ++i)
-            o.oversample = (unsigned)strtoul(v, NULL, 0);
-        else
-            usage();
-    }
-    if (o.keys == 0 || o.keys > (1u << 28) || o.oversample == 0 || o.oversample > 4096)
-        usage();
-    return o;
 }
 
 static void *xmalloc(size_t n)
@@ -121,24 +40,18 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-static void splitters(const uint32_t *keys, const struct opts *o, uint64_t *rng,
+static void splitters(const uint32_t *keys, const struct keys_options *o, uint64_t *rng,
                       uint32_t *split)
 {
     unsigned per = o->oversample * (unsigned)nprocs;
     size_t total = (size_t)per * (size_t)nprocs;
     uint32_t *mine = xmalloc(per * 4), *all = rank == 0 ? xmalloc(total * 4) : NULL;
-    for (unsigned i = 0; i < per; i++)
-        mine[i] = keys[next(rng) % o->keys];
+    keys_pick(keys, o->keys, rng, mine, per);
     MPI_Gather(mine, (int)per, MPI_UINT32_T, all, (int)per, MPI_UINT32_T, 0,
                MPI_COMM_WORLD);
-    if (rank == 0) {
-        uint32_t *tmp = xmalloc(total * 4);
-        radix_sort(all, tmp, total);
-        for (int i = 1; i < nprocs; i++)
-            split[i - 1] = all[(size_t)i * per];
-        free(tmp);
-        free(all);
-    }
+    if (rank == 0)
+        keys_splitters(all, per, (unsigned)nprocs, split);
+    free(all);
     MPI_Bcast(split, nprocs - 1, MPI_UINT32_T, 0, MPI_COMM_WORLD);
     free(mine);
 }
@@ -153,7 +66,7 @@ static uint32_t *exchange(const uint32_t *keys, size_t nkeys, const uint32_t *sp
     unsigned *to = xmalloc(nkeys * sizeof *to);
     uint32_t *sendbuf = xmalloc(nkeys * 4);
     for (size_t i = 0; i < nkeys; i++)
-        scount[to[i] = owner(keys[i], split, (unsigned)nprocs - 1)]++;
+        scount[to[i] = keys_owner(keys[i], split, (unsigned)nprocs - 1)]++;
     MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD);
     size_t total = 0;
     for (int r = 0, s = 0; r < nprocs; r++) {
@@ -179,43 +92,24 @@ static uint32_t *exchange(const uint32_t *keys, size_t nkeys, const uint32_t *sp
     return bucket;
 }
 
-static int verify(const uint32_t *bucket, size_t n, const struct hash *before,
+static int verify(const uint32_t *bucket, size_t n, const struct keys_hash *before,
                   size_t n_per_rank)
 {
-    int ok = 1;
-    for (size_t i = 1; i < n; i++)
-        ok &= bucket[i - 1] <= bucket[i];
-    uint64_t info[3] = {n, n ? bucket[0] : 0, n ? bucket[n - 1] : 0};
+    int ok = keys_sorted(bucket, n);
+    uint64_t info[3];
+    keys_summary(bucket, n, info);
     uint64_t *all = rank == 0 ? xmalloc((size_t)nprocs * 24) : NULL;
     MPI_Gather(info, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        uint64_t last = 0;
-        int seen = 0;
-        for (int r = 0; r < nprocs; r++) {
-            if (all[r * 3] == 0)
-                continue;
-            if (seen && all[r * 3 + 1] < last) {
-                fprintf(stderr, "mpi_sample: rank %d starts below rank %d's end\n", r,
-                        r - 1);
-                ok = 0;
-            }
-            last = all[r * 3 + 2];
-            seen = 1;
-        }
-        free(all);
-    }
-    struct hash after = hash_keys(bucket, n);
+    if (rank == 0)
+        ok &= keys_check_order(all, nprocs, "mpi_sample");
+    free(all);
+    struct keys_hash after = keys_hash(bucket, n);
     uint64_t mine[2] = {after.count, after.sum - before->sum}, tot[2], x;
     uint64_t xmine = after.xor ^before->xor ;
     MPI_Allreduce(mine, tot, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&xmine, &x, 1, MPI_UINT64_T, MPI_BXOR, MPI_COMM_WORLD);
-    if (tot[0] != (uint64_t)nprocs * n_per_rank || tot[1] != 0 || x != 0) {
-        if (rank == 0)
-            fprintf(stderr, "mpi_sample: keys lost or changed: %llu of %llu, hash %s\n",
-                    (unsigned long long)tot[0], (unsigned long long)nprocs * n_per_rank,
-                    tot[1] || x ? "differs" : "equal");
-        ok = 0;
-    }
+    ok &= keys_check_total(tot[0], (uint64_t)nprocs * n_per_rank, tot[1], x, rank == 0,
+                           "mpi_sample");
     int all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return all_ok;
@@ -223,20 +117,22 @@ static int verify(const uint32_t *bucket, size_t n, const struct hash *before,
 
 int main(int argc, char **argv)
 {
+    struct keys_options o;
+
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    struct opts o = parse(argc, argv);
-    uint64_t rng = mix64(o.seed * 0x2545f4914f6cdd1dull + (uint64_t)rank);
+    if (keys_parse(argc, argv, &o) < 0)
+        usage();
+    uint64_t rng = keys_rng(o.seed, rank);
     uint32_t *keys = xmalloc(o.keys * 4), *split = xmalloc((size_t)nprocs * 4), *bucket;
     size_t n;
 
     double t[6];
     MPI_Barrier(MPI_COMM_WORLD);
     t[0] = MPI_Wtime();
-    for (size_t i = 0; i < o.keys; i++)
-        keys[i] = (uint32_t)(next(&rng) >> 32);
-    struct hash before = hash_keys(keys, o.keys);
+    keys_generate(keys, o.keys, &rng);
+    struct keys_hash before = keys_hash(keys, o.keys);
     MPI_Barrier(MPI_COMM_WORLD);
     t[1] = MPI_Wtime();
     splitters(keys, &o, &rng, split);
@@ -246,7 +142,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     t[3] = MPI_Wtime();
     uint32_t *tmp = xmalloc(n * 4);
-    radix_sort(bucket, tmp, n);
+    keys_radix_sort(bucket, tmp, n);
     free(tmp);
     MPI_Barrier(MPI_COMM_WORLD);
     t[4] = MPI_Wtime();

@@ -23,8 +23,8 @@
  *        after each wait in case rank 1 shares its CPU.  Repeated (up to 5 times)
  *        if preemptions left at most a tenth of the polls with one message.
  *   g    a stream of N/2 requests, one am_poll after each send (replies drained as
- *        they come; a full queue blocks the send): median of 32-message batch
- *        means, the first two batches (queue filling up) left out.  The requester
+ *        they come; a full queue blocks the send): the whole stream's time per
+ *        message after its first quarter (queue filling up).  The requester
  *        pays a reply per request, so g >= os + or when overheads dominate, and
  *        less where one poll runs several replies; compare with os_plus_or.
  *   rtt  N/R round trips, rank 0 polling until the reply has run; median of
@@ -33,7 +33,7 @@
  *   bulk for n = 64 B ... 8 KB, a stream of N/R/4 am_request_bulk of n bytes, as g;
  *        the handler checks the sequence number stamped in the first and last
  *        word, copies the data to a private buffer (where an application keeps
- *        it) and replies.  t(n) = batch median; least squares t = a + G n over the
+ *        it) and replies.  t(n) timed as g; least squares t = a + G n over the
  *        sizes; bulk_invG_MBps = 1/G, bulk_peak_MBps = 8192 / t(8192).
  *   memcpy  the receiver's copy alone: N/R/8 times per size, rank 1 answers a
  *        request with a bulk reply of n bytes, i.e. writes an 8 KB block of rank
@@ -372,12 +372,17 @@ static void control(uint32_t what, uint32_t arg)
     check(am_request(ep, 1, H_CTL, a, 2), "am_request");
 }
 
-/* Batch means of `count` steps into scratch: each step is a request of n bulk
- * bytes (a ping if n is 0), then a poll if `stream`, else a wait for its reply. */
+/* Per-step time of `count` steps: each a request of n bulk bytes (a ping if n
+ * is 0), then a poll if `stream`, else a wait for its reply.  A round trip is
+ * the median of batch means (robust to a descheduled batch).  A stream is timed
+ * whole, from the end of its first quarter (the queue filling up) until every
+ * reply is in: medians of short batches would favour the batches in which the
+ * sender ran ahead into free queue space and so overstate the rate. */
 static double batches(long count, size_t n, int stream)
 {
-    long nb = 0;
-    for (int64_t last = now_ns(), i = 0; i < count; i++) {
+    long nb = 0, warm = stream ? count / 4 : 0;
+    int64_t start = now_ns();
+    for (int64_t last = start, i = 0; i < count; i++) {
         if (n)
             request(H_BULK, (long)n, n);
         else
@@ -386,15 +391,18 @@ static double batches(long count, size_t n, int stream)
             poll_once();
         else
             drain();
-        if ((i + 1) % BATCH == 0) {
+        if (i + 1 == warm)
+            start = now_ns();
+        if (!stream && (i + 1) % BATCH == 0) {
             int64_t t = now_ns();
             scratch[nb++] = (double)(t - last) / 1e3 / BATCH;
             last = t;
         }
     }
     drain();
-    long skip = stream && nb >= 6 ? 2 : 0; /* the queue filling up */
-    return median(scratch + skip, nb - skip);
+    if (stream)
+        return (double)(now_ns() - start) / 1e3 / (double)(count - warm);
+    return median(scratch, nb);
 }
 
 static double phase_os(long bursts, long inj)

@@ -8,7 +8,7 @@ B       := build
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
-           -pthread -MMD -MP -Iruntime -Ilocks -Iapps
+           -pthread -MMD -MP -Iruntime -Ilocks -Iapps -Ibench
 LDLIBS  := -latomic_ops -lrt -pthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
 
@@ -24,7 +24,10 @@ TEST_HELPER_SRC := $(wildcard tests/prog_*.c)
 TEST_HELPER_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_HELPER_SRC))
 TEST_COMMON := $(B)/obj/tests/testutil.o
 
-# bench/X.c -> build/bench/X; bench/mpi/X.c -> build/bench/mpi_X (built with mpicc).
+# bench/X.c -> build/bench/X; bench/mpi/X.c -> build/bench/mpi_X (built with mpicc);
+# bench/common/*.c (measuring helpers) go into both.
+BENCH_COMMON := $(wildcard bench/common/*.c)
+BENCH_COMMON_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_COMMON))
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 MPI_BENCH_SRC := $(wildcard bench/mpi/*.c)
@@ -69,13 +72,14 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(TEST_COMMON) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
 
-$(B)/bench/%: $(B)/obj/bench/%.o $(LIB)
+$(B)/bench/%: $(B)/obj/bench/%.o $(BENCH_COMMON_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lm
 
-$(B)/bench/mpi_%: bench/mpi/%.c
+$(B)/bench/mpi_%: bench/mpi/%.c $(BENCH_COMMON) $(wildcard bench/common/*.h)
 	@mkdir -p $(@D)
-	$(MPICC) $(MPI_OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iruntime $< -o $@ -lm
+	$(MPICC) $(MPI_OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iruntime -Ibench $< \
+	  $(BENCH_COMMON) -o $@ -lm
 
 $(SPLITC_LIB): $(SPLITC_OBJ)
 	@mkdir -p $(@D)

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "shmam.h"
+#include "common/measure.h"
 
 #define H_SHORT 1
 #define H_BULK 2
@@ -97,13 +98,6 @@ static void on_bulk(am_token_t *tok, const uint32_t *args, int nargs, void *data
         bulks.bad_checksum++;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Rank 0: poll until `t` has counted `want` messages; returns the seconds since
  * `t0`.  Yields after a short empty spin: senders may share our CPU. */
 static double receive(am_ep_t *ep, const struct tally *t, unsigned long want, double t0)
@@ -120,7 +114,7 @@ static double receive(am_ep_t *ep, const struct tally *t, unsigned long want, do
             sched_yield();
         }
     }
-    return now_s() - t0;
+    return bm_now_s() - t0;
 }
 
 static void send_shorts(am_ep_t *ep, long k)
@@ -166,8 +160,7 @@ static int verify(const char *round, const char *claim, const struct tally *t, l
 /* Is this process bound to a single CPU (shmamrun --bind)? */
 static int pinned(void)
 {
-    cpu_set_t s;
-    return sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) == 1;
+    return bm_pinned_cpu() >= 0;
 }
 
 static void row(const char *claim, const char *shm, int procs, long iters,
@@ -236,14 +229,14 @@ int main(int argc, char **argv)
         die("am_barrier", rc);
     if (rank == 0)
         t_short =
-            receive(ep, &shorts, (unsigned long)k * (unsigned long)(procs - 1), now_s());
+            receive(ep, &shorts, (unsigned long)k * (unsigned long)(procs - 1), bm_now_s());
     else
         send_shorts(ep, k);
     if ((rc = am_barrier(ep)) < 0)
         die("am_barrier", rc);
     if (rank == 0)
         t_bulk =
-            receive(ep, &bulks, (unsigned long)nbulk * (unsigned long)(procs - 1), now_s());
+            receive(ep, &bulks, (unsigned long)nbulk * (unsigned long)(procs - 1), bm_now_s());
     else
         send_bulks(ep, nbulk);
 

@@ -82,6 +82,7 @@
 
 #include "lock.h"
 #include "spin.h"
+#include "common/measure.h"
 
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release) ||                   \
     !defined(AO_HAVE_fetch_and_add1)
@@ -305,13 +306,6 @@ static void make_table(void)
     add_lock("pthread:mutex", NULL, pmutex_init, pmutex_lock, pmutex_unlock);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void nap(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -373,7 +367,7 @@ static unsigned reap(pid_t *pid, unsigned procs, double deadline, int *bad)
     unsigned left = procs;
     for (unsigned k = 0; k < procs; k++)
         left -= pid[k] == 0;
-    while (left > 0 && now_s() < deadline) {
+    while (left > 0 && bm_now_s() < deadline) {
         int st;
         pid_t p = waitpid(-1, &st, WNOHANG);
         if (p <= 0) {
@@ -446,22 +440,22 @@ static int measure(const struct bench_lock *b, unsigned procs, double secs,
         else if (pid[started] == 0)
             child(r, b, allowed, started);
     }
-    double t0 = now_s(), give_up = t0 + GATE_S;
-    while (rc == 0 && AO_load(&r->ready) < procs && now_s() < give_up)
+    double t0 = bm_now_s(), give_up = t0 + GATE_S;
+    while (rc == 0 && AO_load(&r->ready) < procs && bm_now_s() < give_up)
         nap(0.001);
     if (rc == 0 && AO_load(&r->ready) < procs)
         rc = -ETIMEDOUT;
     if (rc == 0) {
-        t0 = now_s();
+        t0 = bm_now_s();
         AO_store_release(&r->go, 1); /* pairs with the children's acquire loads */
         nap(secs);
         AO_store_release(&r->stop, 1);
-        res->seconds = now_s() - t0;
+        res->seconds = bm_now_s() - t0;
     } else {
         AO_store_release(&r->go, 1);
         AO_store_release(&r->stop, 1);
     }
-    unsigned stuck = reap(pid, started, now_s() + STUCK_S, &bad);
+    unsigned stuck = reap(pid, started, bm_now_s() + STUCK_S, &bad);
     kill_all(pid, started);
     if (rc == 0 && !stuck && !bad)
         tally(r, procs, res);

@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "shmam.h"
+#include "common/measure.h"
 
 /* Requests to rank 1, then the replies and the result message to rank 0. */
 enum { H_HELLO = 1, H_PING, H_OR, H_CTL, H_BULK, H_FILL, H_PONG, H_FILLED, H_RESULT };
@@ -128,18 +129,11 @@ static void busy_ns(long d)
             ;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, long n)
 {
     if (n <= 0)
         die("median of no samples", 0);
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return bm_median(v, n);
 }
 
 /* The cost of one clock read (ns); sets busy_ns's overshoot beyond the request. */

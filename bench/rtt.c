@@ -56,6 +56,7 @@
 #include <atomic_ops.h>
 
 #include "shmam.h"
+#include "common/measure.h"
 
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release)
 #error "rtt needs AO_load_acquire and AO_store_release"
@@ -144,25 +145,6 @@ static int poll_once(void)
     return n;
 }
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Timing of one run of round trips: the overall mean, and the median over
  * batches of BATCH trips, which a preemption in the middle hardly moves. */
 #define BATCH 64
@@ -179,13 +161,13 @@ static double *batch_buf;
 static void marks_start(struct marks *m)
 {
     *m = (struct marks){.batch = batch_buf};
-    m->t0 = m->last = now_us();
+    m->t0 = m->last = bm_now_us();
 }
 
 static inline void marks_step(struct marks *m, long i)
 {
     if ((i + 1) % BATCH == 0) {
-        double t = now_us();
+        double t = bm_now_us();
         m->batch[m->n++] = (t - m->last) / BATCH;
         m->last = t;
     }
@@ -193,8 +175,8 @@ static inline void marks_step(struct marks *m, long i)
 
 static struct timing marks_end(struct marks *m, long n)
 {
-    double mean = n > 0 ? (now_us() - m->t0) / (double)n : 0.0;
-    return (struct timing){mean, m->n ? median(m->batch, (int)m->n) : mean};
+    double mean = n > 0 ? (bm_now_us() - m->t0) / (double)n : 0.0;
+    return (struct timing){mean, m->n ? bm_median(m->batch, (int)m->n) : mean};
 }
 
 /* Rank 0: `n` AM round trips. */
@@ -263,17 +245,6 @@ static void raw_serve(struct raw *r, long n, AO_t *c)
 }
 
 /* The CPU this process is pinned to, or -1 if it may run on several. */
-static int pinned_cpu(void)
-{
-    cpu_set_t s;
-    if (sched_getaffinity(0, sizeof s, &s) != 0 || CPU_COUNT(&s) != 1)
-        return -1;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &s))
-            return c;
-    return -1;
-}
-
 /* Create (rank 0) or open (rank 1) the raw segment, unlinking it once both
  * have it mapped, so that its name never outlives this function. */
 static struct raw *raw_map(void)
@@ -353,7 +324,7 @@ static void report_rounds(int rounds, const struct timing *am, const struct timi
         am_m[i] = am[i].mean;
         raw_m[i] = raw[i].mean;
     }
-    double a = median(am_m, rounds), r = median(raw_m, rounds);
+    double a = bm_median(am_m, rounds), r = bm_median(raw_m, rounds);
     fprintf(stderr,
             "rtt: medians of the plain round means: am %.3f us, raw %.3f us, "
             "ratio %.2f\n",
@@ -386,9 +357,9 @@ static void report(const struct opts *o, const struct timing *am, const struct t
         raw_r[i] = raw[i].batch_median;
         ratio_r[i] = am_r[i] / raw_r[i];
     }
-    /* median() sorts, so each array's ends are its spread afterwards. */
-    double am_med = median(am_r, n), raw_med = median(raw_r, n);
-    median(ratio_r, n);
+    /* bm_median() sorts, so each array's ends are its spread afterwards. */
+    double am_med = bm_median(am_r, n), raw_med = bm_median(raw_r, n);
+    bm_median(ratio_r, n);
     if (o->header)
         printf("# bench,impl,shm,procs,pinned,iters,metric,value,unit,spread\n");
     row(o, pinned, "am_rtt", am_med, "us", am_r[0], am_r[n - 1], "%.3f");
@@ -414,7 +385,7 @@ int main(int argc, char **argv)
     struct raw *r = raw_map();
     /* Each rank publishes its CPU; after the barrier (whose messages order it)
      * both read both and decide alike how to spin. */
-    AO_store(&r->cpu[rank], (AO_t)(pinned_cpu() + 1));
+    AO_store(&r->cpu[rank], (AO_t)(bm_pinned_cpu() + 1));
     if ((rc = am_barrier(ep)) < 0)
         die("am_barrier", rc);
     int cpu0 = (int)AO_load(&r->cpu[0]) - 1, cpu1 = (int)AO_load(&r->cpu[1]) - 1;

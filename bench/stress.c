@@ -56,6 +56,7 @@
 #include <time.h>
 
 #include "shmam.h"
+#include "common/measure.h"
 
 #define H_INT 1
 #define H_DONE 2
@@ -85,13 +86,6 @@ static void die(const char *what, int err)
     fprintf(stderr, "stress: rank %d: %s%s%s\n", rank, what, err ? ": " : "",
             err ? am_strerror(err) : "");
     exit(1);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Writer w's share of the N integers: how many, and the first one. */
@@ -154,7 +148,7 @@ static double receive(am_ep_t *ep, double t0)
             continue;
         empty = 0;
         sched_yield();
-        double t = now_s();
+        double t = bm_now_s();
         if (tally.got != seen) {
             seen = tally.got;
             last = t;
@@ -166,7 +160,7 @@ static double receive(am_ep_t *ep, double t0)
             exit(1);
         }
     }
-    return now_s() - t0;
+    return bm_now_s() - t0;
 }
 
 /* Writer: send this rank's share, in order. */
@@ -206,17 +200,10 @@ static int verify(am_ep_t *ep, int run)
     return ok;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median, lowest and highest of v[0..n-1] (sorts v). */
 static void stats(double *v, int n, double *med, double *lo, double *hi)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    *med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    *med = bm_median(v, n);
     *lo = v[0];
     *hi = v[n - 1];
 }
@@ -224,8 +211,7 @@ static void stats(double *v, int n, double *med, double *lo, double *hi)
 /* Is this process bound to a single CPU? */
 static int pinned(void)
 {
-    cpu_set_t s;
-    return sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) == 1;
+    return bm_pinned_cpu() >= 0;
 }
 
 static void row(const char *pre, const char *metric, const char *fmt, double v,
@@ -321,7 +307,7 @@ int main(int argc, char **argv)
         if ((rc = am_barrier(ep)) < 0)
             die("am_barrier", rc);
         if (rank == 0)
-            secs[k] = receive(ep, now_s());
+            secs[k] = receive(ep, bm_now_s());
         else
             send_share(ep);
         if ((rc = am_barrier(ep)) < 0)

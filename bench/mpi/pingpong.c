@@ -56,6 +56,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/measure.h"
 
 #define BATCH 64 /* round trips per clock reading */
 #define WIN 64   /* messages per window of the flood and bandwidth loops */
@@ -100,25 +101,6 @@ static void on_alarm(int sig)
     _exit(1);
 }
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Batch means of one timed loop (see bench/rtt.c). */
 struct marks {
     double last;
@@ -128,19 +110,19 @@ struct marks {
 static void marks_start(struct marks *m)
 {
     m->n = 0;
-    m->last = now_us();
+    m->last = bm_now_us();
 }
 
 static void marks_batch(struct marks *m, long per_batch)
 {
-    double t = now_us();
+    double t = bm_now_us();
     batch_buf[m->n++] = (t - m->last) / (double)per_batch;
     m->last = t;
 }
 
 static double marks_median(struct marks *m)
 {
-    return median(batch_buf, m->n);
+    return bm_median(batch_buf, m->n);
 }
 
 /* Word k of message s: what the sender writes and the receiver expects. */
@@ -318,17 +300,6 @@ static void bandwidth_serve(int size, long warmup, long windows, unsigned char *
 }
 
 /* The CPU this process is pinned to, or -1 if it may run on several. */
-static int pinned_cpu(void)
-{
-    cpu_set_t s;
-    if (sched_getaffinity(0, sizeof s, &s) != 0 || CPU_COUNT(&s) != 1)
-        return -1;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &s))
-            return c;
-    return -1;
-}
-
 static void usage(const char *why)
 {
     if (rank == 0)
@@ -431,7 +402,7 @@ static void report(const struct opts *o, int procs, int pinned,
         if (o->verbose)
             for (int i = 0; i < rounds; i++)
                 fprintf(stderr, "mpi_pingpong: %s round %d: %.3f\n", name, i, res[k][i]);
-        double m = median(res[k], rounds); /* sorts res[k] */
+        double m = bm_median(res[k], rounds); /* sorts res[k] */
         snprintf(med, sizeof med, fmt, m);
         snprintf(lo, sizeof lo, fmt, res[k][0]);
         snprintf(hi, sizeof hi, fmt, res[k][rounds - 1]);
@@ -458,7 +429,7 @@ int main(int argc, char **argv)
     signal(SIGALRM, on_alarm);
     alarm((unsigned)o.timeout);
 
-    int cpu = pinned_cpu(), cpus[2];
+    int cpu = bm_pinned_cpu(), cpus[2];
     MPI_Allgather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, MPI_COMM_WORLD);
     int pinned = cpus[0] >= 0 && cpus[1] >= 0 && cpus[0] != cpus[1];
     long n = o.iters / o.rounds;

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/measure.h"
 
 #define TAG_DATA 1
 
@@ -122,17 +123,6 @@ static uint64_t read_all(long total, int writers, uint32_t *next)
 }
 
 /* The CPU this process is pinned to, or -1 if it may run on several. */
-static int pinned_cpu(void)
-{
-    cpu_set_t s;
-    if (sched_getaffinity(0, sizeof s, &s) != 0 || CPU_COUNT(&s) != 1)
-        return -1;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &s))
-            return c;
-    return -1;
-}
-
 static void usage(const char *why)
 {
     if (rank == 0)
@@ -183,7 +173,7 @@ int main(int argc, char **argv)
     signal(SIGALRM, on_alarm);
     alarm((unsigned)o.timeout);
 
-    int writers = procs - 1, single = pinned_cpu() >= 0, pinned;
+    int writers = procs - 1, single = bm_pinned_cpu() >= 0, pinned;
     MPI_Allreduce(&single, &pinned, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     uint32_t *next = calloc((size_t)procs, sizeof *next);
     long *sent = calloc((size_t)procs, sizeof *sent);

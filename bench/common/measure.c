@@ -1,0 +1,45 @@
+/*
+ * measure.c - clocks, medians and pinning for the benchmarks (see measure.h).
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "measure.h"
+
+double bm_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double bm_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int bm_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bm_median(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof *v, bm_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int bm_pinned_cpu(void)
+{
+    cpu_set_t s;
+    if (sched_getaffinity(0, sizeof s, &s) != 0 || CPU_COUNT(&s) != 1)
+        return -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &s))
+            return c;
+    return -1;
+}

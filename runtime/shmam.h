@@ -55,8 +55,11 @@ int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name);
 int am_set_handler(am_ep_t *ep, unsigned id, am_handler_t fn);
 
 /* Requests and replies.  A send blocks (polling this endpoint) while the
- * destination queue is full; it fails with -EPIPE if the destination has closed,
- * -EDEADLK if a request is sent from inside a handler or a reply is sent twice. */
+ * destination queue is full; it fails with -EPIPE if the destination has closed
+ * or its owner died, -EDEADLK for a request from inside a handler or a reply
+ * from a reply handler, -EALREADY for a second reply to one request, -EMSGSIZE
+ * for more than 8 arguments or 8192 bytes.  An endpoint is used by one thread at
+ * a time; different endpoints may be used by different threads. */
 int am_request(am_ep_t *ep, unsigned dest, unsigned handler,
                const uint32_t *args, int nargs);
 int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler,

@@ -58,6 +58,7 @@ TMP=$(mktemp -d) || exit 1
 trap 'rm -rf "$TMP"' EXIT
 : >"$TMP/failed"
 : >"$TMP/mpi_timeout"
+: >"$TMP/mpi_skipped"
 : >"$TMP/rss"
 echo "# app,name,input,impl,shm,procs,seconds,verdict" >"$CSV"
 
@@ -105,6 +106,11 @@ run_impl() {
         # each other, so bind only when every rank has a core of its own.
         if grep -qx "$1" "$TMP/mpi_timeout"; then
             echo "skipped (timed out before)" >&2
+            return 0
+        fi
+        if [ "$2" = con ] && [ "$P" -gt $((2 * CPUS)) ]; then
+            grep -qx "$1" "$TMP/mpi_skipped" || echo "$1" >>"$TMP/mpi_skipped"
+            echo "skipped (see the note under Table 4)" >&2
             return 0
         fi
         once "$1" mpich timeout -k 10 "$MPI_TIMEOUT" mpiexec -n "$P" $MPI_BIND \
@@ -275,6 +281,16 @@ if [ -s "$TMP/mpi_timeout" ]; then
         echo "MPICH did not finish within $MPI_TIMEOUT s (its ranks spin without yielding; with"
         echo "more ranks than CPUs they can crawl), so these have no MPICH figure:"
         sed 's/^/- /' "$TMP/mpi_timeout"
+    } >>"$OUT/table4.md"
+fi
+if [ -s "$TMP/mpi_skipped" ]; then
+    {
+        echo
+        echo "MPICH's CON port (one-sided MPI_Get/MPI_Accumulate on MPICH 4.0.2 ch4:ucx) is"
+        echo "left out with more than two ranks per CPU: there it sometimes reads wrong"
+        echo "labels and fails its verification (seen at P = 8 on 2 CPUs; it verifies at"
+        echo "P <= 4). Not run:"
+        sed 's/^/- /' "$TMP/mpi_skipped"
     } >>"$OUT/table4.md"
 fi
 if [ -s "$TMP/skipped" ]; then

@@ -35,7 +35,7 @@
  * am__claim_try() advances one claim as far as it can without waiting and says
  * whether it is complete; callers loop on it with backoff (send.c).  Any number
  * of senders may run it concurrently on one queue; `self` is the caller's index
- * in the segment's sender table (the Anderson lock's participant index).
+ * in the segment's sender table, passed to the lock as its participant index.
  */
 #include "internal.h"
 
@@ -165,8 +165,8 @@ static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
         return 0;
     v->lock->lock(q->lock, &ctx);
     uint64_t t = AO_load(&s->tail), bt = AO_load(&s->bulk_tail);
-    volatile AO_t *ps = &q->packets[t & (q->packets_n - 1)].state;
-    volatile AO_t *bs = &q->bulk_state[bt & (q->bulk_n - 1)].state;
+    volatile AO_t *ps = slot_state(q->packets, t, q->packets_n);
+    volatile AO_t *bs = slot_state(q->bulk_state, bt, q->bulk_n);
     stall_point();
     ok = slot_free(ps, t, q->packets_n) && (!c->want_bulk || slot_free(bs, bt, q->bulk_n));
     if (ok) {

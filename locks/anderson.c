@@ -1,34 +1,57 @@
 /*
  * anderson.c - Anderson's array-based queue lock, the fourth lock of the paper's
- * section 3.1.
+ * section 3.1, whose tickets name their takers so that the turn of a dead
+ * process can be passed on.
  *
- * Design.  A free-running 64-bit ticket counter `next` and an array of
- * n = max_procs slots, each alone on its own 64-byte line.  lock() takes ticket t
- * with one fetch-and-add and waits on slot t % n only, so every waiter spins on a
- * line of its own; unlock() passes the lock to the next slot, touching only that
- * waiter's line.  FIFO, like the ticket lock, and it convoys the same way when
- * processes outnumber cores, hence the yielding spin (spin.h).
+ * Design.  A ticket word `next` (the next ticket packed with the taker of the
+ * ticket before it, taker.h) and an array of n slots, each alone on its own
+ * 64-byte line, n being max_procs rounded up to a power of two so that slot
+ * t & (n - 1) stays consistent across the wrap of the 40-bit tickets.  lock()
+ * takes ticket t (taker.h: record the previous ticket's taker, then
+ * compare-and-swap `next`) and waits on slot t & (n - 1) only, so every waiter
+ * spins on a line of its own; unlock() passes the lock to the next slot,
+ * touching only that waiter's line.  FIFO, like the ticket lock, and it convoys
+ * the same way when processes outnumber cores, hence the yielding spin (spin.h).
+ * The records of who took which ticket (n of them, taker.h) follow the slots,
+ * eight to a line, away from the lines waiters spin on.
  *
  * Each slot holds the number of the ticket allowed to enter through it (where the
  * paper's version holds a has-lock / must-wait flag): the holder of ticket t
- * stores t + 1 into slot (t + 1) % n, and the waiter with ticket t enters when its
+ * stores t + 1 into slot t + 1, and the waiter with ticket t enters when its
  * slot reads t.  Initially every slot reads 0, which admits ticket 0 through slot
- * 0 and no ticket through any other slot.  Nobody resets a slot, so a slot never
- * holds a stale "go"; and when more than n processes contend at once, tickets t
- * and t + n share slot t % n and still enter in order.  max_procs should be at
- * least the number of processes that may contend at once: that is a condition for
- * performance (one line per waiter), not for mutual exclusion.  Between lock and
- * unlock the holder's slot index is kept in ctx->slot; the ticket itself need not
- * be, since the holder's own slot still holds it.  A 64-bit counter does not wrap
- * in practice (584 years at 10^9 acquisitions per second); slot t % n would jump
- * at the wrap unless n were a power of two.
+ * 0 and no ticket through any other slot.  Nobody resets a slot, so a slot's
+ * turn only grows (modulo 2^40) and never holds a stale "go"; and when more than
+ * n processes contend at once, tickets t and t + n share a slot and still enter
+ * in order.  max_procs should be at least the number of processes that may hold
+ * a ticket at once: for performance (one line per waiter), and so that the dead
+ * can be passed (a record is kept for n tickets).  Between lock and unlock the
+ * holder's slot index is kept in ctx->slot; the ticket itself need not be, since
+ * the holder's own slot still holds it.
+ *
+ * Dead participants.  Invariant: slot t + 1 comes to admit t + 1 only by the live
+ * holder of t (unlock) or, once t is admitted and t's taker is dead or gave up,
+ * by a compare-and-swap from a waiter of the slot's older value to t + 1.  A
+ * yielding waiter with ticket m and a watch walks back from k = m - 1 while k's
+ * taker is dead and its slot does not admit k yet (at most n steps; a live
+ * taker, or one it cannot identify, stops the walk: it will pass on its own).
+ * If the walk ends at an admitted ticket k with a dead taker (it held the lock,
+ * or was admitted and never came), the waiter passes the turns of k and of the
+ * dead tickets after it, one slot at a time.  Several waiters may pass the same
+ * turn: the compare-and-swap from an older value makes the passes idempotent,
+ * and a slot's turn never goes back.  A waiter without a watch never passes a
+ * turn.  A waiter whose watch gives up marks its ticket abandoned (taker.h) and
+ * passes its own turn if it has been admitted; otherwise the waiters behind
+ * pass it once it is admitted.
  *
  * Memory ordering.  unlock's AO_store_release of t + 1 into the next slot pairs
  * with the waiter's AO_load_acquire of that slot (lock) or with trylock's
- * AO_load_acquire; that orders one critical section before the next.  The ticket
- * fetch-and-add and trylock's CAS only reserve a place in line and are unordered.
- * max_procs is written once by init, before the lock is shared, and then only
- * read.  locked() is a relaxed snapshot.
+ * AO_load_acquire; that orders one critical section before the next.  A pass
+ * is a full compare-and-swap that pairs with the same acquire loads: the next
+ * holder sees what the passer saw (every critical section up to the dead
+ * ticket), and nothing the dead holder wrote.  The ticket compare-and-swap is
+ * full for the records (taker.h), not for the lock.  nslots is written once by
+ * init, before the lock is shared, and then only read.  locked() is a relaxed
+ * snapshot.
  */
 #include <atomic_ops.h>
 #include <errno.h>
@@ -37,10 +60,9 @@
 
 #include "anderson.h"
 #include "spin.h"
+#include "taker.h"
+#include "watch.h"
 
-#if !defined(AO_HAVE_fetch_and_add1) || !defined(AO_HAVE_compare_and_swap)
-#error "anderson lock needs a native AO_fetch_and_add1 and AO_compare_and_swap"
-#endif
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release)
 #error "anderson lock needs AO_load_acquire and AO_store_release"
 #endif
@@ -52,9 +74,9 @@ struct anderson_slot {
 };
 
 struct anderson_lock {
-    _Alignas(LOCK_ALIGN) uint64_t nslots; /* max_procs; read-only after init */
-    _Alignas(ANDERSON_LINE) AO_t next;    /* next ticket; the line waiters FAA */
-    struct anderson_slot slot[];          /* nslots of them */
+    _Alignas(LOCK_ALIGN) uint64_t nslots; /* a power of two; read-only after init */
+    _Alignas(ANDERSON_LINE) AO_t next;    /* (next ticket, taker of the one before + 1) */
+    struct anderson_slot slot[];          /* nslots of them, then nslots records */
 };
 
 _Static_assert(sizeof(struct anderson_slot) == ANDERSON_LINE, "one line per slot");
@@ -63,10 +85,22 @@ _Static_assert(offsetof(struct anderson_lock, slot) == LOCK_ALIGN, "slots follow
 /* Shared state for max_procs slots (0 is treated as 1), a multiple of LOCK_ALIGN. */
 size_t anderson_lock_size(unsigned max_procs)
 {
-    size_t n = max_procs ? max_procs : 1;
+    size_t n = taker_count(max_procs);
     size_t bytes = sizeof(struct anderson_lock) + n * sizeof(struct anderson_slot);
 
+    bytes += n * sizeof(AO_t);
     return (bytes + LOCK_ALIGN - 1) / LOCK_ALIGN * LOCK_ALIGN;
+}
+
+/* The records of who took which ticket, after the slots. */
+static AO_t *who_of(struct anderson_lock *a)
+{
+    return (AO_t *)(void *)&a->slot[a->nslots];
+}
+
+static AO_t mask_of(const struct anderson_lock *a)
+{
+    return a->nslots - 1;
 }
 
 /* By one process, before any other uses the lock.  Returns 0, or -EINVAL when
@@ -78,36 +112,91 @@ int anderson_lock_init(void *l, unsigned max_procs)
     if (max_procs == 0)
         return -EINVAL;
     memset(a, 0, anderson_lock_size(max_procs));
-    a->nslots = max_procs;
+    a->nslots = taker_count(max_procs);
+    taker_init(who_of(a), mask_of(a));
     return 0;
 }
 
-/* Any process; returns holding the lock, with acquire ordering.  FIFO. */
-void anderson_lock_lock(void *l, struct lock_ctx *c)
+/* Any process: slot k + 1 admits k + 1 unless it does already.  Only for an
+ * admitted ticket k that its taker will never release.  Full barrier. */
+static void pass(struct anderson_lock *a, AO_t k)
+{
+    AO_t k1 = tk_add(k, 1);
+    volatile AO_t *turn = &a->slot[k1 & mask_of(a)].turn;
+    AO_t old = AO_load(turn);
+
+    if (tk_older(old, k1))
+        AO_compare_and_swap_full(turn, old, k1);
+}
+
+/* By a waiter with ticket mine and a watch: the admitted ticket k before mine
+ * whose taker and whose successors' takers up to mine are all dead, or mine if
+ * there is none (some taker on the way lives, or is unknown). */
+static AO_t dead_admitted(struct anderson_lock *a, AO_t mine, const struct lock_ctx *c)
+{
+    AO_t mask = mask_of(a), k = mine;
+
+    for (AO_t step = 0; step <= mask; step++) {
+        k = tk_sub(k, 1);
+        if (!taker_dead(who_of(a), mask, k, c))
+            return mine;
+        if (AO_load(&a->slot[k & mask].turn) == k)
+            return k;
+    }
+    return mine;
+}
+
+/* By a yielding waiter with ticket mine and a watch: passes on the turns of the
+ * dead tickets right before its own, starting with an admitted one. */
+static void pass_dead(struct anderson_lock *a, AO_t mine, const struct lock_ctx *c)
+{
+    for (AO_t k = dead_admitted(a, mine, c); k != mine; k = tk_add(k, 1))
+        pass(a, k);
+}
+
+/* By the taker of ticket `mine` whose watch gave up: abandons the ticket, and
+ * passes its turn if it came meanwhile.  Returns LOCK_GAVE_UP. */
+static int give_up(struct anderson_lock *a, AO_t mine)
+{
+    taker_abandon(who_of(a), mask_of(a), mine);
+    if (AO_load(&a->slot[mine & mask_of(a)].turn) == mine)
+        pass(a, mine);
+    return LOCK_GAVE_UP;
+}
+
+/* Any process.  Returns 0 holding the lock (acquire), FIFO, or LOCK_GAVE_UP
+ * without it if the watch said so.  Passes dead participants' turns on. */
+int anderson_lock_lock(void *l, struct lock_ctx *c)
 {
     struct anderson_lock *a = l;
+    AO_t mine = taker_take(&a->next, who_of(a), mask_of(a), c->self);
+    unsigned i = (unsigned)(mine & mask_of(a)), yields = 0;
     struct spin s = SPIN_INIT;
-    AO_t mine = AO_fetch_and_add1(&a->next);
-    unsigned i = (unsigned)(mine % a->nslots);
 
-    while (AO_load_acquire(&a->slot[i].turn) != mine)
-        spin_wait(&s);
+    while (AO_load_acquire(&a->slot[i].turn) != mine) {
+        if (!watch_due(c, spin_wait(&s), &yields))
+            continue;
+        pass_dead(a, mine, c);
+        if (watch_give_up(c))
+            return give_up(a, mine);
+    }
     c->slot = i;
+    return 0;
 }
 
 /* Any process; one attempt.  Takes ticket t = next only if its slot already admits
- * it, so it never queues: slot t % n reads t only once ticket t - 1 has been
- * released, and the CAS succeeds only if nobody has taken ticket t meanwhile.
- * Returns 1 holding the lock (acquire), 0 if busy. */
+ * it, so it never queues: slot t admits t only once ticket t - 1 has been
+ * released or passed, and the compare-and-swap succeeds only if nobody has taken
+ * ticket t meanwhile.  Returns 1 holding the lock (acquire), 0 if busy. */
 int anderson_lock_trylock(void *l, struct lock_ctx *c)
 {
     struct anderson_lock *a = l;
-    AO_t t = AO_load(&a->next);
-    unsigned i = (unsigned)(t % a->nslots);
+    AO_t nx = AO_load(&a->next), t = tk_ticket(nx);
+    unsigned i = (unsigned)(t & mask_of(a));
 
     if (AO_load_acquire(&a->slot[i].turn) != t)
         return 0;
-    if (!AO_compare_and_swap(&a->next, t, t + 1))
+    if (!taker_claim(&a->next, who_of(a), mask_of(a), c->self, nx))
         return 0;
     c->slot = i;
     return 1;
@@ -115,23 +204,25 @@ int anderson_lock_trylock(void *l, struct lock_ctx *c)
 
 /* By the holder only, with the ctx its lock or trylock filled; release ordering.
  * The holder's slot still holds its ticket: only the holder of the ticket before
- * the slot's next one could overwrite it, and that ticket comes after ours. */
+ * the slot's next one (or a pass of it) could overwrite it, and that ticket
+ * comes after ours. */
 void anderson_lock_unlock(void *l, struct lock_ctx *c)
 {
     struct anderson_lock *a = l;
     AO_t mine = AO_load(&a->slot[c->slot].turn);
-    unsigned i = (unsigned)((c->slot + 1u) % a->nslots);
+    unsigned i = (unsigned)((c->slot + 1u) & mask_of(a));
 
-    AO_store_release(&a->slot[i].turn, mine + 1);
+    AO_store_release(&a->slot[i].turn, tk_add(mine, 1));
 }
 
-/* Any process; a relaxed snapshot: 1 if some process held the lock just now. */
+/* Any process; a relaxed snapshot: 1 if some process held the lock (or a dead
+ * or abandoned ticket was admitted) just now. */
 int anderson_lock_locked(void *l)
 {
     struct anderson_lock *a = l;
-    AO_t t = AO_load(&a->next);
+    AO_t t = tk_ticket(AO_load(&a->next));
 
-    return AO_load(&a->slot[t % a->nslots].turn) != t;
+    return AO_load(&a->slot[t & mask_of(a)].turn) != t;
 }
 
 const struct lock_ops anderson_lock_ops = {

@@ -4,11 +4,25 @@
  *
  * A lock lives in memory shared between processes (a segment mapped at a different
  * address in each of them), so its state holds no pointers: participants are named
- * by a small index `self` (0 .. max_procs-1) chosen by the caller, unique among the
- * processes that may contend for this lock at once.  No lock here needs it yet
- * (the Anderson lock derives its slot from a ticket and keeps it in `slot`); it is
- * there for queue locks that name a node per participant (MCS, CLH).  max_procs
- * sizes the Anderson lock's array of slots and is ignored by the others.
+ * by a small id `self` (0 .. LOCK_MAX_SELF) chosen by the caller, unique among the
+ * processes that may hold or wait for this lock at once.  Every lock records the
+ * id of its holder (and the FIFO locks the id behind every ticket), so that a
+ * waiter can tell when the holder has died and take the lock over.  max_procs
+ * sizes the arrays of the FIFO locks (rounded up to a power of two).
+ *
+ * Dead participants.  A caller that passes a `struct lock_watch` lets the lock ask
+ * two questions while it waits, only once spinning has failed and it yields (so
+ * the questions cost an uncontended acquisition nothing):
+ *   dead(arg, who)  has participant `who` died?  Must be final (once dead, always
+ *                   dead) and must never call a live participant dead: a slow or
+ *                   stopped holder keeps the lock however long it takes.
+ *   give_up(arg)    should this waiter stop waiting (e.g. the process that drains
+ *                   the queue this lock guards has died)?
+ * A waiter that finds the holder dead takes the lock over (tas, ttas), or passes
+ * the dead participant's turn on to the next ticket (ticket, anderson), or the
+ * kernel hands it on (mutex: EOWNERDEAD).  The lock knows nothing of what it
+ * guards: state a dead holder left half changed must be repairable by the next
+ * holder (the runtime's claim is).  Without a watch a lock waits forever.
  *
  * The state starts at a LOCK_ALIGN-aligned address (the caller's duty), and its
  * size is a multiple of LOCK_ALIGN, so nothing placed after it shares its lines.
@@ -16,13 +30,16 @@
  *
  * Every lock gives acquire ordering on lock/trylock success and release ordering
  * on unlock: stores made inside the critical section are visible to the next holder.
- * Every spin falls back to sched_yield() once spinning has clearly failed (see
- * spin.h), so that more processes than cores still make progress.
+ * A take-over orders nothing the dead holder wrote: the next holder must read the
+ * guarded state as possibly half written.  Every spin falls back to sched_yield()
+ * once spinning has clearly failed (see spin.h), so that more processes than cores
+ * still make progress.
  *
  * Verbs (the same for each algorithm ALG in tas, ttas, ticket, anderson, mutex):
  *   size_t ALG_lock_size(unsigned max_procs)          bytes of shared state
  *   int    ALG_lock_init(void *l, unsigned max_procs)  0 or -errno; by one process
- *   void   ALG_lock_lock(void *l, struct lock_ctx *c)
+ *   int    ALG_lock_lock(void *l, struct lock_ctx *c)  0 held; LOCK_GAVE_UP if the
+ *                                                      watch's give_up said so
  *   int    ALG_lock_trylock(void *l, struct lock_ctx *c)  1 acquired, 0 busy
  *   void   ALG_lock_unlock(void *l, struct lock_ctx *c)
  *   int    ALG_lock_locked(void *l)                    1 if held now (a snapshot)
@@ -32,17 +49,35 @@
 
 #include <stddef.h>
 
+/* Participant ids: 0 .. LOCK_MAX_SELF (they are stored as self + 1 in 24 bits). */
+#define LOCK_ID_BITS 24
+#define LOCK_MAX_SELF ((1u << LOCK_ID_BITS) - 2u)
+
+/* lock()'s result when the watch's give_up() asked the waiter to stop. */
+#define LOCK_GAVE_UP (-1)
+
+/* How often a yielding waiter consults its watch: every LOCK_WATCH_EVERY yields. */
+#define LOCK_WATCH_EVERY 16u
+
+/* What a waiter may ask about the other participants (see the file header). */
+struct lock_watch {
+    int (*dead)(const void *arg, unsigned who);
+    int (*give_up)(const void *arg);
+    const void *arg;
+};
+
 /* Per-acquisition context, private to the calling process. */
 struct lock_ctx {
-    unsigned self; /* participant index, < max_procs given at init */
-    unsigned slot; /* algorithm's private note between lock and unlock (Anderson) */
+    unsigned self;                  /* participant id, 0 .. LOCK_MAX_SELF */
+    unsigned slot;                  /* algorithm's private note between lock and unlock */
+    const struct lock_watch *watch; /* NULL: never take over, never give up */
 };
 
 struct lock_ops {
     const char *name;
     size_t (*size)(unsigned max_procs);
     int (*init)(void *l, unsigned max_procs);
-    void (*lock)(void *l, struct lock_ctx *c);
+    int (*lock)(void *l, struct lock_ctx *c);
     int (*trylock)(void *l, struct lock_ctx *c);
     void (*unlock)(void *l, struct lock_ctx *c);
     int (*locked)(void *l);

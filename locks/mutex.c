@@ -7,24 +7,34 @@
  * the mutex for other processes to follow) and PTHREAD_MUTEX_ROBUST: a waiter
  * sleeps in the kernel (futex) instead of spinning, and when a holder dies the
  * kernel hands the lock on with EOWNERDEAD.  We then call
- * pthread_mutex_consistent() and carry on as the holder: shmam's critical sections
- * only guard a claim of a packet or bulk block, and a claim leaves the queue
- * consistent at every step, so there is nothing to repair.  Errors other than
- * EBUSY and EOWNERDEAD can only come from misuse (unlocking a lock one does not
- * hold, an uninitialised lock) and abort with the file and line.
+ * pthread_mutex_consistent() and carry on as the holder: the lock knows nothing
+ * of what it guards, and the next holder must treat the guarded state as
+ * possibly half written (lock.h).  The kernel records the holder itself, so the
+ * watch's dead() is never asked; ctx->self is unused.
  *
- * Memory ordering.  pthread_mutex_lock/trylock acquire and pthread_mutex_unlock
- * releases (POSIX 4.12, memory synchronization); the kernel's hand-over after a
- * holder died orders nothing the dead holder wrote, which is why only
- * claim-consistent state may be guarded.
+ * Giving up.  Without a watch, lock() sleeps in pthread_mutex_lock() until it
+ * holds the lock.  With one it sleeps in pthread_mutex_timedlock() for at most
+ * WATCH_NS at a time and asks give_up() between the tries, so a waiter told to
+ * stop returns within about WATCH_NS.  Errors other than EBUSY, ETIMEDOUT and
+ * EOWNERDEAD can only come from misuse (unlocking a lock one does not hold, an
+ * uninitialised lock) and abort with the file and line.
+ *
+ * Memory ordering.  pthread_mutex_lock/timedlock/trylock acquire and
+ * pthread_mutex_unlock releases (POSIX 4.12, memory synchronization); the
+ * kernel's hand-over after a holder died orders nothing the dead holder wrote.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mutex.h"
+#include "watch.h"
+
+/* Longest sleep of a waiter with a watch between two give_up() questions. */
+#define WATCH_NS 10000000L
 
 struct mutex_lock {
     _Alignas(LOCK_ALIGN) pthread_mutex_t m;
@@ -39,8 +49,8 @@ static void die(const char *what, int err, int line)
     abort();
 }
 
-/* After `r` from lock or trylock: 1 if now held (repairing a dead holder's
- * lock), 0 if busy. */
+/* After `r` from lock, timedlock or trylock: 1 if now held (taking over a dead
+ * holder's lock), 0 if busy or timed out. */
 static int took(struct mutex_lock *x, int r, int line)
 {
     if (r == EOWNERDEAD) {
@@ -49,7 +59,7 @@ static int took(struct mutex_lock *x, int r, int line)
             die("pthread_mutex_consistent", r, line);
         return 1;
     }
-    if (r == EBUSY)
+    if (r == EBUSY || r == ETIMEDOUT)
         return 0;
     if (r != 0)
         die("pthread_mutex_lock", r, line);
@@ -79,13 +89,39 @@ int mutex_lock_init(void *l, unsigned max_procs)
     return -r;
 }
 
-/* Any process; sleeps until it holds the lock (acquire).  Takes over the lock
- * of a holder that died. */
-void mutex_lock_lock(void *l, struct lock_ctx *c)
+/* CLOCK_REALTIME (timedlock's clock) WATCH_NS from now. */
+static struct timespec soon(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += WATCH_NS;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+/* Any process.  Returns 0 holding the lock (acquire), having taken it over from
+ * a holder that died if need be, or LOCK_GAVE_UP without it if the watch said
+ * so. */
+int mutex_lock_lock(void *l, struct lock_ctx *c)
 {
     struct mutex_lock *x = l;
+    struct timespec until;
 
-    took(x, pthread_mutex_lock(&x->m), __LINE__);
+    if (!c->watch) {
+        took(x, pthread_mutex_lock(&x->m), __LINE__);
+        return 0;
+    }
+    for (;;) {
+        until = soon();
+        if (took(x, pthread_mutex_timedlock(&x->m, &until), __LINE__))
+            return 0;
+        if (watch_give_up(c))
+            return LOCK_GAVE_UP;
+    }
 }
 
 /* Any process; one attempt.  Returns 1 holding the lock (acquire), 0 if busy. */

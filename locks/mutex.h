@@ -1,5 +1,6 @@
 /*
- * mutex.h - process-shared, robust pthread mutex behind the lock.h verbs.
+ * mutex.h - process-shared, robust pthread mutex behind the lock.h verbs; the
+ * kernel hands a dead holder's lock on, and a waiter with a watch can give up.
  * Design in mutex.c.
  * The verbs follow lock.h; `l` points at mutex_lock_size(max_procs) bytes of shared
  * memory aligned to LOCK_ALIGN.
@@ -11,7 +12,7 @@
 
 size_t mutex_lock_size(unsigned max_procs);
 int mutex_lock_init(void *l, unsigned max_procs);
-void mutex_lock_lock(void *l, struct lock_ctx *c);
+int mutex_lock_lock(void *l, struct lock_ctx *c);
 int mutex_lock_trylock(void *l, struct lock_ctx *c);
 void mutex_lock_unlock(void *l, struct lock_ctx *c);
 int mutex_lock_locked(void *l);

@@ -1,39 +1,64 @@
 /*
  * tas.c - test-and-set spin lock, the first lock of the paper's section 3.1.
  *
- * Design.  The whole state is one AO_TS_t byte at the start of a LOCK_ALIGN block
- * that nothing else shares.  lock() repeats an atomic test-and-set until it finds
- * the byte clear, backing off after each failure (spin.h) and, once spinning has
- * clearly failed, yielding the processor to a holder that may be descheduled.
- * Every attempt is a read-modify-write, so waiters keep the line moving between
- * caches while the lock is held (ttas.c reads instead).  No fairness: a waiter
- * can starve.
+ * Design.  The whole state is one AO_t word at the start of a LOCK_ALIGN block
+ * that nothing else shares: 0 when free, else the holder's id plus one.  lock()
+ * repeats a compare-and-swap of 0 to its own id plus one until it succeeds,
+ * backing off after each failure (spin.h) and, once spinning has clearly failed,
+ * yielding the processor to a holder that may be descheduled.  Every attempt is a
+ * read-modify-write, so waiters keep the line moving between caches while the
+ * lock is held (ttas.c reads instead).  No fairness: a waiter can starve.
  *
- * Memory ordering.  The test-and-set that finds the byte clear (lock, trylock) is
- * an acquire; it pairs with the release in AO_CLEAR of the previous holder's
- * unlock, so each critical section happens before the next.  locked() is a
- * relaxed snapshot and orders nothing.
+ * Dead holders.  Invariant: a nonzero word names the process that holds the lock
+ * (only the holder writes 0, only a waiter that found the word 0, or found its
+ * holder dead, writes its own id).  A yielding waiter with a watch reads the
+ * holder h and, if the watch calls participant h - 1 dead, replaces h by its own
+ * id with one compare-and-swap: of several waiters that find the same dead holder
+ * exactly one wins, and a lock that changed hands meanwhile is left alone.  The
+ * watch never calls a live process dead, so a slow or stopped holder keeps the
+ * lock.
+ *
+ * Memory ordering.  The compare-and-swap that takes a free lock (lock, trylock)
+ * is an acquire; it pairs with the AO_store_release of 0 in the previous holder's
+ * unlock, so each critical section happens before the next.  A take-over's
+ * compare-and-swap is an acquire too: the dead holder's own compare-and-swap
+ * continued the release sequence of the unlock before it, so the take-over sees
+ * every critical section up to the dead one's, and nothing the dead holder wrote
+ * (it never released).  locked() is a relaxed snapshot and orders nothing.
  */
 #include <atomic_ops.h>
 #include <string.h>
 
 #include "spin.h"
 #include "tas.h"
+#include "watch.h"
 
-#if !defined(AO_HAVE_test_and_set_acquire) || !defined(AO_HAVE_CLEAR)
-#error "tas lock needs AO_test_and_set_acquire and AO_CLEAR"
-#endif
-#ifndef AO_HAVE_char_load
-#error "tas lock needs AO_char_load to read the test-and-set byte"
+#if !defined(AO_HAVE_compare_and_swap_acquire) || !defined(AO_HAVE_store_release)
+#error "tas lock needs AO_compare_and_swap_acquire and AO_store_release"
 #endif
 
 struct tas_lock {
-    _Alignas(LOCK_ALIGN) AO_TS_t flag; /* AO_TS_CLEAR when free */
+    _Alignas(LOCK_ALIGN) AO_t word; /* 0 free, else the holder's id + 1 */
 };
 
 _Static_assert(sizeof(struct tas_lock) == LOCK_ALIGN, "tas lock owns one block");
-_Static_assert(sizeof(AO_TS_t) == sizeof(unsigned char),
-               "locked() reads the test-and-set byte with AO_char_load");
+
+/* The word that names participant `self` as the holder. */
+static AO_t holder_word(const struct lock_ctx *c)
+{
+    return (AO_t)c->self + 1;
+}
+
+/* By a waiter with a watch: if the holder is dead, takes the lock from it.
+ * Returns 1 holding the lock (acquire), 0 if the holder lives or the lock moved. */
+static int take_over(struct tas_lock *t, const struct lock_ctx *c)
+{
+    AO_t h = AO_load(&t->word);
+
+    if (h == 0 || !watch_dead(c, (unsigned)(h - 1)))
+        return 0;
+    return AO_compare_and_swap_acquire(&t->word, h, holder_word(c));
+}
 
 size_t tas_lock_size(unsigned max_procs)
 {
@@ -43,29 +68,36 @@ size_t tas_lock_size(unsigned max_procs)
 /* By one process, before any other uses the lock.  Always returns 0. */
 int tas_lock_init(void *l, unsigned max_procs)
 {
-    struct tas_lock *t = l;
-
-    memset(t, 0, sizeof(*t));
-    t->flag = AO_TS_INITIALIZER;
+    memset(l, 0, sizeof(struct tas_lock));
     return 0;
 }
 
-/* Any process; returns holding the lock, with acquire ordering. */
-void tas_lock_lock(void *l, struct lock_ctx *c)
+/* Any process.  Returns 0 holding the lock (acquire), having taken it over from
+ * a dead holder if need be, or LOCK_GAVE_UP without it if the watch said so. */
+int tas_lock_lock(void *l, struct lock_ctx *c)
 {
     struct tas_lock *t = l;
     struct spin s = SPIN_INIT;
+    unsigned yields = 0;
 
-    while (AO_test_and_set_acquire(&t->flag) != AO_TS_CLEAR)
-        spin_wait(&s);
+    while (!AO_compare_and_swap_acquire(&t->word, 0, holder_word(c))) {
+        if (!watch_due(c, spin_wait(&s), &yields))
+            continue;
+        if (take_over(t, c))
+            return 0;
+        if (watch_give_up(c))
+            return LOCK_GAVE_UP;
+    }
+    return 0;
 }
 
-/* Any process; one attempt.  Returns 1 holding the lock (acquire), 0 if busy. */
+/* Any process; one attempt, never a take-over.  Returns 1 holding the lock
+ * (acquire), 0 if busy. */
 int tas_lock_trylock(void *l, struct lock_ctx *c)
 {
     struct tas_lock *t = l;
 
-    return AO_test_and_set_acquire(&t->flag) == AO_TS_CLEAR;
+    return AO_compare_and_swap_acquire(&t->word, 0, holder_word(c));
 }
 
 /* By the holder only; release ordering. */
@@ -73,7 +105,7 @@ void tas_lock_unlock(void *l, struct lock_ctx *c)
 {
     struct tas_lock *t = l;
 
-    AO_CLEAR(&t->flag);
+    AO_store_release(&t->word, 0);
 }
 
 /* Any process; a relaxed snapshot: 1 if some process held the lock just now. */
@@ -81,7 +113,7 @@ int tas_lock_locked(void *l)
 {
     struct tas_lock *t = l;
 
-    return AO_char_load((const volatile unsigned char *)&t->flag) != AO_TS_CLEAR;
+    return AO_load(&t->word) != 0;
 }
 
 const struct lock_ops tas_lock_ops = {

@@ -1,69 +1,120 @@
 /*
  * ticket.c - ticket lock (Mellor-Crummey and Scott), the third lock of the
- * paper's section 3.1.
+ * paper's section 3.1, whose tickets name their takers so that the turn of a
+ * dead process can be passed on.
  *
- * Design.  Two free-running 64-bit counters: `next`, the next ticket to hand out,
- * and `owner`, the ticket now served.  lock() takes a ticket with one native
- * fetch-and-add (AO_fetch_and_add1, a `lock xadd` on x86, not a CAS loop: the
- * paper's CAS-built fetch-and-add could starve) and waits until `owner` shows it;
- * unlock() advances `owner`.  Service is strictly FIFO.  Both counters share one
- * cache line, the layout the paper measured.  The lock is free exactly when
- * next == owner; counters are only compared for equality, so wrap-around is
- * harmless (and a 64-bit counter does not wrap in practice).
+ * Design.  Two counters on one cache line: `next`, the next ticket to hand out
+ * packed with the taker of the ticket before it, and `owner`, the ticket now
+ * served.  lock() takes a ticket (taker.h: record the previous ticket's taker,
+ * then compare-and-swap `next`; the paper's plain fetch-and-add cannot say who
+ * took a ticket) and waits until `owner` shows it; unlock() advances `owner`.
+ * Service is strictly FIFO.  The lock is free exactly when ticket(next) ==
+ * owner.  Tickets count modulo 2^40 and are only compared for equality here.
+ * The records of who took which ticket (taker.h) follow in the next block:
+ * mask + 1 of them, a power of two at least max_procs.
  *
  * FIFO hand-off convoys when processes outnumber cores: the next ticket may belong
  * to a descheduled process, and everybody behind it waits for the scheduler.  The
  * spin therefore yields (spin.h) once spinning has clearly failed.
  *
- * Memory ordering.  The holder's AO_store_release of owner + 1 (unlock) pairs with
- * the AO_load_acquire of owner by the next ticket's waiter (lock) or by trylock;
- * that is what orders one critical section before the next.  Taking a ticket
- * needs no ordering of its own (it only reserves a place in line), so lock() uses
- * the unordered fetch-and-add, and trylock's CAS on `next` is unordered too: its
- * acquire is the owner load before it.  locked() is a relaxed snapshot.
+ * Dead participants.  Invariant: owner moves from k to k + 1 only by the live
+ * holder of ticket k (unlock), or, once k's taker is dead or gave up, by a
+ * compare-and-swap of k to k + 1 from a waiter.  A yielding waiter with a watch
+ * reads owner k (never its own ticket, so k was taken before its own and k's
+ * record was written before it took its ticket), looks up k's taker and, if the
+ * watch calls it dead, passes the turn on; later yields pass the next dead one.
+ * This covers a holder killed in its critical section, a waiter killed before
+ * its turn and a process killed between taking its ticket and anyone recording
+ * it.  Several waiters may try the same pass: the compare-and-swap lets one
+ * through.  A waiter without a watch never passes a turn.  A waiter whose watch
+ * gives up marks its ticket abandoned (taker.h) and passes its own turn if it
+ * has already come; otherwise the waiters behind pass it when it comes.  Until
+ * then an abandoned ticket counts against max_procs like a waiting one.
+ *
+ * Memory ordering.  The holder's AO_store_release of owner + 1 (unlock) pairs
+ * with the AO_load_acquire of owner by the next ticket's waiter (lock) or by
+ * trylock; that is what orders one critical section before the next.  The
+ * compare-and-swap that takes a ticket is full for the records (taker.h), not for
+ * the lock.  A pass is a full compare-and-swap: it pairs with the acquire load of
+ * the next waiter, which therefore sees the critical sections before the dead
+ * ticket, and nothing the dead holder wrote.  locked() is a relaxed snapshot.
  */
 #include <atomic_ops.h>
 #include <string.h>
 
 #include "spin.h"
+#include "taker.h"
 #include "ticket.h"
+#include "watch.h"
 
-#if !defined(AO_HAVE_fetch_and_add1) || !defined(AO_HAVE_compare_and_swap)
-#error "ticket lock needs a native AO_fetch_and_add1 and AO_compare_and_swap"
-#endif
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release)
 #error "ticket lock needs AO_load_acquire and AO_store_release"
 #endif
 
 struct ticket_lock {
-    _Alignas(LOCK_ALIGN) AO_t next; /* next ticket to hand out */
+    _Alignas(LOCK_ALIGN) AO_t next; /* (next ticket, taker of the one before + 1) */
     AO_t owner;                     /* ticket now holding or next to hold the lock */
+    AO_t mask;                      /* records - 1; read-only after init */
+    _Alignas(LOCK_ALIGN) AO_t who[]; /* mask + 1 records (taker.h) */
 };
 
-_Static_assert(sizeof(struct ticket_lock) == LOCK_ALIGN, "ticket lock owns one block");
+_Static_assert(offsetof(struct ticket_lock, who) == LOCK_ALIGN, "records follow a block");
 _Static_assert(offsetof(struct ticket_lock, owner) < 64, "both counters on one line");
 
+/* Shared state for max_procs participants (0 is treated as 1), a multiple of
+ * LOCK_ALIGN. */
 size_t ticket_lock_size(unsigned max_procs)
 {
-    return sizeof(struct ticket_lock);
+    size_t bytes = sizeof(struct ticket_lock) + taker_count(max_procs) * sizeof(AO_t);
+
+    return (bytes + LOCK_ALIGN - 1) / LOCK_ALIGN * LOCK_ALIGN;
 }
 
 /* By one process, before any other uses the lock.  Always returns 0. */
 int ticket_lock_init(void *l, unsigned max_procs)
 {
-    memset(l, 0, sizeof(struct ticket_lock));
+    struct ticket_lock *t = l;
+
+    memset(t, 0, ticket_lock_size(max_procs));
+    t->mask = taker_count(max_procs) - 1;
+    taker_init(t->who, t->mask);
     return 0;
 }
 
-/* Any process; returns holding the lock, with acquire ordering.  FIFO. */
-void ticket_lock_lock(void *l, struct lock_ctx *c)
+/* By a yielding waiter with a watch, owner having read k: if k's taker is dead
+ * or gave up, moves owner to k + 1 (full barrier) unless it moved already. */
+static void pass_dead(struct ticket_lock *t, AO_t k, const struct lock_ctx *c)
+{
+    if (taker_dead(t->who, t->mask, k, c))
+        AO_compare_and_swap_full(&t->owner, k, tk_add(k, 1));
+}
+
+/* By the taker of ticket `mine` whose watch gave up: abandons the ticket, and
+ * passes its turn if it came meanwhile.  Returns LOCK_GAVE_UP. */
+static int give_up(struct ticket_lock *t, AO_t mine)
+{
+    taker_abandon(t->who, t->mask, mine);
+    AO_compare_and_swap_full(&t->owner, mine, tk_add(mine, 1));
+    return LOCK_GAVE_UP;
+}
+
+/* Any process.  Returns 0 holding the lock (acquire), FIFO, or LOCK_GAVE_UP
+ * without it if the watch said so.  Passes dead participants' turns on. */
+int ticket_lock_lock(void *l, struct lock_ctx *c)
 {
     struct ticket_lock *t = l;
+    AO_t mine = taker_take(&t->next, t->who, t->mask, c->self), k;
     struct spin s = SPIN_INIT;
-    AO_t mine = AO_fetch_and_add1(&t->next);
+    unsigned yields = 0;
 
-    while (AO_load_acquire(&t->owner) != mine)
-        spin_wait(&s);
+    while ((k = AO_load_acquire(&t->owner)) != mine) {
+        if (!watch_due(c, spin_wait(&s), &yields))
+            continue;
+        pass_dead(t, k, c);
+        if (watch_give_up(c))
+            return give_up(t, mine);
+    }
+    return 0;
 }
 
 /* Any process; one attempt.  Takes a ticket only if it would be served at once,
@@ -71,9 +122,11 @@ void ticket_lock_lock(void *l, struct lock_ctx *c)
 int ticket_lock_trylock(void *l, struct lock_ctx *c)
 {
     struct ticket_lock *t = l;
-    AO_t served = AO_load_acquire(&t->owner);
+    AO_t served = AO_load_acquire(&t->owner), nx = AO_load(&t->next);
 
-    return AO_compare_and_swap(&t->next, served, served + 1);
+    if (tk_ticket(nx) != served)
+        return 0;
+    return taker_claim(&t->next, t->who, t->mask, c->self, nx);
 }
 
 /* By the holder only (nobody else writes owner meanwhile); release ordering. */
@@ -81,17 +134,17 @@ void ticket_lock_unlock(void *l, struct lock_ctx *c)
 {
     struct ticket_lock *t = l;
 
-    AO_store_release(&t->owner, AO_load(&t->owner) + 1);
+    AO_store_release(&t->owner, tk_add(AO_load(&t->owner), 1));
 }
 
-/* Any process; a relaxed snapshot: 1 if some process held the lock just now.
- * owner is read first, so owner <= next holds between the two reads. */
+/* Any process; a relaxed snapshot: 1 if some process held the lock (or a dead
+ * or abandoned ticket was being served) just now. */
 int ticket_lock_locked(void *l)
 {
     struct ticket_lock *t = l;
     AO_t served = AO_load(&t->owner);
 
-    return AO_load(&t->next) != served;
+    return tk_ticket(AO_load(&t->next)) != served;
 }
 
 const struct lock_ops ticket_lock_ops = {

@@ -1,5 +1,6 @@
 /*
- * ticket.h - ticket lock: native fetch-and-add, both counters on one line.
+ * ticket.h - ticket lock, both counters on one line; tickets name their takers
+ * so that a waiter with a watch can pass a dead participant's turn on.
  * Design and memory ordering in ticket.c.
  * The verbs follow lock.h; `l` points at ticket_lock_size(max_procs) bytes of shared
  * memory aligned to LOCK_ALIGN.
@@ -11,7 +12,7 @@
 
 size_t ticket_lock_size(unsigned max_procs);
 int ticket_lock_init(void *l, unsigned max_procs);
-void ticket_lock_lock(void *l, struct lock_ctx *c);
+int ticket_lock_lock(void *l, struct lock_ctx *c);
 int ticket_lock_trylock(void *l, struct lock_ctx *c);
 void ticket_lock_unlock(void *l, struct lock_ctx *c);
 int ticket_lock_locked(void *l);

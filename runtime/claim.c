@@ -2,30 +2,42 @@
  * claim.c - how a sender claims a packet (and for bulk, a bulk block) in a
  * many-to-one queue.  This file and poll.c hold the whole protocol.
  *
- * The protocol (Lumetta & Culler, section 3, with lap-tagged slots):
- *   sender:   claim slot (FREE for lap L -> CLAIMED), fill it, release-store READY
+ * The protocol (Lumetta & Culler, section 3, with lap-tagged slots that name
+ * their claimant):
+ *   sender:   claim slot (FREE for lap L -> CLAIMED by me), fill it,
+ *             release-store READY
  *   receiver: acquire-load READY at head, head++, run the handler,
  *             release-store FREE for lap L+1
  * Tails are free-running tickets; ticket t is slot t % N of lap t / N.
  *
- * lockfree (Figure 3): take ticket t by CAS on the tail (t -> t+1), then CAS the
- *   slot from AM_STATE(t/N, FREE) to AM_STATE(t/N, CLAIMED).  A ticket once
- *   taken is this sender's alone: nobody else can claim slot t % N for lap
- *   t / N, so a stalled sender never loses its slot to one a lap ahead, and one
- *   sender's messages keep their order.  Before its CAS on the tail a sender
- *   tests that slot t % N is already free for lap t / N (as test-and-test-and-set
- *   tests before it sets); if not, the queue is full and it backs off holding no
- *   ticket.  So no sender ever holds a ticket for a slot the receiver has not yet
- *   freed, and the slot CAS that follows cannot fail: when the queue is full,
- *   senders do not line up behind a descheduled ticket holder (a convoy, the
- *   ticket lock's weakness).  Bulk claims take a bulk block the same way first,
- *   then a packet (section 3.2): a sender holding the head packet never waits
- *   for a bulk block.
- * locked (Figure 2, any lock of locks/): under the queue's lock, if the tail's
- *   slot (and for bulk, the bulk tail's block) is FREE for its lap, mark it
- *   CLAIMED and advance the tail; otherwise unlock and let the caller back off.
- *   As in the lock-free claim, a sender first tests without the lock whether
- *   the queue is full, and if so backs off without queueing for the lock.
+ * lockfree (Figure 3, steps swapped): read the tail t, CAS slot t % N from
+ *   AM_STATE(t/N, 0, FREE) to AM_STATE(t/N, me, CLAIMED), then CAS the tail from
+ *   t to t+1.  The slot CAS is the claim, and it records the claimant in the
+ *   same atomic step, so there is never a taken ticket whose taker is unknown: a
+ *   sender that dies at any instruction leaves either nothing or a slot that
+ *   names it.  The tail is a hint that trails the claims by at most one: a sender
+ *   that finds the tail's slot already claimed for the tail's lap moves the tail
+ *   on (helping a claimant that stalled or died before its tail CAS), so slots
+ *   are claimed in ticket order.  A slot CAS succeeds only for the lap the sender
+ *   read with the tail, so a sender stalled since reading it can never take a
+ *   slot a lap later, and one sender's messages keep their order.  A slot not
+ *   yet freed for the tail's lap means the queue is full: the sender backs off
+ *   holding nothing.  Bulk claims take a bulk block the same way first, then a
+ *   packet (section 3.2): a sender holding the head packet never waits for a
+ *   bulk block.
+ * locked (Figure 2, any lock of locks/): under the queue's lock, move the tail
+ *   past any slot claimed for its lap (a holder that died between claiming and
+ *   moving the tail), then, if the tail's slot (and for bulk, the bulk tail's
+ *   block) is FREE for its lap, mark it CLAIMED by me and advance the tail;
+ *   otherwise unlock and let the caller back off.  A sender first tests without
+ *   the lock whether the queue is full, and if so backs off without queueing for
+ *   the lock.  Locks record their holder, so a waiter takes over the lock of a
+ *   holder that died (locks/lock.h); the repair above is all a take-over needs.
+ *
+ * Dead claimants.  A claim whose sender died is skipped by the receiver
+ * (poll.c), which moves the tail past it first if nobody did.  A bulk block
+ * claimed by a sender that died before publishing its packet is freed by the
+ * receiver when asked (am__claim_orphans_ask, from a sender waiting for it).
  *
  * Ordering: the claim CAS (full barrier) or the lock's acquire orders the
  * sender's reads of FREE before its writes of the packet; it pairs with the
@@ -33,34 +45,29 @@
  * the packet and bulk data.
  *
  * am__claim_try() advances one claim as far as it can without waiting and says
- * whether it is complete; callers loop on it with backoff (send.c).  Any number
- * of senders may run it concurrently on one queue; `self` is the caller's index
- * in the segment's sender table, passed to the lock as its participant index.
+ * whether it is complete (1), not yet (0), or impossible (-EPIPE: the lock
+ * waiter gave up because the receiver died); callers loop on it with backoff
+ * (send.c).  Any number of senders may run it concurrently on one queue.
  */
+#include <errno.h>
+
 #include "internal.h"
 
 #ifndef AO_HAVE_compare_and_swap_full
 #error "shmam needs AO_compare_and_swap_full"
 #endif
-#ifndef AO_HAVE_fetch_compare_and_swap_full
-#error "shmam needs AO_fetch_compare_and_swap_full"
-#endif
 
-/* Tests set this to widen the window between claim steps (a yield, a stall). */
-void (*am__claim_stall_hook)(void);
+/* Tests set this to widen the window between claim steps (a yield, a stall) or
+ * to park a sender at one of them (enum am_hook); am__hook() calls it. */
+void (*am__claim_stall_hook)(enum am_hook where);
 
-static inline void stall_point(void)
-{
-    if (__builtin_expect(am__claim_stall_hook != NULL, 0))
-        am__claim_stall_hook();
-}
+enum stage { CLAIM_BULK, CLAIM_PACKET, DONE };
 
-enum stage { TAKE_BULK, CLAIM_BULK, TAKE_PACKET, CLAIM_PACKET, DONE };
-
-void am__claim_begin(struct am_claim_state *c, int want_bulk)
+void am__claim_begin(struct am_claim_state *c, int want_bulk, unsigned who)
 {
     c->want_bulk = want_bulk;
-    c->stage = want_bulk ? TAKE_BULK : TAKE_PACKET;
+    c->who = who;
+    c->stage = want_bulk ? CLAIM_BULK : CLAIM_PACKET;
 }
 
 /* State word of slot t % n in an array of one-line slots (packets, bulk states:
@@ -70,84 +77,102 @@ static volatile AO_t *slot_state(void *slots, uint64_t t, uint32_t n)
     return (volatile AO_t *)((char *)slots + (t & (n - 1)) * AM_LINE);
 }
 
-/* Paper, Figure 3, first loop, with a test first: ticket t by CAS from t to t+1,
- * taken only while slot t % n is free for lap t / n.  Returns 0 (no ticket)
- * when the queue is full.  The acquire pairs with the receiver's release-store
- * of FREE (poll.c), ordering its reads of the old message before our writes. */
-static int take_ticket(volatile AO_t *tail, void *slots, uint32_t n, uint64_t *ticket)
+/* Is state s, of the slot of ticket t, claimed (or ready) for t's lap?  Then
+ * ticket t is taken and the tail may move past it. */
+static int taken(AO_t s, uint64_t t, uint32_t n)
 {
-    AO_t t = AO_load(tail), seen;
-    for (;;) {
-        AO_t s = AO_load_acquire(slot_state(slots, t, n));
-        if (s != AM_STATE(t / n, AM_FREE)) {
-            if (AM_STATE_LAP(s) != t / n)
-                return 0; /* not yet freed for this lap: the queue is full */
-            if ((seen = AO_load(tail)) == t)
-                return 0; /* a state no sender wrote: let the receiver repair it */
-            t = seen; /* slot t already taken: the tail moved on */
-            continue;
-        }
-        if ((seen = AO_fetch_compare_and_swap_full(tail, t, t + 1)) == t)
-            break;
-        t = seen;
-    }
-    *ticket = t;
-    return 1;
+    return AM_STATE_LAP(s) == am_lap(t, n) && AM_STATE_TYPE(s) != AM_FREE;
 }
 
-/* Second step: slot (or bulk block) t % n from FREE to CLAIMED for lap t / n. */
-static int claim_slot(void *slots, uint64_t t, uint32_t n)
+/* Lock-free: claim the slot at the tail for its lap, recording `who`, then move
+ * the tail on (`hook` names the point between, for tests).  Returns 0 (holding
+ * nothing) when the queue is full.  The acquire of the state pairs with the
+ * receiver's release-store of FREE. */
+static int claim_lockfree(volatile AO_t *tail, void *slots, uint32_t n, unsigned who,
+                          enum am_hook hook, uint64_t *ticket)
 {
-    AO_t lap = t / n;
-    return AO_compare_and_swap_full(slot_state(slots, t, n), AM_STATE(lap, AM_FREE),
-                                    AM_STATE(lap, AM_CLAIMED));
+    for (;;) {
+        AO_t t = AO_load(tail);
+        volatile AO_t *st = slot_state(slots, t, n);
+        AO_t s = AO_load_acquire(st), lap = am_lap(t, n);
+        if (s == AM_STATE(lap, 0, AM_FREE)) {
+            if (!AO_compare_and_swap_full(st, s, AM_STATE(lap, who, AM_CLAIMED)))
+                continue;
+            am__hook(hook);
+            AO_compare_and_swap(tail, t, t + 1);
+            *ticket = t;
+            return 1;
+        }
+        if (taken(s, t, n))
+            AO_compare_and_swap(tail, t, t + 1); /* help a stalled or dead claimant */
+        else if (AO_load(tail) == t)
+            return 0; /* not yet freed for this lap: the queue is full */
+    }
 }
 
 static int try_lockfree(struct am_queue_view *q, struct am_claim_state *c)
 {
     switch (c->stage) {
-    case TAKE_BULK:
-        if (!take_ticket(&q->send->bulk_tail, q->bulk_state, q->bulk_n, &c->bulk_ticket))
-            return 0;
-        c->stage = CLAIM_BULK;
-        stall_point();
-        /* fall through */
     case CLAIM_BULK:
-        if (!claim_slot(q->bulk_state, c->bulk_ticket, q->bulk_n))
-            return 0;
-        c->stage = TAKE_PACKET;
-        /* fall through */
-    case TAKE_PACKET:
-        if (!take_ticket(&q->send->tail, q->packets, q->packets_n, &c->ticket))
+        if (!claim_lockfree(&q->send->bulk_tail, q->bulk_state, q->bulk_n, c->who,
+                            AM_HOOK_BULK_CLAIMED, &c->bulk_ticket))
             return 0;
         c->stage = CLAIM_PACKET;
-        stall_point();
         /* fall through */
     case CLAIM_PACKET:
-        if (!claim_slot(q->packets, c->ticket, q->packets_n))
+        if (!claim_lockfree(&q->send->tail, q->packets, q->packets_n, c->who,
+                            AM_HOOK_CLAIMED, &c->ticket))
             return 0;
         c->stage = DONE;
     }
     return 1;
 }
 
-/* Is the tail's slot of a queue free for its lap?  Called under the lock.  The
- * acquire pairs with the receiver's release-store of FREE (poll.c): its reads of
- * the old message happen before our writes of the new one. */
-static int slot_free(volatile AO_t *state, uint64_t t, uint32_t n)
+/* Under the lock: move the tail past slots claimed for its lap (by a holder that
+ * died before moving it), then say whether the tail's slot is free for its lap.
+ * The receiver may move the tail past a dead claim too, hence the CAS.  The
+ * acquire pairs with the receiver's release-store of FREE (poll.c). */
+static int tail_free(volatile AO_t *tail, void *slots, uint32_t n, uint64_t *t)
 {
-    return AO_load_acquire(state) == AM_STATE(t / n, AM_FREE);
+    for (;;) {
+        *t = AO_load(tail);
+        AO_t s = AO_load_acquire(slot_state(slots, *t, n));
+        if (s == AM_STATE(am_lap(*t, n), 0, AM_FREE))
+            return 1;
+        if (!taken(s, *t, n))
+            return 0;
+        AO_compare_and_swap(tail, *t, *t + 1);
+    }
 }
 
 /* Has the receiver freed the tail's slot for its lap yet?  Read without the lock,
  * a hint only (the lock holder decides): a slot of an earlier lap means the queue
  * is full, and then waiting for the lock would only queue us behind other
  * senders that will find it full too (with FIFO locks and more processes than
- * cores, a convoy).  A slot already taken for this lap means the tail moved on. */
+ * cores, a convoy). */
 static int queue_full(volatile AO_t *tail, void *slots, uint32_t n)
 {
     uint64_t t = AO_load(tail);
-    return AM_STATE_LAP(AO_load(slot_state(slots, t, n))) != t / n;
+    return AM_STATE_LAP(AO_load(slot_state(slots, t, n))) != am_lap(t, n);
+}
+
+/* Mark slot t claimed by `who` and move the tail past it; under the lock. */
+static void claim_under_lock(volatile AO_t *tail, void *slots, uint32_t n, uint64_t t,
+                             unsigned who)
+{
+    AO_store(slot_state(slots, t, n), AM_STATE(am_lap(t, n), who, AM_CLAIMED));
+    AO_store(tail, t + 1);
+}
+
+/* What a lock waiter may ask (lock.h): is a claimant dead, is the receiver? */
+static int watch_dead(const void *v, unsigned who)
+{
+    return am__who_dead(v, who);
+}
+
+static int watch_give_up(const void *v)
+{
+    return !am__peer_alive(v);
 }
 
 /* Figure 2: one attempt under the lock.  The lock's acquire/release order the
@@ -155,39 +180,52 @@ static int queue_full(volatile AO_t *tail, void *slots, uint32_t n)
  * because only the lock holder may turn a FREE slot CLAIMED, and the receiver
  * never writes a FREE slot. */
 static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
-                      struct am_claim_state *c, unsigned self)
+                      struct am_claim_state *c)
 {
-    struct lock_ctx ctx = {.self = self};
+    const struct lock_watch watch = {watch_dead, watch_give_up, v};
+    struct lock_ctx ctx = {.self = c->who, .watch = &watch};
     struct am_queue_send *s = q->send;
-    int ok;
+    uint64_t t, bt = 0;
     if (queue_full(&s->tail, q->packets, q->packets_n) ||
         (c->want_bulk && queue_full(&s->bulk_tail, q->bulk_state, q->bulk_n)))
         return 0;
-    v->lock->lock(q->lock, &ctx);
-    uint64_t t = AO_load(&s->tail), bt = AO_load(&s->bulk_tail);
-    volatile AO_t *ps = slot_state(q->packets, t, q->packets_n);
-    volatile AO_t *bs = slot_state(q->bulk_state, bt, q->bulk_n);
-    stall_point();
-    ok = slot_free(ps, t, q->packets_n) && (!c->want_bulk || slot_free(bs, bt, q->bulk_n));
-    if (ok) {
-        AO_store(ps, AM_STATE(t / q->packets_n, AM_CLAIMED));
-        AO_store(&s->tail, t + 1);
-        if (c->want_bulk) {
-            AO_store(bs, AM_STATE(bt / q->bulk_n, AM_CLAIMED));
-            AO_store(&s->bulk_tail, bt + 1);
-        }
-        c->ticket = t;
+    if (v->lock->lock(q->lock, &ctx) == LOCK_GAVE_UP)
+        return -EPIPE;
+    am__hook(AM_HOOK_LOCKED);
+    int ok = (!c->want_bulk || tail_free(&s->bulk_tail, q->bulk_state, q->bulk_n, &bt)) &&
+             tail_free(&s->tail, q->packets, q->packets_n, &t);
+    if (ok && c->want_bulk) {
+        claim_under_lock(&s->bulk_tail, q->bulk_state, q->bulk_n, bt, c->who);
         c->bulk_ticket = bt;
+        am__hook(AM_HOOK_BULK_CLAIMED);
+    }
+    if (ok) {
+        claim_under_lock(&s->tail, q->packets, q->packets_n, t, c->who);
+        c->ticket = t;
         c->stage = DONE;
     }
     v->lock->unlock(q->lock, &ctx);
     return ok;
 }
 
-int am__claim_try(struct am_seg_view *v, struct am_queue_view *q,
-                  struct am_claim_state *c, unsigned self)
+int am__claim_try(struct am_seg_view *v, struct am_queue_view *q, struct am_claim_state *c)
 {
     if (v->claim == AM_CLAIM_LOCKFREE)
         return try_lockfree(q, c);
-    return try_locked(v, q, c, self);
+    return try_locked(v, q, c);
+}
+
+/* A sender waiting for a bulk block: if the block at the bulk tail is held by a
+ * dead claimant, ask the receiver to free the blocks of dead claims (it alone
+ * may: only it knows which ones a queued packet still uses) and wake it.  Any
+ * sender, any time; costs a few loads. */
+void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
+{
+    struct am_queue_view *q = &v->q[qid];
+    uint64_t bt = AO_load(&q->send->bulk_tail);
+    AO_t s = AO_load(slot_state(q->bulk_state, bt, q->bulk_n));
+    if (AM_STATE_TYPE(s) != AM_CLAIMED || !am__who_dead(v, AM_STATE_WHO(s)))
+        return;
+    AO_store(&v->hdr->orphans[qid], 1);
+    am__wake(v->hdr);
 }

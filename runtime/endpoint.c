@@ -1,13 +1,24 @@
 /*
  * endpoint.c - creating and destroying an endpoint, and its handler table.
  *
- * The owner creates the segment, lays it out (view.c) and release-stores LIVE
- * last, so a process attaching sees a complete endpoint or none.  Destroy
- * release-stores CLOSED first, so senders stop with -EPIPE instead of waiting on
- * a queue nobody drains, then leaves every peer, removes the name and unmaps.
+ * The owner creates the segment, lays it out (view.c), takes the owner's
+ * lifeline (lifeline.h), release-stores LIVE, and only then gives the segment
+ * its name (POSIX; a System V segment is named from the start and judged by its
+ * state), so a process attaching sees a complete endpoint or none.  A name that
+ * is taken by a segment whose owner is gone (closed, dead, or a half-made System
+ * V segment nobody has attached) is reclaimed.  Destroy release-stores CLOSED
+ * first, so senders stop with -EPIPE instead of waiting on a queue nobody
+ * drains, then leaves every peer, removes the name, lets go of the lifeline and
+ * unmaps.
+ *
+ * Handles.  A destroyed am_ep_t is poisoned (magic AM_EP_DEAD) and kept on a
+ * free list for the next am_ep_create, so a second destroy, or any call on a
+ * destroyed endpoint, finds the poison and returns -EINVAL instead of touching
+ * freed memory, at the cost of one load already on the call's path.  (Once the
+ * handle is reused by a new endpoint it names that endpoint.)
  */
 #include <errno.h>
-#include <signal.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,34 +27,95 @@
 static void barrier_arrive(am_token_t *t, const uint32_t *a, int n, void *d, size_t l);
 static void barrier_release(am_token_t *t, const uint32_t *a, int n, void *d, size_t l);
 
-/* A segment left by an owner that died (or closed without unlinking) is stale:
- * remove it so the name can be created again.  Returns 1 if it removed one. */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static am_ep_t *spare; /* destroyed handles, linked through their peers field */
+
+static am_ep_t *ep_alloc(void)
+{
+    pthread_mutex_lock(&spare_lock);
+    am_ep_t *ep = spare;
+    if (ep)
+        spare = (am_ep_t *)(void *)ep->peers;
+    pthread_mutex_unlock(&spare_lock);
+    if (!ep)
+        return calloc(1, sizeof *ep);
+    memset(ep, 0, sizeof *ep);
+    return ep;
+}
+
+static void ep_free(am_ep_t *ep)
+{
+    ep->magic = AM_EP_DEAD;
+    pthread_mutex_lock(&spare_lock);
+    ep->peers = (struct am_peer **)(void *)spare;
+    spare = ep;
+    pthread_mutex_unlock(&spare_lock);
+}
+
+int am__ep_ok(const am_ep_t *ep)
+{
+    return ep && ep->magic == AM_EP_MAGIC;
+}
+
+/* Is this mapped segment one whose owner is gone?  Only ever asked of our own
+ * user's segments (segment.c refuses others). */
+static int stale(const struct am_segment *seg)
+{
+    const struct am_seg_header *h = seg->base;
+    AO_t st = seg->size >= sizeof *h && h->magic == AM_MAGIC ? AO_load(&h->state)
+                                                            : AM_SEG_INIT;
+    if (st == AM_SEG_CLOSED)
+        return 1;
+    if (st == AM_SEG_LIVE)
+        return am__lifeline_gone(&h->owner_life);
+    /* Half made: POSIX names show only complete segments, so this is debris;
+     * a System V creator at work has it attached besides us. */
+    return seg->backend == AM_SHM_POSIX || am__segment_users(seg) <= 1;
+}
+
+/* Remove the segment of this name if its owner is gone.  Returns 1 if it did. */
 static int reclaim_stale(enum am_shm b, const char *name)
 {
     struct am_segment seg;
-    if (am__segment_open(b, name, &seg) < 0)
-        return 0;
-    const struct am_seg_header *h = seg.base;
-    int stale = seg.size >= sizeof *h && h->magic == AM_MAGIC &&
-                (AO_load(&h->state) == AM_SEG_CLOSED ||
-                 (kill((pid_t)h->owner_pid, 0) != 0 && errno == ESRCH));
-    am__segment_unmap(&seg);
-    return stale && am__segment_unlink(b, name) == 0;
+    int rc = am__segment_open(b, name, &seg), gone = rc == -EPROTO;
+    if (rc == 0) {
+        gone = stale(&seg);
+        am__segment_unmap(&seg);
+    }
+    return gone && am__segment_unlink(b, name) == 0;
+}
+
+/* Lay out a fresh segment, take its lifeline, go LIVE, then give it its name. */
+static int open_for_business(struct am_segment *seg, const struct am_config *cfg,
+                             const char *name)
+{
+    struct am_seg_header *h = seg->base;
+    int rc = am__layout_write(seg->base, cfg, name);
+    if (rc == 0)
+        rc = am__lifeline_take(&h->owner_life);
+    if (rc < 0)
+        return rc;
+    AO_store_release(&h->state, AM_SEG_LIVE); /* pairs with am__view_attach */
+    rc = am__segment_publish(seg, name);
+    if (rc == -EEXIST && reclaim_stale(cfg->backend, name))
+        rc = am__segment_publish(seg, name);
+    if (rc < 0)
+        am__lifeline_release(&h->owner_life);
+    return rc;
 }
 
 static int create_segment(am_ep_t *ep, const struct am_config *cfg)
 {
     size_t size = am__layout_size(cfg);
     struct am_segment seg;
-    int rc = am__segment_create(cfg->backend, ep->name, size, &seg);
+    int rc = am__segment_make(cfg->backend, ep->name, size, &seg);
     if (rc == -EEXIST && reclaim_stale(cfg->backend, ep->name))
-        rc = am__segment_create(cfg->backend, ep->name, size, &seg);
+        rc = am__segment_make(cfg->backend, ep->name, size, &seg);
     if (rc < 0)
         return rc;
-    rc = am__layout_write(seg.base, cfg, ep->name);
+    rc = open_for_business(&seg, cfg, ep->name);
     if (rc < 0) {
-        am__segment_unmap(&seg);
-        am__segment_unlink(cfg->backend, ep->name);
+        am__segment_discard(&seg, ep->name);
         return rc;
     }
     am__view_own(&ep->own, &seg);
@@ -58,22 +130,22 @@ int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
     int rc = am__config_resolve(opts, &cfg);
     if (rc < 0)
         return rc;
-    am_ep_t *ep = calloc(1, sizeof *ep);
+    am_ep_t *ep = ep_alloc();
     if (!ep)
         return -ENOMEM;
     strcpy(ep->name, name);
     ep->backend = cfg.backend;
+    ep->abandon_ms = cfg.abandon_ms;
+    ep->handlers[AM_H_BARRIER_ARRIVE] = barrier_arrive;
+    ep->handlers[AM_H_BARRIER_RELEASE] = barrier_release;
     ep->sources = calloc(cfg.max_senders, sizeof *ep->sources);
     rc = ep->sources ? create_segment(ep, &cfg) : -ENOMEM;
     if (rc < 0) {
         free(ep->sources);
-        free(ep);
+        ep_free(ep);
         return rc;
     }
-    ep->handlers[AM_H_BARRIER_ARRIVE] = barrier_arrive;
-    ep->handlers[AM_H_BARRIER_RELEASE] = barrier_release;
-    AO_store_release(&ep->own.hdr->state, AM_SEG_LIVE); /* pairs with
-                                                           am__view_attach */
+    ep->magic = AM_EP_MAGIC;
     *out = ep;
     return 0;
 }
@@ -90,7 +162,7 @@ int am__ep_unlink(am_ep_t *ep)
 
 int am_ep_destroy(am_ep_t *ep)
 {
-    if (!ep)
+    if (!am__ep_ok(ep))
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
@@ -99,15 +171,32 @@ int am_ep_destroy(am_ep_t *ep)
     am__peers_close(ep);
     am__pending_free(ep);
     int rc = am__ep_unlink(ep);
+    am__lifeline_release(&ep->own.hdr->owner_life); /* before the unmap: glibc
+                                                       lists it while held */
     am__segment_unmap(&ep->own.seg);
     free(ep->sources);
-    free(ep);
+    ep_free(ep);
     return rc == -ENOENT ? 0 : rc;
+}
+
+int am_ep_probe(const char *name)
+{
+    if (!am__name_valid(name))
+        return -EINVAL;
+    struct am_segment seg;
+    int rc = am__segment_open(AM_SHM_POSIX, name, &seg);
+    if (rc == -ENOENT)
+        rc = am__segment_open(AM_SHM_SYSV, name, &seg);
+    if (rc < 0)
+        return rc == -EPROTO ? 0 : rc;
+    rc = !stale(&seg);
+    am__segment_unmap(&seg);
+    return rc;
 }
 
 int am_set_handler(am_ep_t *ep, unsigned id, am_handler_t fn)
 {
-    if (!ep || id >= AM_MAX_HANDLERS)
+    if (!am__ep_ok(ep) || id >= AM_MAX_HANDLERS)
         return -EINVAL;
     ep->handlers[id] = fn;
     return 0;
@@ -115,17 +204,22 @@ int am_set_handler(am_ep_t *ep, unsigned id, am_handler_t fn)
 
 const char *am_ep_name(const am_ep_t *ep)
 {
-    return ep->name;
+    return am__ep_ok(ep) ? ep->name : NULL;
 }
 
 const char *am_ep_claim(const am_ep_t *ep)
 {
-    return am_claim_names[ep->own.claim];
+    return am__ep_ok(ep) ? am_claim_names[ep->own.claim] : NULL;
 }
 
 unsigned long am_ep_bad_packets(const am_ep_t *ep)
 {
-    return ep->bad_packets;
+    return am__ep_ok(ep) ? ep->bad_packets : 0;
+}
+
+unsigned long am_ep_abandoned(const am_ep_t *ep)
+{
+    return am__ep_ok(ep) ? ep->abandoned : 0;
 }
 
 /* Internal handlers of the job barrier (job.c counts what they record). */

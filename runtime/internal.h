@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "layout.h"
+#include "lifeline.h"
 #include "lock.h"
 #include "segment.h"
 #include "shmam.h"
@@ -31,6 +32,18 @@ struct am_config {
     enum am_claim claim;
     enum am_shm backend;
     uint32_t packets, bulk_blocks, max_senders;
+    uint32_t abandon_ms; /* longest a waiting owner sleeps on a stuck claim */
+};
+
+/* Points where a test may stall or park a sender (am__claim_stall_hook). */
+enum am_hook {
+    AM_HOOK_CLAIMED,      /* lock-free: slot claimed, tail not yet moved past it */
+    AM_HOOK_BULK_CLAIMED, /* bulk block claimed (lock-free: bulk tail not yet
+                           * moved past it), packet not yet */
+    AM_HOOK_LOCKED,       /* holding the queue's lock, nothing claimed yet */
+    AM_HOOK_FILLING,      /* packet claimed, not yet filled */
+    AM_HOOK_BULK_HALF,    /* half of the bulk data copied */
+    AM_HOOK_COUNT
 };
 
 /* One queue of a mapped segment, as pointers into this process's mapping. */
@@ -59,14 +72,25 @@ struct am_peer {
     struct am_seg_view view_store;
     struct am_seg_view *view;  /* &view_store, or the endpoint's own view for self */
     unsigned sender_index;     /* our entry in the peer's sender table */
+    unsigned who;              /* our claimant id there: AM_WHO(index, generation) */
+    int learned;               /* mapped because it sent to us, not by am_ep_map */
     char name[AM_NAME_MAX];
 };
 
 /* Which local peer index a sender entry of our own table resolved to. */
 struct am_source {
-    uint32_t pid;              /* the entry's pid when resolved; 0: unresolved */
+    unsigned who;              /* the claimant id resolved; 0: unresolved */
     unsigned index;
 };
+
+/* The claim the head of one of our queues has been waiting on. */
+struct am_stuck {
+    uint64_t ticket;           /* head ticket + 1; 0: not stuck */
+    unsigned polls;            /* polls that found it still claimed */
+};
+
+#define AM_EP_MAGIC 0x616d6570u  /* "amep": a live am_ep_t */
+#define AM_EP_DEAD 0x64656164u   /* "dead": poisoned by am_ep_destroy */
 
 struct am_token {
     am_ep_t *ep;
@@ -76,6 +100,7 @@ struct am_token {
 };
 
 struct am_ep {
+    unsigned magic;            /* AM_EP_MAGIC while the endpoint exists */
     struct am_seg_view own;
     char name[AM_NAME_MAX];
     enum am_shm backend;
@@ -86,6 +111,9 @@ struct am_ep {
     struct am_source *sources; /* by sender index in own table */
     unsigned in_handler;       /* depth of handler calls now running */
     unsigned long bad_packets;
+    unsigned long abandoned;   /* dead senders' claims skipped */
+    struct am_stuck stuck[2];  /* per queue */
+    uint32_t abandon_ms;
     unsigned barrier_arrived;  /* job barrier: arrivals seen (rank 0) */
     unsigned barrier_epoch;    /* job barrier: releases seen */
     int holding;               /* in am_init: hold messages for user handlers */
@@ -106,28 +134,39 @@ void am__view_own(struct am_seg_view *v, const struct am_segment *seg);
 int am__view_attach(struct am_seg_view *v, const struct am_segment *seg,
                     const char *name);
 
-/* senders.c: sender registration in a segment's table */
-int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index);
+/* senders.c: sender registration in a segment's table, and who is alive */
+int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index,
+                        unsigned *who);
 void am__sender_release(struct am_seg_view *v, unsigned index);
+int am__who_dead(const struct am_seg_view *v, unsigned who);
 
 /* claim.c: the claim protocol, one step at a time (see the file header) */
 struct am_claim_state {
     uint64_t ticket, bulk_ticket;
+    unsigned who;   /* the claimant's id in the destination segment */
     int want_bulk;
     int stage;
 };
-void am__claim_begin(struct am_claim_state *c, int want_bulk);
-int am__claim_try(struct am_seg_view *v, struct am_queue_view *q,
-                  struct am_claim_state *c, unsigned self);
-extern void (*am__claim_stall_hook)(void);
+void am__claim_begin(struct am_claim_state *c, int want_bulk, unsigned who);
+int am__claim_try(struct am_seg_view *v, struct am_queue_view *q, struct am_claim_state *c);
+void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid);
+extern void (*am__claim_stall_hook)(enum am_hook where);
+static inline void am__hook(enum am_hook where)
+{
+    if (__builtin_expect(am__claim_stall_hook != NULL, 0))
+        am__claim_stall_hook(where);
+}
 
 /* send.c / poll.c / wait.c */
-void am__publish(struct am_queue_view *q, const struct am_claim_state *c, unsigned source,
+void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
                  unsigned handler, const void *data, size_t len, const uint32_t *args,
                  int nargs);
 int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
              const void *data, size_t len, const uint32_t *args, int nargs);
 int am__drain(am_ep_t *ep, enum am_qid qid);
+int am__poll(am_ep_t *ep);
+int am__stuck(const am_ep_t *ep);
+int am__ep_ok(const am_ep_t *ep);
 void am__wake(struct am_seg_header *h);
 int am__peer_alive(const struct am_seg_view *v);
 int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
@@ -142,6 +181,7 @@ void am__pending_free(am_ep_t *ep);
 
 /* peers.c */
 struct am_peer *am__peer(am_ep_t *ep, unsigned index);
+unsigned am__peer_learn(am_ep_t *ep, const char *name);
 int am__peer_add(am_ep_t *ep, unsigned index, const char *name);
 void am__peers_close(am_ep_t *ep);
 void am__peer_drop(am_ep_t *ep, unsigned index);

@@ -123,7 +123,7 @@ static int wait_for(am_ep_t *ep, const unsigned *counter, unsigned target)
 
 int am_barrier(am_ep_t *ep)
 {
-    if (!ep)
+    if (!am__ep_ok(ep))
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
@@ -143,6 +143,8 @@ int am_barrier(am_ep_t *ep)
 
 int am_finalize(am_ep_t *ep)
 {
+    if (!am__ep_ok(ep))
+        return -EINVAL;
     int rc = am_barrier(ep);
     int rc2 = am_ep_destroy(ep);
     return rc < 0 ? rc : rc2;

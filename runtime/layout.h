@@ -6,10 +6,11 @@
  * process: never a pointer).  A change to any of them bumps AM_LAYOUT_VERSION.
  *
  *   segment
- *     struct am_seg_header      identity, sizes, claim algorithm, owner, wake word
+ *     struct am_seg_header      identity, sizes, claim algorithm, owner, wake word,
+ *                               the owner's lifeline
  *     struct am_sender[S]       who may send here: one registered name per sender
  *     request queue, reply queue, each:
- *       struct am_queue_send    128-byte block written by senders: tails, lock
+ *       struct am_queue_send    128-byte block written by senders: tails
  *       lock state              (locked algorithms only) lock_ops.size(S) bytes
  *       struct am_queue_recv    128-byte block written by the owner: heads
  *       struct am_packet[Q]     one cache line each
@@ -17,11 +18,19 @@
  *       bulk data[B]            AM_BULK_BYTES each, cache-line aligned
  *
  * Slot states and laps.  Tails and heads are free-running 64-bit counters: ticket
- * t names slot t % N in lap t / N.  A slot's state word is (lap << 2) | type, and
- * a free slot says which lap it is free for, so a claim for ticket t succeeds only
- * when the slot reads AM_STATE(t / N, AM_FREE).  Without the lap a sender that
- * stalls between taking its ticket and claiming its slot could lose the slot to a
- * sender one lap later and per-sender FIFO order would break.
+ * t names slot t % N in lap t / N.  A slot's state word is (lap << 24) | (who << 2)
+ * | type: a free slot says which lap it is free for, so a claim for ticket t
+ * succeeds only when the slot reads AM_STATE(t / N, 0, AM_FREE); without the lap a
+ * sender that stalls between reading the tail and claiming its slot could take a
+ * slot one lap later and per-sender FIFO order would break.  A claimed, ready or
+ * bulk-claimed slot names its claimant (`who`, see below), written by the same
+ * atomic step that claimed it, so the receiver always knows whose claim it waits
+ * on and can skip it once that sender is dead.  Laps are kept modulo 2^40.
+ *
+ * Claimant ids.  who = ((generation mod 2^11) << 10 | sender index) + 1, never 0.
+ * A sender entry's generation goes up each time the entry changes hands, so a
+ * claim, a packet or a lock held by a departed sender is never credited to the
+ * next process in the same entry.
  */
 #ifndef SHMAM_LAYOUT_H
 #define SHMAM_LAYOUT_H
@@ -30,10 +39,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lifeline.h"
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-#define AM_LAYOUT_VERSION 1u
+#define AM_LAYOUT_VERSION 2u
 #define AM_LINE 64u              /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u            /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
@@ -44,9 +54,27 @@
 
 /* Packet and bulk-block types, the low two bits of a state word. */
 enum am_type { AM_FREE = 0, AM_CLAIMED = 1, AM_READY = 2, AM_READY_BULK = 3 };
-#define AM_STATE(lap, type) (((AO_t)(lap) << 2) | (AO_t)(type))
+#define AM_WHO_BITS 22u
+#define AM_LAP_SHIFT (AM_WHO_BITS + 2u)
+#define AM_LAP_MASK ((AO_t)-1 >> AM_LAP_SHIFT)
+#define AM_STATE(lap, who, type) \
+    (((AO_t)(lap) << AM_LAP_SHIFT) | ((AO_t)(who) << 2) | (AO_t)(type))
 #define AM_STATE_TYPE(s) ((unsigned)((s) & 3u))
-#define AM_STATE_LAP(s) ((s) >> 2)
+#define AM_STATE_WHO(s) ((unsigned)(((s) >> 2) & ((1u << AM_WHO_BITS) - 1u)))
+#define AM_STATE_LAP(s) ((AO_t)(s) >> AM_LAP_SHIFT)
+
+/* The lap of ticket t in a ring of n slots, as a state word holds it. */
+static inline AO_t am_lap(uint64_t t, uint32_t n)
+{
+    return (AO_t)(t / n) & AM_LAP_MASK;
+}
+
+/* Claimant ids (see the file header). */
+#define AM_GEN_BITS 11u
+#define AM_GEN_MASK ((1u << AM_GEN_BITS) - 1u)
+#define AM_WHO(index, gen) (((((unsigned)(gen) & AM_GEN_MASK) << 10) | (unsigned)(index)) + 1u)
+#define AM_WHO_INDEX(who) (((who) - 1u) & 1023u)
+#define AM_WHO_GEN(who) (((who) - 1u) >> 10)
 
 /* Claim algorithms as stored in the header (names in claim.c). */
 enum am_claim {
@@ -81,26 +109,37 @@ struct am_seg_header {
     char name[AM_NAME_MAX];
     AO_t state;            /* enum am_seg_state; release-stored by the owner */
     AO_t bad_packets;      /* corrupt packets seen by the owner (statistics) */
+    AO_t abandoned;        /* claims of dead senders skipped (statistics) */
     /* Wake-up for am_wait, on its own line (32-bit: futex words). */
     _Alignas(AM_LINE) unsigned int sleeping; /* owner is (about to be) asleep */
     unsigned int wake_seq;                   /* futex word, bumped by senders */
+    AO_t orphans[2];       /* per queue: a sender asks the owner to free the bulk
+                            * blocks of dead claims */
+    struct am_lifeline owner_life; /* held by the owner's thread while it lives */
 };
 
-/* One registered sender.  A sender claims a free entry with CAS (FREE->BUSY),
- * writes its name and pid, then release-stores READY; its index is the `source`
- * of every packet it puts here.  CLOSED: the sender has gone, but its packets
- * may still be queued, so its name stays readable until the entry is reused. */
+/* One registered sender.  Whoever holds an entry's lifeline owns the entry: a
+ * sender takes the lifeline of an entry nobody alive holds, stores BUSY with the
+ * next generation, writes its name and pid, then release-stores READY; its
+ * claimant id AM_WHO(index, generation) marks every claim it makes here.  CLOSED:
+ * the sender has left (and let go of the lifeline), but its packets may still be
+ * queued, so its name stays readable until the entry is reused.  state is
+ * (generation << 2) | enum am_sender_state. */
 enum am_sender_state {
     AM_SENDER_FREE = 0,
     AM_SENDER_BUSY = 1,
     AM_SENDER_READY = 2,
     AM_SENDER_CLOSED = 3
 };
+#define AM_SENDER(gen, st) (((AO_t)(gen) << 2) | (AO_t)(st))
+#define AM_SENDER_ST(s) ((unsigned)((s) & 3u))
+#define AM_SENDER_GEN(s) ((unsigned)((s) >> 2) & AM_GEN_MASK)
 struct am_sender {
     AO_t state;
     uint32_t pid;
     uint32_t pad;
     char name[AM_NAME_MAX];
+    struct am_lifeline life;
 };
 
 enum am_qid { AM_REQUEST = 0, AM_REPLY = 1 };
@@ -120,13 +159,13 @@ struct am_packet {
     uint16_t handler;      /* handler id */
     uint8_t nargs;         /* 0 .. AM_MAX_ARGS */
     uint8_t flags;         /* reserved, 0 */
-    uint16_t source;       /* sender index in this segment's am_sender table */
-    uint16_t pad;
+    uint32_t pad;          /* the sender is the claimant in the state word */
     uint32_t bulk_len;     /* 0 .. AM_BULK_BYTES */
     uint32_t args[AM_MAX_ARGS];
 };
 
-/* A bulk block's state word is AM_STATE(lap, AM_FREE or AM_CLAIMED). */
+/* A bulk block's state word is AM_STATE(lap, 0, AM_FREE) or
+ * AM_STATE(lap, claimant, AM_CLAIMED). */
 struct am_bulk_state {
     AO_t state;
     char pad[AM_LINE - sizeof(AO_t)];
@@ -135,7 +174,10 @@ struct am_bulk_state {
 _Static_assert(sizeof(AO_t) == 8, "shmam needs 64-bit AO_t for free-running tickets");
 _Static_assert(sizeof(struct am_packet) == AM_LINE, "a packet is one cache line");
 _Static_assert(sizeof(struct am_bulk_state) == AM_LINE, "bulk state is one line");
-_Static_assert(sizeof(struct am_sender) == 64, "sender entry is one line");
+_Static_assert(sizeof(struct am_sender) == 128, "sender entry is two lines");
+_Static_assert(offsetof(struct am_seg_header, owner_life) % AM_LINE == 0, "own line");
+_Static_assert(AM_MAX_SENDERS <= 1024u, "sender index fits 10 bits of a claimant id");
+_Static_assert(AM_WHO(1023u, AM_GEN_MASK) < (1u << AM_WHO_BITS), "claimant id fits");
 _Static_assert(sizeof(struct am_queue_send) == AM_BLOCK, "sender block");
 _Static_assert(sizeof(struct am_queue_recv) == AM_BLOCK, "receiver block");
 _Static_assert(offsetof(struct am_seg_header, sleeping) % AM_LINE == 0, "wake line");

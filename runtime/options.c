@@ -12,6 +12,8 @@
 #define AM_DEFAULT_PACKETS 128u
 #define AM_DEFAULT_BULK 16u
 #define AM_DEFAULT_SENDERS 64u
+#define AM_DEFAULT_ABANDON_MS 100u
+#define AM_MAX_ABANDON_MS 60000u
 
 const char *const am_claim_names[] = {
     "lockfree", "tas", "ttas", "ticket", "anderson", "mutex", NULL,
@@ -90,6 +92,9 @@ int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
     if (rc == 0)
         rc = pick_count(o->max_senders, "SHMAM_MAX_SENDERS", AM_DEFAULT_SENDERS, 1,
                         AM_MAX_SENDERS, 0, &cfg->max_senders);
+    if (rc == 0)
+        rc = pick_count(o->abandon_ms, "SHMAM_ABANDON_MS", AM_DEFAULT_ABANDON_MS, 1,
+                        AM_MAX_ABANDON_MS, 0, &cfg->abandon_ms);
     return rc;
 }
 
@@ -106,7 +111,7 @@ const char *am_strerror(int err)
     case EINVAL: return "invalid argument (name, size, algorithm, index or count)";
     case ENOENT: return "no such endpoint";
     case EEXIST: return "an endpoint of that name exists already";
-    case ENOSPC: return "no room: the peer's sender table is full";
+    case ENOSPC: return "no room: the peer's sender table is full, or /dev/shm is";
     case EPIPE: return "the peer endpoint has closed or its owner died";
     case EDEADLK: return "not allowed from inside a handler (would deadlock)";
     case EALREADY: return "this request has been replied to already";

@@ -2,9 +2,16 @@
  * peers.c - the endpoints this one may send to, by small index.
  *
  * Mapping a peer opens its segment (trying this endpoint's backend first, then
- * the other), checks its header, and registers this endpoint in the peer's
- * sender table.  A process that maps its own name sends through its own view.
- * Peers learned from incoming messages are added at the first free index.
+ * the other), checks its header, refuses it unless its owner is alive, and
+ * registers this endpoint in the peer's sender table.  A process that maps its
+ * own name sends through its own view.
+ *
+ * Peers learned from incoming messages (a server's clients) take the lowest free
+ * index.  A learned peer whose endpoint has closed or whose owner died gives its
+ * index up to the next one learned, so a long-lived server keeps as many peers
+ * mapped as it has live clients, not as many as it ever had; cached sources
+ * naming that index are forgotten with it (poll.c), so no message of an old
+ * client is credited to a new one.  Peers the user mapped keep their index.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,6 +51,8 @@ static int open_view(am_ep_t *ep, const char *name, struct am_seg_view *v)
     if (rc < 0)
         return rc;
     rc = am__view_attach(v, &seg, name);
+    if (rc == 0 && !am__peer_alive(v))
+        rc = -EPIPE;
     if (rc < 0)
         am__segment_unmap(&seg);
     return rc;
@@ -60,7 +69,7 @@ static int peer_open(am_ep_t *ep, struct am_peer *p, const char *name)
         if (rc < 0)
             return rc;
     }
-    int rc = am__sender_register(p->view, ep->name, &p->sender_index);
+    int rc = am__sender_register(p->view, ep->name, &p->sender_index, &p->who);
     if (rc < 0 && p->view == &p->view_store)
         am__segment_unmap(&p->view_store.seg);
     return rc;
@@ -75,21 +84,25 @@ static void peer_close(struct am_peer *p)
     free(p);
 }
 
-/* Forget peer `index` (if any), e.g. because its owner went away. */
+/* Forget peer `index` (if any), e.g. because its owner went away, and every
+ * cached source that resolved to it. */
 void am__peer_drop(am_ep_t *ep, unsigned index)
 {
     struct am_peer *p = am__peer(ep, index);
-    if (p) {
-        peer_close(p);
-        ep->peers[index] = NULL;
-    }
+    if (!p)
+        return;
+    peer_close(p);
+    ep->peers[index] = NULL;
+    for (unsigned i = 0; i < ep->own.max_senders; i++)
+        if (ep->sources[i].who != 0 && ep->sources[i].index == index)
+            ep->sources[i].who = 0;
 }
 
 /* Map `name` as peer `index`.  0 if done (or already so mapped), -EEXIST if the
  * index holds another live peer, -ENOENT / -EAGAIN if the peer does not exist /
- * is not ready yet, -EPROTO if its segment does not match, -ENOSPC if its table
- * is full.  An index whose endpoint has closed or died may be mapped again, to
- * the same name (a restarted peer) or another. */
+ * is not ready yet, -EPIPE if its owner has gone, -EPROTO if its segment does
+ * not match, -ENOSPC if its table is full.  An index whose endpoint has closed
+ * or died may be mapped again, to the same name (a restarted peer) or another. */
 int am__peer_add(am_ep_t *ep, unsigned index, const char *name)
 {
     if (index >= AM_MAX_PEERS || !am__name_valid(name))
@@ -110,6 +123,37 @@ int am__peer_add(am_ep_t *ep, unsigned index, const char *name)
     return 0;
 }
 
+/* The lowest index that is free, or held by a learned peer that has gone. */
+static unsigned free_index(am_ep_t *ep)
+{
+    for (unsigned i = 0; i < ep->peers_n; i++) {
+        struct am_peer *p = ep->peers[i];
+        if (!p || (p->learned && !am__peer_alive(p->view)))
+            return i;
+    }
+    return ep->peers_n;
+}
+
+/* The local index of the sender named `name`, mapping it if it is not mapped
+ * (or its mapping is of an endpoint since gone: a restarted process).
+ * AM_SOURCE_UNKNOWN if it cannot be mapped (it has gone). */
+unsigned am__peer_learn(am_ep_t *ep, const char *name)
+{
+    unsigned i;
+    for (i = 0; i < ep->peers_n; i++)
+        if (ep->peers[i] && strcmp(ep->peers[i]->name, name) == 0)
+            break;
+    if (i == ep->peers_n)
+        i = free_index(ep);
+    else if (am__peer_alive(ep->peers[i]->view))
+        return i;
+    int learned = i >= ep->peers_n || !ep->peers[i] || ep->peers[i]->learned;
+    if (am__peer_add(ep, i, name) < 0)
+        return AM_SOURCE_UNKNOWN;
+    ep->peers[i]->learned = learned;
+    return i;
+}
+
 /* Forget every peer: leave their sender tables, unmap them. */
 void am__peers_close(am_ep_t *ep)
 {
@@ -123,7 +167,7 @@ void am__peers_close(am_ep_t *ep)
 
 int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name)
 {
-    if (!ep)
+    if (!am__ep_ok(ep))
         return -EINVAL;
     return am__peer_add(ep, index, peer_name);
 }

@@ -1,14 +1,26 @@
 /*
  * poll.c - delivery: the receiver's half of the protocol (see claim.c).
  *
- * Only the endpoint's owner polls.  For the packet at head (slot head % Q, lap
- * head / Q) it acquire-loads the state; on READY or READY_BULK it advances head,
+ * Only the endpoint's owner polls, and never from inside a handler (the handler
+ * still holds its packet).  For the packet at head (slot head % Q, lap head / Q)
+ * it acquire-loads the state; on READY or READY_BULK it advances head,
  * validates a private copy of the packet, runs the handler, then release-stores
  * the bulk block and the packet FREE for the next lap.  One poll drains every
  * ready packet of both queues (the paper's gap reduction).
  *
+ * Dead senders.  A head slot CLAIMED for its lap names its claimant.  While the
+ * head waits on the same claim, every AM_STUCK_POLLS polls the receiver asks
+ * whether that claimant has died (senders.c: its lifeline, set by the kernel);
+ * once it has, the claim is skipped: the tail is moved past it if its claimant
+ * died before doing so, the slot is freed for the next lap and the skip is
+ * counted as an abandoned claim.  A slow or stopped sender is alive and is
+ * waited for, however long.  Bulk blocks that dead claimants held without a
+ * queued packet using them are freed then too, and whenever a waiting sender
+ * asks (header word `orphans`): only the receiver may free them, since only it
+ * knows which blocks queued packets still use.
+ *
  * Nothing read from shared memory is trusted: a packet whose handler id, argument
- * count, source, bulk block or length is wrong is counted, reported once on
+ * count, claimant, bulk block or length is wrong is counted, reported once on
  * stderr and freed; a head slot whose state no sender could have written is
  * counted and reset to FREE for its lap.  The receiver never indexes memory with
  * an unchecked value.
@@ -19,6 +31,8 @@
 
 #include "internal.h"
 
+#define AM_STUCK_POLLS 64 /* polls between liveness checks of a stuck claim */
+
 void am__report_bad(am_ep_t *ep, const char *why)
 {
     AO_fetch_and_add1(&ep->own.hdr->bad_packets);
@@ -27,35 +41,32 @@ void am__report_bad(am_ep_t *ep, const char *why)
                         "further ones are only counted\n", ep->name, why);
 }
 
-/* Resolve sender entry `sender` of our table to a local peer index, mapping the
- * sender as a new peer on first contact.  The acquire pairs with the release of
- * READY in senders.c.  -1 if the entry is not a registered sender. */
-int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index)
+/* Resolve claimant `who` of our table to a local peer index, mapping the sender
+ * as a new peer on first contact.  AM_SOURCE_UNKNOWN for a sender whose entry
+ * has since been taken by another (it has gone) or whose endpoint cannot be
+ * mapped.  The acquire pairs with the release of READY in senders.c.  -1 if
+ * `who` names no sender that ever registered. */
+int am__source_index(am_ep_t *ep, unsigned who, unsigned *index)
 {
-    const struct am_sender *e = &ep->own.senders[sender];
-    AO_t st = AO_load_acquire(&e->state);
-    if (st != AM_SENDER_READY && st != AM_SENDER_CLOSED)
+    unsigned i = AM_WHO_INDEX(who);
+    if (who == 0 || i >= ep->own.max_senders)
         return -1;
-    struct am_source *s = &ep->sources[sender];
-    if (s->pid == e->pid && s->pid != 0) {
-        *index = s->index;
-        return 0;
+    struct am_source *s = &ep->sources[i];
+    if (s->who != who) {
+        const struct am_sender *e = &ep->own.senders[i];
+        AO_t st = AO_load_acquire(&e->state);
+        if (AM_SENDER_ST(st) != AM_SENDER_READY && AM_SENDER_ST(st) != AM_SENDER_CLOSED)
+            return -1;
+        char name[AM_NAME_MAX];
+        memcpy(name, e->name, sizeof name);
+        name[AM_NAME_MAX - 1] = '\0';
+        if (AM_SENDER_GEN(st) != AM_WHO_GEN(who)) {
+            *index = AM_SOURCE_UNKNOWN;
+            return 0;
+        }
+        *s = (struct am_source){.who = who, .index = am__peer_learn(ep, name)};
     }
-    char name[AM_NAME_MAX];
-    memcpy(name, e->name, sizeof name);
-    name[AM_NAME_MAX - 1] = '\0';
-    unsigned i;
-    for (i = 0; i < ep->peers_n; i++)
-        if (ep->peers[i] && strcmp(ep->peers[i]->name, name) == 0)
-            break;
-    /* A peer of that name owned by another process has restarted: map it anew,
-     * at the same index. */
-    if (i < ep->peers_n && ep->peers[i]->view->hdr->owner_pid != e->pid)
-        am__peer_drop(ep, i);
-    if (i == ep->peers_n || !ep->peers[i])
-        i = am__peer_add(ep, i, name) == 0 ? i : AM_SOURCE_UNKNOWN;
-    *s = (struct am_source){.pid = e->pid, .index = i};
-    *index = i;
+    *index = s->index;
     return 0;
 }
 
@@ -64,10 +75,11 @@ int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index)
 static const char *check(am_ep_t *ep, struct am_queue_view *q, const struct am_packet *m,
                          AO_t s, unsigned *source, struct am_bulk_state **bulk)
 {
+    unsigned who = AM_STATE_WHO(s);
     *bulk = NULL;
     if (AM_STATE_TYPE(s) == AM_READY_BULK) {
         struct am_bulk_state *b = &q->bulk_state[m->bulk_ticket & (q->bulk_n - 1)];
-        if (AO_load(&b->state) != AM_STATE(m->bulk_ticket / q->bulk_n, AM_CLAIMED))
+        if (AO_load(&b->state) != AM_STATE(am_lap(m->bulk_ticket, q->bulk_n), who, AM_CLAIMED))
             return "bulk block not claimed for this message";
         *bulk = b;
         if (m->bulk_len > AM_BULK_BYTES)
@@ -78,7 +90,7 @@ static const char *check(am_ep_t *ep, struct am_queue_view *q, const struct am_p
     if (m->handler >= AM_HANDLER_TOTAL ||
         (!ep->handlers[m->handler] && !(ep->holding && m->handler < AM_MAX_HANDLERS)))
         return "no such handler";
-    if (m->source >= ep->own.max_senders || am__source_index(ep, m->source, source) < 0)
+    if (am__source_index(ep, who, source) < 0)
         return "unknown source";
     return NULL;
 }
@@ -108,18 +120,68 @@ static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
     /* Both pair with the next sender's claim (CAS, or acquire under the lock):
      * our reads of this message happen before its writes of the next one. */
     if (bulk)
-        AO_store_release(&bulk->state, AM_STATE(m.bulk_ticket / q->bulk_n + 1, AM_FREE));
-    AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, AM_FREE));
+        AO_store_release(&bulk->state,
+                         AM_STATE(am_lap(m.bulk_ticket, q->bulk_n) + 1, 0, AM_FREE));
+    AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE));
+}
+
+/* Free the bulk blocks of queue qid that dead claimants hold and that no queued
+ * packet uses (a sender that died between claiming its block and publishing).
+ * Owner only, outside handlers.  A dead claimant changes nothing any more, so
+ * what this reads of its claims is stable. */
+static void free_orphans(am_ep_t *ep, enum am_qid qid)
+{
+    struct am_queue_view *q = &ep->own.q[qid];
+    unsigned char used[AM_MAX_BULK_BLOCKS] = {0};
+    for (uint32_t i = 0; i < q->packets_n; i++)
+        if (AM_STATE_TYPE(AO_load_acquire(&q->packets[i].state)) == AM_READY_BULK)
+            used[q->packets[i].bulk_ticket & (q->bulk_n - 1)] = 1;
+    for (uint32_t b = 0; b < q->bulk_n; b++) {
+        AO_t s = AO_load(&q->bulk_state[b].state);
+        if (AM_STATE_TYPE(s) == AM_CLAIMED && !used[b] &&
+            am__who_dead(&ep->own, AM_STATE_WHO(s)) &&
+            AO_compare_and_swap_full(&q->bulk_state[b].state, s,
+                                     AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE)))
+            ep->abandoned++, AO_fetch_and_add1(&ep->own.hdr->abandoned);
+    }
+}
+
+/* The head ticket `head` of queue qid is claimed (state s) but not ready.  Has
+ * it waited long enough, and is its claimant dead?  Checks every
+ * AM_STUCK_POLLS polls of the same claim. */
+static int claimant_dead(am_ep_t *ep, enum am_qid qid, uint64_t head, AO_t s)
+{
+    struct am_stuck *st = &ep->stuck[qid];
+    if (st->ticket != head + 1) {
+        *st = (struct am_stuck){.ticket = head + 1};
+        return 0;
+    }
+    return ++st->polls % AM_STUCK_POLLS == 0 && am__who_dead(&ep->own, AM_STATE_WHO(s));
+}
+
+/* Skip the dead claim at `head`: move the tail past it if its claimant did not
+ * (claim.c), then free the slot for the next lap, as delivery would.  The CAS
+ * on the tail comes first, so no sender finds the slot freed for a lap the tail
+ * has not reached. */
+static void skip(am_ep_t *ep, enum am_qid qid, struct am_packet *p, uint64_t head, AO_t s)
+{
+    struct am_queue_view *q = &ep->own.q[qid];
+    AO_compare_and_swap_full(&q->send->tail, head, head + 1);
+    AO_store(&q->recv->head, head + 1);
+    AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE));
+    ep->stuck[qid].ticket = 0;
+    ep->abandoned++;
+    AO_fetch_and_add1(&ep->own.hdr->abandoned);
+    free_orphans(ep, qid);
 }
 
 /* A head slot may legally be FREE or CLAIMED for the head's lap; any other value
- * was written by a broken or hostile peer.  Put it back to FREE for the lap, so
- * the sender holding that ticket can still claim it. */
+ * was written by a broken or hostile peer.  Put it back to FREE for the lap. */
 static void repair(am_ep_t *ep, struct am_packet *p, AO_t s, AO_t lap)
 {
     if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) <= AM_CLAIMED)
         return;
-    if (AO_compare_and_swap_full(&p->state, s, AM_STATE(lap, AM_FREE)))
+    if (AO_compare_and_swap_full(&p->state, s, AM_STATE(lap, 0, AM_FREE)))
         am__report_bad(ep, "impossible packet state");
 }
 
@@ -131,22 +193,57 @@ int am__drain(am_ep_t *ep, enum am_qid qid)
     for (;;) {
         uint64_t head = AO_load(&q->recv->head);
         struct am_packet *p = &q->packets[head & (q->packets_n - 1)];
-        AO_t lap = head / q->packets_n;
+        AO_t lap = am_lap(head, q->packets_n);
         AO_t s = AO_load_acquire(&p->state); /* pairs with am__publish() */
-        if (AM_STATE_LAP(s) != lap || AM_STATE_TYPE(s) < AM_READY) {
+        if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) >= AM_READY) {
+            AO_store(&q->recv->head, head + 1);
+            ep->stuck[qid].ticket = 0;
+            deliver(ep, qid, p, s);
+            n++;
+        } else if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) == AM_CLAIMED) {
+            if (!claimant_dead(ep, qid, head, s))
+                return n;
+            skip(ep, qid, p, head, s);
+        } else {
+            ep->stuck[qid].ticket = 0;
             repair(ep, p, s, lap);
             return n;
         }
-        AO_store(&q->recv->head, head + 1);
-        deliver(ep, qid, p, s);
-        n++;
     }
+}
+
+/* Is the head of one of our queues waiting on a claim?  (am_wait then sleeps
+ * only briefly: a dead claimant will never wake it.) */
+int am__stuck(const am_ep_t *ep)
+{
+    return ep->stuck[AM_REQUEST].ticket != 0 || ep->stuck[AM_REPLY].ticket != 0;
+}
+
+/* Free dead claims' bulk blocks if a sender asked; on idle polls only. */
+static void orphans_asked(am_ep_t *ep)
+{
+    for (int qid = 0; qid < 2; qid++)
+        if (AO_load(&ep->own.hdr->orphans[qid])) {
+            AO_store(&ep->own.hdr->orphans[qid], 0);
+            free_orphans(ep, (enum am_qid)qid);
+        }
+}
+
+/* Both queues, and messages held during am_init; for the owner, outside handlers. */
+int am__poll(am_ep_t *ep)
+{
+    int held = ep->pending && !ep->holding ? am__pending_run(ep) : 0;
+    int n = held + am__drain(ep, AM_REPLY) + am__drain(ep, AM_REQUEST);
+    if (n == 0)
+        orphans_asked(ep);
+    return n;
 }
 
 int am_poll(am_ep_t *ep)
 {
-    if (!ep)
+    if (!am__ep_ok(ep))
         return -EINVAL;
-    int held = ep->pending && !ep->holding ? am__pending_run(ep) : 0;
-    return held + am__drain(ep, AM_REPLY) + am__drain(ep, AM_REQUEST);
+    if (ep->in_handler)
+        return -EDEADLK;
+    return am__poll(ep);
 }

@@ -1,11 +1,17 @@
 /*
  * segment.c - create, open, unlink and unmap one shared segment, POSIX or System V.
  *
- * POSIX segments are files /dev/shm/shmam-NAME made with shm_open(O_CREAT|O_EXCL),
- * sized with ftruncate and mapped MAP_SHARED.  System V segments live under the key
- * am__segment_key(NAME), a 32-bit FNV-1a hash of the name, made with
- * shmget(IPC_CREAT|IPC_EXCL) and attached with shmat.  Both are created with mode
- * 0600 and are zero-filled by the kernel.
+ * POSIX segments are files /dev/shm/shmam-NAME.  They are made unnamed
+ * (open(O_TMPFILE) in /dev/shm), sized and allocated (posix_fallocate), filled
+ * by the caller, and only then linked under their name (linkat, which fails if
+ * the name exists: exclusive creation).  So a name always shows a complete
+ * segment, and a creator killed half way leaves nothing at all.  System V
+ * segments live under the key am__segment_key(NAME), a 32-bit FNV-1a hash of the
+ * name, made with shmget(IPC_CREAT|IPC_EXCL) and attached with shmat; they are
+ * visible from creation, and an opener judges a half-made one by whether anybody
+ * has it attached (am__segment_users).  Both are created with mode 0600 and are
+ * zero-filled by the kernel; opening refuses a segment of another user or one
+ * open to group or others.
  *
  * Invariants:
  *   - A failed create leaves nothing behind: no file, no System V id, no mapping.
@@ -16,7 +22,7 @@
  *     the name fail with -ENOENT, as they do for POSIX.
  *
  * Every function here may be called concurrently from any process; the kernel
- * serialises creation (O_EXCL, IPC_EXCL), so exactly one of several concurrent
+ * serialises creation (linkat, IPC_EXCL), so exactly one of several concurrent
  * creators of a name succeeds and the others get -EEXIST.
  */
 #include "segment.h"
@@ -33,6 +39,7 @@
 #include <unistd.h>
 
 #define SHM_PATH_MAX 256 /* NAME_MAX of /dev/shm plus the leading slash */
+#define SHM_DIR "/dev/shm"  /* where glibc's shm_open keeps its files */
 
 int am__shm_parse(const char *s, enum am_shm *out)
 {
@@ -77,16 +84,23 @@ static int map_fd(int fd, size_t size, struct am_segment *s)
 
     if (p == MAP_FAILED)
         return -errno;
-    *s = (struct am_segment){.base = p, .size = size, .backend = AM_SHM_POSIX};
+    *s = (struct am_segment){.base = p, .size = size, .backend = AM_SHM_POSIX, .fd = -1};
     return 0;
 }
 
-/* Size and map a freshly created file; fchmod makes the mode 0600 whatever the
- * umask.  On failure the caller removes the file. */
+/* Size, allocate and map a fresh unnamed file; fchmod makes the mode 0600
+ * whatever the umask.  posix_fallocate returns its error instead of setting
+ * errno. */
 static int posix_fill(int fd, size_t size, struct am_segment *s)
 {
     if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)size) != 0)
         return -errno;
+    int rc = posix_fallocate(fd, 0, (off_t)size);
+    if (rc != 0) {
+        if (rc == ENOSPC)
+            fprintf(stderr, "shmam: no room in " SHM_DIR " for a %zu-byte segment\n", size);
+        return -rc;
+    }
     return map_fd(fd, size, s);
 }
 
@@ -97,18 +111,43 @@ static int posix_create(const char *name, size_t size, struct am_segment *s)
 
     if (rc != 0)
         return rc;
-    int fd = shm_open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+    int fd = open(SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
     rc = posix_fill(fd, size, s);
-    close(fd);
     if (rc != 0)
-        shm_unlink(path);
+        close(fd);
+    else
+        s->fd = fd;
     return rc;
 }
 
-/* A file of size 0 exists between its creator's shm_open and ftruncate: the
- * opener gets -EAGAIN and may retry. */
+/* Link the unnamed file under its name; the kernel refuses an existing name. */
+static int posix_publish(struct am_segment *s, const char *name)
+{
+    char path[SHM_PATH_MAX], file[SHM_PATH_MAX + sizeof SHM_DIR], fdpath[32];
+
+    if (s->fd < 0)
+        return 0;
+    int rc = posix_path(name, path, sizeof path);
+    if (rc != 0)
+        return rc;
+    snprintf(file, sizeof file, SHM_DIR "%s", path);
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", s->fd);
+    if (linkat(AT_FDCWD, fdpath, AT_FDCWD, file, AT_SYMLINK_FOLLOW) != 0)
+        return -errno;
+    close(s->fd);
+    s->fd = -1;
+    return 0;
+}
+
+/* Ours alone: owned by this user, no access for group or others. */
+static int ours(uid_t uid, mode_t mode)
+{
+    return uid == geteuid() && (mode & 077) == 0;
+}
+
+/* Files appear complete (posix_publish): an empty one is not a segment. */
 static int posix_open(const char *name, struct am_segment *s)
 {
     char path[SHM_PATH_MAX];
@@ -122,8 +161,10 @@ static int posix_open(const char *name, struct am_segment *s)
         return -errno;
     if (fstat(fd, &st) != 0)
         rc = -errno;
+    else if (!ours(st.st_uid, st.st_mode))
+        rc = -EACCES;
     else if (st.st_size == 0)
-        rc = -EAGAIN;
+        rc = -EPROTO;
     else
         rc = map_fd(fd, (size_t)st.st_size, s);
     close(fd);
@@ -147,7 +188,8 @@ static int sysv_attach(int id, size_t size, struct am_segment *s)
 
     if (p == (void *)-1)
         return -errno;
-    *s = (struct am_segment){.base = p, .size = size, .backend = AM_SHM_SYSV};
+    *s = (struct am_segment){.base = p, .size = size, .backend = AM_SHM_SYSV, .fd = -1,
+                             .id = id};
     return 0;
 }
 
@@ -179,6 +221,8 @@ static int sysv_open(const char *name, struct am_segment *s)
         return -errno;
     if (shmctl(id, IPC_STAT, &ds) != 0)
         return sysv_gone(-errno);
+    if (!ours(ds.shm_perm.uid, ds.shm_perm.mode))
+        return -EACCES;
     return sysv_gone(sysv_attach(id, ds.shm_segsz, s));
 }
 
@@ -191,10 +235,11 @@ static int sysv_unlink(const char *name)
     return 0;
 }
 
-/* Contract: -EINVAL for size 0 or an unknown backend; -EEXIST if the name (or,
- * for System V, its key) is taken; other -errno from the system.  Nothing is left
- * behind on failure. */
-int am__segment_create(enum am_shm b, const char *name, size_t size, struct am_segment *s)
+/* Contract: -EINVAL for size 0 or an unknown backend; -EEXIST if a System V key
+ * is taken; -ENOSPC if /dev/shm is full; other -errno from the system.  POSIX:
+ * the segment has no name until am__segment_publish.  Nothing is left behind on
+ * failure. */
+int am__segment_make(enum am_shm b, const char *name, size_t size, struct am_segment *s)
 {
     if (size == 0)
         return -EINVAL;
@@ -205,9 +250,19 @@ int am__segment_create(enum am_shm b, const char *name, size_t size, struct am_s
     return -EINVAL;
 }
 
+/* Contract: am__segment_make then am__segment_publish: -EEXIST if the name (or,
+ * for System V, its key) is taken.  Nothing is left behind on failure. */
+int am__segment_create(enum am_shm b, const char *name, size_t size, struct am_segment *s)
+{
+    int rc = am__segment_make(b, name, size, s);
+    if (rc == 0 && (rc = am__segment_publish(s, name)) != 0)
+        am__segment_discard(s, name);
+    return rc;
+}
+
 /* Contract: maps the whole segment read-write; -ENOENT if there is none (or it
- * has been unlinked), -EAGAIN if a POSIX segment is still being sized by its
- * creator, -EACCES if it belongs to someone else.  The caller must still check
+ * has been unlinked), -EPROTO if a POSIX file is empty, -EACCES if it belongs
+ * to someone else or others may open it.  The caller must still check
  * the header: the size and the contents are whatever the creator made. */
 int am__segment_open(enum am_shm b, const char *name, struct am_segment *s)
 {
@@ -216,6 +271,36 @@ int am__segment_open(enum am_shm b, const char *name, struct am_segment *s)
     if (b == AM_SHM_SYSV)
         return sysv_open(name, s);
     return -EINVAL;
+}
+
+/* Contract: 0 once the name shows the segment; -EEXIST if the name is taken.
+ * POSIX only does anything. */
+int am__segment_publish(struct am_segment *s, const char *name)
+{
+    return s->backend == AM_SHM_POSIX ? posix_publish(s, name) : 0;
+}
+
+/* Contract: after a create, before (or instead of) publishing: nothing is left,
+ * neither memory nor name. */
+void am__segment_discard(struct am_segment *s, const char *name)
+{
+    if (s->backend == AM_SHM_SYSV)
+        shmctl(s->id, IPC_RMID, NULL);
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    am__segment_unmap(s);
+}
+
+/* Contract: System V: the number of attachments now (this process's included),
+ * or -1 if the segment is gone; POSIX: -1. */
+int am__segment_users(const struct am_segment *s)
+{
+    struct shmid_ds ds;
+
+    if (s->backend != AM_SHM_SYSV || shmctl(s->id, IPC_STAT, &ds) != 0)
+        return -1;
+    return (int)ds.shm_nattch;
 }
 
 /* Contract: -ENOENT if there is nothing of that name; safe to call for a segment

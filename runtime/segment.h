@@ -18,6 +18,8 @@ struct am_segment {
     void *base;
     size_t size;
     enum am_shm backend;
+    int fd; /* POSIX, between create and publish: the unnamed file; else -1 */
+    int id; /* System V: the segment id */
 };
 
 /* "posix" / "sysv" to enum; -EINVAL for anything else. */
@@ -27,13 +29,33 @@ const char *am__shm_name(enum am_shm b);
 /* System V key of a name (never IPC_PRIVATE). */
 key_t am__segment_key(const char *name);
 
-/* Create a zero-filled segment of `size` bytes, mapped read-write.
- * -EEXIST if a segment of that name exists, other -errno on failure. */
+/* Make a zero-filled segment of `size` bytes, mapped read-write, its memory
+ * allocated now (a full /dev/shm is -ENOSPC here, not a SIGBUS later).  A POSIX
+ * segment has no name yet: am__segment_publish gives it one once it is
+ * complete, so a name never shows a half-made segment.  A System V segment has
+ * its key at once: -EEXIST if that key is taken.  Other -errno on failure. */
+int am__segment_make(enum am_shm b, const char *name, size_t size,
+                     struct am_segment *s);
+
+/* am__segment_make and am__segment_publish in one: the named segment, or
+ * -EEXIST if the name is taken. */
 int am__segment_create(enum am_shm b, const char *name, size_t size,
                        struct am_segment *s);
 
+/* Give a created segment its name, atomically: -EEXIST if the name is taken.
+ * System V: nothing to do. */
+int am__segment_publish(struct am_segment *s, const char *name);
+
+/* Undo a create that was not published (or whose System V key is ours): the
+ * memory goes, no name is left. */
+void am__segment_discard(struct am_segment *s, const char *name);
+
+/* How many processes have a System V segment attached, or -1 if unknown (POSIX). */
+int am__segment_users(const struct am_segment *s);
+
 /* Map an existing segment whole (its size taken from the system).
- * -ENOENT if there is none. */
+ * -ENOENT if there is none, -EACCES if it is not ours (another user's, or open
+ * to group or others), -EPROTO if it is empty. */
 int am__segment_open(enum am_shm b, const char *name, struct am_segment *s);
 
 /* Remove the name so nobody else can open it; existing mappings stay valid and

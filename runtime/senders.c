@@ -1,66 +1,89 @@
 /*
- * senders.c - the sender table of a segment: who may put packets here.
+ * senders.c - the sender table of a segment: who may put packets here, and
+ * whether each of them is still alive.
  *
- * Before sending to an endpoint a process registers in its table; the entry's
- * index is the `source` of every packet it sends there, which tells the receiver
- * whom to reply to.  Entries go FREE -> BUSY (CAS, by the registering process)
- * -> READY (release-store, after the name and pid are written; pairs with the
- * receiver's acquire-load in am__source_index) -> CLOSED (am_ep_destroy).  A
- * CLOSED entry keeps its name, so packets its sender left in the queue are still
- * delivered with a known source.  When no entry is FREE, a CLOSED one, then one
- * left READY by a process that died, is reused (CAS to BUSY): only packets still
- * queued from the old sender at that moment could be misattributed.
+ * Before sending to an endpoint a process registers in its table.  An entry
+ * belongs to whoever holds its lifeline (lifeline.h): a registering process
+ * takes the lifeline of an entry nobody alive holds (a trylock, so exactly one
+ * of several concurrent registrants wins, and one that dies half way leaves the
+ * entry to the next), then release-stores BUSY with the next generation, writes
+ * its name and pid, and release-stores READY (pairs with the receiver's
+ * acquire-load in am__source_index).  Leaving stores CLOSED and lets go of the
+ * lifeline; dying lets the kernel mark it.  Either way the entry is free to be
+ * taken again, FREE ones first, then CLOSED, then those of dead senders.
+ *
+ * Its claimant id AM_WHO(index, generation) marks the sender's claims; a claim
+ * whose generation is no longer the entry's, or whose entry's lifeline is gone,
+ * is a dead sender's (am__who_dead).  A CLOSED entry keeps its name, so packets
+ * its sender left in the queue are still credited to it until the entry is
+ * reused; after that they are delivered with an unknown source.
  */
 #include <errno.h>
-#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-static int pid_dead(uint32_t pid)
+/* Fill an entry whose lifeline we just took. */
+static unsigned fill(struct am_sender *e, unsigned index, const char *name)
 {
-    return pid != 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
-}
-
-static void fill(struct am_sender *e, const char *name)
-{
+    unsigned gen = (AM_SENDER_GEN(AO_load(&e->state)) + 1) & AM_GEN_MASK;
+    AO_store_release(&e->state, AM_SENDER(gen, AM_SENDER_BUSY));
     e->pid = (uint32_t)getpid();
     memset(e->name, 0, sizeof e->name);
     strncpy(e->name, name, AM_NAME_MAX - 1);
-    AO_store_release(&e->state, AM_SENDER_READY);
+    AO_store_release(&e->state, AM_SENDER(gen, AM_SENDER_READY));
+    return AM_WHO(index, gen);
 }
 
-/* Take entry i if it is in state `from` (and, with check_pid, its owner died). */
-static int take(struct am_seg_view *v, unsigned i, AO_t from, int check_pid,
-                const char *name)
+/* Is entry e one to try in pass p (0: FREE, 1: CLOSED, 2: any other)? */
+static int candidate(const struct am_sender *e, unsigned pass)
 {
-    struct am_sender *e = &v->senders[i];
-    if (AO_load(&e->state) != from || (check_pid && !pid_dead(e->pid)) ||
-        !AO_compare_and_swap_full(&e->state, from, AM_SENDER_BUSY))
-        return 0;
-    fill(e, name);
-    return 1;
+    unsigned st = AM_SENDER_ST(AO_load(&e->state));
+    if (pass < 2)
+        return st == (pass == 0 ? AM_SENDER_FREE : AM_SENDER_CLOSED);
+    return st != AM_SENDER_FREE && st != AM_SENDER_CLOSED && am__lifeline_gone(&e->life);
 }
 
-/* Any number of processes may register concurrently.  -ENOSPC if full. */
-int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index)
+/* Any number of processes may register concurrently.  -ENOSPC if every entry
+ * belongs to a live sender. */
+int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index,
+                        unsigned *who)
 {
-    static const struct { AO_t from; int check_pid; } passes[] = {
-        {AM_SENDER_FREE, 0}, {AM_SENDER_CLOSED, 0}, {AM_SENDER_READY, 1}};
-    for (unsigned p = 0; p < 3; p++)
-        for (unsigned i = 0; i < v->max_senders; i++)
-            if (take(v, i, passes[p].from, passes[p].check_pid, name)) {
+    for (unsigned pass = 0; pass < 3; pass++)
+        for (unsigned i = 0; i < v->max_senders; i++) {
+            struct am_sender *e = &v->senders[i];
+            if (candidate(e, pass) && am__lifeline_take(&e->life) == 0) {
+                *who = fill(e, i, name);
                 *index = i;
                 return 0;
             }
+        }
     return -ENOSPC;
 }
 
-/* Mark an entry closed; only its owner calls this, after its last send. */
+/* Leave the table; only the registered thread calls this, after its last send. */
 void am__sender_release(struct am_seg_view *v, unsigned index)
 {
     struct am_sender *e = &v->senders[index];
-    if (e->pid == (uint32_t)getpid())
-        AO_store_release(&e->state, AM_SENDER_CLOSED);
+    AO_t st = AO_load(&e->state);
+    AO_store_release(&e->state, AM_SENDER(AM_SENDER_GEN(st), AM_SENDER_CLOSED));
+    am__lifeline_release(&e->life);
+}
+
+/* Has the sender with claimant id `who` died or left?  Never 1 for a live
+ * sender, however slow or stopped.  Once 1, 1 for good (but for the few
+ * instructions in which a new sender that has taken the entry's lifeline has
+ * not yet stored its generation).  Plain
+ * loads; any process.  An id naming no entry is a dead one (it cannot be a live
+ * sender's). */
+int am__who_dead(const struct am_seg_view *v, unsigned who)
+{
+    if (who == 0 || AM_WHO_INDEX(who) >= v->max_senders)
+        return 1;
+    const struct am_sender *e = &v->senders[AM_WHO_INDEX(who)];
+    AO_t st = AO_load(&e->state);
+    if (AM_SENDER_GEN(st) != AM_WHO_GEN(who) || AM_SENDER_ST(st) != AM_SENDER_READY)
+        return 1;
+    return am__lifeline_gone(&e->life);
 }

@@ -40,26 +40,47 @@ typedef void (*am_handler_t)(am_token_t *tok, const uint32_t *args, int nargs,
  *   shm         posix | sysv                                      (SHMAM_SHM)
  *   packets     packets per queue, power of two, default 128      (SHMAM_PACKETS)
  *   bulk_blocks 8 KB blocks per queue, power of two, default 16   (SHMAM_BULK)
- *   max_senders endpoints that may map this one, default 64       (SHMAM_MAX_SENDERS)
+ *   max_senders endpoints that may map this one at once, default 64, up to 1024
+ *                                                                 (SHMAM_MAX_SENDERS)
+ *   abandon_ms  the longest am_wait sleeps while a queue waits on a claim whose
+ *               sender may have died: a dead sender's claim is skipped within
+ *               this bound, default 100, 1..60000                 (SHMAM_ABANDON_MS)
  */
 struct am_ep_opts {
     const char *claim;
     const char *shm;
     unsigned packets, bulk_blocks, max_senders;
+    unsigned abandon_ms;
 };
 
-/* Endpoints.  Names are 1..40 characters of [A-Za-z0-9._-]. */
+/* Endpoints.  Names are 1..40 characters of [A-Za-z0-9._-].  An endpoint
+ * belongs to the thread that created it: its peers judge it alive by a lifeline
+ * that thread holds (the kernel marks it when the thread dies), so create, map
+ * and destroy an endpoint in the same thread, and keep that thread for its life.
+ * am_ep_create reclaims a name whose owner has gone (closed, died, or died while
+ * creating it); -EEXIST if a live endpoint has it.  am_ep_map maps a peer at an
+ * index (-ENOSPC if the peer's sender table is full of live senders: try again
+ * later, -EPIPE if its owner has gone).  A destroyed endpoint is poisoned: calls
+ * on it return -EINVAL (or NULL / 0 for getters) until am_ep_create reuses the
+ * handle. */
 int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **ep);
 int am_ep_destroy(am_ep_t *ep);
 int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name);
 int am_set_handler(am_ep_t *ep, unsigned id, am_handler_t fn);
 
+/* Is the endpoint of this name owned by a live process?  1 yes, 0 no (its owner
+ * closed it or died: a leftover that the next am_ep_create of the name, or a
+ * cleanup tool, may remove), -ENOENT if there is none, -EACCES if it is not
+ * ours.  For tools that list or clean up segments. */
+int am_ep_probe(const char *name);
+
 /* Requests and replies.  A send blocks (polling this endpoint) while the
  * destination queue is full; it fails with -EPIPE if the destination has closed
- * or its owner died, -EDEADLK for a request from inside a handler or a reply
- * from a reply handler, -EALREADY for a second reply to one request, -EMSGSIZE
- * for more than 8 arguments or 8192 bytes.  An endpoint is used by one thread at
- * a time; different endpoints may be used by different threads. */
+ * or its owner died (the first send after the death, and any send waiting then),
+ * -EDEADLK for a request from inside a handler or a reply from a reply handler,
+ * -EALREADY for a second reply to one request, -EMSGSIZE for more than 8
+ * arguments or 8192 bytes, -EINVAL for a NULL or destroyed endpoint or token.
+ * An endpoint is used by one thread at a time: the one that created it. */
 int am_request(am_ep_t *ep, unsigned dest, unsigned handler,
                const uint32_t *args, int nargs);
 int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler,
@@ -67,12 +88,16 @@ int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler,
 int am_reply(am_token_t *tok, unsigned handler, const uint32_t *args, int nargs);
 int am_reply_bulk(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs);
-unsigned am_token_source(const am_token_t *tok);
-am_ep_t *am_token_ep(const am_token_t *tok);
+unsigned am_token_source(const am_token_t *tok); /* UINT_MAX if unknown or NULL */
+am_ep_t *am_token_ep(const am_token_t *tok);     /* NULL for NULL */
 
 /* Delivery.  am_poll runs every message ready in both queues and returns how many;
  * am_wait sleeps (no spinning) until at least one message has been handled or
- * timeout_ms passes (-1: forever); it returns the count, 0 on timeout. */
+ * timeout_ms passes (-1: forever); it returns the count, 0 on timeout.  Both
+ * return -EDEADLK from inside a handler (the handler still holds its packet)
+ * and -EINVAL for a NULL or destroyed endpoint.  A message whose sender died
+ * while sending it is skipped and counted (am_ep_abandoned); a sender that is
+ * merely slow or stopped is waited for. */
 int am_poll(am_ep_t *ep);
 int am_wait(am_ep_t *ep, int timeout_ms);
 
@@ -82,6 +107,7 @@ const char *am_strerror(int err);
 const char *am_ep_name(const am_ep_t *ep);
 const char *am_ep_claim(const am_ep_t *ep);
 unsigned long am_ep_bad_packets(const am_ep_t *ep);
+unsigned long am_ep_abandoned(const am_ep_t *ep); /* dead senders' claims skipped */
 
 /* Jobs started by shmamrun. */
 int am_init(int *argc, char ***argv, am_ep_t **ep);

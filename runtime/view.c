@@ -4,8 +4,10 @@
  * The creator computes the layout from the sizes and claim algorithm and writes it
  * into the header; an attaching process recomputes it from the header's sizes and
  * refuses the segment unless every offset, the size, magic and version agree.  A
- * zero-filled segment is already a valid empty endpoint: state 0 is
- * AM_STATE(0, AM_FREE) for every packet and bulk block, and tails and heads are 0.
+ * zero-filled segment is nearly a valid empty endpoint: state 0 is
+ * AM_STATE(0, 0, AM_FREE) for every packet and bulk block, tails and heads are 0
+ * and sender entries are FREE; only the lifelines (robust mutexes) need their
+ * initialisation.
  */
 #include <errno.h>
 #include <string.h>
@@ -87,6 +89,10 @@ int am__layout_write(void *base, const struct am_config *cfg, const char *name)
     h->version = AM_LAYOUT_VERSION;
     h->owner_pid = (uint32_t)getpid();
     strncpy(h->name, name, AM_NAME_MAX - 1);
+    rc = am__lifeline_init(&h->owner_life);
+    struct am_sender *senders = (struct am_sender *)((char *)base + h->senders_off);
+    for (uint32_t i = 0; i < cfg->max_senders && rc == 0; i++)
+        rc = am__lifeline_init(&senders[i].life);
     for (int q = 0; q < 2 && rc == 0; q++)
         if (h->lock_off[q])
             rc = am__claim_lock(cfg->claim)->init((char *)base + h->lock_off[q],

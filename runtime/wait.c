@@ -2,12 +2,22 @@
  * wait.c - sleeping until a message arrives, without spinning a core.
  *
  * The wake word is a futex in the segment header (shared, not private: senders
- * are other processes).  The receiver reads wake_seq, stores sleeping = 1, fences
- * and polls once more; only if that poll found nothing does it futex-wait on
- * wake_seq.  A sender stores READY, fences, and only if it sees sleeping = 1 bumps
- * wake_seq and wakes (send.c).  With both fences, either the receiver's last poll
- * sees the packet or the sender sees the sleeper, so no wake-up is lost, and a
- * sender makes no system call while the receiver is awake.
+ * are other processes).  The receiver acquire-loads wake_seq, stores sleeping = 1,
+ * fences (full) and polls once more; only if that poll found nothing does it
+ * futex-wait on wake_seq.  A sender stores READY, fences (full), and only if it
+ * sees sleeping = 1 bumps wake_seq and wakes (send.c).  In C11 terms this is
+ * Dekker's pattern with two seq_cst fences: of the receiver's sleeping store and
+ * the sender's READY store, each side's later load sees the other's store, or
+ * both do; so either the receiver's last poll sees the packet or the sender sees
+ * the sleeper.  The load of wake_seq is an acquire so that it cannot be
+ * satisfied after the sleeping store becomes visible (load->store reordering, as
+ * ARM and POWER allow): otherwise the receiver could read a wake_seq already
+ * bumped for it and sleep through the wake-up.  No wake-up is lost, and a sender
+ * makes no system call while the receiver is awake.
+ *
+ * A queue whose head waits on a claim (poll.c) may wait on a dead sender, who
+ * will never wake us: then the sleep lasts at most abandon_ms / 4, so the dead
+ * claim is found and skipped within the bound.
  */
 #include <errno.h>
 #include <limits.h>
@@ -18,8 +28,8 @@
 
 #include "internal.h"
 
-#ifndef AO_HAVE_int_fetch_and_add1
-#error "shmam needs AO_int_fetch_and_add1"
+#if !defined(AO_HAVE_int_fetch_and_add1) || !defined(AO_HAVE_int_load_acquire)
+#error "shmam needs AO_int_fetch_and_add1 and AO_int_load_acquire"
 #endif
 
 #define AM_WAIT_SPINS 64 /* polls before going to sleep */
@@ -50,10 +60,13 @@ static void sleep_on(struct am_seg_header *h, unsigned seq, int64_t ms)
 static int sleep_once(am_ep_t *ep, int64_t ms)
 {
     struct am_seg_header *h = ep->own.hdr;
-    unsigned seq = AO_int_load(&h->wake_seq);
+    unsigned seq = AO_int_load_acquire(&h->wake_seq); /* before the store below */
     AO_int_store(&h->sleeping, 1);
     AO_nop_full(); /* pairs with the fence in send.c's wake_if_asleep */
-    int n = am_poll(ep);
+    int n = am__poll(ep);
+    int64_t cap = ep->abandon_ms / 4 + 1;
+    if (n == 0 && am__stuck(ep) && (ms < 0 || ms > cap))
+        ms = cap;
     if (n == 0 && AO_load(&h->state) == AM_SEG_LIVE)
         sleep_on(h, seq, ms);
     AO_int_store(&h->sleeping, 0);
@@ -62,23 +75,23 @@ static int sleep_once(am_ep_t *ep, int64_t ms)
 
 int am_wait(am_ep_t *ep, int timeout_ms)
 {
-    if (!ep)
+    if (!am__ep_ok(ep))
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
     int64_t deadline = now_ms(1) + timeout_ms;
     for (int i = 0; i < AM_WAIT_SPINS; i++) {
-        int n = am_poll(ep);
+        int n = am__poll(ep);
         if (n)
             return n;
     }
     for (;;) {
         int64_t left = timeout_ms < 0 ? -1 : deadline - now_ms(0);
         if (timeout_ms >= 0 && left <= 0)
-            return am_poll(ep);
+            return am__poll(ep);
         int n = sleep_once(ep, left);
         if (n == 0)
-            n = am_poll(ep);
+            n = am__poll(ep);
         if (n)
             return n;
     }

@@ -227,7 +227,7 @@ static void receiver(void)
 
 static unsigned hook_calls;
 
-static void widen_hook(void)
+static void widen_hook(enum am_hook where)
 {
     tu_widen(hook_calls++ * NROLES + (unsigned)me);
 }
@@ -273,8 +273,8 @@ static void sender(am_ep_t *ep)
 static int claim(struct am_peer *peer, struct am_claim_state *c, int bulk)
 {
     struct am_seg_view *v = peer->view;
-    am__claim_begin(c, bulk);
-    while (!am__claim_try(v, &v->q[AM_REQUEST], c, peer->sender_index)) {
+    am__claim_begin(c, bulk, peer->who);
+    while (am__claim_try(v, &v->q[AM_REQUEST], c) <= 0) {
         if (tu_now_s() > S->deadline) {
             give_up("gave up claiming a packet");
             return -1;
@@ -294,11 +294,11 @@ static int inject(struct am_peer *peer, enum kind k, unsigned salt)
         return -1;
     struct am_packet *p = &q->packets[c.ticket & (q->packets_n - 1)];
     enum am_type type = AM_READY;
+    unsigned who = c.who; /* the source, as the state word names it */
     p->bulk_ticket = 0;
     p->handler = H_INJ;
     p->nargs = 2;
     p->flags = 0;
-    p->source = (uint16_t)peer->sender_index;
     p->pad = 0;
     p->bulk_len = 0;
     p->args[0] = 0xbad;
@@ -323,13 +323,13 @@ static int inject(struct am_peer *peer, enum kind k, unsigned salt)
         p->nargs = 255;
         break;
     case SOURCE_MAX:
-        p->source = (uint16_t)v->max_senders;
+        who = AM_WHO(v->max_senders, 0);
         break;
     case SOURCE_65535:
-        p->source = 65535;
+        who = (1u << AM_WHO_BITS) - 1u;
         break;
     case SOURCE_FREE:
-        p->source = (uint16_t)(v->max_senders - 1);
+        who = AM_WHO(v->max_senders - 1, 0);
         if (AO_load(&v->senders[v->max_senders - 1].state) != AM_SENDER_FREE)
             give_up("the last sender entry is not free");
         break;
@@ -353,7 +353,7 @@ static int inject(struct am_peer *peer, enum kind k, unsigned salt)
         break;
     }
     /* Pairs with the receiver's acquire-load of the state, as send.c's publish. */
-    AO_store_release(&p->state, AM_STATE(c.ticket / q->packets_n, type));
+    AO_store_release(&p->state, AM_STATE(am_lap(c.ticket, q->packets_n), who, type));
     S->injected++;
     return 0;
 }
@@ -381,13 +381,14 @@ static int write_states(struct am_peer *peer)
     for (size_t i = 0; i < NIMPOSSIBLE; i++) {
         uint64_t head = AO_load(&q->recv->head);
         struct am_packet *p = &q->packets[head & (q->packets_n - 1)];
-        AO_t lap = head / q->packets_n, free_state = AM_STATE(lap, AM_FREE);
+        AO_t lap = am_lap(head, q->packets_n), free_state = AM_STATE(lap, 0, AM_FREE);
         if (AO_load_acquire(&p->state) != free_state) {
             give_up("head slot of a quiet queue is not free");
             return -1;
         }
         int dlap = impossible[i].dlap < 0 && lap == 0 ? 5 : impossible[i].dlap;
-        AO_store_release(&p->state, AM_STATE((AO_t)((long)lap + dlap), impossible[i].type));
+        AO_store_release(&p->state,
+                         AM_STATE((AO_t)((long)lap + dlap), 0, impossible[i].type));
         S->states_written++;
         while (AO_load_acquire(&p->state) != free_state ||
                AO_load(&q->recv->head) != head) {

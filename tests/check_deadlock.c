@@ -185,7 +185,7 @@ static void on_repb(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 
 static unsigned hook_calls;
 
-static void widen_hook(void)
+static void widen_hook(enum am_hook where)
 {
     tu_widen(hook_calls++ * MAXP + (unsigned)me);
 }

@@ -175,12 +175,12 @@ static void on_bulk(am_token_t *tok, const uint32_t *a, int nargs, void *data, s
 /* Stall hooks for the writers' claims (see the file header). */
 static unsigned hook_calls, hook_seed;
 
-static void widen_hook(void)
+static void widen_hook(enum am_hook where)
 {
     tu_widen(hook_calls++ * 16u + hook_seed);
 }
 
-static void stall_hook(void)
+static void stall_hook(enum am_hook where)
 {
     uint32_t h = tu_mix32(hook_seed, hook_calls++);
     if ((h & 3u) == 0)

@@ -2,11 +2,15 @@
  * check_launcher.c - shmamrun end to end: exit status propagation, stopping the
  * job when a rank fails or the launcher is signalled or times out, option
  * checking, the exported environment, --bind, and above all that no segment of
- * a job survives it, in either backend.
+ * a job survives it, in either backend, even when the launcher itself is
+ * SIGKILLed (its guardian process removes them), and that no process of the
+ * job (rank or guardian) outlives a launcher that ends normally.
  *
- * The launcher and the helper rank program (prog_rank.c) are found next to this
- * test binary: B/bin/shmamrun and B/tests/prog_rank for the build directory B
- * (build, build-asan, ...), whatever the current directory.
+ * The launcher and the helper rank programs (prog_rank.c, prog_linger.c) are
+ * found next to this test binary: B/bin/shmamrun and B/tests/prog_rank for the
+ * build directory B (build, build-asan, ...), whatever the current directory.
+ * Each launcher runs in a process group of its own (tu_start with a time limit),
+ * which its ranks and its guardian share.
  */
 #include <check.h>
 #include <dirent.h>
@@ -19,12 +23,21 @@
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "job.h"
 #include "segment.h"
 #include "testutil.h"
 
-static char launcher[PATH_MAX], helper[PATH_MAX];
+#define RUN_LIMIT_S 20        /* a launcher still running then is killed, group and all */
+#define CRASH_RUNS 20         /* launcher kills per backend, times tu_stress_factor() */
+#define CRASH_MAX_DELAY_MS 40 /* the least kill window, see launcher_killed */
+#define CRASH_NPROCS 4
+#define CRASH_NPROCS_S "4"
+#define CRASH_CLEAN_S 3.0 /* how long the guardian may take to sweep */
+
+static char launcher[PATH_MAX], helper[PATH_MAX], linger[PATH_MAX];
 
 /* What a finished launcher left: its status and everything it and its ranks
  * printed (stdout and stderr together), and what the ranks said about
@@ -40,6 +53,7 @@ static void find_programs(void)
 {
     tu_program(launcher, sizeof launcher, "bin/shmamrun");
     tu_program(helper, sizeof helper, "tests/prog_rank");
+    tu_program(linger, sizeof linger, "tests/prog_linger");
 }
 
 /* Fill job, ready and pid from the ready lines seen so far. */
@@ -69,7 +83,7 @@ static void await_ready(struct run *r, int n)
 static void run(const char *const *argv, const char *const *env, struct run *r)
 {
     memset(r, 0, sizeof *r);
-    tu_run_capture(argv, env, TU_ERR_MERGED, 0, &r->o);
+    tu_run_capture(argv, env, TU_ERR_MERGED, RUN_LIMIT_S, &r->o);
     parse_ready(r);
 }
 
@@ -110,7 +124,8 @@ static int remove_leftovers(const char *job, int nprocs, enum am_shm b)
 }
 
 /* The job ran all its ranks (they had their segments), and now nothing of it is
- * left: no segment in either backend, no rank alive. */
+ * left: no segment in either backend, no rank alive, and no process at all in
+ * the launcher's process group (the launcher reaps its guardian). */
 static void assert_clean(const struct run *r, int nprocs, const char *bn)
 {
     int posix = remove_leftovers(r->job, nprocs, AM_SHM_POSIX);
@@ -123,6 +138,9 @@ static void assert_clean(const struct run *r, int nprocs, const char *bn)
     for (int rank = 0; rank < nprocs; rank++)
         ck_assert_msg(kill((pid_t)r->pid[rank], 0) != 0 && errno == ESRCH,
                       "%s: rank %d (pid %ld) still alive", bn, rank, r->pid[rank]);
+    ck_assert_msg(kill(-r->o.pid, 0) != 0 && errno == ESRCH,
+                  "%s: a process of launcher %ld's group (its guardian?) outlived it", bn,
+                  (long)r->o.pid);
 }
 
 static void assert_status(const struct run *r, int want, const char *bn)
@@ -208,7 +226,7 @@ static void signalled(int loop, int sig)
     char want[64];
 
     memset(&r, 0, sizeof r);
-    pid_t pid = tu_start(argv, NULL, TU_ERR_MERGED, 0, &r.o);
+    pid_t pid = tu_start(argv, NULL, TU_ERR_MERGED, RUN_LIMIT_S, &r.o);
     await_ready(&r, 2);
     ck_assert_msg(job_segments(r.job, 2, (enum am_shm)loop) == 2,
                   "%s: segments of running job %s not found", bn, r.job);
@@ -250,6 +268,97 @@ START_TEST(timeout)
     assert_status(&r, 124, bn);
     assert_says(&r, "shmamrun: timeout", bn);
     assert_clean(&r, 2, bn);
+}
+END_TEST
+
+/* Poll (every 5 ms, up to CRASH_CLEAN_S) until no segment of a name starting
+ * with prefix is left; then remove what is, so that a failure leaks nothing.
+ * Returns how many there were, the first described in first[0 .. n-1]. */
+static int await_clean(const char *prefix, char *first, size_t n)
+{
+    double until = tu_now_s() + CRASH_CLEAN_S;
+
+    while (tu_leftovers(prefix, 0, first, n) > 0 && tu_now_s() < until)
+        tu_sleep_ms(5);
+    return tu_leftovers(prefix, 1, first, n);
+}
+
+/* How many lines "rank R word" prog_linger's ranks printed into out. */
+static int count_lines(const char *out, const char *word)
+{
+    char line[32];
+    int n = 0;
+
+    for (int rank = 0; rank < CRASH_NPROCS; rank++) {
+        snprintf(line, sizeof line, "rank %d %s\n", rank, word);
+        n += strstr(out, line) != NULL;
+    }
+    return n;
+}
+
+/* Run one prog_linger job to its normal end and return how long (ms) its ranks
+ * took to get past am_init; the job must exit 0 and leave nothing: no segment,
+ * no process of its group (ranks, guardian). */
+static int time_init(int loop)
+{
+    const char *bn = BACKEND(loop);
+    const char *argv[] = {launcher, "-n", CRASH_NPROCS_S, "--shm", bn, linger, "10", NULL};
+    static struct tu_output o; /* too big for the stack */
+    char prefix[32], first[160] = "";
+    double t0 = tu_now_s(), dt = 0;
+
+    pid_t pid = tu_start(argv, NULL, TU_ERR_MERGED, RUN_LIMIT_S, &o);
+    while (count_lines(o.out, "init") < CRASH_NPROCS && tu_read_some(&o) > 0)
+        dt = tu_now_s() - t0;
+    tu_finish(&o);
+    snprintf(prefix, sizeof prefix, "j%ld-", (long)pid);
+    ck_assert_msg(o.status == 0, "%s: normal job exited %d:\n%s", bn, o.status, o.out);
+    ck_assert_msg(tu_leftovers(prefix, 1, first, sizeof first) == 0,
+                  "%s: normal job left %s", bn, first);
+    ck_assert_msg(kill(-pid, 0) != 0 && errno == ESRCH,
+                  "%s: a process of launcher %ld's group (its guardian?) outlived it", bn,
+                  (long)pid);
+    return (int)(dt * 1000);
+}
+
+/* One job whose launcher is SIGKILLed delay_ms after it started: before any
+ * rank, during am_init or after it.  The ranks die with it; its guardian must
+ * remove every name of the job. */
+static void kill_launcher(int loop, int delay_ms)
+{
+    const char *bn = BACKEND(loop);
+    const char *argv[] = {launcher, "-n", CRASH_NPROCS_S, "--shm", bn, linger, "300", NULL};
+    static struct tu_output o;
+    char prefix[32], first[160] = "";
+
+    pid_t pid = tu_start(argv, NULL, TU_ERR_MERGED, RUN_LIMIT_S, &o);
+    tu_sleep_ms(delay_ms);
+    kill(pid, SIGKILL); /* the launcher only, not its group */
+    tu_finish(&o);      /* to the end of its output: ranks and guardian are gone */
+    snprintf(prefix, sizeof prefix, "j%ld-", (long)pid);
+    int left = await_clean(prefix, first, sizeof first);
+    ck_assert_msg(left == 0,
+                  "%s: launcher killed after %d ms (%d ranks started, %d past am_init) "
+                  "left %d segment(s) of %s*, e.g. %s:\n%s",
+                  bn, delay_ms, count_lines(o.out, "start"), count_lines(o.out, "init"),
+                  left, prefix, first, o.out);
+    ck_assert_msg(o.status == 128 + SIGKILL,
+                  "%s: launcher killed after %d ms: status %d:\n%s", bn, delay_ms, o.status,
+                  o.out);
+}
+
+/* Kill delays are uniform in 0 .. 1.5 times the time a job takes to get past
+ * am_init on this machine (at least CRASH_MAX_DELAY_MS), so that kills land
+ * before any rank started, during am_init and after it. */
+START_TEST(launcher_killed)
+{
+    unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+    int runs = CRASH_RUNS * tu_stress_factor(), window = time_init(_i) * 3 / 2;
+
+    if (window < CRASH_MAX_DELAY_MS)
+        window = CRASH_MAX_DELAY_MS;
+    for (int i = 0; i < runs; i++)
+        kill_launcher(_i, (int)(rand_r(&seed) % (unsigned)(window + 1)));
 }
 END_TEST
 
@@ -387,6 +496,7 @@ static Suite *launcher_suite(void)
 {
     Suite *s = suite_create("launcher");
     TCase *jobs = tcase_create("jobs"), *opts = tcase_create("options");
+    TCase *crash = tcase_create("crash");
     const int posix = AM_SHM_POSIX, both = AM_SHM_SYSV + 1;
 
     tcase_set_timeout(jobs, 30);
@@ -399,6 +509,9 @@ static Suite *launcher_suite(void)
     tcase_add_loop_test(jobs, sighup_forwarded, posix, both);
     tcase_add_loop_test(jobs, timeout, posix, both);
     suite_add_tcase(s, jobs);
+    tcase_set_timeout(crash, 30 * tu_stress_factor());
+    tcase_add_loop_test(crash, launcher_killed, posix, both);
+    suite_add_tcase(s, crash);
     tcase_set_timeout(opts, 30);
     tcase_add_loop_test(opts, bad_options, 0, sizeof bad_cases / sizeof bad_cases[0]);
     tcase_add_test(opts, bad_usage);

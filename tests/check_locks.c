@@ -1,8 +1,11 @@
 /*
  * check_locks.c - every lock of lock_table: the verbs' semantics in one process,
  * mutual exclusion among 4 and 8 processes on however many cores there are
- * (oversubscribed on purpose), trylock against a holder in another process, and
- * the mutex's recovery from a holder killed with SIGKILL.
+ * (oversubscribed on purpose), trylock against a holder in another process, the
+ * mutex's recovery from a holder killed with SIGKILL, and every lock's recovery
+ * from dead participants through a lock_watch: a holder killed in its critical
+ * section, a waiter killed in lock() before its turn, both at once; a stopped
+ * holder that must keep the lock; a waiter told to give up.
  *
  * Each multi-process test puts a `struct shared` and the lock in one
  * MAP_SHARED|MAP_ANONYMOUS region, forks pinned workers with tu_run_procs(), lets
@@ -12,6 +15,13 @@
  * read 0 on entry, so a broken lock loses updates or is caught inside twice.
  * Every failure message starts with the lock's name.  SHMAM_STRESS multiplies
  * the iteration counts; SHMAM_VERBOSE=1 prints the time each run took.
+ *
+ * The recovery tests fork their participants one by one (tu_spawn) with fixed
+ * ids and roles, so that the parent can stop and kill them at chosen points.
+ * Their watch's dead() answers from dead[], which the parent sets only once
+ * waitpid() has reported the death (a stand-in for the runtime's lifeline), and
+ * records in asked[] that the participant is waiting in lock() (the watch is
+ * asked only after the waiter has taken its place and yielded).
  */
 #include <check.h>
 #include <errno.h>
@@ -33,6 +43,11 @@
 
 #define PROC_TIMEOUT_S 20 /* per tu_run_procs, times the stress factor */
 #define TCASE_TIMEOUT_S 60
+#define IDS 8          /* participant ids the recovery tests' watch knows */
+#define WAIT_S 10.0    /* for a participant to reach a point, or to end */
+#define RECOVER_S 5.0  /* from a death to every survivor being through */
+#define GIVE_UP_S 2.0  /* from the give-up flag to lock() returning */
+#define STOPPED_MS 1000 /* how long the stopped holder stays stopped */
 
 /* What the workers share, followed (at HDR bytes) by the lock's state. */
 struct shared {
@@ -49,6 +64,13 @@ struct shared {
     AO_t acquired;          /* trylock/robust tests: successes after the release */
     int recover_by_trylock; /* robust test: how the next process takes over */
     long counter;           /* plain; only touched under the lock */
+    AO_t dead[IDS];         /* recovery: set by the parent after waitpid (the watch) */
+    AO_t asked[IDS];        /* recovery: id's watch was asked: it waits in lock() */
+    AO_t stop[IDS];         /* recovery: id's watch says give up */
+    AO_t holds[IDS];        /* recovery: id holds the lock and waits for release[id] */
+    AO_t release[IDS];      /* recovery: id may leave its critical section */
+    AO_t entered;           /* recovery: critical sections entered */
+    AO_t gave_up;           /* recovery: lock() calls that returned LOCK_GAVE_UP */
 };
 
 #define HDR ((sizeof(struct shared) + LOCK_ALIGN - 1) / LOCK_ALIGN * LOCK_ALIGN)
@@ -172,7 +194,7 @@ START_TEST(test_semantics)
         ck_assert_msg(ops->trylock(l, &b) == 0, "%s: trylock on a held lock", ops->name);
         ops->unlock(l, &a);
         ck_assert_msg(!ops->locked(l), "%s: locked() after unlock", ops->name);
-        ops->lock(l, &b);
+        ck_assert_msg(ops->lock(l, &b) == 0, "%s: lock() on a free lock failed", ops->name);
         ck_assert_msg(ops->locked(l), "%s: !locked() after lock", ops->name);
         ck_assert_msg(ops->trylock(l, &a) == 0, "%s: trylock while held", ops->name);
         ops->unlock(l, &b);
@@ -185,36 +207,80 @@ END_TEST
 
 /* ---- (b) mutual exclusion across processes -------------------------------- */
 
+/* Entering the critical section: nobody else may be inside, and the lock must
+ * say it is held. */
+static void enter(struct shared *s)
+{
+    if (AO_fetch_and_add1_full(&s->inside) != 0 || !ops_of(s)->locked(lock_of(s)))
+        AO_fetch_and_add1_full(&s->violations);
+}
+
+static void leave(struct shared *s)
+{
+    AO_fetch_and_sub1_full(&s->inside);
+}
+
 static void critical_section(struct shared *s, int idx, long i)
 {
     long v;
 
-    if (AO_fetch_and_add1_full(&s->inside) != 0 || !ops_of(s)->locked(lock_of(s)))
-        AO_fetch_and_add1_full(&s->violations);
+    enter(s);
     v = s->counter;
     tu_widen((unsigned)(i * 8 + idx));
     s->counter = v + 1;
-    AO_fetch_and_sub1_full(&s->inside);
+    leave(s);
 }
 
-/* Every fourth acquisition goes through trylock, retried with backoff. */
+/* The watch of the tests: participant `self` of the lock in `s`. */
+struct watcher {
+    struct shared *s;
+    unsigned self;
+};
+
+/* dead(): what the parent set in dead[]; an id no participant has is a lock bug. */
+static int watched_dead(const void *arg, unsigned who)
+{
+    const struct watcher *w = arg;
+
+    AO_store_release(&w->s->asked[w->self], 1);
+    if (who >= IDS)
+        abort();
+    return AO_load_acquire(&w->s->dead[who]) != 0;
+}
+
+/* give_up(): what the parent set in stop[self]. */
+static int watched_give_up(const void *arg)
+{
+    const struct watcher *w = arg;
+
+    AO_store_release(&w->s->asked[w->self], 1);
+    return AO_load_acquire(&w->s->stop[w->self]) != 0;
+}
+
+/* Every fourth acquisition goes through trylock, retried with backoff.  A lock()
+ * that does not return 0 (nobody dies or gives up here) fails the process. */
 static void acquire(struct shared *s, struct lock_ctx *c, long i)
 {
     const struct lock_ops *ops = ops_of(s);
     struct spin sp = SPIN_INIT;
 
     if (i % 4 != 3) {
-        ops->lock(lock_of(s), c);
+        if (ops->lock(lock_of(s), c) != 0)
+            abort();
         return;
     }
     while (!ops->trylock(lock_of(s), c))
         spin_wait(&sp);
 }
 
+/* Odd workers wait with a watch that never reports a death, so the code that
+ * looks for dead participants runs under contention and must pass no turn. */
 static void exclusion_worker(int idx, void *arg)
 {
     struct shared *s = arg;
-    struct lock_ctx c = {.self = (unsigned)idx};
+    struct watcher w = {s, (unsigned)idx};
+    const struct lock_watch watch = {watched_dead, watched_give_up, &w};
+    struct lock_ctx c = {.self = (unsigned)idx, .watch = idx % 2 ? &watch : NULL};
 
     tu_gate_wait(&s->gate);
     for (long i = 0; i < s->iters; i++) {
@@ -412,6 +478,311 @@ START_TEST(test_mutex_owner_dies)
 }
 END_TEST
 
+/* ---- (e) dead participants, stopped holders, giving up (lock_watch) ------- */
+
+/* One process plays both parts: b's watch calls a (id 0) dead while a holds the
+ * lock, so b's lock() must take over or pass a's turn; then a watch that gives
+ * up must return LOCK_GAVE_UP and leave the lock usable.  The mutex is left
+ * out: the kernel knows its holder, and a same-thread relock is not a wait. */
+START_TEST(test_dead_one_process)
+{
+    const struct lock_ops *ops = lock_table[_i];
+    struct shared *s = shared_new((unsigned)_i, 3, 0);
+    struct watcher wb = {s, 1};
+    const struct lock_watch watch = {watched_dead, watched_give_up, &wb};
+    struct lock_ctx a = {.self = 0}, b = {.self = 1, .watch = &watch};
+    void *l = lock_of(s);
+
+    if (strcmp(ops->name, "mutex") == 0)
+        goto out;
+    ck_assert_msg(ops->lock(l, &a) == 0, "%s: lock() on a free lock failed", ops->name);
+    AO_store(&s->dead[0], 1);
+    ck_assert_msg(ops->lock(l, &b) == 0, "%s: no take-over from a dead holder", ops->name);
+    ck_assert_msg(ops->locked(l), "%s: !locked() after a take-over", ops->name);
+    ops->unlock(l, &b);
+    ck_assert_msg(!ops->locked(l), "%s: locked() after the new holder's unlock", ops->name);
+    AO_store(&s->dead[0], 0); /* a new participant 0, alive */
+    ck_assert_msg(ops->lock(l, &a) == 0, "%s: lock() after a take-over", ops->name);
+    AO_store(&s->stop[1], 1);
+    ck_assert_msg(ops->lock(l, &b) == LOCK_GAVE_UP, "%s: no LOCK_GAVE_UP", ops->name);
+    ck_assert_msg(ops->locked(l), "%s: the holder lost the lock to a give-up", ops->name);
+    ops->unlock(l, &a);
+    AO_store(&s->stop[1], 0);
+    ck_assert_msg(ops->lock(l, &b) == 0, "%s: lock() after a give-up", ops->name);
+    ops->unlock(l, &b);
+    ck_assert_msg(!ops->locked(l), "%s: locked() after a give-up and a lock", ops->name);
+out:
+    shared_free(s, 3);
+}
+END_TEST
+
+/* What a participant of the recovery tests does once it holds the lock. */
+enum role {
+    PASS,    /* a short critical section, then unlock */
+    HOLD,    /* say so in holds[id], stay inside until release[id] */
+    GIVE_UP, /* must not get the lock: its lock() must return LOCK_GAVE_UP */
+};
+
+/* A participant's exit codes (besides 0), for the parent's messages. */
+enum { EXIT_RESULT = 4, EXIT_ENTERED = 5 };
+
+struct member {
+    struct shared *s;
+    unsigned id;
+    enum role role;
+    int gated; /* waits at s->gate before lock() */
+};
+
+/* A recovery participant, forked by tu_spawn(): lock() with the test watch,
+ * then what its role says.  Fails by exiting nonzero, never by ck_assert. */
+static void member_main(void *arg)
+{
+    const struct member *m = arg;
+    struct shared *s = m->s;
+    struct watcher w = {s, m->id};
+    const struct lock_watch watch = {watched_dead, watched_give_up, &w};
+    struct lock_ctx c = {.self = m->id, .watch = &watch};
+    int r;
+
+    if (m->gated)
+        tu_gate_wait(&s->gate);
+    r = ops_of(s)->lock(lock_of(s), &c);
+    if (r == LOCK_GAVE_UP && m->role == GIVE_UP) {
+        AO_fetch_and_add1_full(&s->gave_up);
+        return;
+    }
+    if (r != 0)
+        _exit(EXIT_RESULT);
+    enter(s);
+    AO_fetch_and_add1_full(&s->entered);
+    if (m->role == GIVE_UP)
+        _exit(EXIT_ENTERED);
+    AO_store_release(&s->holds[m->id], 1);
+    while (m->role == HOLD && !AO_load_acquire(&s->release[m->id]))
+        tu_sleep_ms(1);
+    tu_widen(m->id);
+    leave(s);
+    ops_of(s)->unlock(lock_of(s), &c);
+}
+
+/* Forks participant m on `cpu`. */
+static pid_t start(const char *name, const struct member *m, int cpu)
+{
+    pid_t pid = tu_spawn(member_main, (void *)m, cpu);
+
+    ck_assert_msg(pid > 0, "%s: fork: %s", name, strerror(errno));
+    return pid;
+}
+
+/* Fails the test unless *flag becomes nonzero within WAIT_S. */
+static void expect_flag(const char *name, struct shared *s, AO_t *flag, const char *what,
+                        unsigned id)
+{
+    ck_assert_msg(tu_wait_flag(flag, 1, WAIT_S), "%s: participant %u never %s (%lu entered)",
+                  name, id, what, (unsigned long)AO_load(&s->entered));
+}
+
+/* Reaps participant id within secs; fails the test unless it exited 0. */
+static void reap_ok(const char *name, pid_t pid, unsigned id, double secs)
+{
+    int st = tu_reap(pid, secs);
+
+    ck_assert_msg(st != -1, "%s: participant %u hung (killed after %.0f s)", name, id, secs);
+    ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "%s: participant %u failed: %s %d (4: lock() result, 5: entered "
+                  "after a give-up)",
+                  name, id, WIFSIGNALED(st) ? "signal" : "exit",
+                  WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
+/* SIGKILLs participant id and reaps it; only then tells the watch it is dead.
+ * A holder dies inside its critical section, so the parent ends that for it
+ * just before the kill.  Returns the critical sections entered by then, before
+ * the watch could know of the death. */
+static AO_t kill_member(const char *name, pid_t pid, struct shared *s, unsigned id)
+{
+    AO_t entered;
+    int st;
+
+    if (AO_load(&s->holds[id]))
+        leave(s);
+    kill(pid, SIGKILL);
+    st = tu_reap(pid, WAIT_S);
+    ck_assert_msg(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+                  "%s: participant %u did not die of SIGKILL", name, id);
+    entered = AO_load(&s->entered);
+    AO_store_release(&s->dead[id], 1);
+    return entered;
+}
+
+/* The holder (0) dies.  Nobody may enter before it is killed, nor before the
+ * watch knows, except with the mutex, which the kernel hands on at the death. */
+static void kill_holder_member(const char *name, pid_t pid, struct shared *s)
+{
+    AO_t before = AO_load(&s->entered), early;
+
+    ck_assert_msg(before == 1, "%s: %lu entered while the holder held the lock", name,
+                  (unsigned long)before - 1);
+    early = kill_member(name, pid, s, 0);
+    ck_assert_msg(early == 1 || strcmp(name, "mutex") == 0,
+                  "%s: %lu entered before the holder's death was known", name,
+                  (unsigned long)early - 1);
+}
+
+/* Stops participant id with SIGSTOP and waits until it is stopped. */
+static void stop_member(const char *name, pid_t pid, unsigned id)
+{
+    int st;
+
+    kill(pid, SIGSTOP);
+    ck_assert_msg(waitpid(pid, &st, WUNTRACED) == pid && WIFSTOPPED(st),
+                  "%s: participant %u did not stop", name, id);
+}
+
+/* The recovery scenarios: 0 holds the lock; with KILL_WAITER 1 queues behind it;
+ * then 2 and 3 (on different CPUs, through a gate) queue behind them.  The
+ * parent kills what `kill_what` says, while all wait in lock(), releases the
+ * holder if it lives, and expects 2 and 3 through, one at a time, in time. */
+enum { KILL_HOLDER = 1, KILL_WAITER = 2 };
+
+static void recovery(unsigned lock_idx, int kill_what)
+{
+    const char *name = lock_table[lock_idx]->name;
+    struct shared *s = shared_new(lock_idx, IDS, 0);
+    struct member m[4];
+    pid_t pid[4];
+    double t;
+
+    tu_gate_init(&s->gate, 2);
+    for (unsigned i = 0; i < 4; i++)
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 2};
+    pid[0] = start(name, &m[0], 0);
+    expect_flag(name, s, &s->holds[0], "took the lock", 0);
+    if (kill_what & KILL_WAITER) {
+        pid[1] = start(name, &m[1], 1);
+        expect_flag(name, s, &s->asked[1], "waited in lock()", 1);
+    }
+    pid[2] = start(name, &m[2], 0);
+    pid[3] = start(name, &m[3], 1);
+    expect_flag(name, s, &s->asked[2], "waited in lock()", 2);
+    expect_flag(name, s, &s->asked[3], "waited in lock()", 3);
+    if (kill_what & KILL_WAITER) {
+        stop_member(name, pid[1], 1);
+        (void)kill_member(name, pid[1], s, 1);
+    }
+    t = now_s();
+    if (kill_what & KILL_HOLDER)
+        kill_holder_member(name, pid[0], s);
+    else
+        AO_store_release(&s->release[0], 1);
+    reap_ok(name, pid[2], 2, WAIT_S);
+    reap_ok(name, pid[3], 3, WAIT_S);
+    if (!(kill_what & KILL_HOLDER))
+        reap_ok(name, pid[0], 0, WAIT_S);
+    t = now_s() - t;
+    verbose(name, "recovery", kill_what & KILL_WAITER ? 4 : 3, 1, t);
+    ck_assert_msg(t < RECOVER_S, "%s: the survivors took %.1f s to get through", name, t);
+    ck_assert_msg(s->violations == 0, "%s: %lu entries found the critical section occupied",
+                  name, (unsigned long)s->violations);
+    ck_assert_msg(s->entered == 3, "%s: %lu critical sections, expected 3", name,
+                  (unsigned long)s->entered);
+    ck_assert_msg(!ops_of(s)->locked(lock_of(s)), "%s: locked() after recovery", name);
+    shared_free(s, IDS);
+}
+
+/* A holder killed in its critical section; two waiters get in in turn. */
+START_TEST(test_holder_killed)
+{
+    recovery((unsigned)_i, KILL_HOLDER);
+}
+END_TEST
+
+/* A waiter killed in lock() before its turn; its turn is passed on. */
+START_TEST(test_waiter_killed)
+{
+    recovery((unsigned)_i, KILL_WAITER);
+}
+END_TEST
+
+/* The holder and the waiter behind it both dead. */
+START_TEST(test_holder_and_waiter_killed)
+{
+    recovery((unsigned)_i, KILL_HOLDER | KILL_WAITER);
+}
+END_TEST
+
+/* A holder stopped with SIGSTOP for STOPPED_MS is not dead: it keeps the lock,
+ * nobody enters until it continues and unlocks. */
+START_TEST(test_stopped_holder_kept)
+{
+    const char *name = lock_table[_i]->name;
+    struct shared *s = shared_new((unsigned)_i, IDS, 0);
+    struct member m[3];
+    pid_t pid[3];
+    AO_t during;
+    int held;
+
+    tu_gate_init(&s->gate, 2);
+    for (unsigned i = 0; i < 3; i++)
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 1};
+    pid[0] = start(name, &m[0], 0);
+    expect_flag(name, s, &s->holds[0], "took the lock", 0);
+    pid[1] = start(name, &m[1], 0);
+    pid[2] = start(name, &m[2], 1);
+    expect_flag(name, s, &s->asked[1], "waited in lock()", 1);
+    expect_flag(name, s, &s->asked[2], "waited in lock()", 2);
+    stop_member(name, pid[0], 0);
+    tu_sleep_ms(STOPPED_MS);
+    during = AO_load(&s->entered);
+    held = ops_of(s)->locked(lock_of(s));
+    AO_store_release(&s->release[0], 1);
+    kill(pid[0], SIGCONT);
+    for (unsigned i = 0; i < 3; i++)
+        reap_ok(name, pid[i], i, WAIT_S);
+    ck_assert_msg(during == 1, "%s: %lu entered while the holder was stopped", name,
+                  (unsigned long)during - 1);
+    ck_assert_msg(held, "%s: !locked() while the holder was stopped", name);
+    ck_assert_msg(s->violations == 0 && s->entered == 3,
+                  "%s: %lu violations, %lu critical sections (expected 3)", name,
+                  (unsigned long)s->violations, (unsigned long)s->entered);
+    shared_free(s, IDS);
+}
+END_TEST
+
+/* A waiter told to give up returns LOCK_GAVE_UP promptly and leaves the lock to
+ * its holder; a later waiter gets it once the holder unlocks. */
+START_TEST(test_give_up)
+{
+    const char *name = lock_table[_i]->name;
+    struct shared *s = shared_new((unsigned)_i, IDS, 0);
+    struct member m[3] = {{s, 0, HOLD, 0}, {s, 1, GIVE_UP, 0}, {s, 2, PASS, 0}};
+    pid_t pid[3];
+    double t;
+
+    pid[0] = start(name, &m[0], 0);
+    expect_flag(name, s, &s->holds[0], "took the lock", 0);
+    pid[1] = start(name, &m[1], 1);
+    expect_flag(name, s, &s->asked[1], "waited in lock()", 1);
+    t = now_s();
+    AO_store_release(&s->stop[1], 1);
+    reap_ok(name, pid[1], 1, WAIT_S);
+    t = now_s() - t;
+    ck_assert_msg(t < GIVE_UP_S, "%s: lock() took %.1f s to give up", name, t);
+    ck_assert_msg(s->gave_up == 1, "%s: lock() did not return LOCK_GAVE_UP", name);
+    ck_assert_msg(ops_of(s)->locked(lock_of(s)), "%s: !locked() after a give-up", name);
+    pid[2] = start(name, &m[2], 1);
+    expect_flag(name, s, &s->asked[2], "waited in lock()", 2);
+    AO_store_release(&s->release[0], 1);
+    reap_ok(name, pid[0], 0, WAIT_S);
+    reap_ok(name, pid[2], 2, WAIT_S);
+    ck_assert_msg(s->violations == 0 && s->entered == 2,
+                  "%s: %lu violations, %lu critical sections (expected 2)", name,
+                  (unsigned long)s->violations, (unsigned long)s->entered);
+    ck_assert_msg(!ops_of(s)->locked(lock_of(s)), "%s: locked() at the end", name);
+    shared_free(s, IDS);
+}
+END_TEST
+
 static int lock_count(void)
 {
     int n = 0;
@@ -436,6 +807,12 @@ static Suite *locks_suite(void)
     tcase_add_loop_test(many, test_exclusion_8, 0, n);
     tcase_add_loop_test(many, test_trylock_held, 0, n);
     tcase_add_test(many, test_mutex_owner_dies);
+    tcase_add_loop_test(one, test_dead_one_process, 0, n);
+    tcase_add_loop_test(many, test_holder_killed, 0, n);
+    tcase_add_loop_test(many, test_waiter_killed, 0, n);
+    tcase_add_loop_test(many, test_holder_and_waiter_killed, 0, n);
+    tcase_add_loop_test(many, test_stopped_holder_kept, 0, n);
+    tcase_add_loop_test(many, test_give_up, 0, n);
     suite_add_tcase(s, one);
     suite_add_tcase(s, many);
     return s;

@@ -136,7 +136,7 @@ struct queue_run {
 
 struct queue_sender {
     struct queue_run *run;
-    unsigned id, source;
+    unsigned id, source, who;
 };
 
 static unsigned char payload_byte(unsigned id, unsigned seq, size_t i)
@@ -170,10 +170,10 @@ static void *queue_sender(void *arg)
         uint32_t args[2] = {s->id, seq};
         for (size_t i = 0; i < len; i++)
             data[i] = payload_byte(s->id, seq, i);
-        am__claim_begin(&c, bulk);
-        while (!am__claim_try(&s->run->ep.own, q, &c, s->source))
+        am__claim_begin(&c, bulk, s->who);
+        while (am__claim_try(&s->run->ep.own, q, &c) <= 0)
             sched_yield();
-        am__publish(q, &c, s->source, 0, bulk ? data : NULL, len, args, 2);
+        am__publish(q, &c, 0, bulk ? data : NULL, len, args, 2);
     }
     return NULL;
 }
@@ -187,7 +187,7 @@ static void *queue_receiver(void *arg)
     return NULL;
 }
 
-static void yield_hook(void)
+static void yield_hook(enum am_hook where)
 {
     static _Thread_local unsigned n;
     if (++n % 3 == 0)
@@ -198,7 +198,7 @@ static void yield_hook(void)
  * (the ep struct is the handler's context: am_token_ep gives it back). */
 static int run_queue(enum am_claim claim)
 {
-    struct am_config cfg = {claim, AM_SHM_POSIX, 8, 2, QUEUE_SENDERS + 1};
+    struct am_config cfg = {claim, AM_SHM_POSIX, 8, 2, QUEUE_SENDERS + 1, 0};
     struct am_segment seg = {region(am__layout_size(&cfg)), am__layout_size(&cfg),
                              AM_SHM_POSIX};
     struct queue_run *r = calloc(1, sizeof *r);
@@ -206,13 +206,14 @@ static int run_queue(enum am_claim claim)
     pthread_t t[QUEUE_SENDERS + 1];
     int rc = am__layout_write(seg.base, &cfg, "tsan");
     am__view_own(&r->ep.own, &seg);
+    r->ep.magic = AM_EP_MAGIC;
     strcpy(r->ep.name, "tsan");
     r->ep.sources = calloc(cfg.max_senders, sizeof *r->ep.sources);
     r->ep.handlers[0] = queue_handler;
     r->ep.unlinked = 1;
     for (unsigned i = 0; i < QUEUE_SENDERS && rc == 0; i++) {
-        s[i] = (struct queue_sender){r, i, 0};
-        rc = am__sender_register(&r->ep.own, "tsan", &s[i].source);
+        s[i] = (struct queue_sender){r, i, 0, 0};
+        rc = am__sender_register(&r->ep.own, "tsan", &s[i].source, &s[i].who);
     }
     am__claim_stall_hook = yield_hook;
     for (unsigned i = 0; i < QUEUE_SENDERS && rc == 0; i++)
@@ -227,6 +228,8 @@ static int run_queue(enum am_claim claim)
            am_claim_names[claim], QUEUE_SENDERS, r->received, r->errors,
            r->ep.bad_packets, rc ? "FAIL" : "ok");
     am__peers_close(&r->ep);
+    for (unsigned i = 0; i < QUEUE_SENDERS; i++) /* their lifelines, before the unmap */
+        am__sender_release(&r->ep.own, s[i].source);
     free(r->ep.sources);
     free(r);
     munmap(seg.base, seg.size);

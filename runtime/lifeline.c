@@ -1,0 +1,61 @@
+/*
+ * lifeline.c - robust-mutex lifelines (see lifeline.h).
+ *
+ * The futex word of a glibc mutex is its first int (__data.__lock).  For a robust
+ * mutex it holds the owner's thread id, with FUTEX_OWNER_DIED set by the kernel
+ * when the owner died holding it (linux/futex.h, Documentation/robust-futexes);
+ * 0 when unlocked.  Reading it is the one place shmam looks inside a pthread
+ * type, hence the checks below.
+ *
+ * Memory ordering: none is needed.  Liveness is a fact about the holder, not a
+ * message from it; everything a dead holder wrote is read as possibly half done.
+ */
+#include "lifeline.h"
+
+#include <atomic_ops.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <stddef.h>
+#include <string.h>
+
+#ifndef __GLIBC__
+#error "lifelines read glibc's robust mutex word (__data.__lock)"
+#endif
+#ifndef AO_HAVE_int_load
+#error "lifelines need AO_int_load"
+#endif
+_Static_assert(offsetof(pthread_mutex_t, __data.__lock) == 0, "futex word first");
+
+int am__lifeline_init(struct am_lifeline *l)
+{
+    pthread_mutexattr_t a;
+    int r = pthread_mutexattr_init(&a);
+    memset(l, 0, sizeof *l);
+    if (r == 0)
+        r = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    if (r == 0)
+        r = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    if (r == 0)
+        r = pthread_mutex_init(&l->m, &a);
+    pthread_mutexattr_destroy(&a);
+    return -r;
+}
+
+int am__lifeline_take(struct am_lifeline *l)
+{
+    int r = pthread_mutex_trylock(&l->m);
+    if (r == EOWNERDEAD)
+        r = pthread_mutex_consistent(&l->m);
+    return r == 0 ? 0 : -EBUSY; /* EBUSY; ENOTRECOVERABLE is never made by shmam */
+}
+
+void am__lifeline_release(struct am_lifeline *l)
+{
+    pthread_mutex_unlock(&l->m);
+}
+
+int am__lifeline_gone(const struct am_lifeline *l)
+{
+    unsigned w = (unsigned)AO_int_load((const volatile unsigned *)(const void *)&l->m);
+    return (w & FUTEX_OWNER_DIED) != 0 || (w & FUTEX_TID_MASK) == 0;
+}

@@ -1,0 +1,832 @@
+/*
+ * check_crash.c - peers that die, stop, or come and go: what a long-lived server
+ * and its clients must survive.  Real processes, real SIGKILLs and SIGSTOPs.
+ *
+ *   parked_sender_killed   every algorithm, both backends, four claim stages: a
+ *                          victim sender is parked by a test hook (am__claim_
+ *                          stall_hook) in the middle of a bulk send (slot claimed
+ *                          before the tail moved, or holding the lock; bulk block
+ *                          claimed, no packet; packet claimed, not filled; half
+ *                          the bulk data copied) and SIGKILLed while two live
+ *                          senders stream into the same queue behind it.  Every
+ *                          live message arrives once and in order, the victim's
+ *                          earlier ones too, nothing is skipped while the victim
+ *                          lives, and its claims are skipped and counted soon
+ *                          after it dies.
+ *   stopped_sender_kept    every algorithm: a sender SIGSTOPped for 2 s while it
+ *                          holds a claimed packet loses nothing: nothing is
+ *                          skipped, and after SIGCONT all its messages arrive once
+ *                          and in order, and so do a live sender's.
+ *   random_kill_soak       every algorithm: a client in a short+bulk send loop is
+ *                          SIGKILLed after a random 1-10 ms, then a brand-new
+ *                          client must get its reply within 1 s; 50 kills (200
+ *                          with make stress).  The server is never deafened.
+ *   sequential_clients     1000 distinct clients one after another (every tenth
+ *                          a process that exits without destroying its endpoint)
+ *                          each get their reply, and the server keeps only a few
+ *                          peers mapped.
+ *   concurrent_clients     64 clients at once, started together, each get theirs.
+ *   full_sender_table      a server with room for 4: a 5th client gets -ENOSPC,
+ *                          and gets in once one of the 4 is killed or leaves.
+ *   lock_waiter_dead_receiver  locked algorithms: a sender waiting for a lock
+ *                          that a live (parked) holder keeps returns -EPIPE once
+ *                          the receiver is SIGKILLed.
+ *   stale_names            a name left empty, truncated, half created (System
+ *                          V), or by an owner that died is reclaimed by the next
+ *                          am_ep_create; am_ep_probe tells dead from live.
+ *
+ * Children report through `struct shared` (tu_shared_alloc) and tu_error; only
+ * the test process asserts.  Every failure message starts with the algorithm,
+ * backend and case.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+enum { H_MSG = 1, H_ECHO, H_ANSWER, H_PEERS };
+
+#define LIVE_MSGS 200u   /* per live sender */
+#define VICTIM_BEFORE 4u /* messages a victim sends before it is parked */
+#define NSENDERS 3       /* two live senders (ids 0, 1) and the victim (id 2) */
+#define VICTIM 2
+
+struct shared {
+    struct tu_errors err;
+    AO_t parked, go, stop, ready, live_done;
+    AO_t answered;         /* clients that got their reply */
+    int alg, b, hook, after;
+    char rcv[AM_NAME_MAX];
+    char snd[NSENDERS][AM_NAME_MAX];
+    int rc;                /* lock_waiter_dead_receiver: the waiter's send */
+    double t_ret;
+};
+
+static struct shared *sh;
+static char what[160];
+
+static void setup(void)
+{
+    tu_test_init();
+    sh = tu_shared_alloc(sizeof *sh);
+}
+
+static void teardown(void)
+{
+    tu_shared_free(sh, sizeof *sh);
+}
+
+static struct am_ep_opts opts_of(int alg, int b)
+{
+    return (struct am_ep_opts){.claim = am_claim_names[alg], .shm = tu_backend_name(b)};
+}
+
+static am_ep_t *create_ok(const char *name, const struct am_ep_opts *o)
+{
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(name, o, &ep);
+    ck_assert_msg(rc == 0, "%s: create %s: %s", what, name, am_strerror(rc));
+    return ep;
+}
+
+/* ---- a stream of numbered messages, checked in order per sender ---- */
+
+struct stream {
+    unsigned next[NSENDERS], got[NSENDERS], errors;
+};
+static struct stream rx;
+
+static size_t msg_len(unsigned id, unsigned seq)
+{
+    return seq % 3 == 0 ? 1 + tu_mix32(id, seq) % AM_MAX_BULK : 0;
+}
+
+/* args: sender id, seq, length, checksum of the data */
+static void on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    unsigned id = n == 4 ? a[0] : NSENDERS;
+    int bad = id >= NSENDERS || a[2] != len || (len && tu_fnv1a(d, len) != a[3]);
+    if (!bad && a[1] != rx.next[id])
+        bad = 1;
+    rx.errors += bad;
+    if (id < NSENDERS) {
+        rx.next[id] = a[1] + 1;
+        rx.got[id]++;
+    }
+}
+
+/* Send message `seq` of sender `id` (bulk when msg_len says so, or `bulk`). */
+static int send_msg(am_ep_t *ep, unsigned id, unsigned seq, int bulk)
+{
+    static uint8_t buf[AM_MAX_BULK];
+    size_t len = bulk ? 3000 : msg_len(id, seq);
+    tu_pattern(buf, tu_mix32(id, seq), len);
+    uint32_t a[4] = {id, seq, (uint32_t)len, len ? tu_fnv1a(buf, len) : 0};
+    return len ? am_request_bulk(ep, 0, H_MSG, buf, len, a, 4)
+               : am_request(ep, 0, H_MSG, a, 4);
+}
+
+/* A sender child: its own endpoint, the receiver mapped as index 0. */
+static am_ep_t *sender_ep(unsigned id)
+{
+    struct am_ep_opts o = opts_of(sh->alg, sh->b);
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(sh->snd[id], &o, &ep);
+    if (rc == 0 && (rc = tu_map_when_there(ep, 0, sh->rcv, 10)) < 0)
+        am_ep_destroy(ep);
+    if (rc < 0) {
+        tu_error(&sh->err, "sender %u: create/map: %s", id, am_strerror(rc));
+        _exit(2);
+    }
+    return ep;
+}
+
+static void live_sender(void *arg)
+{
+    unsigned id = (unsigned)(uintptr_t)arg;
+    am_ep_t *ep = sender_ep(id);
+    tu_wait_flag(&sh->go, 1, 30);
+    for (unsigned seq = 0; seq < LIVE_MSGS; seq++) {
+        int rc = send_msg(ep, id, seq, 0);
+        if (rc < 0) {
+            tu_error(&sh->err, "live sender %u: message %u: %s", id, seq, am_strerror(rc));
+            break;
+        }
+    }
+    AO_fetch_and_add1_full(&sh->live_done);
+    tu_wait_flag(&sh->stop, 1, 60);
+    am_ep_destroy(ep);
+}
+
+/* The victim's hook: at the chosen point of its armed send, say so and then
+ * either park for good (to be killed) or spin until told to go on (to be
+ * stopped and continued). */
+static int victim_armed;
+
+static void park_hook(enum am_hook where)
+{
+    if (!victim_armed || (int)where != sh->hook)
+        return;
+    victim_armed = 0;
+    AO_store_release(&sh->parked, 1);
+    if (sh->after == 0)
+        for (;;)
+            pause();
+    while (!AO_load_acquire(&sh->go))
+        sched_yield();
+}
+
+/* Sends VICTIM_BEFORE messages, then one bulk message that parks at sh->hook,
+ * then (if it lives on) sh->after more. */
+static void victim(void *arg)
+{
+    am_ep_t *ep = sender_ep(VICTIM);
+    unsigned seq = 0;
+    int rc = 0;
+    while (rc == 0 && seq < VICTIM_BEFORE)
+        rc = send_msg(ep, VICTIM, seq++, 0);
+    am__claim_stall_hook = park_hook;
+    victim_armed = 1;
+    if (rc == 0)
+        rc = send_msg(ep, VICTIM, seq++, 1);
+    am__claim_stall_hook = NULL;
+    while (rc == 0 && seq < VICTIM_BEFORE + 1 + (unsigned)sh->after)
+        rc = send_msg(ep, VICTIM, seq++, 0);
+    if (rc < 0)
+        tu_error(&sh->err, "victim: message %u: %s", seq - 1, am_strerror(rc));
+    tu_wait_flag(&sh->stop, 1, 60);
+    am_ep_destroy(ep);
+}
+
+/* Poll the receiver until the senders' counts reach want[] or `secs` pass. */
+static int poll_until(am_ep_t *ep, const unsigned want[NSENDERS], double secs)
+{
+    double end = tu_now_s() + secs;
+    while (tu_now_s() < end) {
+        int done = 1;
+        for (int i = 0; i < NSENDERS; i++)
+            done &= rx.got[i] >= want[i];
+        if (done)
+            return 1;
+        am_wait(ep, 5);
+    }
+    return 0;
+}
+
+static void poll_for(am_ep_t *ep, double secs)
+{
+    double end = tu_now_s() + secs;
+    while (tu_now_s() < end)
+        am_wait(ep, 5);
+}
+
+/* A receiver with small queues (so the live senders fill them behind the
+ * victim's claim), every sender named, the victim spawned and parked. */
+static am_ep_t *start_stream(int alg, int b, pid_t *victim_pid)
+{
+    struct am_ep_opts o = opts_of(alg, b);
+    o.packets = 8;
+    o.bulk_blocks = 2;
+    sh->alg = alg;
+    sh->b = b;
+    tu_ep_name(sh->rcv, sizeof sh->rcv, "rcv", alg, b);
+    for (int i = 0; i < NSENDERS; i++) {
+        char role[8];
+        snprintf(role, sizeof role, "s%d", i);
+        tu_ep_name(sh->snd[i], sizeof sh->snd[i], role, alg, b);
+    }
+    am_ep_t *ep = create_ok(sh->rcv, &o);
+    am_set_handler(ep, H_MSG, on_msg);
+    memset(&rx, 0, sizeof rx);
+    *victim_pid = tu_spawn(victim, NULL, 0);
+    const unsigned before[NSENDERS] = {0, 0, VICTIM_BEFORE};
+    ck_assert_msg(poll_until(ep, before, 10), "%s: the victim's first messages", what);
+    double end = tu_now_s() + 10;
+    while (!AO_load_acquire(&sh->parked) && tu_now_s() < end)
+        am_wait(ep, 5);
+    ck_assert_msg(AO_load(&sh->parked), "%s: the victim never reached its hook (%s)", what,
+                  tu_first_error(&sh->err, "no error"));
+    return ep;
+}
+
+static void end_stream(am_ep_t *ep, pid_t p[2])
+{
+    AO_store_release(&sh->stop, 1);
+    for (int i = 0; i < 2; i++)
+        tu_assert_exit0(tu_reap(p[i], 20), "live sender", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
+    ck_assert_msg(rx.errors == 0 && am_ep_bad_packets(ep) == 0,
+                  "%s: %u messages out of order or garbled, %lu bad packets", what,
+                  rx.errors, am_ep_bad_packets(ep));
+    ck_assert_msg(am_ep_destroy(ep) == 0, "%s: destroy", what);
+    tu_assert_clean(what);
+}
+
+/* ---- parked_sender_killed ---- */
+
+enum { ST_TICKET, ST_BULK_BLOCK, ST_CLAIMED, ST_BULK_HALF, NSTAGES };
+static const char *const stage_names[NSTAGES] = {
+    "slot claimed, tail not moved / holding the lock", "bulk block claimed, no packet",
+    "packet claimed, not filled", "half the bulk data copied"};
+
+static enum am_hook stage_hook(int stage, int lockfree)
+{
+    static const enum am_hook hooks[NSTAGES] = {AM_HOOK_CLAIMED, AM_HOOK_BULK_CLAIMED,
+                                                AM_HOOK_FILLING, AM_HOOK_BULK_HALF};
+    return stage == ST_TICKET && !lockfree ? AM_HOOK_LOCKED : hooks[stage];
+}
+
+/* Abandoned claims expected: the packet and the bulk block the victim held. */
+static unsigned long stage_abandons(int stage, int lockfree)
+{
+    if (stage == ST_TICKET && !lockfree)
+        return 0; /* it held the lock, and no claim yet */
+    return stage == ST_BULK_BLOCK ? 1 : 2;
+}
+
+START_TEST(parked_sender_killed)
+{
+    struct tu_combo c = tu_combo_of(_i / NSTAGES);
+    int stage = _i % NSTAGES, lockfree = c.alg == AM_CLAIM_LOCKFREE;
+    snprintf(what, sizeof what, "%s/%s: victim killed at '%s'", c.alg_name,
+             c.backend_name, stage_names[stage]);
+    sh->hook = (int)stage_hook(stage, lockfree);
+    pid_t vp, lp[2];
+    am_ep_t *ep = start_stream(c.alg, c.backend, &vp);
+    for (int i = 0; i < 2; i++)
+        lp[i] = tu_spawn(live_sender, (void *)(uintptr_t)i, i);
+    AO_store_release(&sh->go, 1);
+    poll_for(ep, 0.2); /* the live senders fill the queue behind the victim */
+    ck_assert_msg(am_ep_abandoned(ep) == 0, "%s: a claim of a live sender was skipped",
+                  what);
+    kill(vp, SIGKILL);
+    int st;
+    waitpid(vp, &st, 0);
+    double t_dead = tu_now_s(), t_skip = 0;
+    am__segment_unlink((enum am_shm)c.backend, sh->snd[VICTIM]); /* it never will */
+    const unsigned want[NSENDERS] = {LIVE_MSGS, LIVE_MSGS, VICTIM_BEFORE};
+    double end = t_dead + 20;
+    while (tu_now_s() < end && !(rx.got[0] >= want[0] && rx.got[1] >= want[1] &&
+                                 am_ep_abandoned(ep) >= stage_abandons(stage, lockfree))) {
+        am_wait(ep, 5);
+        if (!t_skip && am_ep_abandoned(ep))
+            t_skip = tu_now_s();
+    }
+    ck_assert_msg(rx.got[0] == LIVE_MSGS && rx.got[1] == LIVE_MSGS &&
+                      rx.got[2] == VICTIM_BEFORE,
+                  "%s: got %u and %u of %u live messages, %u of the victim's %u", what,
+                  rx.got[0], rx.got[1], LIVE_MSGS, rx.got[2], VICTIM_BEFORE);
+    ck_assert_msg(am_ep_abandoned(ep) == stage_abandons(stage, lockfree),
+                  "%s: %lu claims abandoned, want %lu", what, am_ep_abandoned(ep),
+                  stage_abandons(stage, lockfree));
+    ck_assert_msg(!t_skip || t_skip - t_dead < 1.0, "%s: first skip %.3f s after the death",
+                  what, t_skip - t_dead);
+    if (getenv("SHMAM_VERBOSE"))
+        printf("%s: skipped %.1f ms after the death\n", what, (t_skip - t_dead) * 1e3);
+    end_stream(ep, lp);
+}
+END_TEST
+
+/* ---- stopped_sender_kept ---- */
+
+START_TEST(stopped_sender_kept)
+{
+    int alg = _i, b = _i % 2;
+    snprintf(what, sizeof what, "%s/%s: sender stopped 2 s holding a claim",
+             am_claim_names[alg], tu_backend_name(b));
+    sh->hook = AM_HOOK_FILLING;
+    sh->after = 50;
+    pid_t vp, lp[2];
+    am_ep_t *ep = start_stream(alg, b, &vp);
+    kill(vp, SIGSTOP);
+    int st;
+    ck_assert_msg(waitpid(vp, &st, WUNTRACED) == vp && WIFSTOPPED(st), "%s: stop", what);
+    AO_store_release(&sh->go, 1); /* seen by the victim once continued */
+    for (int i = 0; i < 2; i++)
+        lp[i] = tu_spawn(live_sender, (void *)(uintptr_t)i, i);
+    poll_for(ep, 2.0);
+    unsigned stuck0 = rx.got[0] + rx.got[1];
+    ck_assert_msg(am_ep_abandoned(ep) == 0 && rx.got[2] == VICTIM_BEFORE,
+                  "%s: while stopped: %lu claims skipped, %u victim messages", what,
+                  am_ep_abandoned(ep), rx.got[2]);
+    kill(vp, SIGCONT);
+    const unsigned want[NSENDERS] = {LIVE_MSGS, LIVE_MSGS, VICTIM_BEFORE + 1 + 50};
+    ck_assert_msg(poll_until(ep, want, 20),
+                  "%s: after SIGCONT got %u, %u of %u live and %u of %u victim messages "
+                  "(%u live ones arrived while it was stopped)",
+                  what, rx.got[0], rx.got[1], LIVE_MSGS, rx.got[2], want[2], stuck0);
+    poll_for(ep, 0.05); /* nothing more may come */
+    ck_assert_msg(rx.got[2] == want[2] && am_ep_abandoned(ep) == 0,
+                  "%s: %u victim messages, %lu skipped", what, rx.got[2], am_ep_abandoned(ep));
+    AO_store_release(&sh->stop, 1);
+    tu_assert_exit0(tu_reap(vp, 20), "stopped sender", what, &sh->err);
+    end_stream(ep, lp);
+}
+END_TEST
+
+/* ---- a stand-alone server and its clients ---- */
+
+static void srv_echo(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    uint32_t r[2] = {n > 0 ? a[0] * 3u + 1u : 0, len ? tu_fnv1a(d, len) : 0};
+    am_reply(t, H_ANSWER, r, 2); /* -EPIPE if the client died meanwhile: fine */
+}
+
+/* Replies with how many peers the server has mapped now. */
+static void srv_peers(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    am_ep_t *ep = am_token_ep(t);
+    uint32_t r[2] = {a[0] * 3u + 1u, 0};
+    for (unsigned i = 0; i < ep->peers_n; i++)
+        r[1] += ep->peers[i] != NULL;
+    am_reply(t, H_ANSWER, r, 2);
+}
+
+struct srv_arg {
+    unsigned max_senders;
+};
+
+static void server(void *arg)
+{
+    const struct srv_arg *s = arg;
+    struct am_ep_opts o = opts_of(sh->alg, sh->b);
+    o.max_senders = s->max_senders;
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(sh->rcv, &o, &ep);
+    if (rc < 0) {
+        tu_error(&sh->err, "server: create: %s", am_strerror(rc));
+        _exit(2);
+    }
+    am_set_handler(ep, H_ECHO, srv_echo);
+    am_set_handler(ep, H_PEERS, srv_peers);
+    AO_store_release(&sh->ready, 1);
+    while (!AO_load_acquire(&sh->stop))
+        if ((rc = am_wait(ep, 20)) < 0)
+            tu_error(&sh->err, "server: am_wait: %s", am_strerror(rc));
+    am_ep_destroy(ep);
+}
+
+static pid_t start_server(int alg, int b, unsigned max_senders)
+{
+    static struct srv_arg s;
+    s.max_senders = max_senders;
+    sh->alg = alg;
+    sh->b = b;
+    tu_ep_name(sh->rcv, sizeof sh->rcv, "srv", alg, b);
+    pid_t p = tu_spawn(server, &s, 1);
+    tu_assert_flag(&sh->ready, 1, 10, "the server", what, &sh->err);
+    return p;
+}
+
+static void stop_server(pid_t p)
+{
+    AO_store_release(&sh->stop, 1);
+    tu_assert_exit0(tu_reap(p, 20), "server", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
+}
+
+static uint32_t answer[2];
+static int answered;
+
+static void on_answer(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    answer[0] = n > 0 ? a[0] : 0;
+    answer[1] = n > 1 ? a[1] : 0;
+    answered++;
+}
+
+/* A client's whole life: create `name`, map the server, ask, wait up to `secs`
+ * for the answer.  Returns 0 with the reply's second word in *extra, or a
+ * negative code (-ETIMEDOUT: no answer in time). */
+static int ask(const char *name, int b, unsigned handler, uint32_t x, double secs,
+               uint32_t *extra, int destroy)
+{
+    struct am_ep_opts o = {.shm = tu_backend_name(b)};
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(name, &o, &ep);
+    if (rc < 0)
+        return rc;
+    am_set_handler(ep, H_ANSWER, on_answer);
+    answered = 0;
+    rc = am_ep_map(ep, 0, sh->rcv);
+    if (rc == 0)
+        rc = am_request(ep, 0, handler, &x, 1);
+    double end = tu_now_s() + secs;
+    while (rc == 0 && !answered && tu_now_s() < end)
+        am_wait(ep, 10);
+    if (rc == 0 && (!answered || answer[0] != x * 3u + 1u))
+        rc = answered ? -EPROTO : -ETIMEDOUT;
+    if (extra)
+        *extra = answer[1];
+    if (destroy)
+        am_ep_destroy(ep);
+    return rc;
+}
+
+/* ---- random_kill_soak ---- */
+
+static void doomed_client(void *arg)
+{
+    const char *name = arg;
+    struct am_ep_opts o = {.shm = tu_backend_name(sh->b)};
+    static uint8_t buf[4000];
+    am_ep_t *ep = NULL;
+    if (am_ep_create(name, &o, &ep) < 0 || am_ep_map(ep, 0, sh->rcv) < 0)
+        _exit(2);
+    am_set_handler(ep, H_ANSWER, on_answer);
+    AO_store_release(&sh->parked, 1);
+    for (uint32_t i = 0;; i++) {
+        am_request(ep, 0, H_ECHO, &i, 1);
+        am_request_bulk(ep, 0, H_ECHO, buf, 1 + i % sizeof buf, &i, 1);
+        am_poll(ep);
+    }
+}
+
+START_TEST(random_kill_soak)
+{
+    int alg = _i, b = _i % 2;
+    int kills = 50 * (tu_stress_factor() > 1 ? 4 : 1);
+    snprintf(what, sizeof what, "%s/%s: clients killed mid-send", am_claim_names[alg],
+             tu_backend_name(b));
+    pid_t srv = start_server(alg, b, 0);
+    srand((unsigned)getpid());
+    double worst = 0;
+    for (int k = 0; k < kills; k++) {
+        char doomed[AM_NAME_MAX], probe[AM_NAME_MAX], role[16];
+        snprintf(role, sizeof role, "d%d", k);
+        tu_ep_name(doomed, sizeof doomed, role, alg, k % 2);
+        snprintf(role, sizeof role, "p%d", k);
+        tu_ep_name(probe, sizeof probe, role, alg, (k + 1) % 2);
+        AO_store(&sh->parked, 0);
+        pid_t p = tu_spawn(doomed_client, doomed, k % 2);
+        tu_assert_flag(&sh->parked, 1, 10, "a client to start sending", what, &sh->err);
+        tu_sleep_ms(1 + rand() % 10);
+        kill(p, SIGKILL);
+        waitpid(p, NULL, 0);
+        am__segment_unlink(AM_SHM_POSIX, doomed);
+        am__segment_unlink(AM_SHM_SYSV, doomed);
+        double t0 = tu_now_s();
+        int rc = ask(probe, (k + 1) % 2, H_ECHO, (uint32_t)k, 1.0, NULL, 1);
+        double dt = tu_now_s() - t0;
+        worst = dt > worst ? dt : worst;
+        ck_assert_msg(rc == 0, "%s: after kill %d the next client got %s after %.3f s",
+                      what, k + 1, am_strerror(rc), dt);
+    }
+    if (getenv("SHMAM_VERBOSE"))
+        printf("%s: %d kills, slowest answer after a kill %.1f ms\n", what, kills,
+               worst * 1e3);
+    stop_server(srv);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* ---- sequential_clients, concurrent_clients, full_sender_table ---- */
+
+static void exiting_client(void *arg)
+{
+    const char *name = arg;
+    int rc = ask(name, sh->b, H_ECHO, 7, 10, NULL, 0);
+    if (rc == 0)
+        AO_fetch_and_add1_full(&sh->answered);
+    else
+        tu_error(&sh->err, "client %s: %s", name, am_strerror(rc));
+    _exit(0); /* no am_ep_destroy: its lifelines go with it */
+}
+
+START_TEST(sequential_clients)
+{
+    int b = _i;
+    snprintf(what, sizeof what, "lockfree/%s: 1000 clients one after another",
+             tu_backend_name(b));
+    pid_t srv = start_server(AM_CLAIM_LOCKFREE, b, 0);
+    uint32_t peers = 0;
+    for (int k = 0; k < 1000; k++) {
+        char name[AM_NAME_MAX], role[16];
+        snprintf(role, sizeof role, "c%d", k);
+        tu_ep_name(name, sizeof name, role, AM_CLAIM_LOCKFREE, b);
+        if (k % 10 == 9) {
+            tu_assert_exit0(tu_reap(tu_spawn(exiting_client, name, 0), 20), name, what,
+                            &sh->err);
+            am__segment_unlink((enum am_shm)b, name);
+            continue;
+        }
+        int rc = ask(name, b, k == 999 ? H_PEERS : H_ECHO, (uint32_t)k, 10, &peers, 1);
+        ck_assert_msg(rc == 0, "%s: client %d: %s", what, k + 1, am_strerror(rc));
+    }
+    ck_assert_msg(AO_load(&sh->answered) == 100, "%s: %lu of 100 exiting clients answered",
+                  what, (unsigned long)AO_load(&sh->answered));
+    ck_assert_msg(peers <= 4, "%s: the server keeps %u peers mapped after 1000 clients",
+                  what, peers);
+    stop_server(srv);
+    tu_assert_clean(what);
+}
+END_TEST
+
+static struct tu_gate *gate;
+
+static void gated_client(void *arg)
+{
+    tu_gate_wait(gate);
+    int rc = ask(arg, sh->b, H_ECHO, 5, 20, NULL, 1);
+    if (rc == 0)
+        AO_fetch_and_add1_full(&sh->answered);
+    else
+        tu_error(&sh->err, "client %s: %s", (const char *)arg, am_strerror(rc));
+}
+
+START_TEST(concurrent_clients)
+{
+    enum { N = 64 };
+    int b = _i;
+    snprintf(what, sizeof what, "lockfree/%s: 64 clients at once", tu_backend_name(b));
+    gate = tu_shared_alloc(sizeof *gate);
+    tu_gate_init(gate, N);
+    pid_t srv = start_server(AM_CLAIM_LOCKFREE, b, 64), p[N];
+    static char names[N][AM_NAME_MAX];
+    for (int k = 0; k < N; k++) {
+        char role[16];
+        snprintf(role, sizeof role, "c%d", k);
+        tu_ep_name(names[k], sizeof names[k], role, AM_CLAIM_LOCKFREE, b);
+        p[k] = tu_spawn(gated_client, names[k], k);
+    }
+    for (int k = 0; k < N; k++)
+        tu_assert_exit0(tu_reap(p[k], 60), names[k], what, &sh->err);
+    ck_assert_msg(AO_load(&sh->answered) == N, "%s: %lu of %d clients answered (%s)", what,
+                  (unsigned long)AO_load(&sh->answered), N, tu_first_error(&sh->err, ""));
+    stop_server(srv);
+    tu_shared_free(gate, sizeof *gate);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* Maps the server, gets an answer, then holds its entry until told to leave. */
+static void holding_client(void *arg)
+{
+    struct am_ep_opts o = {.shm = tu_backend_name(sh->b)};
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(arg, &o, &ep);
+    if (rc == 0)
+        rc = am_ep_map(ep, 0, sh->rcv);
+    if (rc < 0) {
+        tu_error(&sh->err, "holder %s: %s", (const char *)arg, am_strerror(rc));
+        _exit(2);
+    }
+    AO_fetch_and_add1_full(&sh->answered);
+    tu_wait_flag(&sh->go, 1, 60);
+    am_ep_destroy(ep);
+}
+
+START_TEST(full_sender_table)
+{
+    enum { N = 4 };
+    int b = _i;
+    snprintf(what, sizeof what, "lockfree/%s: a table of 4 senders", tu_backend_name(b));
+    pid_t srv = start_server(AM_CLAIM_LOCKFREE, b, N), p[N];
+    static char names[N][AM_NAME_MAX];
+    for (int k = 0; k < N; k++) {
+        char role[16];
+        snprintf(role, sizeof role, "h%d", k);
+        tu_ep_name(names[k], sizeof names[k], role, AM_CLAIM_LOCKFREE, b);
+        p[k] = tu_spawn(holding_client, names[k], k);
+    }
+    tu_assert_flag(&sh->answered, N, 10, "the holders", what, &sh->err);
+    char me[AM_NAME_MAX];
+    tu_ep_name(me, sizeof me, "me", AM_CLAIM_LOCKFREE, b);
+    int rc = ask(me, b, H_ECHO, 1, 1, NULL, 1);
+    ck_assert_msg(rc == -ENOSPC, "%s: a 5th client got %s, want -ENOSPC", what,
+                  am_strerror(rc));
+    kill(p[0], SIGKILL);
+    waitpid(p[0], NULL, 0);
+    am__segment_unlink((enum am_shm)b, names[0]);
+    rc = ask(me, b, H_ECHO, 2, 10, NULL, 1);
+    ck_assert_msg(rc == 0, "%s: after a holder was killed: %s", what, am_strerror(rc));
+    AO_store_release(&sh->go, 1); /* the others leave gracefully */
+    for (int k = 1; k < N; k++)
+        tu_assert_exit0(tu_reap(p[k], 20), names[k], what, &sh->err);
+    rc = ask(me, b, H_ECHO, 3, 10, NULL, 1);
+    ck_assert_msg(rc == 0, "%s: after the holders left: %s", what, am_strerror(rc));
+    stop_server(srv);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* ---- lock_waiter_dead_receiver ---- */
+
+static void idle_receiver(void *arg)
+{
+    struct am_ep_opts o = opts_of(sh->alg, sh->b);
+    am_ep_t *ep = NULL;
+    if (am_ep_create(sh->rcv, &o, &ep) < 0)
+        _exit(2);
+    AO_store_release(&sh->ready, 1);
+    for (;;)
+        pause();
+}
+
+static void lock_waiter(void *arg)
+{
+    am_ep_t *ep = sender_ep(0);
+    AO_store_release(&sh->go, 1);
+    sh->rc = send_msg(ep, 0, 0, 0);
+    sh->t_ret = tu_now_s();
+    am_ep_destroy(ep);
+}
+
+START_TEST(lock_waiter_dead_receiver)
+{
+    int alg = 1 + _i, b = _i % 2; /* the locked algorithms */
+    snprintf(what, sizeof what, "%s/%s: lock waiter, receiver killed", am_claim_names[alg],
+             tu_backend_name(b));
+    sh->alg = alg;
+    sh->b = b;
+    sh->hook = AM_HOOK_LOCKED;
+    tu_ep_name(sh->rcv, sizeof sh->rcv, "rcv", alg, b);
+    tu_ep_name(sh->snd[0], sizeof sh->snd[0], "w", alg, b);
+    tu_ep_name(sh->snd[VICTIM], sizeof sh->snd[VICTIM], "v", alg, b);
+    sh->rc = 1;
+    pid_t r = tu_spawn(idle_receiver, NULL, 1);
+    tu_assert_flag(&sh->ready, 1, 10, "the receiver", what, &sh->err);
+    pid_t v = tu_spawn(victim, NULL, 0); /* parks holding the lock */
+    tu_assert_flag(&sh->parked, 1, 10, "the holder to park", what, &sh->err);
+    pid_t w = tu_spawn(lock_waiter, NULL, 1);
+    tu_assert_flag(&sh->go, 1, 10, "the waiter", what, &sh->err);
+    tu_sleep_ms(100);
+    ck_assert_msg(sh->rc == 1, "%s: the waiter got through a held lock: %d", what, sh->rc);
+    kill(r, SIGKILL);
+    waitpid(r, NULL, 0);
+    double t0 = tu_now_s();
+    int st = tu_reap(w, 10);
+    ck_assert_msg(st >= 0, "%s: the waiter still waits 10 s after the receiver died", what);
+    ck_assert_msg(sh->rc == -EPIPE && sh->t_ret - t0 < 3.0,
+                  "%s: the waiter's send gave %d (%s) after %.3f s, want -EPIPE", what,
+                  sh->rc, am_strerror(sh->rc), sh->t_ret - t0);
+    kill(v, SIGKILL);
+    waitpid(v, NULL, 0);
+    for (int k = 0; k < 2; k++) {
+        am__segment_unlink((enum am_shm)k, sh->rcv);
+        am__segment_unlink((enum am_shm)k, sh->snd[VICTIM]);
+    }
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* ---- stale_names ---- */
+
+static void exit_without_destroy(void *arg)
+{
+    struct am_ep_opts o = {.shm = tu_backend_name(sh->b)};
+    am_ep_t *ep = NULL;
+    if (am_ep_create(arg, &o, &ep) < 0)
+        _exit(2);
+    _exit(0);
+}
+
+static void live_owner(void *arg)
+{
+    struct am_ep_opts o = {.shm = tu_backend_name(sh->b)};
+    am_ep_t *ep = NULL;
+    if (am_ep_create(arg, &o, &ep) < 0)
+        _exit(2);
+    AO_store_release(&sh->ready, 1);
+    tu_wait_flag(&sh->stop, 1, 30);
+    am_ep_destroy(ep);
+}
+
+/* Write debris of `size` bytes (0: empty) as the POSIX file of `name`. */
+static void posix_debris(const char *name, size_t size)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
+    int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+    ck_assert_msg(fd >= 0, "%s: make %s", what, path);
+    static const char junk[200] = "not a segment";
+    ck_assert_msg(write(fd, junk, size) == (ssize_t)size, "%s: write", what);
+    close(fd);
+}
+
+static void create_destroy_ok(const char *name, int b, const char *why)
+{
+    struct am_ep_opts o = {.shm = tu_backend_name(b)};
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(name, &o, &ep);
+    ck_assert_msg(rc == 0, "%s: %s: create gave %s", what, why, am_strerror(rc));
+    am_ep_destroy(ep);
+}
+
+START_TEST(stale_names)
+{
+    int b = _i;
+    char name[AM_NAME_MAX];
+    snprintf(what, sizeof what, "%s: stale names", tu_backend_name(b));
+    sh->b = b;
+    if (b == AM_SHM_POSIX) {
+        tu_ep_name(name, sizeof name, "empty", -1, b);
+        posix_debris(name, 0);
+        ck_assert_msg(am_ep_probe(name) == 0, "%s: probe of an empty file", what);
+        create_destroy_ok(name, b, "over an empty file");
+        tu_ep_name(name, sizeof name, "short", -1, b);
+        posix_debris(name, 200);
+        create_destroy_ok(name, b, "over a truncated file");
+    } else {
+        tu_ep_name(name, sizeof name, "half", -1, b);
+        int id = shmget(am__segment_key(name), 8192, IPC_CREAT | IPC_EXCL | 0600);
+        ck_assert_msg(id >= 0, "%s: shmget", what);
+        create_destroy_ok(name, b, "over a half-made System V segment");
+    }
+    tu_ep_name(name, sizeof name, "dead", -1, b);
+    tu_assert_exit0(tu_reap(tu_spawn(exit_without_destroy, name, 0), 10), "owner", what,
+                    &sh->err);
+    ck_assert_msg(am_ep_probe(name) == 0, "%s: probe of a dead owner's endpoint", what);
+    create_destroy_ok(name, b, "over a dead owner's endpoint");
+    ck_assert_msg(am_ep_probe(name) == -ENOENT, "%s: probe of a destroyed name", what);
+    tu_ep_name(name, sizeof name, "live", -1, b);
+    pid_t p = tu_spawn(live_owner, name, 0);
+    tu_assert_flag(&sh->ready, 1, 10, "the owner", what, &sh->err);
+    ck_assert_msg(am_ep_probe(name) == 1, "%s: probe of a live endpoint", what);
+    struct am_ep_opts o = {.shm = tu_backend_name(b)};
+    am_ep_t *ep = NULL;
+    ck_assert_msg(am_ep_create(name, &o, &ep) == -EEXIST, "%s: create over a live one",
+                  what);
+    AO_store_release(&sh->stop, 1);
+    tu_assert_exit0(tu_reap(p, 10), "owner", what, &sh->err);
+    tu_assert_clean(what);
+}
+END_TEST
+
+static Suite *crash_suite(void)
+{
+    Suite *s = suite_create("crash");
+    TCase *tc = tcase_create("dying senders");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, parked_sender_killed, 0, tu_combos() * NSTAGES);
+    tcase_add_loop_test(tc, stopped_sender_kept, 0, tu_n_algs());
+    tcase_add_loop_test(tc, random_kill_soak, 0, tu_n_algs());
+    tcase_add_loop_test(tc, lock_waiter_dead_receiver, 0, tu_n_algs() - 1);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("clients");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, sequential_clients, 0, 2);
+    tcase_add_loop_test(tc, concurrent_clients, 0, 2);
+    tcase_add_loop_test(tc, full_sender_table, 0, 2);
+    tcase_add_loop_test(tc, stale_names, 0, 2);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    tu_run_init("cr");
+    return tu_run_suite(crash_suite(), "check_crash");
+}

@@ -1,0 +1,45 @@
+#!/bin/sh
+# ab.sh - compare two builds of shmam in one run, interleaved, so that the
+# machine's drift (this VM's absolute times swing by 3x) hits both alike.
+#
+#   scripts/ab.sh OLD_BUILD_DIR NEW_BUILD_DIR [ROUNDS]
+#
+# Each build dir holds bin/shmamrun, bench/rtt and bench/stress (make programs,
+# or a checkout of another commit built with make).  Every round runs, for each
+# build in turn: the AM round trip against the raw line ping-pong (lockfree and
+# tas, pinned) and the many-to-one stress test with 7 writers (lockfree and
+# tas).  Prints one CSV row per measurement (round,build,bench,alg,metric,value)
+# and, at the end, the median of each metric per build.
+set -u
+[ $# -ge 2 ] || { echo "usage: scripts/ab.sh OLD_BUILD NEW_BUILD [ROUNDS]" >&2; exit 2; }
+old=$1 new=$2 rounds=${3:-5}
+rows=$(mktemp)
+trap 'rm -f "$rows"' EXIT
+one() { # build label bench alg
+    b=$1 label=$2 bench=$3 alg=$4
+    case $bench in
+    rtt) "$b/bin/shmamrun" -n 2 --bind -a "$alg" --timeout 120 "$b/bench/rtt" \
+            --iters 50000 --warmup 1000 --rounds 3 |
+         awk -F, -v l="$label" -v a="$alg" '$7 == "am_rtt" || $7 == "am_vs_raw" {
+             print l ",rtt," a "," $7 "," $8 }' ;;
+    stress) "$b/bin/shmamrun" -n 8 --bind -a "$alg" --timeout 120 "$b/bench/stress" \
+            --total 200000 --repeat 3 |
+         awk -F, -v l="$label" -v a="$alg" '$7 == "seconds" || $7 == "msgs_per_s" {
+             print l ",stress7," a "," $7 "," $8 }' ;;
+    esac
+}
+for r in $(seq 1 "$rounds"); do
+    for pair in "old:$old" "new:$new"; do
+        label=${pair%%:*} b=${pair#*:}
+        for alg in lockfree tas; do
+            one "$b" "$label" rtt "$alg" | sed "s/^/$r,/"
+            one "$b" "$label" stress "$alg" | sed "s/^/$r,/"
+        done
+    done
+done | tee "$rows"
+echo "median over $rounds rounds (bench,alg,metric,build: value):"
+for k in $(cut -d, -f2-5 "$rows" | awk -F, '{ print $2 "," $3 "," $4 "," $1 }' | sort -u); do
+    label=${k##*,} key=${k%,*}
+    grep "^[0-9]*,$label,$key," "$rows" | cut -d, -f6 | sort -g |
+        awk -v k="$k" '{ v[NR] = $1 } END { printf "%-36s %s\n", k, v[int((NR + 1) / 2)] }'
+done

@@ -14,6 +14,7 @@
  */
 #include <pthread.h>
 #include <stddef.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -184,6 +185,8 @@ static void *queue_receiver(void *arg)
     while (r->received < QUEUE_SENDERS * QUEUE_MSGS)
         if (am_poll(&r->ep) == 0)
             sched_yield();
+    am__peers_close(&r->ep); /* the senders it learned: their lifelines are this
+                                thread's, and only it may let go of them */
     return NULL;
 }
 
@@ -227,7 +230,6 @@ static int run_queue(enum am_claim claim)
     printf("tsan_threads: queue %-8s %d senders: %u messages, %u errors, %lu bad: %s\n",
            am_claim_names[claim], QUEUE_SENDERS, r->received, r->errors,
            r->ep.bad_packets, rc ? "FAIL" : "ok");
-    am__peers_close(&r->ep);
     for (unsigned i = 0; i < QUEUE_SENDERS; i++) /* their lifelines, before the unmap */
         am__sender_release(&r->ep.own, s[i].source);
     free(r->ep.sources);
@@ -244,6 +246,84 @@ static int run_queues(void)
     return failed;
 }
 
+/* ---- am_wait and the wake-up --------------------------------------------- */
+
+/* One real endpoint (a segment in /dev/shm), mapped once: its owner thread
+ * sleeps in am_wait, and a second thread sends to it through the owner's own
+ * view of itself, so both sides of the sleeping/READY handshake (wait.c, send.c)
+ * touch one mapping that TSan watches.  The sender sends one message at a time
+ * and waits for the handler's acknowledgement first, so the queue never fills
+ * and it never polls the endpoint (which only its owner may), and it pauses at
+ * random so the owner often sleeps in the futex.  A lost wake-up shows as an
+ * am_wait that times out (1 s) although a message was sent. */
+#define WAIT_MSGS 3000
+
+struct wait_run {
+    am_ep_t *ep;
+    AO_t acked;     /* messages handled; release by the handler */
+    AO_t ready;     /* the endpoint exists and maps itself */
+    unsigned timeouts;
+    AO_t failed;    /* set by the owner when something went wrong */
+};
+static struct wait_run wr;
+
+static void wait_handler(am_token_t *tok, const uint32_t *a, int n, void *d, size_t len)
+{
+    if (n != 1 || a[0] != AO_load(&wr.acked))
+        AO_store(&wr.failed, 1);
+    AO_store_release(&wr.acked, AO_load(&wr.acked) + 1);
+}
+
+static void *wait_owner(void *arg)
+{
+    char name[40];
+    snprintf(name, sizeof name, "tsan-wait-%ld", (long)getpid());
+    if (am_ep_create(name, NULL, &wr.ep) != 0 || am_ep_map(wr.ep, 0, name) != 0 ||
+        am_set_handler(wr.ep, 1, wait_handler) != 0) {
+        AO_store(&wr.failed, 1);
+        AO_store_release(&wr.ready, 2);
+        return NULL;
+    }
+    AO_store_release(&wr.ready, 1);
+    while (AO_load(&wr.acked) < WAIT_MSGS && !AO_load(&wr.failed)) {
+        int n = am_wait(wr.ep, 1000);
+        wr.timeouts += n == 0;
+        if (n < 0 || wr.timeouts > 0)
+            AO_store(&wr.failed, 1);
+    }
+    am_ep_destroy(wr.ep);
+    return NULL;
+}
+
+static void *wait_sender(void *arg)
+{
+    while (AO_load_acquire(&wr.ready) == 0)
+        sched_yield();
+    for (uint32_t i = 0; i < WAIT_MSGS && AO_load_acquire(&wr.ready) == 1; i++) {
+        while (AO_load_acquire(&wr.acked) < i && !AO_load(&wr.failed))
+            sched_yield();
+        if (AO_load(&wr.failed) || am__send(wr.ep, 0, AM_REQUEST, 1, NULL, 0, &i, 1) != 0)
+            break;
+        if (i % 4 == 0)
+            usleep(i % 64);
+    }
+    return NULL;
+}
+
+static int run_wait(void)
+{
+    pthread_t o, t;
+    pthread_create(&o, NULL, wait_owner, NULL);
+    pthread_create(&t, NULL, wait_sender, NULL);
+    pthread_join(t, NULL);
+    pthread_join(o, NULL);
+    int rc = AO_load(&wr.failed) || AO_load(&wr.acked) != WAIT_MSGS;
+    printf("tsan_threads: wait     %d messages through am_wait: %lu handled, %u lost "
+           "wake-ups: %s\n", WAIT_MSGS, (unsigned long)AO_load(&wr.acked), wr.timeouts,
+           rc ? "FAIL" : "ok");
+    return rc;
+}
+
 /* ---- the table of suites ------------------------------------------------- */
 
 static const struct suite {
@@ -252,6 +332,7 @@ static const struct suite {
 } suites[] = {
     {"locks", run_locks},
     {"queues", run_queues},
+    {"wait", run_wait},
 };
 
 int main(void)

@@ -574,6 +574,18 @@ END_TEST
 
 static struct tu_gate *gate;
 
+/* Name n clients "ROLE<k>" and start each as fn(its name) on CPU k. */
+static void spawn_clients(int n, char names[][AM_NAME_MAX], const char *role, int b,
+                          void (*fn)(void *), pid_t *p)
+{
+    for (int k = 0; k < n; k++) {
+        char r[16];
+        snprintf(r, sizeof r, "%s%d", role, k);
+        tu_ep_name(names[k], sizeof names[k], r, AM_CLAIM_LOCKFREE, b);
+        p[k] = tu_spawn(fn, names[k], k);
+    }
+}
+
 static void gated_client(void *arg)
 {
     tu_gate_wait(gate);
@@ -593,12 +605,7 @@ START_TEST(concurrent_clients)
     tu_gate_init(gate, N);
     pid_t srv = start_server(AM_CLAIM_LOCKFREE, b, 64), p[N];
     static char names[N][AM_NAME_MAX];
-    for (int k = 0; k < N; k++) {
-        char role[16];
-        snprintf(role, sizeof role, "c%d", k);
-        tu_ep_name(names[k], sizeof names[k], role, AM_CLAIM_LOCKFREE, b);
-        p[k] = tu_spawn(gated_client, names[k], k);
-    }
+    spawn_clients(N, names, "c", b, gated_client, p);
     for (int k = 0; k < N; k++)
         tu_assert_exit0(tu_reap(p[k], 60), names[k], what, &sh->err);
     ck_assert_msg(AO_load(&sh->answered) == N, "%s: %lu of %d clients answered (%s)", what,
@@ -633,12 +640,7 @@ START_TEST(full_sender_table)
     snprintf(what, sizeof what, "lockfree/%s: a table of 4 senders", tu_backend_name(b));
     pid_t srv = start_server(AM_CLAIM_LOCKFREE, b, N), p[N];
     static char names[N][AM_NAME_MAX];
-    for (int k = 0; k < N; k++) {
-        char role[16];
-        snprintf(role, sizeof role, "h%d", k);
-        tu_ep_name(names[k], sizeof names[k], role, AM_CLAIM_LOCKFREE, b);
-        p[k] = tu_spawn(holding_client, names[k], k);
-    }
+    spawn_clients(N, names, "h", b, holding_client, p);
     tu_assert_flag(&sh->answered, N, 10, "the holders", what, &sh->err);
     char me[AM_NAME_MAX];
     tu_ep_name(me, sizeof me, "me", AM_CLAIM_LOCKFREE, b);

@@ -150,7 +150,8 @@ static int shmam_init(struct region *r, const struct lock_ops *ops, unsigned pro
 
 static void shmam_lock(struct region *r, struct self *me)
 {
-    me->ops->lock(r->lock, &me->ctx);
+    if (me->ops->lock(r->lock, &me->ctx) != 0) /* no watch: it never gives up */
+        abort();
 }
 
 static void shmam_unlock(struct region *r, struct self *me)

@@ -17,41 +17,42 @@
  *
  * Each slot holds the number of the ticket allowed to enter through it (where the
  * paper's version holds a has-lock / must-wait flag): the holder of ticket t
- * stores t + 1 into slot t + 1, and the waiter with ticket t enters when its
- * slot reads t.  Initially every slot reads 0, which admits ticket 0 through slot
- * 0 and no ticket through any other slot.  Nobody resets a slot, so a slot's
- * turn only grows (modulo 2^40) and never holds a stale "go"; and when more than
- * n processes contend at once, tickets t and t + n share a slot and still enter
- * in order.  max_procs should be at least the number of processes that may hold
- * a ticket at once: for performance (one line per waiter), and so that the dead
- * can be passed (a record is kept for n tickets).  Between lock and unlock the
- * holder's slot index is kept in ctx->slot; the ticket itself need not be, since
- * the holder's own slot still holds it.
+ * stores t + 1 into slot (t + 1) & (n - 1), and the waiter with ticket t enters
+ * when its slot reads t.  Initially every slot reads 0, which admits ticket 0
+ * through slot 0 and no ticket through any other slot.  Nobody resets a slot, so a slot's
+ * turn only grows (modulo 2^40) and never holds a stale "go".  A ticket is
+ * handed out only while fewer than n are outstanding (taker.h, room: ticket t
+ * waits until slot t - n + 1 admits t - n + 1), so a process beyond the n-th
+ * waits before taking one; max_procs should be at least the number of
+ * processes that may contend at once.  Between lock and unlock the holder's
+ * slot index is kept in ctx->slot; the ticket itself need not be, since the
+ * holder's own slot still holds it.
  *
  * Dead participants.  Invariant: slot t + 1 comes to admit t + 1 only by the live
  * holder of t (unlock) or, once t is admitted and t's taker is dead or gave up,
- * by a compare-and-swap from a waiter of the slot's older value to t + 1.  A
- * yielding waiter with ticket m and a watch walks back from k = m - 1 while k's
- * taker is dead and its slot does not admit k yet (at most n steps; a live
- * taker, or one it cannot identify, stops the walk: it will pass on its own).
- * If the walk ends at an admitted ticket k with a dead taker (it held the lock,
- * or was admitted and never came), the waiter passes the turns of k and of the
- * dead tickets after it, one slot at a time.  Several waiters may pass the same
- * turn: the compare-and-swap from an older value makes the passes idempotent,
- * and a slot's turn never goes back.  A waiter without a watch never passes a
- * turn.  A waiter whose watch gives up marks its ticket abandoned (taker.h) and
- * passes its own turn if it has been admitted; otherwise the waiters behind
- * pass it once it is admitted.
+ * by a compare-and-swap from a waiter of the slot's older value to t + 1.  At
+ * each watch tick a yielding waiter for ticket m (taken, or waiting for room to
+ * take it) walks back from k = m - 1 while k's taker is dead and its slot does
+ * not admit k yet (at most n steps; a live taker, or one it cannot identify,
+ * stops the walk: it will pass on its own).  If the walk ends at an admitted
+ * ticket k with a dead taker (it held the lock, or was admitted and never
+ * came), the waiter passes the turns of k and of the dead tickets after it, one
+ * slot at a time.  Several waiters may pass the same turn: the compare-and-swap
+ * from an older value makes the passes idempotent, and a slot's turn never goes
+ * back.  A waiter without a watch never passes a turn.  A waiter whose watch
+ * gives up marks its ticket abandoned (taker.h) and passes its own turn if it
+ * has been admitted; otherwise the waiters behind pass it once it is admitted.
  *
  * Memory ordering.  unlock's AO_store_release of t + 1 into the next slot pairs
  * with the waiter's AO_load_acquire of that slot (lock) or with trylock's
  * AO_load_acquire; that orders one critical section before the next.  A pass
  * is a full compare-and-swap that pairs with the same acquire loads: the next
  * holder sees what the passer saw (every critical section up to the dead
- * ticket), and nothing the dead holder wrote.  The ticket compare-and-swap is
- * full for the records (taker.h), not for the lock.  nslots is written once by
- * init, before the lock is shared, and then only read.  locked() is a relaxed
- * snapshot.
+ * ticket's), and nothing the dead holder wrote.  The ticket compare-and-swap
+ * and the acquire loads of `next` before a look-up are for the records
+ * (taker.h), not for the lock.  nslots is written once by init, before the lock
+ * is shared, and then only read (as a mask, never a divisor).  locked() is a
+ * relaxed snapshot.
  */
 #include <atomic_ops.h>
 #include <errno.h>
@@ -117,6 +118,15 @@ int anderson_lock_init(void *l, unsigned max_procs)
     return 0;
 }
 
+/* 1 if ticket k may be taken: ticket k - n is over, slot k - n + 1 admits
+ * k - n + 1 or a later ticket (taker.h, room). */
+static int room_for(struct anderson_lock *a, AO_t k)
+{
+    AO_t after = tk_sub(tk_add(k, 1), a->nslots);
+
+    return !tk_older(AO_load(&a->slot[after & mask_of(a)].turn), after);
+}
+
 /* Any process: slot k + 1 admits k + 1 unless it does already.  Only for an
  * admitted ticket k that its taker will never release.  Full barrier. */
 static void pass(struct anderson_lock *a, AO_t k)
@@ -129,16 +139,17 @@ static void pass(struct anderson_lock *a, AO_t k)
         AO_compare_and_swap_full(turn, old, k1);
 }
 
-/* By a waiter with ticket mine and a watch: the admitted ticket k before mine
- * whose taker and whose successors' takers up to mine are all dead, or mine if
- * there is none (some taker on the way lives, or is unknown). */
+/* By a waiter with a watch and ticket `mine` (or waiting for room to take
+ * ticket mine): the admitted ticket k before mine whose taker and whose
+ * successors' takers up to mine are all dead, or mine if there is none (some
+ * taker on the way lives, or is unknown). */
 static AO_t dead_admitted(struct anderson_lock *a, AO_t mine, const struct lock_ctx *c)
 {
-    AO_t mask = mask_of(a), k = mine;
+    AO_t mask = mask_of(a), nx = AO_load_acquire(&a->next), k = mine;
 
     for (AO_t step = 0; step <= mask; step++) {
         k = tk_sub(k, 1);
-        if (!taker_dead(who_of(a), mask, k, c))
+        if (!taker_dead(who_of(a), mask, nx, k, c))
             return mine;
         if (AO_load(&a->slot[k & mask].turn) == k)
             return k;
@@ -146,12 +157,33 @@ static AO_t dead_admitted(struct anderson_lock *a, AO_t mine, const struct lock_
     return mine;
 }
 
-/* By a yielding waiter with ticket mine and a watch: passes on the turns of the
- * dead tickets right before its own, starting with an admitted one. */
-static void pass_dead(struct anderson_lock *a, AO_t mine, const struct lock_ctx *c)
+/* At a watch tick of a waiter for ticket mine: passes on the turns of the dead
+ * tickets right before it, starting with an admitted one; then 1 if the watch
+ * says give up. */
+static int tick(struct anderson_lock *a, AO_t mine, const struct lock_ctx *c)
 {
     for (AO_t k = dead_admitted(a, mine, c); k != mine; k = tk_add(k, 1))
         pass(a, k);
+    return watch_give_up(c);
+}
+
+/* Takes a ticket for c into *mine (full barrier) once there is room for it.
+ * Returns 0, or LOCK_GAVE_UP, holding no ticket, if the watch said so. */
+static int take(struct anderson_lock *a, const struct lock_ctx *c, AO_t *mine)
+{
+    struct spin s = SPIN_INIT;
+    unsigned yields = 0;
+
+    for (;;) {
+        AO_t nx = AO_load_acquire(&a->next), k = tk_ticket(nx);
+
+        if (room_for(a, k) && taker_claim(&a->next, who_of(a), mask_of(a), c->self, nx)) {
+            *mine = k;
+            return 0;
+        }
+        if (watch_due(c, spin_wait(&s), &yields) && tick(a, k, c))
+            return LOCK_GAVE_UP;
+    }
 }
 
 /* By the taker of ticket `mine` whose watch gave up: abandons the ticket, and
@@ -169,17 +201,16 @@ static int give_up(struct anderson_lock *a, AO_t mine)
 int anderson_lock_lock(void *l, struct lock_ctx *c)
 {
     struct anderson_lock *a = l;
-    AO_t mine = taker_take(&a->next, who_of(a), mask_of(a), c->self);
-    unsigned i = (unsigned)(mine & mask_of(a)), yields = 0;
     struct spin s = SPIN_INIT;
+    unsigned yields = 0, i;
+    AO_t mine;
 
-    while (AO_load_acquire(&a->slot[i].turn) != mine) {
-        if (!watch_due(c, spin_wait(&s), &yields))
-            continue;
-        pass_dead(a, mine, c);
-        if (watch_give_up(c))
+    if (take(a, c, &mine) != 0)
+        return LOCK_GAVE_UP;
+    i = (unsigned)(mine & mask_of(a));
+    while (AO_load_acquire(&a->slot[i].turn) != mine)
+        if (watch_due(c, spin_wait(&s), &yields) && tick(a, mine, c))
             return give_up(a, mine);
-    }
     c->slot = i;
     return 0;
 }

@@ -1,23 +1,22 @@
 /*
  * taker.h - tickets that name their taker, for the FIFO locks (ticket.c,
- * anderson.c): how a ticket and a participant id share one word, how tickets
- * are handed out, and how the taker of every ticket is recorded so that a
- * waiter can tell whether the ticket ahead of it belongs to a dead process.
+ * anderson.c): how a ticket and a participant id share one word, how the taker
+ * of every ticket is recorded, and how a waiter finds it to tell whether the
+ * ticket ahead of it belongs to a dead process.
  *
  * Words.  A 64-bit AO_t holds (ticket << LOCK_ID_BITS) | id, where id is the
  * participant's self + 1 and 0 (TAKER_NONE) names nobody.  Tickets are the
- * remaining 40 bits and count modulo 2^40; "older" compares them modulo 2^40
- * (a lock never has 2^39 tickets outstanding).
+ * remaining 40 bits and count modulo 2^40; "older" compares them modulo 2^40.
  *
  * Handing out tickets.  The lock's `next` word holds the NEXT ticket k and the
  * taker p of ticket k - 1.  A taker first records p in who[(k - 1) & mask] (one
- * AO_t per record, mask + 1 records, a power of two at least max_procs), and
+ * AO_t per record; n = mask + 1 records, a power of two at least max_procs), and
  * only then moves `next` from (k, p) to (k + 1, self + 1) with a
- * compare-and-swap; if `next` moved meanwhile it starts again.  So every
- * ticket's taker can be found: ticket(next) - 1's in `next` itself, every
- * earlier one's in who[], recorded before `next` moved past it.  Anyone who
- * reads `next` may record its taker, so a taker that died between taking its
- * ticket and the next ticket being taken is recorded all the same.
+ * compare-and-swap (taker_claim); if `next` moved meanwhile it starts again.  So
+ * every ticket's taker can be found (taker_of): ticket(next) - 1's in `next`
+ * itself, every earlier one's in who[], recorded before `next` moved past it.
+ * Anyone who reads `next` may record its taker, so a taker that died between
+ * taking its ticket and the next ticket being taken is recorded all the same.
  *
  * Records.  A record holds (ticket, id) and is replaced only by a record of a
  * newer ticket (with a compare-and-swap against the older value read), so a
@@ -25,19 +24,26 @@
  * record.  The one exception goes the other way: a waiter that gives up marks
  * its own ticket abandoned, (ticket, TAKER_NONE), over its own record or an
  * older one; nobody writes a live id over it since it is not older.  Record i
- * starts as ticket i - (mask + 1), taken by nobody: older than any real ticket
- * that uses it, and ticket -1 (the one before the first) reads as nobody's.
- * With more than mask + 1 tickets outstanding a record can be overwritten
- * before its ticket is served; its taker is then unknown and treated as alive
- * (the waiters wait), never guessed.
+ * starts as ticket i - n, taken by nobody: older than any real ticket that uses
+ * it, and ticket -1 (the one before the first) reads as nobody's.
+ *
+ * Room.  Record slot k & mask serves tickets k - n, k, k + n ...: recording
+ * k's taker (or k's abandonment, which may come before) overwrites the record of
+ * ticket k - n.  So each lock lets ticket k be taken only once ticket k - n is
+ * over, i.e. k - n + 1 is being served (room_for() in ticket.c and anderson.c):
+ * at most n tickets are ever outstanding, and the taker of every one of them can
+ * be found.  Without that bound waiters that give up and come back (each leaving
+ * an abandoned ticket) could overwrite the records of tickets not yet served,
+ * whose turns nobody could then pass.  A process waiting for room holds no
+ * ticket: it may give up without leaving one.
  *
  * Memory ordering.  The compare-and-swap that moves `next` is full: its release
- * publishes the record written just before it, and its acquire makes every
- * record of an earlier ticket visible to the taker (each earlier move of `next`
- * came after the record of the ticket it passed).  So a waiter that reads the
- * record of any ticket before its own reads that ticket's record or a newer
- * one.  Records themselves are read and written without ordering: they carry
- * only the id, and nothing is published through them.
+ * publishes the record written just before it, and its acquire (or a later
+ * AO_load_acquire of `next`) makes every record of an earlier ticket visible
+ * (each earlier move of `next` came after the record of the ticket it passed).
+ * So a waiter that has read `next` with acquire after ticket k was taken reads
+ * k's record or a newer one.  Records themselves are read and written without
+ * ordering: they carry only the id, and nothing is published through them.
  */
 #ifndef SHMAM_TAKER_H
 #define SHMAM_TAKER_H
@@ -45,7 +51,6 @@
 #include <atomic_ops.h>
 
 #include "lock.h"
-#include "spin.h"
 #include "watch.h"
 
 #if !defined(AO_HAVE_compare_and_swap) || !defined(AO_HAVE_compare_and_swap_full)
@@ -54,7 +59,8 @@
 
 _Static_assert(sizeof(AO_t) == 8, "a ticket and an id share one 64-bit AO_t");
 
-#define TAKER_NONE 0u
+#define TAKER_NONE 0u       /* the id of nobody: an abandoned ticket, ticket -1 */
+#define TAKER_UNKNOWN (~0u) /* not an id: taker_of() could not tell */
 #define TICKET_BITS (64 - LOCK_ID_BITS)
 
 /* Ticket arithmetic modulo 2^TICKET_BITS. */
@@ -134,7 +140,7 @@ static inline void taker_abandon(volatile AO_t *who, AO_t mask, AO_t k)
     do {
         old = AO_load(r);
         if (tk_older(k, tk_ticket(old)) || old == tk_pack(k, TAKER_NONE))
-            return; /* a newer ticket's record: k's taker is unknown anyway */
+            return; /* done, or (misuse) a newer ticket's record */
     } while (!AO_compare_and_swap(r, old, tk_pack(k, TAKER_NONE)));
 }
 
@@ -150,33 +156,31 @@ static inline int taker_claim(volatile AO_t *next, volatile AO_t *who, AO_t mask
     return AO_compare_and_swap_full(next, nx, tk_pack(tk_add(k, 1), self + 1));
 }
 
-/* Any process: takes the next ticket for participant self and returns it.
- * Full barrier.  Retries, backing off, while other takers win the race. */
-static inline AO_t taker_take(volatile AO_t *next, volatile AO_t *who, AO_t mask,
-                              unsigned self)
-{
-    struct spin s = SPIN_INIT;
-
-    for (;;) {
-        AO_t nx = AO_load(next);
-
-        if (taker_claim(next, who, mask, self, nx))
-            return tk_ticket(nx);
-        spin_wait(&s);
-    }
-}
-
-/* By a waiter that holds a later ticket, with a watch: 1 if ticket k's taker is
- * recorded and either dead or gone (it gave up).  An unknown taker (k's record
- * overwritten by a newer ticket) counts as alive. */
-static inline int taker_dead(const volatile AO_t *who, AO_t mask, AO_t k,
-                             const struct lock_ctx *c)
+/* The taker (id) of ticket k, nx having been read from `next` with acquire
+ * after k was taken: from k's record if there is one yet (it may say
+ * abandoned), else from nx if k is the last ticket taken.  TAKER_UNKNOWN
+ * otherwise (k not taken yet). */
+static inline unsigned taker_of(const volatile AO_t *who, AO_t mask, AO_t nx, AO_t k)
 {
     AO_t r = AO_load(&who[k & mask]);
 
-    if (tk_ticket(r) != k)
+    if (tk_ticket(r) == k)
+        return tk_id(r);
+    if (tk_ticket(nx) == tk_add(k, 1))
+        return tk_id(nx);
+    return TAKER_UNKNOWN;
+}
+
+/* By a waiter with a watch, nx as for taker_of(): 1 if ticket k's taker is
+ * known and either dead or gone (it gave up).  An unknown one counts as alive. */
+static inline int taker_dead(const volatile AO_t *who, AO_t mask, AO_t nx, AO_t k,
+                             const struct lock_ctx *c)
+{
+    unsigned id = taker_of(who, mask, nx, k);
+
+    if (id == TAKER_UNKNOWN)
         return 0;
-    return tk_id(r) == TAKER_NONE || watch_dead(c, tk_id(r) - 1);
+    return id == TAKER_NONE || watch_dead(c, id - 1);
 }
 
 #endif

@@ -6,12 +6,14 @@
  * Design.  Two counters on one cache line: `next`, the next ticket to hand out
  * packed with the taker of the ticket before it, and `owner`, the ticket now
  * served.  lock() takes a ticket (taker.h: record the previous ticket's taker,
- * then compare-and-swap `next`; the paper's plain fetch-and-add cannot say who
- * took a ticket) and waits until `owner` shows it; unlock() advances `owner`.
- * Service is strictly FIFO.  The lock is free exactly when ticket(next) ==
- * owner.  Tickets count modulo 2^40 and are only compared for equality here.
- * The records of who took which ticket (taker.h) follow in the next block:
- * mask + 1 of them, a power of two at least max_procs.
+ * then compare-and-swap `next`; the paper's plain fetch-and-add could not say
+ * who took a ticket) and waits until `owner` shows it; unlock() advances
+ * `owner`.  Service is strictly FIFO.  The lock is free exactly when
+ * ticket(next) == owner.  Tickets count modulo 2^40 and are only compared for
+ * equality here.  The records of who took which ticket (taker.h) follow in the
+ * next block: n of them, n being max_procs rounded up to a power of two; a
+ * ticket is handed out only while fewer than n are outstanding (taker.h, room),
+ * so a process beyond the n-th waits before taking one.
  *
  * FIFO hand-off convoys when processes outnumber cores: the next ticket may belong
  * to a descheduled process, and everybody behind it waits for the scheduler.  The
@@ -19,25 +21,26 @@
  *
  * Dead participants.  Invariant: owner moves from k to k + 1 only by the live
  * holder of ticket k (unlock), or, once k's taker is dead or gave up, by a
- * compare-and-swap of k to k + 1 from a waiter.  A yielding waiter with a watch
- * reads owner k (never its own ticket, so k was taken before its own and k's
- * record was written before it took its ticket), looks up k's taker and, if the
- * watch calls it dead, passes the turn on; later yields pass the next dead one.
- * This covers a holder killed in its critical section, a waiter killed before
- * its turn and a process killed between taking its ticket and anyone recording
- * it.  Several waiters may try the same pass: the compare-and-swap lets one
- * through.  A waiter without a watch never passes a turn.  A waiter whose watch
- * gives up marks its ticket abandoned (taker.h) and passes its own turn if it
- * has already come; otherwise the waiters behind pass it when it comes.  Until
- * then an abandoned ticket counts against max_procs like a waiting one.
+ * compare-and-swap of k to k + 1 from a waiter (a live holder is never called
+ * dead, so the two never race).  At each watch tick a yielding waiter, with a
+ * ticket or waiting for room, looks up the taker of ticket `owner` (taker.h)
+ * and, while the watch calls it dead, passes the turn on.  This covers a holder
+ * killed in its critical section, a waiter killed before its turn, and a
+ * process killed between taking its ticket and anyone recording it.  Several
+ * waiters may try the same pass: the compare-and-swap lets one through.  A
+ * waiter without a watch never passes a turn.  A waiter whose watch gives up
+ * marks its ticket abandoned (taker.h) and passes its own turn if it has come
+ * already; otherwise the waiters behind pass it when it comes.
  *
  * Memory ordering.  The holder's AO_store_release of owner + 1 (unlock) pairs
  * with the AO_load_acquire of owner by the next ticket's waiter (lock) or by
- * trylock; that is what orders one critical section before the next.  The
- * compare-and-swap that takes a ticket is full for the records (taker.h), not for
- * the lock.  A pass is a full compare-and-swap: it pairs with the acquire load of
- * the next waiter, which therefore sees the critical sections before the dead
- * ticket, and nothing the dead holder wrote.  locked() is a relaxed snapshot.
+ * trylock; that is what orders one critical section before the next.  A pass
+ * is a full compare-and-swap: it pairs with the same acquire loads, so the next
+ * holder sees what the passer saw (every critical section up to the dead
+ * ticket's), and nothing the dead holder wrote.  The compare-and-swap that takes
+ * a ticket, and the acquire loads of `next` before a look-up, are for the
+ * records (taker.h), not for the lock.  mask is written once by init, before the
+ * lock is shared, and then only read.  locked() is a relaxed snapshot.
  */
 #include <atomic_ops.h>
 #include <string.h>
@@ -52,9 +55,9 @@
 #endif
 
 struct ticket_lock {
-    _Alignas(LOCK_ALIGN) AO_t next; /* (next ticket, taker of the one before + 1) */
-    AO_t owner;                     /* ticket now holding or next to hold the lock */
-    AO_t mask;                      /* records - 1; read-only after init */
+    _Alignas(LOCK_ALIGN) AO_t next;  /* (next ticket, taker of the one before + 1) */
+    AO_t owner;                      /* ticket now holding or next to hold the lock */
+    AO_t mask;                       /* records - 1; read-only after init */
     _Alignas(LOCK_ALIGN) AO_t who[]; /* mask + 1 records (taker.h) */
 };
 
@@ -81,12 +84,51 @@ int ticket_lock_init(void *l, unsigned max_procs)
     return 0;
 }
 
-/* By a yielding waiter with a watch, owner having read k: if k's taker is dead
- * or gave up, moves owner to k + 1 (full barrier) unless it moved already. */
-static void pass_dead(struct ticket_lock *t, AO_t k, const struct lock_ctx *c)
+/* 1 if ticket k may be taken: ticket k - n is over (taker.h, room). */
+static int room_for(struct ticket_lock *t, AO_t k)
 {
-    if (taker_dead(t->who, t->mask, k, c))
+    return tk_sub(k, AO_load(&t->owner)) <= t->mask;
+}
+
+/* By a yielding waiter with a watch: while the ticket being served is known to
+ * be dead or abandoned, moves owner past it (full barrier), unless someone did
+ * already.  At most n tickets are outstanding, so at most n passes. */
+static void pass_dead(struct ticket_lock *t, const struct lock_ctx *c)
+{
+    for (AO_t i = 0; i <= t->mask; i++) {
+        AO_t k = AO_load_acquire(&t->owner), nx = AO_load_acquire(&t->next);
+
+        if (!taker_dead(t->who, t->mask, nx, k, c))
+            return;
         AO_compare_and_swap_full(&t->owner, k, tk_add(k, 1));
+    }
+}
+
+/* At a waiter's watch tick: passes dead turns on; 1 if the watch says give up. */
+static int tick(struct ticket_lock *t, const struct lock_ctx *c)
+{
+    pass_dead(t, c);
+    return watch_give_up(c);
+}
+
+/* Takes a ticket for c into *mine (full barrier) once there is room for it.
+ * Returns 0, or LOCK_GAVE_UP, holding no ticket, if the watch said so. */
+static int take(struct ticket_lock *t, const struct lock_ctx *c, AO_t *mine)
+{
+    struct spin s = SPIN_INIT;
+    unsigned yields = 0;
+
+    for (;;) {
+        AO_t nx = AO_load_acquire(&t->next);
+
+        if (room_for(t, tk_ticket(nx)) &&
+            taker_claim(&t->next, t->who, t->mask, c->self, nx)) {
+            *mine = tk_ticket(nx);
+            return 0;
+        }
+        if (watch_due(c, spin_wait(&s), &yields) && tick(t, c))
+            return LOCK_GAVE_UP;
+    }
 }
 
 /* By the taker of ticket `mine` whose watch gave up: abandons the ticket, and
@@ -103,17 +145,15 @@ static int give_up(struct ticket_lock *t, AO_t mine)
 int ticket_lock_lock(void *l, struct lock_ctx *c)
 {
     struct ticket_lock *t = l;
-    AO_t mine = taker_take(&t->next, t->who, t->mask, c->self), k;
     struct spin s = SPIN_INIT;
     unsigned yields = 0;
+    AO_t mine;
 
-    while ((k = AO_load_acquire(&t->owner)) != mine) {
-        if (!watch_due(c, spin_wait(&s), &yields))
-            continue;
-        pass_dead(t, k, c);
-        if (watch_give_up(c))
+    if (take(t, c, &mine) != 0)
+        return LOCK_GAVE_UP;
+    while (AO_load_acquire(&t->owner) != mine)
+        if (watch_due(c, spin_wait(&s), &yields) && tick(t, c))
             return give_up(t, mine);
-    }
     return 0;
 }
 

@@ -5,7 +5,8 @@
  * mutex's recovery from a holder killed with SIGKILL, and every lock's recovery
  * from dead participants through a lock_watch: a holder killed in its critical
  * section, a waiter killed in lock() before its turn, both at once; a stopped
- * holder that must keep the lock; a waiter told to give up.
+ * holder that must keep the lock; a waiter told to give up; more waiters than
+ * max_procs that keep giving up and coming back.
  *
  * Each multi-process test puts a `struct shared` and the lock in one
  * MAP_SHARED|MAP_ANONYMOUS region, forks pinned workers with tu_run_procs(), lets
@@ -43,10 +44,10 @@
 
 #define PROC_TIMEOUT_S 20 /* per tu_run_procs, times the stress factor */
 #define TCASE_TIMEOUT_S 60
-#define IDS 8          /* participant ids the recovery tests' watch knows */
-#define WAIT_S 10.0    /* for a participant to reach a point, or to end */
-#define RECOVER_S 5.0  /* from a death to every survivor being through */
-#define GIVE_UP_S 2.0  /* from the give-up flag to lock() returning */
+#define IDS 8           /* participant ids the recovery tests' watch knows */
+#define WAIT_S 10.0     /* for a participant to reach a point, or to end */
+#define RECOVER_S 5.0   /* from a death to every survivor being through */
+#define GIVE_UP_S 2.0   /* from the give-up flag to lock() returning */
 #define STOPPED_MS 1000 /* how long the stopped holder stays stopped */
 
 /* What the workers share, followed (at HDR bytes) by the lock's state. */
@@ -578,8 +579,9 @@ static pid_t start(const char *name, const struct member *m, int cpu)
 static void expect_flag(const char *name, struct shared *s, AO_t *flag, const char *what,
                         unsigned id)
 {
-    ck_assert_msg(tu_wait_flag(flag, 1, WAIT_S), "%s: participant %u never %s (%lu entered)",
-                  name, id, what, (unsigned long)AO_load(&s->entered));
+    ck_assert_msg(tu_wait_flag(flag, 1, WAIT_S),
+                  "%s: participant %u never %s (%lu entered)", name, id, what,
+                  (unsigned long)AO_load(&s->entered));
 }
 
 /* Reaps participant id within secs; fails the test unless it exited 0. */
@@ -587,7 +589,8 @@ static void reap_ok(const char *name, pid_t pid, unsigned id, double secs)
 {
     int st = tu_reap(pid, secs);
 
-    ck_assert_msg(st != -1, "%s: participant %u hung (killed after %.0f s)", name, id, secs);
+    ck_assert_msg(st != -1, "%s: participant %u hung (killed after %.0f s)", name, id,
+                  secs);
     ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                   "%s: participant %u failed: %s %d (4: lock() result, 5: entered "
                   "after a give-up)",
@@ -783,6 +786,57 @@ START_TEST(test_give_up)
 }
 END_TEST
 
+/* Every waiter's watch says give up at once, so lock() keeps returning
+ * LOCK_GAVE_UP (each time perhaps leaving an abandoned ticket) and the workers
+ * keep coming back, more of them than max_procs; the holder yields while it
+ * holds, so that waiters do reach their watch.  The lock must still serve
+ * every acquisition once, one at a time. */
+enum { CHURN_PROCS = 6, CHURN_MAX_PROCS = 3, CHURN_ITERS = 600, CHURN_YIELDS = 8 };
+
+static void churn_worker(int idx, void *arg)
+{
+    struct shared *s = arg;
+    struct watcher w = {s, (unsigned)idx};
+    const struct lock_watch watch = {watched_dead, watched_give_up, &w};
+    struct lock_ctx c = {.self = (unsigned)idx, .watch = &watch};
+    int r;
+
+    tu_gate_wait(&s->gate);
+    for (long i = 0; i < s->iters; i++) {
+        while ((r = ops_of(s)->lock(lock_of(s), &c)) == LOCK_GAVE_UP)
+            AO_fetch_and_add1_full(&s->gave_up);
+        if (r != 0)
+            _exit(EXIT_RESULT);
+        critical_section(s, idx, i);
+        for (int y = 0; y < CHURN_YIELDS; y++)
+            sched_yield();
+        ops_of(s)->unlock(lock_of(s), &c);
+    }
+}
+
+START_TEST(test_give_up_churn)
+{
+    const char *name = lock_table[_i]->name;
+    struct shared *s = shared_new((unsigned)_i, CHURN_MAX_PROCS, CHURN_ITERS);
+    double t = now_s();
+    int failed;
+
+    tu_gate_init(&s->gate, CHURN_PROCS);
+    for (int i = 0; i < CHURN_PROCS; i++)
+        AO_store(&s->stop[i], 1);
+    failed = tu_run_procs(CHURN_PROCS, churn_worker, s, PROC_TIMEOUT_S);
+    verbose(name, "churn", CHURN_PROCS, s->iters, now_s() - t);
+    ck_assert_msg(failed == 0, "%s: %d of %d processes failed or hung", name, failed,
+                  CHURN_PROCS);
+    ck_assert_msg(s->violations == 0, "%s: %lu entries found the critical section occupied",
+                  name, (unsigned long)s->violations);
+    ck_assert_msg(s->counter == CHURN_PROCS * s->iters, "%s: counter %ld, expected %ld",
+                  name, s->counter, CHURN_PROCS * s->iters);
+    ck_assert_msg(!ops_of(s)->locked(lock_of(s)), "%s: locked() at the end", name);
+    shared_free(s, CHURN_MAX_PROCS);
+}
+END_TEST
+
 static int lock_count(void)
 {
     int n = 0;
@@ -813,6 +867,7 @@ static Suite *locks_suite(void)
     tcase_add_loop_test(many, test_holder_and_waiter_killed, 0, n);
     tcase_add_loop_test(many, test_stopped_holder_kept, 0, n);
     tcase_add_loop_test(many, test_give_up, 0, n);
+    tcase_add_loop_test(many, test_give_up_churn, 0, n);
     suite_add_tcase(s, one);
     suite_add_tcase(s, many);
     return s;

@@ -71,22 +71,29 @@ size_t mutex_lock_size(unsigned max_procs)
     return sizeof(struct mutex_lock);
 }
 
-/* By one process, before any other uses the lock.  0 or -errno. */
-int mutex_lock_init(void *l, unsigned max_procs)
+int mutex_robust_init(pthread_mutex_t *m)
 {
-    struct mutex_lock *x = l;
     pthread_mutexattr_t a;
     int r = pthread_mutexattr_init(&a);
 
-    memset(x, 0, sizeof(*x));
+    memset(m, 0, sizeof(*m));
     if (r == 0)
         r = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
     if (r == 0)
         r = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
     if (r == 0)
-        r = pthread_mutex_init(&x->m, &a);
+        r = pthread_mutex_init(m, &a);
     pthread_mutexattr_destroy(&a);
     return -r;
+}
+
+/* By one process, before any other uses the lock.  0 or -errno. */
+int mutex_lock_init(void *l, unsigned max_procs)
+{
+    struct mutex_lock *x = l;
+
+    memset(x, 0, sizeof(*x));
+    return mutex_robust_init(&x->m);
 }
 
 /* CLOCK_REALTIME (timedlock's clock) WATCH_NS from now. */

@@ -8,7 +8,14 @@
 #ifndef SHMAM_MUTEX_H
 #define SHMAM_MUTEX_H
 
+#include <pthread.h>
+
 #include "lock.h"
+
+/* Initialise a bare pthread mutex as this lock's is: process-shared and robust.
+ * For other robust words in shared memory (the runtime's lifelines).  0 or
+ * -errno. */
+int mutex_robust_init(pthread_mutex_t *m);
 
 size_t mutex_lock_size(unsigned max_procs);
 int mutex_lock_init(void *l, unsigned max_procs);

@@ -11,6 +11,7 @@
  * message from it; everything a dead holder wrote is read as possibly half done.
  */
 #include "lifeline.h"
+#include "mutex.h"
 
 #include <atomic_ops.h>
 #include <errno.h>
@@ -28,17 +29,8 @@ _Static_assert(offsetof(pthread_mutex_t, __data.__lock) == 0, "futex word first"
 
 int am__lifeline_init(struct am_lifeline *l)
 {
-    pthread_mutexattr_t a;
-    int r = pthread_mutexattr_init(&a);
     memset(l, 0, sizeof *l);
-    if (r == 0)
-        r = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-    if (r == 0)
-        r = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-    if (r == 0)
-        r = pthread_mutex_init(&l->m, &a);
-    pthread_mutexattr_destroy(&a);
-    return -r;
+    return mutex_robust_init(&l->m);
 }
 
 int am__lifeline_take(struct am_lifeline *l)

@@ -51,8 +51,10 @@
  * ticket's), and nothing the dead holder wrote.  The ticket compare-and-swap
  * and the acquire loads of `next` before a look-up are for the records
  * (taker.h), not for the lock.  nslots is written once by init, before the lock
- * is shared, and then only read (as a mask, never a divisor).  locked() is a
- * relaxed snapshot.
+ * is shared; every index is masked with the count the caller gives in
+ * ctx->procs (its own record of max_procs), so a peer that rewrites nslots
+ * cannot move an index outside the lock; nslots is only a fallback for callers
+ * without a record, and never a divisor.  locked() is a relaxed snapshot.
  */
 #include <atomic_ops.h>
 #include <errno.h>
@@ -93,15 +95,18 @@ size_t anderson_lock_size(unsigned max_procs)
     return (bytes + LOCK_ALIGN - 1) / LOCK_ALIGN * LOCK_ALIGN;
 }
 
-/* The records of who took which ticket, after the slots. */
-static AO_t *who_of(struct anderson_lock *a)
+/* The slots' mask: from the caller's own max_procs when it gives one (c may be
+ * NULL: init, locked()), so that no index into the lock ever comes from shared
+ * memory. */
+static AO_t mask_of(const struct anderson_lock *a, const struct lock_ctx *c)
 {
-    return (AO_t *)(void *)&a->slot[a->nslots];
+    return c && c->procs ? taker_count(c->procs) - 1 : a->nslots - 1;
 }
 
-static AO_t mask_of(const struct anderson_lock *a)
+/* The records of who took which ticket, after the slots. */
+static AO_t *who_of(struct anderson_lock *a, const struct lock_ctx *c)
 {
-    return a->nslots - 1;
+    return (AO_t *)(void *)&a->slot[mask_of(a, c) + 1];
 }
 
 /* By one process, before any other uses the lock.  Returns 0, or -EINVAL when
@@ -114,25 +119,25 @@ int anderson_lock_init(void *l, unsigned max_procs)
         return -EINVAL;
     memset(a, 0, anderson_lock_size(max_procs));
     a->nslots = taker_count(max_procs);
-    taker_init(who_of(a), mask_of(a));
+    taker_init(who_of(a, NULL), mask_of(a, NULL));
     return 0;
 }
 
 /* 1 if ticket k may be taken: ticket k - n is over, slot k - n + 1 admits
  * k - n + 1 or a later ticket (taker.h, room). */
-static int room_for(struct anderson_lock *a, AO_t k)
+static int room_for(struct anderson_lock *a, AO_t k, AO_t mask)
 {
-    AO_t after = tk_sub(tk_add(k, 1), a->nslots);
+    AO_t after = tk_sub(tk_add(k, 1), mask + 1);
 
-    return !tk_older(AO_load(&a->slot[after & mask_of(a)].turn), after);
+    return !tk_older(AO_load(&a->slot[after & mask].turn), after);
 }
 
 /* Any process: slot k + 1 admits k + 1 unless it does already.  Only for an
  * admitted ticket k that its taker will never release.  Full barrier. */
-static void pass(struct anderson_lock *a, AO_t k)
+static void pass(struct anderson_lock *a, AO_t k, AO_t mask)
 {
     AO_t k1 = tk_add(k, 1);
-    volatile AO_t *turn = &a->slot[k1 & mask_of(a)].turn;
+    volatile AO_t *turn = &a->slot[k1 & mask].turn;
     AO_t old = AO_load(turn);
 
     if (tk_older(old, k1))
@@ -145,11 +150,11 @@ static void pass(struct anderson_lock *a, AO_t k)
  * taker on the way lives, or is unknown). */
 static AO_t dead_admitted(struct anderson_lock *a, AO_t mine, const struct lock_ctx *c)
 {
-    AO_t mask = mask_of(a), nx = AO_load_acquire(&a->next), k = mine;
+    AO_t mask = mask_of(a, c), nx = AO_load_acquire(&a->next), k = mine;
 
     for (AO_t step = 0; step <= mask; step++) {
         k = tk_sub(k, 1);
-        if (!taker_dead(who_of(a), mask, nx, k, c))
+        if (!taker_dead(who_of(a, c), mask, nx, k, c))
             return mine;
         if (AO_load(&a->slot[k & mask].turn) == k)
             return k;
@@ -163,7 +168,7 @@ static AO_t dead_admitted(struct anderson_lock *a, AO_t mine, const struct lock_
 static int tick(struct anderson_lock *a, AO_t mine, const struct lock_ctx *c)
 {
     for (AO_t k = dead_admitted(a, mine, c); k != mine; k = tk_add(k, 1))
-        pass(a, k);
+        pass(a, k, mask_of(a, c));
     return watch_give_up(c);
 }
 
@@ -177,7 +182,8 @@ static int take(struct anderson_lock *a, const struct lock_ctx *c, AO_t *mine)
     for (;;) {
         AO_t nx = AO_load_acquire(&a->next), k = tk_ticket(nx);
 
-        if (room_for(a, k) && taker_claim(&a->next, who_of(a), mask_of(a), c->self, nx)) {
+        if (room_for(a, k, mask_of(a, c)) &&
+            taker_claim(&a->next, who_of(a, c), mask_of(a, c), c->self, nx)) {
             *mine = k;
             return 0;
         }
@@ -188,11 +194,13 @@ static int take(struct anderson_lock *a, const struct lock_ctx *c, AO_t *mine)
 
 /* By the taker of ticket `mine` whose watch gave up: abandons the ticket, and
  * passes its turn if it came meanwhile.  Returns LOCK_GAVE_UP. */
-static int give_up(struct anderson_lock *a, AO_t mine)
+static int give_up(struct anderson_lock *a, const struct lock_ctx *c, AO_t mine)
 {
-    taker_abandon(who_of(a), mask_of(a), mine);
-    if (AO_load(&a->slot[mine & mask_of(a)].turn) == mine)
-        pass(a, mine);
+    AO_t mask = mask_of(a, c);
+
+    taker_abandon(who_of(a, c), mask, mine);
+    if (AO_load(&a->slot[mine & mask].turn) == mine)
+        pass(a, mine, mask);
     return LOCK_GAVE_UP;
 }
 
@@ -207,10 +215,10 @@ int anderson_lock_lock(void *l, struct lock_ctx *c)
 
     if (take(a, c, &mine) != 0)
         return LOCK_GAVE_UP;
-    i = (unsigned)(mine & mask_of(a));
+    i = (unsigned)(mine & mask_of(a, c));
     while (AO_load_acquire(&a->slot[i].turn) != mine)
         if (watch_due(c, spin_wait(&s), &yields) && tick(a, mine, c))
-            return give_up(a, mine);
+            return give_up(a, c, mine);
     c->slot = i;
     return 0;
 }
@@ -223,11 +231,11 @@ int anderson_lock_trylock(void *l, struct lock_ctx *c)
 {
     struct anderson_lock *a = l;
     AO_t nx = AO_load(&a->next), t = tk_ticket(nx);
-    unsigned i = (unsigned)(t & mask_of(a));
+    unsigned i = (unsigned)(t & mask_of(a, c));
 
     if (AO_load_acquire(&a->slot[i].turn) != t)
         return 0;
-    if (!taker_claim(&a->next, who_of(a), mask_of(a), c->self, nx))
+    if (!taker_claim(&a->next, who_of(a, c), mask_of(a, c), c->self, nx))
         return 0;
     c->slot = i;
     return 1;
@@ -241,19 +249,20 @@ void anderson_lock_unlock(void *l, struct lock_ctx *c)
 {
     struct anderson_lock *a = l;
     AO_t mine = AO_load(&a->slot[c->slot].turn);
-    unsigned i = (unsigned)((c->slot + 1u) & mask_of(a));
+    unsigned i = (unsigned)((c->slot + 1u) & mask_of(a, c));
 
     AO_store_release(&a->slot[i].turn, tk_add(mine, 1));
 }
 
 /* Any process; a relaxed snapshot: 1 if some process held the lock (or a dead
- * or abandoned ticket was admitted) just now. */
+ * or abandoned ticket was admitted) just now.  A diagnostic: it trusts the
+ * shared slot count. */
 int anderson_lock_locked(void *l)
 {
     struct anderson_lock *a = l;
     AO_t t = tk_ticket(AO_load(&a->next));
 
-    return AO_load(&a->slot[t & mask_of(a)].turn) != t;
+    return AO_load(&a->slot[t & mask_of(a, NULL)].turn) != t;
 }
 
 const struct lock_ops anderson_lock_ops = {

@@ -69,6 +69,11 @@ struct lock_watch {
 /* Per-acquisition context, private to the calling process. */
 struct lock_ctx {
     unsigned self;                  /* participant id, 0 .. LOCK_MAX_SELF */
+    unsigned procs;                 /* max_procs as given to init, from the caller's
+                                     * own records: the FIFO locks size their arrays
+                                     * from it, never from the shared state, which a
+                                     * peer may have changed (0: trust the shared
+                                     * record, for a caller without one) */
     unsigned slot;                  /* algorithm's private note between lock and unlock */
     const struct lock_watch *watch; /* NULL: never take over, never give up */
 };

@@ -39,7 +39,9 @@
  * holder sees what the passer saw (every critical section up to the dead
  * ticket's), and nothing the dead holder wrote.  The compare-and-swap that takes
  * a ticket, and the acquire loads of `next` before a look-up, are for the
- * records (taker.h), not for the lock.  mask is written once by init, before the
+ * records (taker.h), not for the lock.  Indices into the records are masked with
+ * the count the caller gives in ctx->procs, never with the shared `mask` (a
+ * fallback for callers without a record).  mask is written once by init, before the
  * lock is shared, and then only read.  locked() is a relaxed snapshot.
  */
 #include <atomic_ops.h>
@@ -84,10 +86,17 @@ int ticket_lock_init(void *l, unsigned max_procs)
     return 0;
 }
 
-/* 1 if ticket k may be taken: ticket k - n is over (taker.h, room). */
-static int room_for(struct ticket_lock *t, AO_t k)
+/* The records' mask: from the caller's own max_procs when it gives one, so that
+ * no index into the lock ever comes from shared memory. */
+static AO_t mask_of(const struct ticket_lock *t, const struct lock_ctx *c)
 {
-    return tk_sub(k, AO_load(&t->owner)) <= t->mask;
+    return c->procs ? taker_count(c->procs) - 1 : t->mask;
+}
+
+/* 1 if ticket k may be taken: ticket k - n is over (taker.h, room). */
+static int room_for(struct ticket_lock *t, AO_t k, AO_t mask)
+{
+    return tk_sub(k, AO_load(&t->owner)) <= mask;
 }
 
 /* By a yielding waiter with a watch: while the ticket being served is known to
@@ -95,10 +104,12 @@ static int room_for(struct ticket_lock *t, AO_t k)
  * already.  At most n tickets are outstanding, so at most n passes. */
 static void pass_dead(struct ticket_lock *t, const struct lock_ctx *c)
 {
-    for (AO_t i = 0; i <= t->mask; i++) {
+    AO_t mask = mask_of(t, c);
+
+    for (AO_t i = 0; i <= mask; i++) {
         AO_t k = AO_load_acquire(&t->owner), nx = AO_load_acquire(&t->next);
 
-        if (!taker_dead(t->who, t->mask, nx, k, c))
+        if (!taker_dead(t->who, mask, nx, k, c))
             return;
         AO_compare_and_swap_full(&t->owner, k, tk_add(k, 1));
     }
@@ -121,8 +132,8 @@ static int take(struct ticket_lock *t, const struct lock_ctx *c, AO_t *mine)
     for (;;) {
         AO_t nx = AO_load_acquire(&t->next);
 
-        if (room_for(t, tk_ticket(nx)) &&
-            taker_claim(&t->next, t->who, t->mask, c->self, nx)) {
+        if (room_for(t, tk_ticket(nx), mask_of(t, c)) &&
+            taker_claim(&t->next, t->who, mask_of(t, c), c->self, nx)) {
             *mine = tk_ticket(nx);
             return 0;
         }
@@ -133,9 +144,9 @@ static int take(struct ticket_lock *t, const struct lock_ctx *c, AO_t *mine)
 
 /* By the taker of ticket `mine` whose watch gave up: abandons the ticket, and
  * passes its turn if it came meanwhile.  Returns LOCK_GAVE_UP. */
-static int give_up(struct ticket_lock *t, AO_t mine)
+static int give_up(struct ticket_lock *t, const struct lock_ctx *c, AO_t mine)
 {
-    taker_abandon(t->who, t->mask, mine);
+    taker_abandon(t->who, mask_of(t, c), mine);
     AO_compare_and_swap_full(&t->owner, mine, tk_add(mine, 1));
     return LOCK_GAVE_UP;
 }
@@ -153,7 +164,7 @@ int ticket_lock_lock(void *l, struct lock_ctx *c)
         return LOCK_GAVE_UP;
     while (AO_load_acquire(&t->owner) != mine)
         if (watch_due(c, spin_wait(&s), &yields) && tick(t, c))
-            return give_up(t, mine);
+            return give_up(t, c, mine);
     return 0;
 }
 
@@ -166,7 +177,7 @@ int ticket_lock_trylock(void *l, struct lock_ctx *c)
 
     if (tk_ticket(nx) != served)
         return 0;
-    return taker_claim(&t->next, t->who, t->mask, c->self, nx);
+    return taker_claim(&t->next, t->who, mask_of(t, c), c->self, nx);
 }
 
 /* By the holder only (nobody else writes owner meanwhile); release ordering. */

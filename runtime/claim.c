@@ -183,7 +183,7 @@ static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
                       struct am_claim_state *c)
 {
     const struct lock_watch watch = {watch_dead, watch_give_up, v};
-    struct lock_ctx ctx = {.self = c->who, .watch = &watch};
+    struct lock_ctx ctx = {.self = c->who, .procs = v->max_senders, .watch = &watch};
     struct am_queue_send *s = q->send;
     uint64_t t, bt = 0;
     if (queue_full(&s->tail, q->packets, q->packets_n) ||

@@ -113,6 +113,9 @@ struct am_ep {
     unsigned long bad_packets;
     unsigned long abandoned;   /* dead senders' claims skipped */
     struct am_stuck stuck[2];  /* per queue */
+    uint64_t head[2];          /* per queue: the next ticket to deliver; the
+                                * shared recv->head is only a copy, for show */
+    unsigned idle_polls;       /* polls that found nothing, for tail checks */
     uint32_t abandon_ms;
     unsigned barrier_arrived;  /* job barrier: arrivals seen (rank 0) */
     unsigned barrier_epoch;    /* job barrier: releases seen */

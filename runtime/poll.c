@@ -2,7 +2,8 @@
  * poll.c - delivery: the receiver's half of the protocol (see claim.c).
  *
  * Only the endpoint's owner polls, and never from inside a handler (the handler
- * still holds its packet).  For the packet at head (slot head % Q, lap head / Q)
+ * still holds its packet).  It keeps its heads in private memory (a peer that
+ * moves the shared copy changes nothing).  For the packet at head (slot head % Q, lap head / Q)
  * it acquire-loads the state; on READY or READY_BULK it advances head,
  * validates a private copy of the packet, runs the handler, then release-stores
  * the bulk block and the packet FREE for the next lap.  One poll drains every
@@ -22,7 +23,8 @@
  * Nothing read from shared memory is trusted: a packet whose handler id, argument
  * count, claimant, bulk block or length is wrong is counted, reported once on
  * stderr and freed; a head slot whose state no sender could have written is
- * counted and reset to FREE for its lap.  The receiver never indexes memory with
+ * counted and reset to FREE for its lap; a tail or bulk tail that a peer moved
+ * somewhere impossible is put back (checked every AM_TAIL_CHECK idle polls).  The receiver never indexes memory with
  * an unchecked value.
  */
 #include <errno.h>
@@ -31,7 +33,8 @@
 
 #include "internal.h"
 
-#define AM_STUCK_POLLS 64 /* polls between liveness checks of a stuck claim */
+#define AM_STUCK_POLLS 64   /* polls between liveness checks of a stuck claim */
+#define AM_TAIL_CHECK 1024  /* idle polls between checks of the shared tails */
 
 void am__report_bad(am_ep_t *ep, const char *why)
 {
@@ -167,6 +170,7 @@ static void skip(am_ep_t *ep, enum am_qid qid, struct am_packet *p, uint64_t hea
 {
     struct am_queue_view *q = &ep->own.q[qid];
     AO_compare_and_swap_full(&q->send->tail, head, head + 1);
+    ep->head[qid] = head + 1;
     AO_store(&q->recv->head, head + 1);
     AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE));
     ep->stuck[qid].ticket = 0;
@@ -191,12 +195,13 @@ int am__drain(am_ep_t *ep, enum am_qid qid)
     struct am_queue_view *q = &ep->own.q[qid];
     int n = 0;
     for (;;) {
-        uint64_t head = AO_load(&q->recv->head);
+        uint64_t head = ep->head[qid];
         struct am_packet *p = &q->packets[head & (q->packets_n - 1)];
         AO_t lap = am_lap(head, q->packets_n);
         AO_t s = AO_load_acquire(&p->state); /* pairs with am__publish() */
         if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) >= AM_READY) {
-            AO_store(&q->recv->head, head + 1);
+            ep->head[qid] = head + 1;
+            AO_store(&q->recv->head, head + 1); /* for show: never read back */
             ep->stuck[qid].ticket = 0;
             deliver(ep, qid, p, s);
             n++;
@@ -229,13 +234,59 @@ static void orphans_asked(am_ep_t *ep)
         }
 }
 
+/* The packet tail always lies in [head, head + Q] (claims need a slot freed
+ * for their lap, and the tail trails the claims by at most one).  One outside
+ * was written by a broken or hostile peer: put it back to head; senders then
+ * move it past the slots already claimed (claim.c), so nothing is lost that
+ * was claimed.  Owner only; the CAS leaves a tail that moved meanwhile alone. */
+static void repair_tail(am_ep_t *ep, struct am_queue_view *q, uint64_t head)
+{
+    uint64_t t = AO_load(&q->send->tail);
+    if (t - head > q->packets_n && AO_compare_and_swap_full(&q->send->tail, t, head))
+        am__report_bad(ep, "impossible queue tail");
+}
+
+/* The bulk tail's block is FREE for the tail's lap, or claimed (full, or a
+ * claimant has yet to move the tail).  FREE for another lap means a peer moved
+ * the tail: put it back to the lowest ticket a FREE block is waiting for (every
+ * ticket below the real tail has been claimed, so that is where it was). */
+static void repair_bulk_tail(am_ep_t *ep, struct am_queue_view *q)
+{
+    uint64_t t = AO_load(&q->send->bulk_tail), low = UINT64_MAX;
+    AO_t s = AO_load(&q->bulk_state[t & (q->bulk_n - 1)].state);
+    if (AM_STATE_TYPE(s) != AM_FREE || AM_STATE_LAP(s) == am_lap(t, q->bulk_n))
+        return;
+    for (uint32_t b = 0; b < q->bulk_n; b++) {
+        AO_t sb = AO_load(&q->bulk_state[b].state);
+        uint64_t k = (uint64_t)AM_STATE_LAP(sb) * q->bulk_n + b;
+        if (AM_STATE_TYPE(sb) == AM_FREE && k < low)
+            low = k;
+    }
+    if (AO_compare_and_swap_full(&q->send->bulk_tail, t, low))
+        am__report_bad(ep, "impossible bulk tail");
+}
+
+/* Every AM_TAIL_CHECK idle polls: the shared tails of our queues are sane.  Not
+ * more often: the tails' line is the senders' busiest. */
+static void check_tails(am_ep_t *ep)
+{
+    if (++ep->idle_polls % AM_TAIL_CHECK != 0)
+        return;
+    for (int qid = 0; qid < 2; qid++) {
+        repair_tail(ep, &ep->own.q[qid], ep->head[qid]);
+        repair_bulk_tail(ep, &ep->own.q[qid]);
+    }
+}
+
 /* Both queues, and messages held during am_init; for the owner, outside handlers. */
 int am__poll(am_ep_t *ep)
 {
     int held = ep->pending && !ep->holding ? am__pending_run(ep) : 0;
     int n = held + am__drain(ep, AM_REPLY) + am__drain(ep, AM_REQUEST);
-    if (n == 0)
+    if (n == 0) {
         orphans_asked(ep);
+        check_tails(ep);
+    }
     return n;
 }
 

@@ -56,11 +56,13 @@ size_t am__layout_size(const struct am_config *cfg)
     return (size_t)layout(&h, cfg);
 }
 
-/* Point a view's fields into the mapping at `base` as the header says. */
-static void view_fill(struct am_seg_view *v)
+/* Point a view's fields into the mapping at `base` as `h` says: a private,
+ * validated copy of the header, never the shared one, which a peer may change
+ * between two reads. */
+static void view_fill(struct am_seg_view *v, const struct am_seg_header *h)
 {
     unsigned char *b = v->seg.base;
-    struct am_seg_header *h = v->hdr = (struct am_seg_header *)b;
+    v->hdr = (struct am_seg_header *)b;
     v->senders = (struct am_sender *)(b + h->senders_off);
     v->claim = (enum am_claim)h->claim;
     v->lock = am__claim_lock(v->claim);
@@ -117,18 +119,22 @@ static int header_config(const struct am_seg_header *h, struct am_config *cfg)
 
 /* Attach a view to a mapped segment after checking it is a live shmam endpoint of
  * this layout named `name`.  -EPROTO on any mismatch, -EAGAIN if not yet LIVE,
- * -EPIPE if closed. */
+ * -EPIPE if closed.  The header is read once, into a private copy; everything
+ * is judged on the copy, and every address derives from the layout this build
+ * computes from the copy's sizes (attach once: a peer flipping the shared
+ * header meanwhile changes nothing). */
 int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const char *name)
 {
-    const struct am_seg_header *h = seg->base;
+    struct am_seg_header copy, expect;
+    const struct am_seg_header *h = &copy;
     struct am_config cfg;
-    struct am_seg_header expect;
-    if (seg->size < sizeof *h)
+    if (seg->size < sizeof copy)
         return -EPROTO;
     /* The creator writes the header, then release-stores LIVE: before that the
      * header may be all zero or half written (a segment is visible from its
      * creation), so it is judged only once LIVE.  Pairs with that release. */
-    AO_t state = AO_load_acquire(&h->state);
+    AO_t state = AO_load_acquire(&((const struct am_seg_header *)seg->base)->state);
+    memcpy(&copy, seg->base, sizeof copy);
     if (state != AM_SEG_LIVE) {
         if (h->magic != 0 && h->magic != AM_MAGIC)
             return -EPROTO;
@@ -145,12 +151,16 @@ int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const c
                    offsetof(struct am_seg_header, senders_off)) != 0)
         return -EPROTO;
     v->seg = *seg;
-    view_fill(v);
+    view_fill(v, &expect);
     return 0;
 }
 
+/* The owner's view of the segment it has just laid out, before anyone else can
+ * see it. */
 void am__view_own(struct am_seg_view *v, const struct am_segment *seg)
 {
+    struct am_seg_header copy;
+    memcpy(&copy, seg->base, sizeof copy);
     v->seg = *seg;
-    view_fill(v);
+    view_fill(v, &copy);
 }

@@ -1,0 +1,257 @@
+/*
+ * check_hostile.c - a same-user peer that writes where it should not: what each
+ * corruption may cost (at most garbled or delayed messages in queues it writes
+ * to) and what it may never do (crash, hang or misroute another process).
+ *
+ *   header_flipped_during_attach  a vandal flips the receiver's `packets` between
+ *                          8 and 65536 while a client maps it again and again:
+ *                          every map fails or sees 8 packets (attach reads the
+ *                          header once, into a private copy).
+ *   moved_counters         per algorithm and counter: the request queue's tail
+ *                          moved by +1000 or -1, its head by +1 or -1, its bulk
+ *                          tail by +1000; then a client sends 60 messages, short
+ *                          and bulk, which all arrive once and in order (the
+ *                          owner keeps its heads private and puts impossible
+ *                          tails back).
+ *   anderson_slots         Anderson's slot count rewritten to 0 and to 2^40:
+ *                          senders index the lock by their own count, and all
+ *                          their messages arrive.
+ *
+ * The vandal is this test process: it maps the victim's segment with
+ * am__segment_open, as any same-user process could, and writes into it.
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+enum { H_MSG = 1 };
+#define NMSG 60u
+
+struct shared {
+    struct tu_errors err;
+    AO_t ready, stop, flip_stop, got, bad_order;
+    unsigned long bad_packets;
+    char rcv[AM_NAME_MAX];
+    int alg;
+};
+static struct shared *sh;
+static char what[160];
+
+static void setup(void)
+{
+    tu_test_init();
+    sh = tu_shared_alloc(sizeof *sh);
+}
+
+static void teardown(void)
+{
+    tu_shared_free(sh, sizeof *sh);
+}
+
+/* args: seq, checksum of the data.  Counts messages that arrive in order. */
+static void on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    uint32_t want = (uint32_t)AO_load(&sh->got);
+    if (n != 2 || a[0] != want || (len && tu_fnv1a(d, len) != a[1]))
+        AO_fetch_and_add1(&sh->bad_order);
+    AO_store_release(&sh->got, want + 1);
+}
+
+/* The receiver: a small endpoint (8 packets, 2 bulk blocks) that polls. */
+static void receiver(void *arg)
+{
+    struct am_ep_opts o = {.claim = am_claim_names[sh->alg], .shm = "posix", .packets = 8,
+                           .bulk_blocks = 2, .max_senders = 4};
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(sh->rcv, &o, &ep);
+    if (rc < 0) {
+        tu_error(&sh->err, "receiver: create: %s", am_strerror(rc));
+        _exit(2);
+    }
+    am_set_handler(ep, H_MSG, on_msg);
+    AO_store_release(&sh->ready, 1);
+    while (!AO_load_acquire(&sh->stop))
+        am_poll(ep);
+    sh->bad_packets = am_ep_bad_packets(ep);
+    am_ep_destroy(ep);
+}
+
+static pid_t start_receiver(int alg, const char *role)
+{
+    sh->alg = alg;
+    tu_ep_name(sh->rcv, sizeof sh->rcv, role, alg, 0);
+    pid_t p = tu_spawn(receiver, NULL, 1);
+    tu_assert_flag(&sh->ready, 1, 10, "the receiver", what, &sh->err);
+    return p;
+}
+
+static void stop_receiver(pid_t p)
+{
+    AO_store_release(&sh->stop, 1);
+    tu_assert_exit0(tu_reap(p, 10), "receiver", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
+}
+
+/* The vandal's own mapping of the receiver's segment. */
+static struct am_seg_header *vandalise(struct am_segment *seg)
+{
+    int rc = am__segment_open(AM_SHM_POSIX, sh->rcv, seg);
+    ck_assert_msg(rc == 0, "%s: the vandal cannot open the segment: %s", what,
+                  am_strerror(rc));
+    return seg->base;
+}
+
+/* A client sends NMSG messages (every third bulk), each must be taken in. */
+static void send_all(const char *role)
+{
+    char name[AM_NAME_MAX];
+    static uint8_t buf[3000];
+    tu_ep_name(name, sizeof name, role, sh->alg, 0);
+    struct am_ep_opts o = {.shm = "posix"};
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(name, &o, &ep);
+    ck_assert_msg(rc == 0, "%s: client create: %s", what, am_strerror(rc));
+    rc = am_ep_map(ep, 0, sh->rcv);
+    ck_assert_msg(rc == 0, "%s: client map: %s", what, am_strerror(rc));
+    for (uint32_t i = 0; i < NMSG && rc == 0; i++) {
+        size_t len = i % 3 == 0 ? 1 + i * 37 % sizeof buf : 0;
+        tu_pattern(buf, i, len);
+        uint32_t a[2] = {i, len ? tu_fnv1a(buf, len) : 0};
+        rc = len ? am_request_bulk(ep, 0, H_MSG, buf, len, a, 2)
+                 : am_request(ep, 0, H_MSG, a, 2);
+    }
+    ck_assert_msg(rc == 0, "%s: send: %s", what, am_strerror(rc));
+    ck_assert_msg(tu_wait_flag(&sh->got, NMSG, 10), "%s: %lu of %u messages arrived", what,
+                  (unsigned long)AO_load(&sh->got), NMSG);
+    am_ep_destroy(ep);
+}
+
+/* ---- header_flipped_during_attach ---- */
+
+static void flipper(void *arg)
+{
+    struct am_segment seg;
+    if (am__segment_open(AM_SHM_POSIX, sh->rcv, &seg) < 0)
+        _exit(2);
+    volatile uint32_t *packets = &((struct am_seg_header *)seg.base)->packets;
+    for (unsigned i = 0; !AO_load(&sh->flip_stop); i++)
+        *packets = i % 2 ? 65536 : 8;
+    *packets = 8;
+}
+
+START_TEST(header_flipped_during_attach)
+{
+    snprintf(what, sizeof what, "lockfree/posix: header flipped during attach");
+    pid_t r = start_receiver(AM_CLAIM_LOCKFREE, "rcv");
+    pid_t f = tu_spawn(flipper, NULL, 0);
+    char name[AM_NAME_MAX];
+    tu_ep_name(name, sizeof name, "cli", 0, 0);
+    struct am_ep_opts o = {.shm = "posix"};
+    am_ep_t *ep = NULL;
+    ck_assert_msg(am_ep_create(name, &o, &ep) == 0, "%s: create", what);
+    int mapped = 0, refused = 0;
+    for (int i = 0; i < 300; i++) {
+        int rc = am_ep_map(ep, 0, sh->rcv);
+        ck_assert_msg(rc == 0 || rc == -EPROTO, "%s: map gave %s", what, am_strerror(rc));
+        if (rc == 0) {
+            struct am_peer *p = am__peer(ep, 0);
+            ck_assert_msg(p->view->q[AM_REQUEST].packets_n == 8,
+                          "%s: a mapping sees %u packets", what,
+                          p->view->q[AM_REQUEST].packets_n);
+            mapped++;
+            am__peer_drop(ep, 0);
+        } else
+            refused++;
+    }
+    AO_store_release(&sh->flip_stop, 1);
+    tu_assert_exit0(tu_reap(f, 10), "flipper", what, &sh->err);
+    ck_assert_msg(am_ep_destroy(ep) == 0, "%s: destroy", what);
+    send_all("cli2"); /* and the receiver still works */
+    if (getenv("SHMAM_VERBOSE"))
+        printf("%s: %d maps, %d refused\n", what, mapped, refused);
+    stop_receiver(r);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* ---- moved_counters ---- */
+
+enum { TAIL_PLUS, TAIL_MINUS, HEAD_PLUS, HEAD_MINUS, BULK_TAIL_PLUS, NMOVES };
+static const char *const move_names[NMOVES] = {"tail +1000", "tail -1", "head +1",
+                                               "head -1", "bulk tail +1000"};
+
+static void move_counter(struct am_seg_header *h, int move)
+{
+    char *b = (char *)h;
+    struct am_queue_send *s = (struct am_queue_send *)(b + h->send_off[AM_REQUEST]);
+    struct am_queue_recv *r = (struct am_queue_recv *)(b + h->recv_off[AM_REQUEST]);
+    switch (move) {
+    case TAIL_PLUS: AO_store(&s->tail, AO_load(&s->tail) + 1000); break;
+    case TAIL_MINUS: AO_store(&s->tail, AO_load(&s->tail) - 1); break;
+    case HEAD_PLUS: AO_store(&r->head, AO_load(&r->head) + 1); break;
+    case HEAD_MINUS: AO_store(&r->head, AO_load(&r->head) - 1); break;
+    case BULK_TAIL_PLUS: AO_store(&s->bulk_tail, AO_load(&s->bulk_tail) + 1000); break;
+    }
+}
+
+START_TEST(moved_counters)
+{
+    int alg = _i / NMOVES, move = _i % NMOVES;
+    snprintf(what, sizeof what, "%s/posix: %s", am_claim_names[alg], move_names[move]);
+    pid_t r = start_receiver(alg, "rcv");
+    struct am_segment seg;
+    move_counter(vandalise(&seg), move);
+    send_all("cli");
+    ck_assert_msg(AO_load(&sh->bad_order) == 0, "%s: %lu messages out of order or garbled",
+                  what, (unsigned long)AO_load(&sh->bad_order));
+    am__segment_unmap(&seg);
+    stop_receiver(r);
+    int tail = move == TAIL_PLUS || move == TAIL_MINUS || move == BULK_TAIL_PLUS;
+    ck_assert_msg(!tail || sh->bad_packets >= 1, "%s: the repair was not counted", what);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* ---- anderson_slots ---- */
+
+START_TEST(anderson_slots)
+{
+    uint64_t bad = _i ? (uint64_t)1 << 40 : 0;
+    snprintf(what, sizeof what, "anderson/posix: slot count %llu",
+             (unsigned long long)bad);
+    pid_t r = start_receiver(AM_CLAIM_ANDERSON, "rcv");
+    struct am_segment seg;
+    struct am_seg_header *h = vandalise(&seg);
+    *(volatile uint64_t *)((char *)h + h->lock_off[AM_REQUEST]) = bad; /* nslots */
+    send_all("cli");
+    am__segment_unmap(&seg);
+    stop_receiver(r);
+    tu_assert_clean(what);
+}
+END_TEST
+
+static Suite *hostile_suite(void)
+{
+    Suite *s = suite_create("hostile");
+    TCase *tc = tcase_create("vandal");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, header_flipped_during_attach);
+    tcase_add_loop_test(tc, moved_counters, 0, tu_n_algs() * NMOVES);
+    tcase_add_loop_test(tc, anderson_slots, 0, 2);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    tu_run_init("ho");
+    return tu_run_suite(hostile_suite(), "check_hostile");
+}

@@ -39,7 +39,9 @@
  *   size_t ALG_lock_size(unsigned max_procs)          bytes of shared state
  *   int    ALG_lock_init(void *l, unsigned max_procs)  0 or -errno; by one process
  *   int    ALG_lock_lock(void *l, struct lock_ctx *c)  0 held; LOCK_GAVE_UP if the
- *                                                      watch's give_up said so
+ *                                                      watch's give_up said so;
+ *                                                      LOCK_BROKEN (mutex) if its
+ *                                                      state is garbage
  *   int    ALG_lock_trylock(void *l, struct lock_ctx *c)  1 acquired, 0 busy
  *   void   ALG_lock_unlock(void *l, struct lock_ctx *c)
  *   int    ALG_lock_locked(void *l)                    1 if held now (a snapshot)
@@ -55,6 +57,10 @@
 
 /* lock()'s result when the watch's give_up() asked the waiter to stop. */
 #define LOCK_GAVE_UP (-1)
+
+/* lock()'s result when the shared state is unusable (a peer wrote garbage into
+ * it): the mutex only; the spin locks treat garbage as a dead holder's. */
+#define LOCK_BROKEN (-2)
 
 /* How often a yielding waiter consults its watch: every LOCK_WATCH_EVERY yields. */
 #define LOCK_WATCH_EVERY 16u

@@ -15,9 +15,12 @@
  * Giving up.  Without a watch, lock() sleeps in pthread_mutex_lock() until it
  * holds the lock.  With one it sleeps in pthread_mutex_timedlock() for at most
  * WATCH_NS at a time and asks give_up() between the tries, so a waiter told to
- * stop returns within about WATCH_NS.  Errors other than EBUSY, ETIMEDOUT and
- * EOWNERDEAD can only come from misuse (unlocking a lock one does not hold, an
- * uninitialised lock) and abort with the file and line.
+ * stop returns within about WATCH_NS.  The mutex sits in memory other processes
+ * can write: if its kind is no longer the one init made, or pthread returns
+ * any error other than EBUSY, ETIMEDOUT and EOWNERDEAD, lock() returns
+ * LOCK_BROKEN instead of aborting the caller.  (Garbage that names a thread
+ * that does not exist as the holder still waits: glibc cannot tell it from a
+ * live holder.)
  *
  * Memory ordering.  pthread_mutex_lock/timedlock/trylock acquire and
  * pthread_mutex_unlock releases (POSIX 4.12, memory synchronization); the
@@ -42,28 +45,32 @@ struct mutex_lock {
 
 _Static_assert(sizeof(struct mutex_lock) % LOCK_ALIGN == 0, "mutex owns whole blocks");
 
-/* Misuse of a mutex is a programming error: report where and stop. */
-static void die(const char *what, int err, int line)
-{
-    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, line, what, strerror(err));
-    abort();
-}
-
 /* After `r` from lock, timedlock or trylock: 1 if now held (taking over a dead
- * holder's lock), 0 if busy or timed out. */
-static int took(struct mutex_lock *x, int r, int line)
+ * holder's lock), 0 if busy or timed out, LOCK_BROKEN if the mutex is unusable
+ * (its shared bytes were overwritten: an error for the caller, not an abort). */
+static int took(struct mutex_lock *x, int r)
 {
-    if (r == EOWNERDEAD) {
-        r = pthread_mutex_consistent(&x->m);
-        if (r != 0)
-            die("pthread_mutex_consistent", r, line);
-        return 1;
-    }
+    if (r == EOWNERDEAD)
+        return pthread_mutex_consistent(&x->m) == 0 ? 1 : LOCK_BROKEN;
     if (r == EBUSY || r == ETIMEDOUT)
         return 0;
-    if (r != 0)
-        die("pthread_mutex_lock", r, line);
-    return 1;
+    return r == 0 ? 1 : LOCK_BROKEN;
+}
+
+/* Is the mutex still of the kind init made (robust, process-shared)?  A peer
+ * may have rewritten it; glibc would then treat it as another kind of mutex
+ * (one that never reports a dead owner, say).  Compared against a mutex made
+ * here the same way, once. */
+static int kind_ok(const struct mutex_lock *x)
+{
+    static int kind = -1;
+    if (kind < 0) {
+        pthread_mutex_t m;
+        mutex_robust_init(&m);
+        kind = m.__data.__kind;
+        pthread_mutex_destroy(&m);
+    }
+    return x->m.__data.__kind == kind;
 }
 
 size_t mutex_lock_size(unsigned max_procs)
@@ -117,15 +124,16 @@ int mutex_lock_lock(void *l, struct lock_ctx *c)
 {
     struct mutex_lock *x = l;
     struct timespec until;
+    int r;
 
-    if (!c->watch) {
-        took(x, pthread_mutex_lock(&x->m), __LINE__);
-        return 0;
-    }
+    if (!kind_ok(x))
+        return LOCK_BROKEN;
+    if (!c->watch)
+        return took(x, pthread_mutex_lock(&x->m)) == 1 ? 0 : LOCK_BROKEN;
     for (;;) {
         until = soon();
-        if (took(x, pthread_mutex_timedlock(&x->m, &until), __LINE__))
-            return 0;
+        if ((r = took(x, pthread_mutex_timedlock(&x->m, &until))) != 0)
+            return r == 1 ? 0 : LOCK_BROKEN;
         if (watch_give_up(c))
             return LOCK_GAVE_UP;
     }
@@ -136,17 +144,16 @@ int mutex_lock_trylock(void *l, struct lock_ctx *c)
 {
     struct mutex_lock *x = l;
 
-    return took(x, pthread_mutex_trylock(&x->m), __LINE__);
+    return kind_ok(x) && took(x, pthread_mutex_trylock(&x->m)) == 1;
 }
 
-/* By the holder only; release ordering. */
+/* By the holder only; release ordering.  An error (the mutex was overwritten
+ * while we held it) is ignored: the next locker finds it broken. */
 void mutex_lock_unlock(void *l, struct lock_ctx *c)
 {
     struct mutex_lock *x = l;
-    int r = pthread_mutex_unlock(&x->m);
 
-    if (r != 0)
-        die("pthread_mutex_unlock", r, __LINE__);
+    pthread_mutex_unlock(&x->m);
 }
 
 /* Any process that does not hold the lock; a snapshot: 1 if some process held it
@@ -154,9 +161,7 @@ void mutex_lock_unlock(void *l, struct lock_ctx *c)
  * with trylock (taking over a dead holder's lock on the way). */
 int mutex_lock_locked(void *l)
 {
-    struct mutex_lock *x = l;
-
-    if (!took(x, pthread_mutex_trylock(&x->m), __LINE__))
+    if (!mutex_lock_trylock(l, NULL))
         return 1;
     mutex_lock_unlock(l, NULL);
     return 0;

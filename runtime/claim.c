@@ -46,8 +46,8 @@
  *
  * am__claim_try() advances one claim as far as it can without waiting and says
  * whether it is complete (1), not yet (0), or impossible (-EPIPE: the lock
- * waiter gave up because the receiver died); callers loop on it with backoff
- * (send.c).  Any number of senders may run it concurrently on one queue.
+ * waiter gave up because the receiver died; -EPROTO: the lock is garbage);
+ * callers loop on it with backoff (send.c).  Any number of senders may run it concurrently on one queue.
  */
 #include <errno.h>
 
@@ -189,8 +189,11 @@ static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
     if (queue_full(&s->tail, q->packets, q->packets_n) ||
         (c->want_bulk && queue_full(&s->bulk_tail, q->bulk_state, q->bulk_n)))
         return 0;
-    if (v->lock->lock(q->lock, &ctx) == LOCK_GAVE_UP)
+    int rc = v->lock->lock(q->lock, &ctx);
+    if (rc == LOCK_GAVE_UP)
         return -EPIPE;
+    if (rc == LOCK_BROKEN)
+        return am__report_broken(v, "its queue's lock was overwritten");
     am__hook(AM_HOOK_LOCKED);
     int ok = (!c->want_bulk || tail_free(&s->bulk_tail, q->bulk_state, q->bulk_n, &bt)) &&
              tail_free(&s->tail, q->packets, q->packets_n, &t);
@@ -216,15 +219,18 @@ int am__claim_try(struct am_seg_view *v, struct am_queue_view *q, struct am_clai
 }
 
 /* A sender waiting for a bulk block: if the block at the bulk tail is held by a
- * dead claimant, ask the receiver to free the blocks of dead claims (it alone
- * may: only it knows which ones a queued packet still uses) and wake it.  Any
+ * dead claimant, or its state is one no sender writes (a ready type, or free
+ * for another lap), ask the receiver to repair the bulk blocks (it alone may:
+ * only it knows which ones a queued packet still uses) and wake it.  Any
  * sender, any time; costs a few loads. */
 void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
 {
     struct am_queue_view *q = &v->q[qid];
     uint64_t bt = AO_load(&q->send->bulk_tail);
     AO_t s = AO_load(slot_state(q->bulk_state, bt, q->bulk_n));
-    if (AM_STATE_TYPE(s) != AM_CLAIMED || !am__who_dead(v, AM_STATE_WHO(s)))
+    unsigned type = AM_STATE_TYPE(s);
+    if ((type == AM_CLAIMED && !am__who_dead(v, AM_STATE_WHO(s))) ||
+        (type == AM_FREE && AM_STATE_LAP(s) == am_lap(bt, q->bulk_n)))
         return;
     AO_store(&v->hdr->orphans[qid], 1);
     am__wake(v->hdr);

@@ -174,6 +174,7 @@ void am__wake(struct am_seg_header *h);
 int am__peer_alive(const struct am_seg_view *v);
 int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
 void am__report_bad(am_ep_t *ep, const char *why);
+int am__report_broken(const struct am_seg_view *v, const char *why);
 
 /* pending.c */
 struct am_pending;

@@ -44,6 +44,17 @@ void am__report_bad(am_ep_t *ep, const char *why)
                         "further ones are only counted\n", ep->name, why);
 }
 
+/* A sender found a peer's segment unusable: say so once per process, naming the
+ * endpoint, and fail the send.  Returns -EPROTO. */
+int am__report_broken(const struct am_seg_view *v, const char *why)
+{
+    static int said;
+    if (!said++)
+        fprintf(stderr, "shmam: endpoint %.*s: %s; sends to it fail with -EPROTO\n",
+                (int)AM_NAME_MAX, v->hdr->name, why);
+    return -EPROTO;
+}
+
 /* Resolve claimant `who` of our table to a local peer index, mapping the sender
  * as a new peer on first contact.  AM_SOURCE_UNKNOWN for a sender whose entry
  * has since been taken by another (it has gone) or whose endpoint cannot be
@@ -128,10 +139,22 @@ static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
     AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE));
 }
 
+/* A bulk block in a state no sender writes (a ready type): put it back to FREE
+ * for the next ticket at that block after the bulk tail. */
+static void reset_block(am_ep_t *ep, struct am_queue_view *q, uint32_t b, AO_t s)
+{
+    uint64_t t = AO_load(&q->send->bulk_tail);
+    uint64_t k = t + ((b - t) & (q->bulk_n - 1));
+    if (AO_compare_and_swap_full(&q->bulk_state[b].state, s,
+                                 AM_STATE(am_lap(k, q->bulk_n), 0, AM_FREE)))
+        am__report_bad(ep, "impossible bulk block state");
+}
+
 /* Free the bulk blocks of queue qid that dead claimants hold and that no queued
- * packet uses (a sender that died between claiming its block and publishing).
- * Owner only, outside handlers.  A dead claimant changes nothing any more, so
- * what this reads of its claims is stable. */
+ * packet uses (a sender that died between claiming its block and publishing),
+ * and reset blocks in impossible states.  Owner only, outside handlers.  A dead
+ * claimant changes nothing any more, so what this reads of its claims is
+ * stable. */
 static void free_orphans(am_ep_t *ep, enum am_qid qid)
 {
     struct am_queue_view *q = &ep->own.q[qid];
@@ -141,10 +164,12 @@ static void free_orphans(am_ep_t *ep, enum am_qid qid)
             used[q->packets[i].bulk_ticket & (q->bulk_n - 1)] = 1;
     for (uint32_t b = 0; b < q->bulk_n; b++) {
         AO_t s = AO_load(&q->bulk_state[b].state);
-        if (AM_STATE_TYPE(s) == AM_CLAIMED && !used[b] &&
-            am__who_dead(&ep->own, AM_STATE_WHO(s)) &&
-            AO_compare_and_swap_full(&q->bulk_state[b].state, s,
-                                     AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE)))
+        if (AM_STATE_TYPE(s) >= AM_READY)
+            reset_block(ep, q, b, s);
+        else if (AM_STATE_TYPE(s) == AM_CLAIMED && !used[b] &&
+                 am__who_dead(&ep->own, AM_STATE_WHO(s)) &&
+                 AO_compare_and_swap_full(&q->bulk_state[b].state, s,
+                                          AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE)))
             ep->abandoned++, AO_fetch_and_add1(&ep->own.hdr->abandoned);
     }
 }
@@ -224,15 +249,6 @@ int am__stuck(const am_ep_t *ep)
     return ep->stuck[AM_REQUEST].ticket != 0 || ep->stuck[AM_REPLY].ticket != 0;
 }
 
-/* Free dead claims' bulk blocks if a sender asked; on idle polls only. */
-static void orphans_asked(am_ep_t *ep)
-{
-    for (int qid = 0; qid < 2; qid++)
-        if (AO_load(&ep->own.hdr->orphans[qid])) {
-            AO_store(&ep->own.hdr->orphans[qid], 0);
-            free_orphans(ep, (enum am_qid)qid);
-        }
-}
 
 /* The packet tail always lies in [head, head + Q] (claims need a slot freed
  * for their lap, and the tail trails the claims by at most one).  One outside
@@ -264,6 +280,17 @@ static void repair_bulk_tail(am_ep_t *ep, struct am_queue_view *q)
     }
     if (AO_compare_and_swap_full(&q->send->bulk_tail, t, low))
         am__report_bad(ep, "impossible bulk tail");
+}
+
+/* Repair the bulk blocks and bulk tails a sender asked about; on idle polls. */
+static void orphans_asked(am_ep_t *ep)
+{
+    for (int qid = 0; qid < 2; qid++)
+        if (AO_load(&ep->own.hdr->orphans[qid])) {
+            AO_store(&ep->own.hdr->orphans[qid], 0);
+            free_orphans(ep, (enum am_qid)qid);
+            repair_bulk_tail(ep, &ep->own.q[qid]);
+        }
 }
 
 /* Every AM_TAIL_CHECK idle polls: the shared tails of our queues are sane.  Not

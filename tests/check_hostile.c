@@ -16,12 +16,20 @@
  *   anderson_slots         Anderson's slot count rewritten to 0 and to 2^40:
  *                          senders index the lock by their own count, and all
  *                          their messages arrive.
+ *   tas_word_garbage       tas and ttas: the lock word left "held" by ids no
+ *                          live sender has: senders take it over.
+ *   mutex_garbage          the queue's pthread mutex overwritten: a send fails
+ *                          with -EPROTO (one line on stderr), never aborts.
+ *   bulk_state_garbage     both bulk blocks of the request queue put in states no
+ *                          sender writes (a ready type; claimed by an id nobody
+ *                          has): bulk sends wait, ask, and the owner repairs.
  *
  * The vandal is this test process: it maps the victim's segment with
  * am__segment_open, as any same-user process could, and writes into it.
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,6 +245,76 @@ START_TEST(anderson_slots)
 }
 END_TEST
 
+/* The request queue's lock, as the vandal sees it. */
+static char *lock_of(struct am_seg_header *h)
+{
+    return (char *)h + h->lock_off[AM_REQUEST];
+}
+
+/* ---- tas_word_garbage ---- */
+
+START_TEST(tas_word_garbage)
+{
+    int alg = _i / 2 ? AM_CLAIM_TTAS : AM_CLAIM_TAS;
+    AO_t word = _i % 2 ? 0xdeadbeefu : 1; /* an id out of any table; id 0 */
+    snprintf(what, sizeof what, "%s/posix: lock word %#lx", am_claim_names[alg],
+             (unsigned long)word);
+    pid_t r = start_receiver(alg, "rcv");
+    struct am_segment seg;
+    AO_store((volatile AO_t *)(void *)lock_of(vandalise(&seg)), word);
+    send_all("cli");
+    am__segment_unmap(&seg);
+    stop_receiver(r);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* ---- mutex_garbage ---- */
+
+START_TEST(mutex_garbage)
+{
+    snprintf(what, sizeof what, "mutex/posix: mutex bytes %s", _i ? "0xa5" : "random");
+    pid_t r = start_receiver(AM_CLAIM_MUTEX, "rcv");
+    struct am_segment seg;
+    char *m = lock_of(vandalise(&seg));
+    for (size_t i = 0; i < sizeof(pthread_mutex_t); i++)
+        m[i] = _i ? (char)0xa5 : (char)tu_mix32(7, (uint32_t)i);
+    char name[AM_NAME_MAX];
+    tu_ep_name(name, sizeof name, "cli", AM_CLAIM_MUTEX, 0);
+    struct am_ep_opts o = {.shm = "posix"};
+    am_ep_t *ep = NULL;
+    ck_assert_msg(am_ep_create(name, &o, &ep) == 0 && am_ep_map(ep, 0, sh->rcv) == 0,
+                  "%s: client", what);
+    uint32_t a[2] = {0, 0};
+    int rc = am_request(ep, 0, H_MSG, a, 2);
+    ck_assert_msg(rc == -EPROTO, "%s: send gave %s, want -EPROTO", what, am_strerror(rc));
+    am_ep_destroy(ep);
+    am__segment_unmap(&seg);
+    stop_receiver(r);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* ---- bulk_state_garbage ---- */
+
+START_TEST(bulk_state_garbage)
+{
+    int alg = _i;
+    snprintf(what, sizeof what, "%s/posix: bulk block states garbage", am_claim_names[alg]);
+    pid_t r = start_receiver(alg, "rcv");
+    struct am_segment seg;
+    struct am_seg_header *h = vandalise(&seg);
+    struct am_bulk_state *b =
+        (struct am_bulk_state *)((char *)h + h->bulk_state_off[AM_REQUEST]);
+    AO_store(&b[0].state, AM_STATE(3, 77, AM_READY_BULK));
+    AO_store(&b[1].state, AM_STATE(0, AM_WHO(3, 1000), AM_CLAIMED));
+    send_all("cli");
+    am__segment_unmap(&seg);
+    stop_receiver(r);
+    tu_assert_clean(what);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
     Suite *s = suite_create("hostile");
@@ -246,6 +324,9 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, header_flipped_during_attach);
     tcase_add_loop_test(tc, moved_counters, 0, tu_n_algs() * NMOVES);
     tcase_add_loop_test(tc, anderson_slots, 0, 2);
+    tcase_add_loop_test(tc, tas_word_garbage, 0, 4);
+    tcase_add_loop_test(tc, mutex_garbage, 0, 2);
+    tcase_add_loop_test(tc, bulk_state_garbage, 0, tu_n_algs());
     suite_add_tcase(s, tc);
     return s;
 }

@@ -52,11 +52,6 @@ static void ep_free(am_ep_t *ep)
     pthread_mutex_unlock(&spare_lock);
 }
 
-int am__ep_ok(const am_ep_t *ep)
-{
-    return ep && ep->magic == AM_EP_MAGIC;
-}
-
 /* Is this mapped segment one whose owner is gone?  Only ever asked of our own
  * user's segments (segment.c refuses others). */
 static int stale(const struct am_segment *seg)

@@ -169,12 +169,18 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
 int am__drain(am_ep_t *ep, enum am_qid qid);
 int am__poll(am_ep_t *ep);
 int am__stuck(const am_ep_t *ep);
-int am__ep_ok(const am_ep_t *ep);
 void am__wake(struct am_seg_header *h);
 int am__peer_alive(const struct am_seg_view *v);
 int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
 void am__report_bad(am_ep_t *ep, const char *why);
 int am__report_broken(const struct am_seg_view *v, const char *why);
+
+/* A live endpoint handle (not NULL, not destroyed): one load, inline because
+ * every call on the fast path makes it. */
+static inline int am__ep_ok(const am_ep_t *ep)
+{
+    return ep && ep->magic == AM_EP_MAGIC;
+}
 
 /* pending.c */
 struct am_pending;

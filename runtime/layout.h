@@ -43,7 +43,7 @@
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-#define AM_LAYOUT_VERSION 2u
+#define AM_LAYOUT_VERSION 3u
 #define AM_LINE 64u              /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u            /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
@@ -107,15 +107,17 @@ struct am_seg_header {
     uint64_t bulk_state_off[2];
     uint64_t bulk_off[2];
     char name[AM_NAME_MAX];
-    AO_t state;            /* enum am_seg_state; release-stored by the owner */
     AO_t bad_packets;      /* corrupt packets seen by the owner (statistics) */
     AO_t abandoned;        /* claims of dead senders skipped (statistics) */
+    /* What every send reads first, on one line that changes only at open and
+     * close: is the owner there? */
+    _Alignas(AM_LINE) AO_t state;  /* enum am_seg_state; release-stored by the owner */
+    struct am_lifeline owner_life; /* held by the owner's thread while it lives */
     /* Wake-up for am_wait, on its own line (32-bit: futex words). */
     _Alignas(AM_LINE) unsigned int sleeping; /* owner is (about to be) asleep */
     unsigned int wake_seq;                   /* futex word, bumped by senders */
-    AO_t orphans[2];       /* per queue: a sender asks the owner to free the bulk
-                            * blocks of dead claims */
-    struct am_lifeline owner_life; /* held by the owner's thread while it lives */
+    AO_t orphans[2];       /* per queue: a sender asks the owner to repair the
+                            * bulk blocks (dead claims, impossible states) */
 };
 
 /* One registered sender.  Whoever holds an entry's lifeline owns the entry: a
@@ -139,7 +141,7 @@ struct am_sender {
     uint32_t pid;
     uint32_t pad;
     char name[AM_NAME_MAX];
-    struct am_lifeline life;
+    _Alignas(AM_LINE) struct am_lifeline life; /* alone on the entry's 2nd line */
 };
 
 enum am_qid { AM_REQUEST = 0, AM_REPLY = 1 };
@@ -175,7 +177,9 @@ _Static_assert(sizeof(AO_t) == 8, "shmam needs 64-bit AO_t for free-running tick
 _Static_assert(sizeof(struct am_packet) == AM_LINE, "a packet is one cache line");
 _Static_assert(sizeof(struct am_bulk_state) == AM_LINE, "bulk state is one line");
 _Static_assert(sizeof(struct am_sender) == 128, "sender entry is two lines");
-_Static_assert(offsetof(struct am_seg_header, owner_life) % AM_LINE == 0, "own line");
+_Static_assert(offsetof(struct am_seg_header, owner_life) / AM_LINE ==
+                   offsetof(struct am_seg_header, state) / AM_LINE,
+               "state and the owner's lifeline share a line");
 _Static_assert(AM_MAX_SENDERS <= 1024u, "sender index fits 10 bits of a claimant id");
 _Static_assert(AM_WHO(1023u, AM_GEN_MASK) < (1u << AM_WHO_BITS), "claimant id fits");
 _Static_assert(sizeof(struct am_queue_send) == AM_BLOCK, "sender block");

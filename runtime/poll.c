@@ -34,6 +34,7 @@
 #include "internal.h"
 
 #define AM_STUCK_POLLS 64   /* polls between liveness checks of a stuck claim */
+#define AM_IDLE_CHORES 16   /* idle polls between looks at requests for repair */
 #define AM_TAIL_CHECK 1024  /* idle polls between checks of the shared tails */
 
 void am__report_bad(am_ep_t *ep, const char *why)
@@ -293,28 +294,38 @@ static void orphans_asked(am_ep_t *ep)
         }
 }
 
-/* Every AM_TAIL_CHECK idle polls: the shared tails of our queues are sane.  Not
- * more often: the tails' line is the senders' busiest. */
+/* The shared tails of our queues are sane.  Called every AM_TAIL_CHECK idle
+ * polls, not more often: the tails' line is the senders' busiest. */
 static void check_tails(am_ep_t *ep)
 {
-    if (++ep->idle_polls % AM_TAIL_CHECK != 0)
-        return;
     for (int qid = 0; qid < 2; qid++) {
         repair_tail(ep, &ep->own.q[qid], ep->head[qid]);
         repair_bulk_tail(ep, &ep->own.q[qid]);
     }
 }
 
-/* Both queues, and messages held during am_init; for the owner, outside handlers. */
-int am__poll(am_ep_t *ep)
+/* The owner's repairs, every AM_IDLE_CHORES idle polls (poll_all counts). */
+static void idle_chores(am_ep_t *ep)
+{
+    orphans_asked(ep);
+    if (ep->idle_polls % AM_TAIL_CHECK == 0)
+        check_tails(ep);
+}
+
+/* Both queues, and messages held during am_init; for the owner, outside
+ * handlers. */
+static inline int poll_all(am_ep_t *ep)
 {
     int held = ep->pending && !ep->holding ? am__pending_run(ep) : 0;
     int n = held + am__drain(ep, AM_REPLY) + am__drain(ep, AM_REQUEST);
-    if (n == 0) {
-        orphans_asked(ep);
-        check_tails(ep);
-    }
+    if (n == 0 && ++ep->idle_polls % AM_IDLE_CHORES == 0)
+        idle_chores(ep);
     return n;
+}
+
+int am__poll(am_ep_t *ep)
+{
+    return poll_all(ep);
 }
 
 int am_poll(am_ep_t *ep)
@@ -323,5 +334,5 @@ int am_poll(am_ep_t *ep)
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
-    return am__poll(ep);
+    return poll_all(ep);
 }

@@ -63,10 +63,12 @@ enum am_type { AM_FREE = 0, AM_CLAIMED = 1, AM_READY = 2, AM_READY_BULK = 3 };
 #define AM_STATE_WHO(s) ((unsigned)(((s) >> 2) & ((1u << AM_WHO_BITS) - 1u)))
 #define AM_STATE_LAP(s) ((AO_t)(s) >> AM_LAP_SHIFT)
 
-/* The lap of ticket t in a ring of n slots, as a state word holds it. */
+/* The lap of ticket t in a ring of n slots (a power of two, as every ring is),
+ * as a state word holds it.  A shift, not a division: pollers compute it on
+ * every look at a queue. */
 static inline AO_t am_lap(uint64_t t, uint32_t n)
 {
-    return (AO_t)(t / n) & AM_LAP_MASK;
+    return (AO_t)(t >> __builtin_ctz(n)) & AM_LAP_MASK;
 }
 
 /* Claimant ids (see the file header). */

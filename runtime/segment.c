@@ -7,9 +7,10 @@
  * the name exists: exclusive creation).  So a name always shows a complete
  * segment, and a creator killed half way leaves nothing at all.  System V
  * segments live under the key am__segment_key(NAME), a 32-bit FNV-1a hash of the
- * name, made with shmget(IPC_CREAT|IPC_EXCL) and attached with shmat; they are
- * visible from creation, and an opener judges a half-made one by whether anybody
- * has it attached (am__segment_users).  Both are created with mode 0600 and are
+ * name (or one of the next keys, when another name holds it: see "System V
+ * names" below), made with shmget(IPC_CREAT|IPC_EXCL) and attached with shmat;
+ * they are visible from creation, and an opener judges a half-made one by
+ * whether anybody has it attached (am__segment_users).  Both are created with mode 0600 and are
  * zero-filled by the kernel; opening refuses a segment of another user or one
  * open to group or others.
  *
@@ -181,28 +182,34 @@ static int posix_unlink(const char *name)
     return shm_unlink(path) == 0 ? 0 : -errno;
 }
 
-/* Attach id read-write into s. */
-static int sysv_attach(int id, size_t size, struct am_segment *s)
+/* System V names.  A key is a 32-bit hash of the name, so two names can share
+ * one.  Every System V segment therefore carries its full name in a trailer of
+ * SYSV_TAG bytes past the size its creator asked for, and a name's segment is
+ * the one, among its key and the SYSV_PROBES - 1 keys after it, whose trailer
+ * names it.  Creation takes the first free key of the name; open and unlink
+ * act only on the segment that names itself so, and only if it is ours: a
+ * segment of another name or user is never opened or removed. */
+#define SYSV_TAG 64u
+#define SYSV_PROBES 8
+
+static key_t probe_key(const char *name, int i)
 {
+    key_t k = (key_t)((uint32_t)am__segment_key(name) + (uint32_t)i);
+    return k == IPC_PRIVATE ? (key_t)1 : k;
+}
+
+/* Attach id read-write into s; the trailer is not part of s->size. */
+static int sysv_attach(int id, size_t segsz, struct am_segment *s)
+{
+    if (segsz < SYSV_TAG)
+        return -EPROTO;
     void *p = shmat(id, NULL, 0);
 
     if (p == (void *)-1)
         return -errno;
-    *s = (struct am_segment){.base = p, .size = size, .backend = AM_SHM_SYSV, .fd = -1,
-                             .id = id};
+    *s = (struct am_segment){.base = p, .size = segsz - SYSV_TAG, .backend = AM_SHM_SYSV,
+                             .fd = -1, .id = id};
     return 0;
-}
-
-static int sysv_create(const char *name, size_t size, struct am_segment *s)
-{
-    int id = shmget(am__segment_key(name), size, IPC_CREAT | IPC_EXCL | 0600);
-
-    if (id < 0)
-        return -errno;
-    int rc = sysv_attach(id, size, s);
-    if (rc != 0)
-        shmctl(id, IPC_RMID, NULL);
-    return rc;
 }
 
 /* The owner may remove the segment between our shmget and shmat: the id then
@@ -212,27 +219,89 @@ static int sysv_gone(int rc)
     return rc == -EIDRM || rc == -EINVAL ? -ENOENT : rc;
 }
 
-static int sysv_open(const char *name, struct am_segment *s)
+/* What the segment under key k is to us: 1 ours and named `name` (its id and
+ * size in *id, *segsz), 0 anything else there (another name, another user,
+ * none), -1 debris (ours, unnamed, attached by nobody: a creator died before
+ * naming it).  Reads the trailer through a read-only attach. */
+static int sysv_whose(key_t k, const char *name, int *id, size_t *segsz)
 {
     struct shmid_ds ds;
-    int id = shmget(am__segment_key(name), 0, 0);
+    if ((*id = shmget(k, 0, 0)) < 0 || shmctl(*id, IPC_STAT, &ds) != 0 ||
+        !ours(ds.shm_perm.uid, ds.shm_perm.mode) || ds.shm_segsz < SYSV_TAG)
+        return 0;
+    const char *p = shmat(*id, NULL, SHM_RDONLY);
+    if (p == (const void *)-1)
+        return 0;
+    const char *tag = p + ds.shm_segsz - SYSV_TAG;
+    int r = strncmp(tag, name, SYSV_TAG) == 0 ? 1 : tag[0] == 0 && ds.shm_nattch == 0 ? -1 : 0;
+    shmdt(p);
+    *segsz = ds.shm_segsz;
+    return r;
+}
+
+/* The id of the segment named `name`, or -ENOENT. */
+static int sysv_find(const char *name, size_t *segsz)
+{
+    int id;
+    for (int i = 0; i < SYSV_PROBES; i++)
+        if (sysv_whose(probe_key(name, i), name, &id, segsz) == 1)
+            return id;
+    return -ENOENT;
+}
+
+/* Make a segment under key k, named `name` in its trailer. */
+static int sysv_make(key_t k, const char *name, size_t size, struct am_segment *s)
+{
+    int id = shmget(k, size + SYSV_TAG, IPC_CREAT | IPC_EXCL | 0600);
 
     if (id < 0)
         return -errno;
-    if (shmctl(id, IPC_STAT, &ds) != 0)
-        return sysv_gone(-errno);
-    if (!ours(ds.shm_perm.uid, ds.shm_perm.mode))
-        return -EACCES;
-    return sysv_gone(sysv_attach(id, ds.shm_segsz, s));
+    int rc = sysv_attach(id, size + SYSV_TAG, s);
+    if (rc != 0)
+        shmctl(id, IPC_RMID, NULL);
+    else
+        strncpy((char *)s->base + size, name, SYSV_TAG);
+    return rc;
+}
+
+/* -EEXIST if a segment of this name exists, -EADDRINUSE if every key the name
+ * may use holds another name's segment. */
+static int sysv_create(const char *name, size_t size, struct am_segment *s)
+{
+    if (strlen(name) >= SYSV_TAG)
+        return -ENAMETOOLONG;
+    for (int i = 0; i < SYSV_PROBES; i++) {
+        key_t k = probe_key(name, i);
+        int rc = sysv_make(k, name, size, s), id, whose;
+        size_t sz;
+        if (rc != -EEXIST)
+            return rc;
+        if ((whose = sysv_whose(k, name, &id, &sz)) == 1)
+            return -EEXIST;
+        if (whose < 0 && shmctl(id, IPC_RMID, NULL) == 0)
+            i--; /* debris of a dead creator: take its key */
+    }
+    return -EADDRINUSE;
+}
+
+static int sysv_open(const char *name, struct am_segment *s)
+{
+    size_t segsz;
+    int id = sysv_find(name, &segsz);
+
+    if (id < 0)
+        return id;
+    return sysv_gone(sysv_attach(id, segsz, s));
 }
 
 static int sysv_unlink(const char *name)
 {
-    int id = shmget(am__segment_key(name), 0, 0);
+    size_t segsz;
+    int id = sysv_find(name, &segsz);
 
-    if (id < 0 || shmctl(id, IPC_RMID, NULL) != 0)
-        return -errno;
-    return 0;
+    if (id < 0)
+        return id;
+    return shmctl(id, IPC_RMID, NULL) == 0 ? 0 : sysv_gone(-errno);
 }
 
 /* Contract: -EINVAL for size 0 or an unknown backend; -EEXIST if a System V key

@@ -20,6 +20,12 @@
  *                          live sender has: senders take it over.
  *   mutex_garbage          the queue's pthread mutex overwritten: a send fails
  *                          with -EPROTO (one line on stderr), never aborts.
+ *   other_users_segment    a process of another user (nobody) puts a 0666 copy of
+ *                          a real segment under a name: clients refuse it
+ *                          (-EACCES), and nobody's files are never removed.
+ *   small_dev_shm          in a private mount namespace with a 512 KB /dev/shm,
+ *                          an endpoint too big for it fails at creation with
+ *                          -ENOSPC (no SIGBUS later); a small one still works.
  *   bulk_state_garbage     both bulk blocks of the request queue put in states no
  *                          sender writes (a ready type; claimed by an id nobody
  *                          has): bulk sends wait, ask, and the owner repairs.
@@ -29,6 +35,11 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -315,6 +326,93 @@ START_TEST(bulk_state_garbage)
 }
 END_TEST
 
+/* ---- other_users_segment ---- */
+
+/* In a child that became nobody: a 0666 copy of `image` as POSIX segment `name`.
+ * Exit 0 done, 3 if it could not become nobody. */
+static int impostor(const char *name, const void *image, size_t size)
+{
+    if (setgid(65534) != 0 || setuid(65534) != 0)
+        return 3;
+    char path[128];
+    snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
+    int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0666);
+    if (fd < 0 || fchmod(fd, 0666) != 0 || write(fd, image, size) != (ssize_t)size)
+        return 2;
+    close(fd);
+    return 0;
+}
+
+START_TEST(other_users_segment)
+{
+    snprintf(what, sizeof what, "posix: another user's 0666 segment");
+    if (geteuid() != 0) {
+        printf("%s: skipped: needs root to act as nobody\n", what);
+        return;
+    }
+    char real[AM_NAME_MAX], fake[AM_NAME_MAX], path[128];
+    tu_ep_name(real, sizeof real, "real", 0, 0);
+    tu_ep_name(fake, sizeof fake, "fake", 0, 0);
+    struct am_ep_opts o = {.shm = "posix"};
+    am_ep_t *ep = NULL, *cli = NULL;
+    ck_assert_msg(am_ep_create(real, &o, &ep) == 0, "%s: create", what);
+    pid_t p = fork();
+    if (p == 0)
+        _exit(impostor(fake, ep->own.seg.base, ep->own.seg.size));
+    int st;
+    waitpid(p, &st, 0);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: impostor status %d", what, st);
+    ck_assert_msg(am_ep_create(fake, &o, &cli) == -EEXIST, "%s: create over it", what);
+    ck_assert_msg(am_ep_map(ep, 0, fake) == -EACCES, "%s: a client mapped it", what);
+    ck_assert_msg(am_ep_probe(fake) == -EACCES, "%s: probe", what);
+    snprintf(path, sizeof path, "/dev/shm/shmam-%s", fake);
+    struct stat sb;
+    ck_assert_msg(stat(path, &sb) == 0, "%s: the impostor's file was removed", what);
+    unlink(path);
+    am_ep_destroy(ep);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* ---- small_dev_shm ---- */
+
+/* In a child: a private mount namespace with a 512 KB tmpfs on /dev/shm, then
+ * a 1 MB endpoint (must fail, -ENOSPC) and a default one (must work).  Exit 0
+ * passed, 1 failed, 3 not permitted here. */
+static int small_shm(const char *name)
+{
+    if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+        mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=512k"))
+        return 3;
+    struct am_ep_opts big = {.shm = "posix", .bulk_blocks = 128}, small = {.shm = "posix"};
+    am_ep_t *ep = NULL;
+    if (am_ep_create(name, &big, &ep) != -ENOSPC)
+        return 1;
+    if (am_ep_create(name, &small, &ep) != 0)
+        return 1;
+    return am_ep_destroy(ep) == 0 ? 0 : 1;
+}
+
+START_TEST(small_dev_shm)
+{
+    snprintf(what, sizeof what, "posix: a 512 KB /dev/shm");
+    char name[AM_NAME_MAX];
+    tu_ep_name(name, sizeof name, "big", 0, 0);
+    pid_t p = fork();
+    if (p == 0)
+        _exit(small_shm(name));
+    int st;
+    waitpid(p, &st, 0);
+    ck_assert_msg(WIFEXITED(st), "%s: the child died: status %d", what, st);
+    if (WEXITSTATUS(st) == 3) {
+        printf("%s: skipped: no private mount namespace here\n", what);
+        return;
+    }
+    ck_assert_msg(WEXITSTATUS(st) == 0, "%s: a too big endpoint was not -ENOSPC, or a "
+                  "small one failed", what);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
     Suite *s = suite_create("hostile");
@@ -327,6 +425,8 @@ static Suite *hostile_suite(void)
     tcase_add_loop_test(tc, tas_word_garbage, 0, 4);
     tcase_add_loop_test(tc, mutex_garbage, 0, 2);
     tcase_add_loop_test(tc, bulk_state_garbage, 0, tu_n_algs());
+    tcase_add_test(tc, other_users_segment);
+    tcase_add_test(tc, small_dev_shm);
     suite_add_tcase(s, tc);
     return s;
 }

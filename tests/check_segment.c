@@ -356,7 +356,8 @@ static void long_test_name(char *buf, size_t n)
     buf[n - 1] = '\0';
 }
 
-/* Long names fail cleanly instead of being truncated. */
+/* Long names fail cleanly instead of being truncated (System V segments carry
+ * their whole name too). */
 START_TEST(long_name)
 {
     enum am_shm b = (enum am_shm)_i;
@@ -364,15 +365,59 @@ START_TEST(long_name)
     char name[400];
 
     long_test_name(name, sizeof name);
-    if (b == AM_SHM_POSIX) {
-        int rc = am__segment_create(b, name, SIZE, &s);
-        ck_assert_msg(rc == -ENAMETOOLONG, "posix: long name gave %d", rc);
-        return;
-    }
-    create_ok(b, name, SIZE, &s); /* System V hashes any name */
-    am__segment_unmap(&s);
-    ck_assert_msg(am__segment_unlink(b, name) == 0, "sysv: unlink long name");
+    int rc = am__segment_create(b, name, SIZE, &s);
+    ck_assert_msg(rc == -ENAMETOOLONG, "%s: long name gave %d", am__shm_name(b), rc);
     assert_gone(b, name);
+}
+END_TEST
+
+/* Two names with the same System V key (found here by brute force: FNV-1a is
+ * 32 bits, so about 2^16 names suffice): each is created, opened and removed
+ * as itself; removing one never removes the other. */
+static void colliding_names(char *a, char *b, size_t n)
+{
+    enum { N = 1 << 18 };
+    static uint32_t seen[N];
+    static int id[N];
+    memset(seen, 0, sizeof seen);
+    for (int i = 0; i < (1 << 22); i++) {
+        char name[64];
+        test_name(name, sizeof name, "k", AM_SHM_SYSV);
+        snprintf(name + strlen(name), sizeof name - strlen(name), "%d", i);
+        uint32_t k = (uint32_t)am__segment_key(name), slot = k % N;
+        if (seen[slot] == k && id[slot] != i) {
+            test_name(a, n, "k", AM_SHM_SYSV);
+            snprintf(a + strlen(a), n - strlen(a), "%d", id[slot]);
+            snprintf(b, n, "%s", name);
+            return;
+        }
+        seen[slot] = k;
+        id[slot] = i;
+    }
+    ck_abort_msg("sysv: no two names with one key in 2^22 tries");
+}
+
+START_TEST(sysv_key_collision)
+{
+    char a[64], b[64];
+    struct am_segment sa, sb, t;
+    colliding_names(a, b, sizeof a);
+    ck_assert_msg(am__segment_key(a) == am__segment_key(b), "sysv: %s, %s differ", a, b);
+    create_ok(AM_SHM_SYSV, a, SIZE, &sa);
+    create_ok(AM_SHM_SYSV, b, SIZE, &sb);
+    ((char *)sa.base)[0] = 'a';
+    ((char *)sb.base)[0] = 'b';
+    ck_assert_msg(am__segment_open(AM_SHM_SYSV, b, &t) == 0 && ((char *)t.base)[0] == 'b',
+                  "sysv: open of %s found the wrong segment", b);
+    am__segment_unmap(&t);
+    ck_assert_msg(am__segment_unlink(AM_SHM_SYSV, b) == 0, "sysv: unlink %s", b);
+    ck_assert_msg(am__segment_open(AM_SHM_SYSV, a, &t) == 0 && ((char *)t.base)[0] == 'a',
+                  "sysv: removing %s removed %s (same key)", b, a);
+    am__segment_unmap(&t);
+    ck_assert_msg(am__segment_unlink(AM_SHM_SYSV, b) == -ENOENT, "sysv: %s twice", b);
+    ck_assert_msg(am__segment_unlink(AM_SHM_SYSV, a) == 0, "sysv: unlink %s", a);
+    am__segment_unmap(&sa);
+    am__segment_unmap(&sb);
 }
 END_TEST
 
@@ -393,6 +438,7 @@ static Suite *segment_suite(void)
     tcase_add_loop_test(tc, failed_create_leaves_nothing, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     tcase_add_loop_test(tc, failed_map_leaves_nothing, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     tcase_add_loop_test(tc, long_name, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_test(tc, sysv_key_collision);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -59,18 +59,30 @@ static int took(struct mutex_lock *x, int r)
 
 /* Is the mutex still of the kind init made (robust, process-shared)?  A peer
  * may have rewritten it; glibc would then treat it as another kind of mutex
- * (one that never reports a dead owner, say).  Compared against a mutex made
- * here the same way, once. */
+ * (one that never reports a dead owner, or one that tries lock elision and
+ * dies of SIGILL: the fuzzer found that).  Compared against a mutex made here
+ * the same way, once; the kind is read once, into a local. */
+static pthread_once_t kind_once = PTHREAD_ONCE_INIT;
+static int robust_kind;
+
+static void learn_kind(void)
+{
+    pthread_mutex_t t;
+    mutex_robust_init(&t);
+    robust_kind = t.__data.__kind;
+    pthread_mutex_destroy(&t);
+}
+
+int mutex_robust_ok(const pthread_mutex_t *m)
+{
+    pthread_once(&kind_once, learn_kind);
+    int k = ((const volatile pthread_mutex_t *)m)->__data.__kind;
+    return k == robust_kind;
+}
+
 static int kind_ok(const struct mutex_lock *x)
 {
-    static int kind = -1;
-    if (kind < 0) {
-        pthread_mutex_t m;
-        mutex_robust_init(&m);
-        kind = m.__data.__kind;
-        pthread_mutex_destroy(&m);
-    }
-    return x->m.__data.__kind == kind;
+    return mutex_robust_ok(&x->m);
 }
 
 size_t mutex_lock_size(unsigned max_procs)

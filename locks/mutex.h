@@ -17,6 +17,11 @@
  * -errno. */
 int mutex_robust_init(pthread_mutex_t *m);
 
+/* 1 if a mutex in shared memory is still of the kind mutex_robust_init makes.
+ * glibc's calls on a mutex whose bytes a peer overwrote may take another
+ * kind's path (lock elision, say) and crash: check this first. */
+int mutex_robust_ok(const pthread_mutex_t *m);
+
 size_t mutex_lock_size(unsigned max_procs);
 int mutex_lock_init(void *l, unsigned max_procs);
 int mutex_lock_lock(void *l, struct lock_ctx *c);

@@ -7,6 +7,11 @@
  * 0 when unlocked.  Reading it is the one place shmam looks inside a pthread
  * type, hence the checks below.
  *
+ * A lifeline lives in memory peers can write.  Before any pthread call on one,
+ * its kind is checked (mutex_robust_ok): glibc may crash on a mutex of a kind it
+ * was not made as.  A garbled lifeline is never taken (its entry is skipped)
+ * and reads as gone.
+ *
  * Memory ordering: none is needed.  Liveness is a fact about the holder, not a
  * message from it; everything a dead holder wrote is read as possibly half done.
  */
@@ -35,6 +40,8 @@ int am__lifeline_init(struct am_lifeline *l)
 
 int am__lifeline_take(struct am_lifeline *l)
 {
+    if (!mutex_robust_ok(&l->m))
+        return -EBUSY; /* overwritten by a peer: unusable, never touched */
     int r = pthread_mutex_trylock(&l->m);
     if (r == EOWNERDEAD)
         r = pthread_mutex_consistent(&l->m);
@@ -43,7 +50,8 @@ int am__lifeline_take(struct am_lifeline *l)
 
 void am__lifeline_release(struct am_lifeline *l)
 {
-    pthread_mutex_unlock(&l->m);
+    if (mutex_robust_ok(&l->m))
+        pthread_mutex_unlock(&l->m);
 }
 
 int am__lifeline_gone(const struct am_lifeline *l)

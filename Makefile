@@ -130,6 +130,10 @@ $(B)/tests/tsan_threads: $(B)/obj/tests/tsan_threads.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+.PHONY: fuzz
+fuzz:
+	@scripts/fuzz.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 runtime/shmam.h $(DESTDIR)$(PREFIX)/include/

@@ -1,0 +1,407 @@
+/*
+ * fuzz_segment.c - libFuzzer target: the fuzzer's bytes as shared memory that
+ * a peer wrote, under AddressSanitizer and UndefinedBehaviorSanitizer
+ * (`make fuzz`, scripts/fuzz.sh).
+ *
+ * Two modes, one per side of the protocol (modes[] below):
+ *   peer  the bytes are a peer's whole segment: attach to it (view.c), register
+ *         as a sender (senders.c), claim and publish one short and one bulk
+ *         message (claim.c, send.c), leave.
+ *   own   the bytes overwrite the queue areas (sender table, tails, heads,
+ *         packets, bulk states) of an endpoint of our own, laid out with
+ *         am__layout_write; then poll it (poll.c) a bounded number of times.
+ * Nothing may crash, touch memory outside the segment (it is mapped between
+ * two PROT_NONE guard pages), trip a sanitizer, or hang (libFuzzer's -timeout);
+ * and once the segment is gone, no robust mutex of it (a lifeline, a lock) may
+ * remain on this thread's robust list, where glibc and the kernel would later
+ * follow it into unmapped memory (robust_list_empty).
+ *
+ * Input: a control block, then the payload (the segment image, or the queue
+ * areas' bytes in order):
+ *   byte 0     flags: bit 0 the mode (0 peer, 1 own) unless --mode= forces it;
+ *              bit 1 (peer) send to the reply queue; bit 2 raise `orphans`;
+ *              bit 3 the peer writes the same bytes again while we are
+ *              registered (peer: before we leave; own: after the polls)
+ *   byte 1     (own) the claim algorithm, modulo AM_CLAIM_COUNT
+ *   bytes 2-3  (peer) bulk length, little-endian, modulo AM_BULK_BYTES + 1
+ *
+ * Waiting is bounded by the target, not the runtime: a locked claim waits for
+ * a live lock holder by design (a slow holder keeps the lock), so in peer mode
+ * the owner's lifeline is cleared first and every wait gives up at its first
+ * watch tick (the receiver is gone).  Sends try at most SEND_TRIES times.
+ *
+ * Options (before libFuzzer's own; libFuzzer ignores flags that start with
+ * "--"): --list-modes prints the modes and exits; --mode=NAME forces a mode;
+ * --write-seeds=DIR writes the seeds (as in tests/fuzz/corpus/segment; fuzz.sh
+ * writes fresh ones on every run, so a layout change never leaves them stale)
+ * and exits.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define CTL_BYTES 4
+#define F_OWN 1u
+#define F_REPLY 2u
+#define F_ORPHANS 4u
+#define F_REWRITE 8u
+#define PAGE 4096u
+#define PEER_MAX_SIZE (1u << 20) /* largest peer segment tried */
+#define SEND_TRIES 64
+/* Polls in own mode; more while a head waits on a claim, to get past the
+ * runtime's stuck-claim checks (every few dozen polls). */
+#define OWN_POLLS 4
+#define OWN_POLLS_STUCK 200
+#define OWN_NAME "fuzz"
+
+/* The small endpoint of own mode: packets, bulk blocks, senders, abandon_ms. */
+static const struct am_config own_cfg = {AM_CLAIM_LOCKFREE, AM_SHM_POSIX, 8, 2, 4, 400};
+
+/* ---- memory ------------------------------------------------------------- */
+
+/* A fresh zero-filled MAP_SHARED region of `size` bytes (a multiple of PAGE)
+ * between two PROT_NONE guard pages, as a segment; base NULL on failure. */
+static struct am_segment region_map(size_t size)
+{
+    struct am_segment seg = {NULL, size, AM_SHM_POSIX, -1, -1};
+    char *p = mmap(NULL, size + 2 * PAGE, PROT_NONE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return seg;
+    if (mprotect(p + PAGE, size, PROT_READ | PROT_WRITE) != 0) {
+        munmap(p, size + 2 * PAGE);
+        return seg;
+    }
+    seg.base = p + PAGE;
+    return seg;
+}
+
+static void region_unmap(struct am_segment *seg)
+{
+    munmap((char *)seg->base - PAGE, seg->size + 2 * PAGE);
+}
+
+static size_t page_up(size_t n)
+{
+    return (n + PAGE - 1) / PAGE * PAGE;
+}
+
+/* Copy up to `len` bytes of the input at *d into dst, consuming them. */
+static void spill(const uint8_t **d, size_t *n, void *dst, size_t len)
+{
+    size_t k = *n < len ? *n : len;
+    memcpy(dst, *d, k);
+    *d += k;
+    *n -= k;
+}
+
+/* ---- peer: the bytes are a peer's segment --------------------------------- */
+
+static unsigned char bulk_data[AM_BULK_BYTES];
+
+/* Claim a packet (and a bulk block if data) of queue q, trying SEND_TRIES times
+ * without waiting, and publish it if the claim completed.  0, -EAGAIN (no room)
+ * or the claim's error. */
+static int send_one(struct am_seg_view *v, struct am_queue_view *q, unsigned who,
+                    const void *data, size_t len)
+{
+    static const uint32_t args[AM_MAX_ARGS] = {1, 2, 3, 4, 5, 6, 7, 8};
+    struct am_claim_state c;
+    am__claim_begin(&c, data != NULL, who);
+    for (int i = 0; i < SEND_TRIES; i++) {
+        int rc = am__claim_try(v, q, &c);
+        if (rc < 0)
+            return rc;
+        if (rc > 0) {
+            am__publish(q, &c, 1, data, len, args, data ? 2 : AM_MAX_ARGS);
+            return 0;
+        }
+    }
+    return -EAGAIN;
+}
+
+/* Register in the peer's table, send a short and a bulk message, and leave
+ * (the entry's lifeline is a robust mutex this thread holds: let it go before
+ * the segment is unmapped, or glibc's robust list points into nothing).  With
+ * F_REWRITE the peer writes its image (d, n) over the segment again first. */
+static void peer_send(struct am_seg_view *v, unsigned flags, size_t len, const uint8_t *d,
+                      size_t n)
+{
+    unsigned index, who;
+    enum am_qid qid = flags & F_REPLY ? AM_REPLY : AM_REQUEST;
+    if (am__sender_register(v, "fuzz-sender", &index, &who) != 0)
+        return;
+    if (send_one(v, &v->q[qid], who, NULL, 0) != -EPIPE)
+        send_one(v, &v->q[qid], who, bulk_data, len);
+    if (flags & F_ORPHANS)
+        am__claim_orphans_ask(v, qid);
+    if (flags & F_REWRITE)
+        memcpy(v->seg.base, d, n < v->seg.size ? n : v->seg.size);
+    am__sender_release(v, index);
+}
+
+/* The segment's size: the header's own if it is plausible, else the input's,
+ * page-rounded and at most PEER_MAX_SIZE. */
+static size_t peer_size(const uint8_t *d, size_t n)
+{
+    struct am_seg_header h = {0};
+    memcpy(&h, d, n < sizeof h ? n : sizeof h);
+    size_t size = n;
+    if (h.segment_size > n && h.segment_size <= PEER_MAX_SIZE)
+        size = (size_t)h.segment_size;
+    size = page_up(size < sizeof h ? sizeof h : size);
+    return size < PEER_MAX_SIZE ? size : PEER_MAX_SIZE;
+}
+
+static void peer_case(const uint8_t *ctl, const uint8_t *d, size_t n)
+{
+    struct am_segment seg = region_map(peer_size(d, n));
+    struct am_seg_view v;
+    char name[AM_NAME_MAX];
+    if (!seg.base)
+        return;
+    memcpy(seg.base, d, n < seg.size ? n : seg.size);
+    memcpy(name, ((struct am_seg_header *)seg.base)->name, sizeof name);
+    name[AM_NAME_MAX - 1] = '\0';
+    if (am__view_attach(&v, &seg, name) == 0) {
+        memset(&v.hdr->owner_life, 0, sizeof v.hdr->owner_life); /* see the header */
+        peer_send(&v, ctl[0], (ctl[2] | (size_t)ctl[3] << 8) % (AM_BULK_BYTES + 1), d, n);
+    }
+    region_unmap(&seg);
+}
+
+/* ---- own: the bytes are our own queues ------------------------------------ */
+
+static volatile unsigned sink;
+
+/* What the runtime promises a handler, whatever the queue held: checked here,
+ * a trap if broken.  Reads every argument and bulk byte (ASan and the guard
+ * pages see any that lie outside). */
+static void handler(am_token_t *tok, const uint32_t *args, int nargs, void *data,
+                    size_t len)
+{
+    am_ep_t *ep = am_token_ep(tok);
+    unsigned src = am_token_source(tok), sum = 0;
+    if (nargs < 0 || nargs > AM_MAX_ARGS || len > AM_BULK_BYTES || (len && !data) ||
+        (src != AM_SOURCE_UNKNOWN && !am__peer(ep, src)))
+        __builtin_trap();
+    for (int i = 0; i < nargs; i++)
+        sum += args[i];
+    for (size_t i = 0; i < len; i++)
+        sum += ((const unsigned char *)data)[i];
+    sink = sum; /* keep the reads */
+}
+
+/* The queue areas of view v that own mode overwrites, in layout order: at
+ * most OWN_AREAS of them.  Returns how many. */
+#define OWN_AREAS (1 + 2 * 4)
+struct area {
+    void *p;
+    size_t len;
+};
+static int own_areas(const struct am_seg_view *v, struct area a[OWN_AREAS])
+{
+    int k = 0;
+    a[k++] = (struct area){v->senders, v->max_senders * sizeof *v->senders};
+    for (int i = 0; i < 2; i++) {
+        const struct am_queue_view *q = &v->q[i];
+        a[k++] = (struct area){q->send, sizeof *q->send};
+        a[k++] = (struct area){q->recv, sizeof *q->recv};
+        a[k++] = (struct area){q->packets, q->packets_n * sizeof *q->packets};
+        a[k++] = (struct area){q->bulk_state, q->bulk_n * sizeof *q->bulk_state};
+    }
+    return k;
+}
+
+/* Overwrite the queue areas of view v with the input. */
+static void own_overwrite(struct am_seg_view *v, const uint8_t *d, size_t n)
+{
+    struct area a[OWN_AREAS];
+    for (int i = 0, k = own_areas(v, a); i < k; i++)
+        spill(&d, &n, a[i].p, a[i].len);
+}
+
+/* An endpoint over `seg` as am_ep_create would make it (no name in /dev/shm),
+ * handler 0 and 1 registered.  NULL if out of memory. */
+static am_ep_t *own_ep(const struct am_segment *seg, const struct am_config *cfg)
+{
+    am_ep_t *ep = calloc(1, sizeof *ep);
+    if (!ep || !(ep->sources = calloc(cfg->max_senders, sizeof *ep->sources))) {
+        free(ep);
+        return NULL;
+    }
+    am__view_own(&ep->own, seg);
+    ep->magic = AM_EP_MAGIC;
+    strcpy(ep->name, OWN_NAME);
+    ep->backend = AM_SHM_POSIX;
+    ep->unlinked = 1;
+    ep->abandon_ms = cfg->abandon_ms;
+    ep->bad_packets = 1; /* past the once-only report: bad packets stay quiet */
+    ep->handlers[0] = ep->handlers[1] = handler;
+    return ep;
+}
+
+static void own_case(const uint8_t *ctl, const uint8_t *d, size_t n)
+{
+    struct am_config cfg = own_cfg;
+    cfg.claim = (enum am_claim)(ctl[1] % AM_CLAIM_COUNT);
+    struct am_segment seg = region_map(am__layout_size(&cfg));
+    am_ep_t *ep = seg.base && am__layout_write(seg.base, &cfg, OWN_NAME) == 0
+                      ? own_ep(&seg, &cfg)
+                      : NULL;
+    if (ep) {
+        AO_store(&ep->own.hdr->state, AM_SEG_LIVE);
+        own_overwrite(&ep->own, d, n);
+        if (ctl[0] & F_ORPHANS)
+            ep->own.hdr->orphans[0] = ep->own.hdr->orphans[1] = 1;
+        for (int i = 0; i < OWN_POLLS || (am__stuck(ep) && i < OWN_POLLS_STUCK); i++)
+            am__poll(ep);
+        if (ctl[0] & F_REWRITE)
+            own_overwrite(&ep->own, d, n);
+        am__peers_close(ep); /* lets go of the lifelines taken, unmaps peers */
+        free(ep->sources);
+        free(ep);
+    }
+    if (seg.base)
+        region_unmap(&seg);
+}
+
+/* ---- modes, options, seeds -------------------------------------------------- */
+
+static const struct mode {
+    const char *name;
+    void (*run)(const uint8_t *ctl, const uint8_t *d, size_t n);
+} modes[] = {
+    {"peer", peer_case},
+    {"own", own_case},
+};
+#define MODES ((int)(sizeof modes / sizeof modes[0]))
+
+static int forced = -1; /* --mode=: index into modes[], or -1 (input byte 0) */
+
+/* Is this thread's robust list (glibc's, registered with the kernel) empty, as
+ * it must be once every lifeline and mutex lock taken has been let go? */
+static int robust_list_empty(void)
+{
+    struct robust_list_head *head;
+    size_t len;
+    if (syscall(SYS_get_robust_list, 0, &head, &len) != 0)
+        return 1;
+    return head->list.next == &head->list;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    uint8_t ctl[CTL_BYTES] = {0};
+    const uint8_t *d = data;
+    size_t n = size;
+    spill(&d, &n, ctl, sizeof ctl);
+    modes[forced >= 0 ? forced : (ctl[0] & F_OWN) % MODES].run(ctl, d, n);
+    if (!robust_list_empty()) {
+        fprintf(stderr, "fuzz_segment: a robust mutex of the unmapped segment is still "
+                        "on this thread's robust list\n");
+        abort();
+    }
+    return 0;
+}
+
+/* Write one seed: the control block, then `len` bytes of `body`. */
+static void seed_write(const char *dir, const char *name, const uint8_t *ctl,
+                       const void *body, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(ctl, 1, CTL_BYTES, f) != CTL_BYTES || fwrite(body, 1, len, f) != len ||
+        fclose(f) != 0) {
+        perror(path);
+        exit(1);
+    }
+}
+
+/* A live endpoint of `cfg` in `b` (zero-filled, am__layout_size bytes), viewed by
+ * v, with sender 0 registered as OWN_NAME (generation 1) and, in the request
+ * queue, a short message ready in slot 0 and a bulk one in slot 1. */
+static void seed_endpoint(uint8_t *b, const struct am_config *cfg, struct am_seg_view *v)
+{
+    struct am_segment seg = {b, am__layout_size(cfg), AM_SHM_POSIX, -1, -1};
+    struct am_queue_view *q = &v->q[AM_REQUEST];
+    unsigned who = AM_WHO(0, 1);
+    am__layout_write(b, cfg, OWN_NAME);
+    am__view_own(v, &seg);
+    v->hdr->state = AM_SEG_LIVE;
+    v->hdr->owner_pid = 0;
+    v->senders[0].state = AM_SENDER(1, AM_SENDER_READY);
+    strcpy(v->senders[0].name, OWN_NAME);
+    q->packets[0] = (struct am_packet){.state = AM_STATE(0, who, AM_READY), .nargs = 2};
+    q->packets[1] = (struct am_packet){
+        .state = AM_STATE(0, who, AM_READY_BULK), .handler = 1, .bulk_len = 100};
+    q->bulk_state[0].state = AM_STATE(0, who, AM_CLAIMED);
+    q->send->tail = 2;
+    q->send->bulk_tail = 1;
+}
+
+/* Seeds for claim algorithm c: a peer image cut where the request queue's bulk
+ * data starts (the rest reads as zeros: an empty reply queue), and our own
+ * queues' areas. */
+static void seeds_claim(const char *dir, enum am_claim c)
+{
+    struct am_config peer = {c, AM_SHM_POSIX, 2u << (c % 3), 1, 2 + c % 3, 0};
+    struct am_config own = own_cfg;
+    uint8_t ctl[CTL_BYTES] = {0, (uint8_t)c, 100, 0};
+    uint8_t *b = calloc(1, am__layout_size(&own) + am__layout_size(&peer)), *p = b;
+    struct am_seg_view v;
+    struct area a[OWN_AREAS];
+    char name[64];
+    if (!b)
+        exit(1);
+    seed_endpoint(b, &peer, &v);
+    snprintf(name, sizeof name, "peer-%s", am_claim_names[c]);
+    seed_write(dir, name, ctl, b, (size_t)(v.q[AM_REQUEST].bulk - b));
+    memset(b, 0, am__layout_size(&peer));
+    own.claim = c;
+    seed_endpoint(b, &own, &v);
+    for (int i = 0, k = own_areas(&v, a); i < k; p += a[i].len, i++)
+        memmove(p, a[i].p, a[i].len); /* gathered at the start: areas come in order */
+    ctl[0] = F_OWN | (c == AM_CLAIM_MUTEX ? F_ORPHANS : 0);
+    snprintf(name, sizeof name, "own-%s", am_claim_names[c]);
+    seed_write(dir, name, ctl, b, (size_t)(p - b));
+    free(b);
+}
+
+/* The index of mode `name` in modes[], or -1. */
+static int mode_find(const char *name)
+{
+    for (int m = 0; m < MODES; m++)
+        if (strcmp(name, modes[m].name) == 0)
+            return m;
+    return -1;
+}
+
+/* Our options (see the file header); libFuzzer parses its own after this. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    for (int i = 1; i < *argc; i++) {
+        const char *a = (*argv)[i];
+        if (strcmp(a, "--list-modes") == 0)
+            for (int m = 0; m < MODES; m++)
+                puts(modes[m].name);
+        if (strncmp(a, "--write-seeds=", 14) == 0)
+            for (int c = 0; c < AM_CLAIM_COUNT; c++)
+                seeds_claim(a + 14, (enum am_claim)c);
+        if (strcmp(a, "--list-modes") == 0 || strncmp(a, "--write-seeds=", 14) == 0)
+            exit(0);
+        if (strncmp(a, "--mode=", 7) == 0 && (forced = mode_find(a + 7)) < 0) {
+            fprintf(stderr, "fuzz_segment: no mode %s (--list-modes)\n", a + 7);
+            exit(2);
+        }
+    }
+    return 0;
+}

@@ -50,7 +50,7 @@ void am__report_bad(am_ep_t *ep, const char *why)
 int am__report_broken(const struct am_seg_view *v, const char *why)
 {
     static int said;
-    if (!said++)
+    if (!said && (said = 1))
         fprintf(stderr, "shmam: endpoint %.*s: %s; sends to it fail with -EPROTO\n",
                 (int)AM_NAME_MAX, v->hdr->name, why);
     return -EPROTO;
@@ -256,11 +256,26 @@ int am__stuck(const am_ep_t *ep)
  * was written by a broken or hostile peer: put it back to head; senders then
  * move it past the slots already claimed (claim.c), so nothing is lost that
  * was claimed.  Owner only; the CAS leaves a tail that moved meanwhile alone. */
-static void repair_tail(am_ep_t *ep, struct am_queue_view *q, uint64_t head)
+static void repair_tail(am_ep_t *ep, enum am_qid qid, struct am_queue_view *q)
 {
-    uint64_t t = AO_load(&q->send->tail);
-    if (t - head > q->packets_n && AO_compare_and_swap_full(&q->send->tail, t, head))
-        am__report_bad(ep, "impossible queue tail");
+    uint64_t head = ep->head[qid], t = AO_load(&q->send->tail);
+    if (t - head > q->packets_n) {
+        if (AO_compare_and_swap_full(&q->send->tail, t, head))
+            am__report_bad(ep, "impossible queue tail");
+        return;
+    }
+    /* A slot is claimed before the tail moves past it, so a head slot still
+     * free for its lap with the tail beyond it was jumped over by a tail a
+     * peer moved forward: nobody will ever fill it.  Skip it. */
+    struct am_packet *p = &q->packets[head & (q->packets_n - 1)];
+    AO_t free_now = AM_STATE(am_lap(head, q->packets_n), 0, AM_FREE);
+    if (t != head && AO_load_acquire(&p->state) == free_now &&
+        AO_compare_and_swap_full(&p->state, free_now,
+                                 AM_STATE(am_lap(head, q->packets_n) + 1, 0, AM_FREE))) {
+        ep->head[qid] = head + 1;
+        AO_store(&q->recv->head, head + 1);
+        am__report_bad(ep, "a slot the tail jumped over");
+    }
 }
 
 /* The bulk tail's block is FREE for the tail's lap, or claimed (full, or a
@@ -299,7 +314,7 @@ static void orphans_asked(am_ep_t *ep)
 static void check_tails(am_ep_t *ep)
 {
     for (int qid = 0; qid < 2; qid++) {
-        repair_tail(ep, &ep->own.q[qid], ep->head[qid]);
+        repair_tail(ep, (enum am_qid)qid, &ep->own.q[qid]);
         repair_bulk_tail(ep, &ep->own.q[qid]);
     }
 }

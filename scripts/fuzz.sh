@@ -69,7 +69,7 @@ for t in tests/fuzz_*.c; do
             status=1
             echo "  $name $mode: FOUND something; see $log" >&2
             grep -E '^#[0-9]+' "$log" | tail -1 | sed 's/^/    /' >&2
-            grep -E '^==[0-9]+==ERROR|runtime error:|^SUMMARY|ALARM|Test unit written' "$log" |
+            grep -E '^==[0-9]+==ERROR|^fuzz_[a-z_]+:|runtime error:|^SUMMARY|ALARM|Test unit written' "$log" |
                 head -5 | sed 's/^/    /' >&2
         fi
     done

@@ -21,7 +21,9 @@
  *   byte 0     flags: bit 0 the mode (0 peer, 1 own) unless --mode= forces it;
  *              bit 1 (peer) send to the reply queue; bit 2 raise `orphans`;
  *              bit 3 the peer writes the same bytes again while we are
- *              registered (peer: before we leave; own: after the polls)
+ *              registered (peer: before we leave; own: after the polls);
+ *              bit 4 (peer) it does so while we hold its queue's lock (the
+ *              claim's AM_HOOK_LOCKED), once
  *   byte 1     (own) the claim algorithm, modulo AM_CLAIM_COUNT
  *   bytes 2-3  (peer) bulk length, little-endian, modulo AM_BULK_BYTES + 1
  *
@@ -53,6 +55,7 @@
 #define F_REPLY 2u
 #define F_ORPHANS 4u
 #define F_REWRITE 8u
+#define F_REWRITE_LOCKED 16u
 #define PAGE 4096u
 #define PEER_MAX_SIZE (1u << 20) /* largest peer segment tried */
 #define SEND_TRIES 64
@@ -127,6 +130,22 @@ static int send_one(struct am_seg_view *v, struct am_queue_view *q, unsigned who
     return -EAGAIN;
 }
 
+/* F_REWRITE_LOCKED: the image the peer writes again, at `base`, when the claim
+ * hook next reports a held lock; base NULL when not armed. */
+static struct rewrite {
+    void *base;
+    const uint8_t *d;
+    size_t n;
+} rewrite;
+
+static void rewrite_hook(enum am_hook where)
+{
+    if (where == AM_HOOK_LOCKED && rewrite.base) {
+        memcpy(rewrite.base, rewrite.d, rewrite.n);
+        rewrite.base = NULL;
+    }
+}
+
 /* Register in the peer's table, send a short and a bulk message, and leave
  * (the entry's lifeline is a robust mutex this thread holds: let it go before
  * the segment is unmapped, or glibc's robust list points into nothing).  With
@@ -138,12 +157,15 @@ static void peer_send(struct am_seg_view *v, unsigned flags, size_t len, const u
     enum am_qid qid = flags & F_REPLY ? AM_REPLY : AM_REQUEST;
     if (am__sender_register(v, "fuzz-sender", &index, &who) != 0)
         return;
+    n = n < v->seg.size ? n : v->seg.size;
+    rewrite = (struct rewrite){flags & F_REWRITE_LOCKED ? v->seg.base : NULL, d, n};
     if (send_one(v, &v->q[qid], who, NULL, 0) != -EPIPE)
         send_one(v, &v->q[qid], who, bulk_data, len);
+    rewrite.base = NULL;
     if (flags & F_ORPHANS)
         am__claim_orphans_ask(v, qid);
     if (flags & F_REWRITE)
-        memcpy(v->seg.base, d, n < v->seg.size ? n : v->seg.size);
+        memcpy(v->seg.base, d, n);
     am__sender_release(v, index);
 }
 
@@ -388,6 +410,7 @@ static int mode_find(const char *name)
 /* Our options (see the file header); libFuzzer parses its own after this. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    am__claim_stall_hook = rewrite_hook;
     for (int i = 1; i < *argc; i++) {
         const char *a = (*argv)[i];
         if (strcmp(a, "--list-modes") == 0)

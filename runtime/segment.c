@@ -249,6 +249,22 @@ static int sysv_find(const char *name, size_t *segsz)
     return -ENOENT;
 }
 
+/* Remove the debris at the keys `name` may use: segments of ours that nobody
+ * has attached and that carry no name, left by a creator killed between shmget
+ * and naming the segment (its shmat comes first, so a creator still at work is
+ * attached: only the few instructions between shmget and shmat are exposed).
+ * Returns how many it removed. */
+static int sysv_clear_debris(const char *name)
+{
+    int id, n = 0;
+    size_t sz;
+    for (int i = 0; i < SYSV_PROBES; i++)
+        if (sysv_whose(probe_key(name, i), name, &id, &sz) < 0 &&
+            shmctl(id, IPC_RMID, NULL) == 0)
+            n++;
+    return n;
+}
+
 /* Make a segment under key k, named `name` in its trailer. */
 static int sysv_make(key_t k, const char *name, size_t size, struct am_segment *s)
 {
@@ -270,16 +286,15 @@ static int sysv_create(const char *name, size_t size, struct am_segment *s)
 {
     if (strlen(name) >= SYSV_TAG)
         return -ENAMETOOLONG;
+    sysv_clear_debris(name);
     for (int i = 0; i < SYSV_PROBES; i++) {
         key_t k = probe_key(name, i);
-        int rc = sysv_make(k, name, size, s), id, whose;
+        int rc = sysv_make(k, name, size, s), id;
         size_t sz;
         if (rc != -EEXIST)
             return rc;
-        if ((whose = sysv_whose(k, name, &id, &sz)) == 1)
+        if (sysv_whose(k, name, &id, &sz) == 1)
             return -EEXIST;
-        if (whose < 0 && shmctl(id, IPC_RMID, NULL) == 0)
-            i--; /* debris of a dead creator: take its key */
     }
     return -EADDRINUSE;
 }
@@ -294,13 +309,15 @@ static int sysv_open(const char *name, struct am_segment *s)
     return sysv_gone(sysv_attach(id, segsz, s));
 }
 
+/* Removes the segment named `name` and any debris at its keys (so that a
+ * launcher's sweep also clears a rank killed while creating). */
 static int sysv_unlink(const char *name)
 {
     size_t segsz;
-    int id = sysv_find(name, &segsz);
+    int id = sysv_find(name, &segsz), cleared = sysv_clear_debris(name);
 
     if (id < 0)
-        return id;
+        return cleared ? 0 : id;
     return shmctl(id, IPC_RMID, NULL) == 0 ? 0 : sysv_gone(-errno);
 }
 

@@ -397,6 +397,22 @@ static void colliding_names(char *a, char *b, size_t n)
     ck_abort_msg("sysv: no two names with one key in 2^22 tries");
 }
 
+/* A creator killed between shmget and naming its segment leaves an unnamed
+ * segment nobody has attached: unlinking the name (as a launcher's sweep does)
+ * removes it too, and never a named segment of another name. */
+START_TEST(sysv_debris_unlinked)
+{
+    char name[64];
+    test_name(name, sizeof name, "debris", AM_SHM_SYSV);
+    int id = shmget(am__segment_key(name), 8192, IPC_CREAT | IPC_EXCL | 0600);
+    ck_assert_msg(id >= 0, "sysv: make debris: %s", strerror(errno));
+    ck_assert_msg(am__segment_unlink(AM_SHM_SYSV, name) == 0, "sysv: unlink of debris");
+    ck_assert_msg(shmget(am__segment_key(name), 0, 0) < 0 && errno == ENOENT,
+                  "sysv: the debris is still there");
+    ck_assert_msg(am__segment_unlink(AM_SHM_SYSV, name) == -ENOENT, "sysv: unlink twice");
+}
+END_TEST
+
 START_TEST(sysv_key_collision)
 {
     char a[64], b[64];
@@ -439,6 +455,7 @@ static Suite *segment_suite(void)
     tcase_add_loop_test(tc, failed_map_leaves_nothing, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     tcase_add_loop_test(tc, long_name, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     tcase_add_test(tc, sysv_key_collision);
+    tcase_add_test(tc, sysv_debris_unlinked);
     suite_add_tcase(s, tc);
     return s;
 }

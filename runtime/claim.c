@@ -156,11 +156,14 @@ static int queue_full(volatile AO_t *tail, void *slots, uint32_t n)
     return AM_STATE_LAP(AO_load(slot_state(slots, t, n))) != am_lap(t, n);
 }
 
-/* Mark slot t claimed by `who` and move the tail past it; under the lock. */
+/* Mark slot t claimed by `who` and move the tail past it; under the lock.
+ * `hook` names the point between, for tests: a holder dying there leaves a
+ * claimed slot behind the tail, which the next holder's tail_free passes. */
 static void claim_under_lock(volatile AO_t *tail, void *slots, uint32_t n, uint64_t t,
-                             unsigned who)
+                             unsigned who, enum am_hook hook)
 {
     AO_store(slot_state(slots, t, n), AM_STATE(am_lap(t, n), who, AM_CLAIMED));
+    am__hook(hook);
     AO_store(tail, t + 1);
 }
 
@@ -198,12 +201,12 @@ static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
     int ok = (!c->want_bulk || tail_free(&s->bulk_tail, q->bulk_state, q->bulk_n, &bt)) &&
              tail_free(&s->tail, q->packets, q->packets_n, &t);
     if (ok && c->want_bulk) {
-        claim_under_lock(&s->bulk_tail, q->bulk_state, q->bulk_n, bt, c->who);
+        claim_under_lock(&s->bulk_tail, q->bulk_state, q->bulk_n, bt, c->who,
+                         AM_HOOK_BULK_CLAIMED);
         c->bulk_ticket = bt;
-        am__hook(AM_HOOK_BULK_CLAIMED);
     }
     if (ok) {
-        claim_under_lock(&s->tail, q->packets, q->packets_n, t, c->who);
+        claim_under_lock(&s->tail, q->packets, q->packets_n, t, c->who, AM_HOOK_CLAIMED);
         c->ticket = t;
         c->stage = DONE;
     }

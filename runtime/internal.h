@@ -37,12 +37,13 @@ struct am_config {
 
 /* Points where a test may stall or park a sender (am__claim_stall_hook). */
 enum am_hook {
-    AM_HOOK_CLAIMED,      /* lock-free: slot claimed, tail not yet moved past it */
-    AM_HOOK_BULK_CLAIMED, /* bulk block claimed (lock-free: bulk tail not yet
-                           * moved past it), packet not yet */
+    AM_HOOK_CLAIMED,      /* slot claimed, tail not yet moved past it */
+    AM_HOOK_BULK_CLAIMED, /* bulk block claimed, bulk tail not yet moved past it,
+                           * packet not yet */
     AM_HOOK_LOCKED,       /* holding the queue's lock, nothing claimed yet */
     AM_HOOK_FILLING,      /* packet claimed, not yet filled */
     AM_HOOK_BULK_HALF,    /* half of the bulk data copied */
+    AM_HOOK_REGISTERING,  /* sender entry taken (lifeline held, BUSY), not READY */
     AM_HOOK_COUNT
 };
 

@@ -29,6 +29,7 @@ static unsigned fill(struct am_sender *e, unsigned index, const char *name)
 {
     unsigned gen = (AM_SENDER_GEN(AO_load(&e->state)) + 1) & AM_GEN_MASK;
     AO_store_release(&e->state, AM_SENDER(gen, AM_SENDER_BUSY));
+    am__hook(AM_HOOK_REGISTERING);
     e->pid = (uint32_t)getpid();
     memset(e->name, 0, sizeof e->name);
     strncpy(e->name, name, AM_NAME_MAX - 1);

@@ -2,12 +2,13 @@
  * check_crash.c - peers that die, stop, or come and go: what a long-lived server
  * and its clients must survive.  Real processes, real SIGKILLs and SIGSTOPs.
  *
- *   parked_sender_killed   every algorithm, both backends, four claim stages: a
+ *   parked_sender_killed   every algorithm, both backends, five claim stages: a
  *                          victim sender is parked by a test hook (am__claim_
- *                          stall_hook) in the middle of a bulk send (slot claimed
- *                          before the tail moved, or holding the lock; bulk block
- *                          claimed, no packet; packet claimed, not filled; half
- *                          the bulk data copied) and SIGKILLed while two live
+ *                          stall_hook) in the middle of a send (bulk block
+ *                          claimed, bulk tail not moved; slot claimed, tail not
+ *                          moved; packet claimed, not filled; half the bulk data
+ *                          copied; holding the lock, or for lockfree a short
+ *                          message's claim) and SIGKILLed while two live
  *                          senders stream into the same queue behind it.  Every
  *                          live message arrives once and in order, the victim's
  *                          earlier ones too, nothing is skipped while the victim
@@ -28,6 +29,10 @@
  *   concurrent_clients     64 clients at once, started together, each get theirs.
  *   full_sender_table      a server with room for 4: a 5th client gets -ENOSPC,
  *                          and gets in once one of the 4 is killed or leaves.
+ *   registrant_killed      a client parked (hook) half way through registering
+ *                          in a server's one-entry table holds the entry (a 2nd
+ *                          client gets -ENOSPC); once SIGKILLed, the entry is the
+ *                          next client's.
  *   lock_waiter_dead_receiver  locked algorithms: a sender waiting for a lock
  *                          that a live (parked) holder keeps returns -EPIPE once
  *                          the receiver is SIGKILLed.
@@ -66,6 +71,7 @@ struct shared {
     AO_t parked, go, stop, ready, live_done;
     AO_t answered;         /* clients that got their reply */
     int alg, b, hook, after;
+    int park_short;        /* the victim's parked send is a short one */
     char rcv[AM_NAME_MAX];
     char snd[NSENDERS][AM_NAME_MAX];
     int rc;                /* lock_waiter_dead_receiver: the waiter's send */
@@ -198,7 +204,7 @@ static void victim(void *arg)
     am__claim_stall_hook = park_hook;
     victim_armed = 1;
     if (rc == 0)
-        rc = send_msg(ep, VICTIM, seq++, 1);
+        rc = send_msg(ep, VICTIM, seq++, !sh->park_short);
     am__claim_stall_hook = NULL;
     while (rc == 0 && seq < VICTIM_BEFORE + 1 + (unsigned)sh->after)
         rc = send_msg(ep, VICTIM, seq++, 0);
@@ -274,23 +280,28 @@ static void end_stream(am_ep_t *ep, pid_t p[2])
 
 /* ---- parked_sender_killed ---- */
 
-enum { ST_TICKET, ST_BULK_BLOCK, ST_CLAIMED, ST_BULK_HALF, NSTAGES };
+/* Where the victim dies.  Each stage parks it in a bulk send, except ST_LOCKED
+ * for lockfree, which has no lock: there a short send parks with its slot
+ * claimed and the tail not yet moved (a claim with no bulk block). */
+enum { ST_BULK_BLOCK, ST_CLAIMED, ST_FILLING, ST_BULK_HALF, ST_LOCKED, NSTAGES };
 static const char *const stage_names[NSTAGES] = {
-    "slot claimed, tail not moved / holding the lock", "bulk block claimed, no packet",
-    "packet claimed, not filled", "half the bulk data copied"};
+    "bulk block claimed, bulk tail not moved", "slot claimed, tail not moved",
+    "packet claimed, not filled", "half the bulk data copied",
+    "holding the lock / short message, tail not moved"};
 
 static enum am_hook stage_hook(int stage, int lockfree)
 {
-    static const enum am_hook hooks[NSTAGES] = {AM_HOOK_CLAIMED, AM_HOOK_BULK_CLAIMED,
-                                                AM_HOOK_FILLING, AM_HOOK_BULK_HALF};
-    return stage == ST_TICKET && !lockfree ? AM_HOOK_LOCKED : hooks[stage];
+    static const enum am_hook hooks[NSTAGES] = {AM_HOOK_BULK_CLAIMED, AM_HOOK_CLAIMED,
+                                                AM_HOOK_FILLING, AM_HOOK_BULK_HALF,
+                                                AM_HOOK_LOCKED};
+    return stage == ST_LOCKED && lockfree ? AM_HOOK_CLAIMED : hooks[stage];
 }
 
 /* Abandoned claims expected: the packet and the bulk block the victim held. */
 static unsigned long stage_abandons(int stage, int lockfree)
 {
-    if (stage == ST_TICKET && !lockfree)
-        return 0; /* it held the lock, and no claim yet */
+    if (stage == ST_LOCKED)
+        return lockfree ? 1 : 0; /* a short claim; or the lock, and no claim yet */
     return stage == ST_BULK_BLOCK ? 1 : 2;
 }
 
@@ -301,6 +312,7 @@ START_TEST(parked_sender_killed)
     snprintf(what, sizeof what, "%s/%s: victim killed at '%s'", c.alg_name,
              c.backend_name, stage_names[stage]);
     sh->hook = (int)stage_hook(stage, lockfree);
+    sh->park_short = stage == ST_LOCKED && lockfree;
     pid_t vp, lp[2];
     am_ep_t *ep = start_stream(c.alg, c.backend, &vp);
     for (int i = 0; i < 2; i++)
@@ -662,6 +674,46 @@ START_TEST(full_sender_table)
 }
 END_TEST
 
+/* ---- registrant_killed ---- */
+
+/* Maps the server with the hook armed at REGISTERING: parks there for good. */
+static void parked_registrant(void *arg)
+{
+    struct am_ep_opts o = {.shm = tu_backend_name(sh->b)};
+    am_ep_t *ep = NULL;
+    if (am_ep_create(arg, &o, &ep) < 0)
+        _exit(2);
+    am__claim_stall_hook = park_hook;
+    victim_armed = 1;
+    am_ep_map(ep, 0, sh->rcv);
+    _exit(3); /* never reached: the hook parks it */
+}
+
+START_TEST(registrant_killed)
+{
+    int b = _i;
+    snprintf(what, sizeof what, "lockfree/%s: a client killed while registering",
+             tu_backend_name(b));
+    pid_t srv = start_server(AM_CLAIM_LOCKFREE, b, 1);
+    char name[AM_NAME_MAX], next[AM_NAME_MAX];
+    tu_ep_name(name, sizeof name, "reg", AM_CLAIM_LOCKFREE, b);
+    tu_ep_name(next, sizeof next, "next", AM_CLAIM_LOCKFREE, b);
+    sh->hook = AM_HOOK_REGISTERING;
+    pid_t p = tu_spawn(parked_registrant, name, 0);
+    tu_assert_flag(&sh->parked, 1, 10, "the client to park", what, &sh->err);
+    int rc = ask(next, b, H_ECHO, 1, 1, NULL, 1);
+    ck_assert_msg(rc == -ENOSPC, "%s: while it lives: %s, want -ENOSPC", what,
+                  am_strerror(rc));
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+    am__segment_unlink((enum am_shm)b, name);
+    rc = ask(next, b, H_ECHO, 2, 10, NULL, 1);
+    ck_assert_msg(rc == 0, "%s: after it died: %s", what, am_strerror(rc));
+    stop_server(srv);
+    tu_assert_clean(what);
+}
+END_TEST
+
 /* ---- lock_waiter_dead_receiver ---- */
 
 static void idle_receiver(void *arg)
@@ -822,6 +874,7 @@ static Suite *crash_suite(void)
     tcase_add_loop_test(tc, sequential_clients, 0, 2);
     tcase_add_loop_test(tc, concurrent_clients, 0, 2);
     tcase_add_loop_test(tc, full_sender_table, 0, 2);
+    tcase_add_loop_test(tc, registrant_killed, 0, 2);
     tcase_add_loop_test(tc, stale_names, 0, 2);
     suite_add_tcase(s, tc);
     return s;

@@ -80,10 +80,6 @@ int mutex_robust_ok(const pthread_mutex_t *m)
     return k == robust_kind;
 }
 
-static int kind_ok(const struct mutex_lock *x)
-{
-    return mutex_robust_ok(&x->m);
-}
 
 size_t mutex_lock_size(unsigned max_procs)
 {
@@ -138,7 +134,7 @@ int mutex_lock_lock(void *l, struct lock_ctx *c)
     struct timespec until;
     int r;
 
-    if (!kind_ok(x))
+    if (!mutex_robust_ok(&x->m))
         return LOCK_BROKEN;
     if (!c->watch)
         return took(x, pthread_mutex_lock(&x->m)) == 1 ? 0 : LOCK_BROKEN;
@@ -156,7 +152,7 @@ int mutex_lock_trylock(void *l, struct lock_ctx *c)
 {
     struct mutex_lock *x = l;
 
-    return kind_ok(x) && took(x, pthread_mutex_trylock(&x->m)) == 1;
+    return mutex_robust_ok(&x->m) && took(x, pthread_mutex_trylock(&x->m)) == 1;
 }
 
 /* By the holder only; release ordering.  An error (the mutex was overwritten

@@ -29,54 +29,20 @@
 #include <atomic_ops.h>
 #include <string.h>
 
-#include "spin.h"
 #include "ttas.h"
-#include "watch.h"
+#include "word.h"
 
-#if !defined(AO_HAVE_compare_and_swap_acquire) || !defined(AO_HAVE_store_release)
-#error "ttas lock needs AO_compare_and_swap_acquire and AO_store_release"
-#endif
-
-struct ttas_lock {
-    _Alignas(LOCK_ALIGN) AO_t word; /* 0 free, else the holder's id + 1 */
-};
-
-_Static_assert(sizeof(struct ttas_lock) == LOCK_ALIGN, "ttas lock owns one block");
-
-/* The word that names participant `self` as the holder. */
-static AO_t holder_word(const struct lock_ctx *c)
-{
-    return (AO_t)c->self + 1;
-}
-
-/* One attempt: the test, then the compare-and-swap.  1 holding the lock. */
-static int try_once(struct ttas_lock *t, const struct lock_ctx *c)
-{
-    if (AO_load(&t->word) != 0)
-        return 0;
-    return AO_compare_and_swap_acquire(&t->word, 0, holder_word(c));
-}
-
-/* By a waiter with a watch: if the holder is dead, takes the lock from it.
- * Returns 1 holding the lock (acquire), 0 if the holder lives or the lock moved. */
-static int take_over(struct ttas_lock *t, const struct lock_ctx *c)
-{
-    AO_t h = AO_load(&t->word);
-
-    if (h == 0 || !watch_dead(c, (unsigned)(h - 1)))
-        return 0;
-    return AO_compare_and_swap_acquire(&t->word, h, holder_word(c));
-}
+#define TEST_FIRST 1 /* read before the compare-and-swap */
 
 size_t ttas_lock_size(unsigned max_procs)
 {
-    return sizeof(struct ttas_lock);
+    return sizeof(struct word_lock);
 }
 
 /* By one process, before any other uses the lock.  Always returns 0. */
 int ttas_lock_init(void *l, unsigned max_procs)
 {
-    memset(l, 0, sizeof(struct ttas_lock));
+    memset(l, 0, sizeof(struct word_lock));
     return 0;
 }
 
@@ -84,40 +50,26 @@ int ttas_lock_init(void *l, unsigned max_procs)
  * a dead holder if need be, or LOCK_GAVE_UP without it if the watch said so. */
 int ttas_lock_lock(void *l, struct lock_ctx *c)
 {
-    struct ttas_lock *t = l;
-    struct spin s = SPIN_INIT;
-    unsigned yields = 0;
-
-    while (!try_once(t, c)) {
-        if (!watch_due(c, spin_wait(&s), &yields))
-            continue;
-        if (take_over(t, c))
-            return 0;
-        if (watch_give_up(c))
-            return LOCK_GAVE_UP;
-    }
-    return 0;
+    return word_lock(l, c, TEST_FIRST);
 }
 
 /* Any process; one attempt, never a take-over.  Returns 1 holding the lock
- * (acquire), 0 if busy.  The test step keeps a busy lock's line shared. */
+ * (acquire), 0 if busy. */
 int ttas_lock_trylock(void *l, struct lock_ctx *c)
 {
-    return try_once(l, c);
+    return word_try(l, c, TEST_FIRST);
 }
 
 /* By the holder only; release ordering. */
 void ttas_lock_unlock(void *l, struct lock_ctx *c)
 {
-    struct ttas_lock *t = l;
-
-    AO_store_release(&t->word, 0);
+    word_unlock(l);
 }
 
 /* Any process; a relaxed snapshot: 1 if some process held the lock just now. */
 int ttas_lock_locked(void *l)
 {
-    struct ttas_lock *t = l;
+    struct word_lock *t = l;
 
     return AO_load(&t->word) != 0;
 }

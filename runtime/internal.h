@@ -84,9 +84,10 @@ struct am_source {
     unsigned index;
 };
 
-/* The claim the head of one of our queues has been waiting on. */
+/* The claim the head of one of our queues last waited on: stuck now while
+ * ticket == head + 1 (poll.c). */
 struct am_stuck {
-    uint64_t ticket;           /* head ticket + 1; 0: not stuck */
+    uint64_t ticket;           /* that head ticket + 1; 0: none yet */
     unsigned polls;            /* polls that found it still claimed */
 };
 

@@ -199,7 +199,6 @@ static void skip(am_ep_t *ep, enum am_qid qid, struct am_packet *p, uint64_t hea
     ep->head[qid] = head + 1;
     AO_store(&q->recv->head, head + 1);
     AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE));
-    ep->stuck[qid].ticket = 0;
     ep->abandoned++;
     AO_fetch_and_add1(&ep->own.hdr->abandoned);
     free_orphans(ep, qid);
@@ -228,7 +227,6 @@ int am__drain(am_ep_t *ep, enum am_qid qid)
         if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) >= AM_READY) {
             ep->head[qid] = head + 1;
             AO_store(&q->recv->head, head + 1); /* for show: never read back */
-            ep->stuck[qid].ticket = 0;
             deliver(ep, qid, p, s);
             n++;
         } else if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) == AM_CLAIMED) {
@@ -236,18 +234,19 @@ int am__drain(am_ep_t *ep, enum am_qid qid)
                 return n;
             skip(ep, qid, p, head, s);
         } else {
-            ep->stuck[qid].ticket = 0;
             repair(ep, p, s, lap);
             return n;
         }
     }
 }
 
-/* Is the head of one of our queues waiting on a claim?  (am_wait then sleeps
- * only briefly: a dead claimant will never wake it.) */
+/* Is the head of one of our queues waiting on a claim, as the last poll found
+ * it?  (am_wait then sleeps only briefly: a dead claimant will never wake it.)
+ * Derived from the heads, so delivery never has to clear anything. */
 int am__stuck(const am_ep_t *ep)
 {
-    return ep->stuck[AM_REQUEST].ticket != 0 || ep->stuck[AM_REPLY].ticket != 0;
+    return ep->stuck[AM_REQUEST].ticket == ep->head[AM_REQUEST] + 1 ||
+           ep->stuck[AM_REPLY].ticket == ep->head[AM_REPLY] + 1;
 }
 
 

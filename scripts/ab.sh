@@ -9,7 +9,7 @@
 # build in turn: the AM round trip against the raw line ping-pong (lockfree and
 # tas, pinned) and the many-to-one stress test with 7 writers (lockfree and
 # tas).  Prints one CSV row per measurement (round,build,bench,alg,metric,value)
-# and, at the end, the median of each metric per build.
+# and, at the end, each metric's median per build and their ratio new/old.
 set -u
 [ $# -ge 2 ] || { echo "usage: scripts/ab.sh OLD_BUILD NEW_BUILD [ROUNDS]" >&2; exit 2; }
 old=$1 new=$2 rounds=${3:-5}
@@ -37,9 +37,14 @@ for r in $(seq 1 "$rounds"); do
         done
     done
 done | tee "$rows"
-echo "median over $rounds rounds (bench,alg,metric,build: value):"
-for k in $(cut -d, -f2-5 "$rows" | awk -F, '{ print $2 "," $3 "," $4 "," $1 }' | sort -u); do
-    label=${k##*,} key=${k%,*}
-    grep "^[0-9]*,$label,$key," "$rows" | cut -d, -f6 | sort -g |
-        awk -v k="$k" '{ v[NR] = $1 } END { printf "%-36s %s\n", k, v[int((NR + 1) / 2)] }'
+# Medians per build, then new/old for each metric: the figure to quote, both
+# sides measured in this run.
+med() { # label key: median of that build's values
+    grep "^[0-9]*,$1,$2," "$rows" | cut -d, -f6 | sort -g |
+        awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+echo "median over $rounds rounds (bench,alg,metric: old new new/old):"
+for key in $(cut -d, -f3-5 "$rows" | sort -u); do
+    o=$(med old "$key") n=$(med new "$key")
+    awk -v k="$key" -v o="$o" -v n="$n" 'BEGIN { printf "%-32s %s %s %.3f\n", k, o, n, n / o }'
 done

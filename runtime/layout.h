@@ -99,7 +99,7 @@ struct am_seg_header {
     uint32_t packets;      /* Q, power of two */
     uint32_t bulk_blocks;  /* B, power of two */
     uint32_t max_senders;  /* S */
-    uint32_t owner_pid;
+    uint32_t owner_pid;    /* for tools (shmamstat); liveness is owner_life's */
     uint64_t segment_size;
     uint64_t senders_off;  /* offsets from the segment start */
     uint64_t send_off[2];  /* AM_REQUEST, AM_REPLY: struct am_queue_send */
@@ -140,7 +140,7 @@ enum am_sender_state {
 #define AM_SENDER_GEN(s) ((unsigned)((s) >> 2) & AM_GEN_MASK)
 struct am_sender {
     AO_t state;
-    uint32_t pid;
+    uint32_t pid;          /* for tools; liveness is the lifeline's, never a pid */
     uint32_t pad;
     char name[AM_NAME_MAX];
     _Alignas(AM_LINE) struct am_lifeline life; /* alone on the entry's 2nd line */

@@ -31,12 +31,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SHM_PATH_MAX 256 /* NAME_MAX of /dev/shm plus the leading slash */
@@ -219,10 +221,21 @@ static int sysv_gone(int rc)
     return rc == -EIDRM || rc == -EINVAL ? -ENOENT : rc;
 }
 
+/* Is the process that created a segment gone?  Only asked of an unnamed,
+ * unattached segment (no lifeline exists yet then).  A reused pid reads as
+ * alive: the debris then waits for the next sweep, never the reverse. */
+static int creator_gone(const struct shmid_ds *ds)
+{
+    return kill(ds->shm_cpid, 0) != 0 && errno == ESRCH;
+}
+
 /* What the segment under key k is to us: 1 ours and named `name` (its id and
  * size in *id, *segsz), 0 anything else there (another name, another user,
- * none), -1 debris (ours, unnamed, attached by nobody: a creator died before
- * naming it).  Reads the trailer through a read-only attach. */
+ * none), SYSV_MAKING ours, unnamed, its creator alive (being made: its name is
+ * not written yet), -1 debris (ours, unnamed, attached by nobody, its creator
+ * gone: killed before naming it).  Reads the trailer through a read-only
+ * attach. */
+#define SYSV_MAKING 2
 static int sysv_whose(key_t k, const char *name, int *id, size_t *segsz)
 {
     struct shmid_ds ds;
@@ -233,7 +246,8 @@ static int sysv_whose(key_t k, const char *name, int *id, size_t *segsz)
     if (p == (const void *)-1)
         return 0;
     const char *tag = p + ds.shm_segsz - SYSV_TAG;
-    int r = strncmp(tag, name, SYSV_TAG) == 0 ? 1 : tag[0] == 0 && ds.shm_nattch == 0 ? -1 : 0;
+    int r = strncmp(tag, name, SYSV_TAG) == 0 ? 1 : tag[0] != 0 ? 0
+            : ds.shm_nattch == 0 && creator_gone(&ds) ? -1 : SYSV_MAKING;
     shmdt(p);
     *segsz = ds.shm_segsz;
     return r;
@@ -251,9 +265,8 @@ static int sysv_find(const char *name, size_t *segsz)
 
 /* Remove the debris at the keys `name` may use: segments of ours that nobody
  * has attached and that carry no name, left by a creator killed between shmget
- * and naming the segment (its shmat comes first, so a creator still at work is
- * attached: only the few instructions between shmget and shmat are exposed).
- * Returns how many it removed. */
+ * and naming the segment.  A creator still at work is alive, so a concurrent
+ * creator never takes its segment for debris.  Returns how many it removed. */
 static int sysv_clear_debris(const char *name)
 {
     int id, n = 0;
@@ -280,6 +293,22 @@ static int sysv_make(key_t k, const char *name, size_t size, struct am_segment *
     return rc;
 }
 
+#define SYSV_MAKING_WAIT 1000 /* looks, 10 us apart, at a segment being made */
+
+/* The taken key k: 1 if it holds `name`'s segment, 0 another name's.  A
+ * segment still being made (a concurrent creator, its name not yet written) is
+ * waited for, briefly: it may be a creator of this very name. */
+static int sysv_named(key_t k, const char *name)
+{
+    int id, whose = SYSV_MAKING;
+    size_t sz;
+    struct timespec ten_us = {0, 10000};
+    for (int i = 0; whose == SYSV_MAKING && i < SYSV_MAKING_WAIT; i++)
+        if ((whose = sysv_whose(k, name, &id, &sz)) == SYSV_MAKING)
+            nanosleep(&ten_us, NULL);
+    return whose == 1;
+}
+
 /* -EEXIST if a segment of this name exists, -EADDRINUSE if every key the name
  * may use holds another name's segment. */
 static int sysv_create(const char *name, size_t size, struct am_segment *s)
@@ -289,11 +318,10 @@ static int sysv_create(const char *name, size_t size, struct am_segment *s)
     sysv_clear_debris(name);
     for (int i = 0; i < SYSV_PROBES; i++) {
         key_t k = probe_key(name, i);
-        int rc = sysv_make(k, name, size, s), id;
-        size_t sz;
+        int rc = sysv_make(k, name, size, s);
         if (rc != -EEXIST)
             return rc;
-        if (sysv_whose(k, name, &id, &sz) == 1)
+        if (sysv_named(k, name))
             return -EEXIST;
     }
     return -EADDRINUSE;

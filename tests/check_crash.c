@@ -833,9 +833,16 @@ START_TEST(stale_names)
         create_destroy_ok(name, b, "over a truncated file");
     } else {
         tu_ep_name(name, sizeof name, "half", -1, b);
-        int id = shmget(am__segment_key(name), 8192, IPC_CREAT | IPC_EXCL | 0600);
-        ck_assert_msg(id >= 0, "%s: shmget", what);
+        pid_t p = fork(); /* a creator killed before naming its segment */
+        if (p == 0)
+            _exit(shmget(am__segment_key(name), 8192, IPC_CREAT | IPC_EXCL | 0600) < 0);
+        int st;
+        ck_assert_msg(waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                      "%s: shmget", what);
+        int id = shmget(am__segment_key(name), 0, 0);
         create_destroy_ok(name, b, "over a half-made System V segment");
+        ck_assert_msg(shmget(am__segment_key(name), 0, 0) < 0 || shmget(am__segment_key(name),
+                      0, 0) != id, "%s: the half-made segment is still there", what);
     }
     tu_ep_name(name, sizeof name, "dead", -1, b);
     tu_assert_exit0(tu_reap(tu_spawn(exit_without_destroy, name, 0), 10), "owner", what,

@@ -222,11 +222,23 @@ static int sysv_gone(int rc)
 }
 
 /* Is the process that created a segment gone?  Only asked of an unnamed,
- * unattached segment (no lifeline exists yet then).  A reused pid reads as
- * alive: the debris then waits for the next sweep, never the reverse. */
+ * unattached segment (no lifeline exists yet then).  A zombie is gone (a rank
+ * killed with its launcher waits to be reaped by init while the launcher's
+ * guardian sweeps).  A reused pid reads as alive: the debris then waits for the
+ * next sweep, never the reverse. */
 static int creator_gone(const struct shmid_ds *ds)
 {
-    return kill(ds->shm_cpid, 0) != 0 && errno == ESRCH;
+    char path[32], buf[256];
+    if (kill(ds->shm_cpid, 0) != 0 && errno == ESRCH)
+        return 1;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)ds->shm_cpid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *state = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold ')' */
+    return state && (state[2] == 'Z' || state[2] == 'X');
 }
 
 /* What the segment under key k is to us: 1 ours and named `name` (its id and

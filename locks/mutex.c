@@ -22,11 +22,23 @@
  * that does not exist as the holder still waits: glibc cannot tell it from a
  * live holder.)
  *
+ * glibc's links.  A held robust mutex is on its holder's robust list, and glibc
+ * keeps the list's links inside the mutex: on unlock it writes through them.
+ * Since any sender can write this mutex, the holder keeps a private copy of the
+ * mutex as it found it after locking and, before unlocking, puts back what
+ * glibc's unlock reads (held[]), counting a change (mutex_links_mended).  That
+ * shrinks a peer's chance to redirect
+ * the holder's writes to the few instructions of glibc's unlock; it cannot
+ * close it (README, threat model): with untrusted peers, prefer a spin lock.
+ * Contract: between lock and unlock the thread takes or lets go of no other
+ * robust mutex (glibc would relink this one).
+ *
  * Memory ordering.  pthread_mutex_lock/timedlock/trylock acquire and
  * pthread_mutex_unlock releases (POSIX 4.12, memory synchronization); the
  * kernel's hand-over after a holder died orders nothing the dead holder wrote.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,16 +57,71 @@ struct mutex_lock {
 
 _Static_assert(sizeof(struct mutex_lock) % LOCK_ALIGN == 0, "mutex owns whole blocks");
 
+/* The mutexes this thread holds, as glibc left them right after locking (see
+ * the file header). */
+#define HELD_MAX 4
+static __thread struct {
+    pthread_mutex_t *m;
+    pthread_mutex_t copy;
+} held[HELD_MAX];
+static __thread unsigned long links_mended; /* mutexes found changed at unlock */
+
+static void links_keep(pthread_mutex_t *m)
+{
+    for (int i = 0; i < HELD_MAX; i++)
+        if (!held[i].m) {
+            held[i].m = m;
+            memcpy(&held[i].copy, m, sizeof *m);
+            return;
+        }
+}
+
+/* Put back what glibc's unlock reads, but for a waiter's FUTEX_WAITERS flag
+ * in the lock word (a peer may have cleared it: set it, one futex wake too
+ * many costs nothing). */
+static void links_mend(pthread_mutex_t *m)
+{
+    for (int i = 0; i < HELD_MAX; i++)
+        if (held[i].m == m) {
+            pthread_mutex_t *c = &held[i].copy;
+            volatile struct __pthread_mutex_s *d = &m->__data;
+            unsigned lock = (unsigned)d->__lock;
+            if ((lock & ~FUTEX_WAITERS) != (unsigned)c->__data.__lock ||
+                d->__owner != c->__data.__owner || d->__kind != c->__data.__kind ||
+                d->__count != c->__data.__count ||
+                d->__list.__prev != c->__data.__list.__prev ||
+                d->__list.__next != c->__data.__list.__next) {
+                d->__owner = c->__data.__owner;
+                d->__kind = c->__data.__kind;
+                d->__count = c->__data.__count;
+                d->__list.__prev = c->__data.__list.__prev;
+                d->__list.__next = c->__data.__list.__next;
+                d->__lock = c->__data.__lock | FUTEX_WAITERS;
+                links_mended++;
+            }
+            held[i].m = NULL;
+            return;
+        }
+}
+
+unsigned long mutex_links_mended(void)
+{
+    return links_mended;
+}
+
 /* After `r` from lock, timedlock or trylock: 1 if now held (taking over a dead
  * holder's lock), 0 if busy or timed out, LOCK_BROKEN if the mutex is unusable
  * (its shared bytes were overwritten: an error for the caller, not an abort). */
 static int took(struct mutex_lock *x, int r)
 {
     if (r == EOWNERDEAD)
-        return pthread_mutex_consistent(&x->m) == 0 ? 1 : LOCK_BROKEN;
+        r = pthread_mutex_consistent(&x->m) == 0 ? 0 : ENOTRECOVERABLE;
     if (r == EBUSY || r == ETIMEDOUT)
         return 0;
-    return r == 0 ? 1 : LOCK_BROKEN;
+    if (r != 0)
+        return LOCK_BROKEN;
+    links_keep(&x->m);
+    return 1;
 }
 
 /* Is the mutex still of the kind init made (robust, process-shared)?  A peer
@@ -161,6 +228,7 @@ void mutex_lock_unlock(void *l, struct lock_ctx *c)
 {
     struct mutex_lock *x = l;
 
+    links_mend(&x->m);
     pthread_mutex_unlock(&x->m);
 }
 

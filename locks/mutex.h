@@ -22,6 +22,10 @@ int mutex_robust_init(pthread_mutex_t *m);
  * kind's path (lock elision, say) and crash: check this first. */
 int mutex_robust_ok(const pthread_mutex_t *m);
 
+/* How many times this thread found a mutex it held changed by someone else
+ * when it came to unlock it (and put it back: mutex.c). */
+unsigned long mutex_links_mended(void);
+
 size_t mutex_lock_size(unsigned max_procs);
 int mutex_lock_init(void *l, unsigned max_procs);
 int mutex_lock_lock(void *l, struct lock_ctx *c);

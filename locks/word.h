@@ -40,13 +40,15 @@ static inline int word_try(struct word_lock *t, const struct lock_ctx *c, int te
     return AO_compare_and_swap_acquire(&t->word, 0, word_holder(c));
 }
 
-/* By a waiter with a watch: if the holder is dead, takes the lock from it.
- * Returns 1 holding the lock (acquire), 0 if the holder lives or the lock moved. */
+/* By a waiter with a watch: if the holder is dead, takes the lock from it.  A
+ * word that names the waiter itself is garbage a peer wrote (a waiter holds
+ * nothing): taken over too.  Returns 1 holding the lock (acquire), 0 if the
+ * holder lives or the lock moved. */
 static inline int word_take_over(struct word_lock *t, const struct lock_ctx *c)
 {
     AO_t h = AO_load(&t->word);
 
-    if (h == 0 || !watch_dead(c, (unsigned)(h - 1)))
+    if (h == 0 || (h != word_holder(c) && !watch_dead(c, (unsigned)(h - 1))))
         return 0;
     return AO_compare_and_swap_acquire(&t->word, h, word_holder(c));
 }

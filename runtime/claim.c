@@ -222,8 +222,9 @@ int am__claim_try(struct am_seg_view *v, struct am_queue_view *q, struct am_clai
 }
 
 /* A sender waiting for a bulk block: if the block at the bulk tail is held by a
- * dead claimant, or its state is one no sender writes (a ready type, or free
- * for another lap), ask the receiver to repair the bulk blocks (it alone may:
+ * dead claimant, or its state is one no sender writes (a ready type, free for
+ * another lap or naming a claimant, claimed for a lap other than the tail's or
+ * the one before), ask the receiver to repair the bulk blocks (it alone may:
  * only it knows which ones a queued packet still uses) and wake it.  Any
  * sender, any time; costs a few loads. */
 void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
@@ -231,10 +232,11 @@ void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
     struct am_queue_view *q = &v->q[qid];
     uint64_t bt = AO_load(&q->send->bulk_tail);
     AO_t s = AO_load(slot_state(q->bulk_state, bt, q->bulk_n));
-    unsigned type = AM_STATE_TYPE(s);
-    if ((type == AM_CLAIMED && !am__who_dead(v, AM_STATE_WHO(s))) ||
-        (type == AM_FREE && AM_STATE_LAP(s) == am_lap(bt, q->bulk_n)))
+    AO_t lap = am_lap(bt, q->bulk_n), slap = AM_STATE_LAP(s);
+    int lap_ok = slap == lap || slap == ((lap - 1) & AM_LAP_MASK);
+    if ((AM_STATE_TYPE(s) == AM_CLAIMED && lap_ok && !am__who_dead(v, AM_STATE_WHO(s))) ||
+        s == AM_STATE(lap, 0, AM_FREE))
         return;
-    AO_store(&v->hdr->orphans[qid], 1);
-    am__wake(v->hdr);
+    AO_store(&v->shared->orphans[qid], 1);
+    am__wake(v->shared);
 }

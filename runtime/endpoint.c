@@ -80,12 +80,15 @@ static int reclaim_stale(enum am_shm b, const char *name)
     return gone && am__segment_unlink(b, name) == 0;
 }
 
-/* Lay out a fresh segment, take its lifeline, go LIVE, then give it its name. */
-static int open_for_business(struct am_segment *seg, const struct am_config *cfg,
-                             const char *name)
+/* Lay out a fresh segment, view it as its owner, take its lifeline, go LIVE,
+ * then give it its name. */
+static int open_for_business(struct am_seg_view *own, struct am_segment *seg,
+                             const struct am_config *cfg, const char *name)
 {
     struct am_seg_header *h = seg->base;
     int rc = am__layout_write(seg->base, cfg, name);
+    if (rc == 0)
+        rc = am__view_own(own, seg);
     if (rc == 0)
         rc = am__lifeline_take(&h->owner_life);
     if (rc < 0)
@@ -96,6 +99,7 @@ static int open_for_business(struct am_segment *seg, const struct am_config *cfg
         rc = am__segment_publish(seg, name);
     if (rc < 0)
         am__lifeline_release(&h->owner_life);
+    own->seg = *seg; /* published: no file descriptor left */
     return rc;
 }
 
@@ -108,13 +112,10 @@ static int create_segment(am_ep_t *ep, const struct am_config *cfg)
         rc = am__segment_make(cfg->backend, ep->name, size, &seg);
     if (rc < 0)
         return rc;
-    rc = open_for_business(&seg, cfg, ep->name);
-    if (rc < 0) {
+    rc = open_for_business(&ep->own, &seg, cfg, ep->name);
+    if (rc < 0)
         am__segment_discard(&seg, ep->name);
-        return rc;
-    }
-    am__view_own(&ep->own, &seg);
-    return 0;
+    return rc;
 }
 
 int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
@@ -162,7 +163,7 @@ int am_ep_destroy(am_ep_t *ep)
     if (ep->in_handler)
         return -EDEADLK;
     AO_store_release(&ep->own.hdr->state, AM_SEG_CLOSED);
-    am__wake(ep->own.hdr);
+    am__wake(ep->own.shared);
     am__peers_close(ep);
     am__pending_free(ep);
     int rc = am__ep_unlink(ep);

@@ -60,13 +60,21 @@ struct am_queue_view {
 
 struct am_seg_view {
     struct am_segment seg;
-    struct am_seg_header *hdr;
-    struct am_sender *senders;
+    struct am_seg_header *hdr;  /* read-only but in the owner's own view */
+    unsigned char *senders;     /* sender entry i at senders + i * page */
+    struct am_seg_shared *shared;
     struct am_queue_view q[2];  /* AM_REQUEST, AM_REPLY */
     enum am_claim claim;
     const struct lock_ops *lock; /* NULL for lockfree */
     uint32_t max_senders;
+    uint32_t page;
 };
+
+/* Sender entry i (i < max_senders), alone on its page. */
+static inline struct am_sender *am__sender(const struct am_seg_view *v, unsigned i)
+{
+    return (struct am_sender *)(v->senders + (size_t)i * v->page);
+}
 
 /* A peer this endpoint may send to. */
 struct am_peer {
@@ -135,9 +143,12 @@ const struct lock_ops *am__claim_lock(enum am_claim c);
 size_t am__layout_size(const struct am_config *cfg);
 int am__layout_write(void *base, const struct am_config *cfg, const char *name);
 int am__ep_unlink(am_ep_t *ep);
-void am__view_own(struct am_seg_view *v, const struct am_segment *seg);
+int am__view_own(struct am_seg_view *v, const struct am_segment *seg);
 int am__view_attach(struct am_seg_view *v, const struct am_segment *seg,
                     const char *name);
+/* Make the page of sender entry `index` writable in this view (to take its
+ * lifeline and hold the entry) or read-only again.  0 or -errno. */
+int am__view_entry_writable(struct am_seg_view *v, unsigned index, int writable);
 
 /* senders.c: sender registration in a segment's table, and who is alive */
 int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index,
@@ -171,7 +182,7 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
 int am__drain(am_ep_t *ep, enum am_qid qid);
 int am__poll(am_ep_t *ep);
 int am__stuck(const am_ep_t *ep);
-void am__wake(struct am_seg_header *h);
+void am__wake(struct am_seg_shared *s);
 int am__peer_alive(const struct am_seg_view *v);
 int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
 void am__report_bad(am_ep_t *ep, const char *why);

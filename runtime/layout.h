@@ -5,10 +5,12 @@
  * fixed-width fields and offsets (a segment maps at a different address in each
  * process: never a pointer).  A change to any of them bumps AM_LAYOUT_VERSION.
  *
- *   segment
- *     struct am_seg_header      identity, sizes, claim algorithm, owner, wake word,
- *                               the owner's lifeline
- *     struct am_sender[S]       who may send here: one registered name per sender
+ *   segment (P = the page size, recorded in the header)
+ *     struct am_seg_header      page 0: identity, sizes, offsets, claim algorithm,
+ *                               state, the owner's lifeline, statistics
+ *     struct am_sender          pages 1..S: sender entry i alone on page 1 + i:
+ *                               its lifeline, generation and name
+ *     struct am_seg_shared      wake word, repair requests
  *     request queue, reply queue, each:
  *       struct am_queue_send    128-byte block written by senders: tails
  *       lock state              (locked algorithms only) lock_ops.size(S) bytes
@@ -27,6 +29,15 @@
  * atomic step that claimed it, so the receiver always knows whose claim it waits
  * on and can skip it once that sender is dead.  Laps are kept modulo 2^40.
  *
+ * Who writes where.  Pages 0..S are written only by the thread whose lifeline is
+ * on them: page 0 by the owner, page 1 + i by the sender holding entry i.  Every
+ * process maps them read-only but for its own (view.c), so a peer that
+ * scribbles through its mapping faults instead of overwriting a held robust
+ * mutex, whose links glibc follows and writes through on unlock (a peer that
+ * could rewrite them could make us write anywhere), and cannot make a live
+ * sender look dead, a dead one alive, or rename one.  Everything from
+ * shared_off on is written by senders and owner alike, and trusted by nobody.
+ *
  * Claimant ids.  who = ((generation mod 2^11) << 10 | sender index) + 1, never 0.
  * A sender entry's generation goes up each time the entry changes hands, so a
  * claim, a packet or a lock held by a departed sender is never credited to the
@@ -43,7 +54,7 @@
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-#define AM_LAYOUT_VERSION 3u
+#define AM_LAYOUT_VERSION 4u
 #define AM_LINE 64u              /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u            /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
@@ -92,6 +103,7 @@ enum am_claim {
 /* Segment life: the owner sets LIVE once initialised, CLOSED before unmapping. */
 enum am_seg_state { AM_SEG_INIT = 0, AM_SEG_LIVE = 1, AM_SEG_CLOSED = 2 };
 
+/* Page 0: written by the owner only (peers map it read-only). */
 struct am_seg_header {
     uint64_t magic;
     uint32_t version;
@@ -100,8 +112,12 @@ struct am_seg_header {
     uint32_t bulk_blocks;  /* B, power of two */
     uint32_t max_senders;  /* S */
     uint32_t owner_pid;    /* for tools (shmamstat); liveness is owner_life's */
+    uint32_t page_size;    /* P: the layout's page; attachers must have the same */
+    uint32_t pad;
     uint64_t segment_size;
-    uint64_t senders_off;  /* offsets from the segment start */
+    uint64_t senders_off;  /* offsets from the segment start: P; entry i at
+                            * senders_off + i * P */
+    uint64_t shared_off;   /* struct am_seg_shared, the first byte peers write */
     uint64_t send_off[2];  /* AM_REQUEST, AM_REPLY: struct am_queue_send */
     uint64_t recv_off[2];  /* struct am_queue_recv */
     uint64_t lock_off[2];  /* 0 for lockfree */
@@ -115,20 +131,25 @@ struct am_seg_header {
      * close: is the owner there? */
     _Alignas(AM_LINE) AO_t state;  /* enum am_seg_state; release-stored by the owner */
     struct am_lifeline owner_life; /* held by the owner's thread while it lives */
-    /* Wake-up for am_wait, on its own line (32-bit: futex words). */
-    _Alignas(AM_LINE) unsigned int sleeping; /* owner is (about to be) asleep */
-    unsigned int wake_seq;                   /* futex word, bumped by senders */
+};
+
+/* Written by senders and the owner. */
+struct am_seg_shared {
+    /* Wake-up for am_wait (32-bit: futex words). */
+    _Alignas(AM_BLOCK) unsigned int sleeping; /* owner is (about to be) asleep */
+    unsigned int wake_seq;                    /* futex word, bumped by senders */
     AO_t orphans[2];       /* per queue: a sender asks the owner to repair the
                             * bulk blocks (dead claims, impossible states) */
 };
 
-/* One registered sender.  Whoever holds an entry's lifeline owns the entry: a
- * sender takes the lifeline of an entry nobody alive holds, stores BUSY with the
- * next generation, writes its name and pid, then release-stores READY; its
- * claimant id AM_WHO(index, generation) marks every claim it makes here.  CLOSED:
- * the sender has left (and let go of the lifeline), but its packets may still be
- * queued, so its name stays readable until the entry is reused.  state is
- * (generation << 2) | enum am_sender_state. */
+/* One sender entry, alone on its page.  Whoever holds an entry's lifeline owns
+ * the entry and is the only writer of its page: a sender takes the lifeline of
+ * an entry nobody alive holds, stores BUSY with the next generation, writes its
+ * name and pid, then release-stores READY; its claimant id AM_WHO(index,
+ * generation) marks every claim it makes here.  CLOSED: the sender has left
+ * (and let go of the lifeline), but its packets may still be queued, so its
+ * name stays readable until the entry is reused.  state is (generation << 2) |
+ * enum am_sender_state. */
 enum am_sender_state {
     AM_SENDER_FREE = 0,
     AM_SENDER_BUSY = 1,
@@ -139,11 +160,11 @@ enum am_sender_state {
 #define AM_SENDER_ST(s) ((unsigned)((s) & 3u))
 #define AM_SENDER_GEN(s) ((unsigned)((s) >> 2) & AM_GEN_MASK)
 struct am_sender {
-    AO_t state;
+    struct am_lifeline life;
+    _Alignas(AM_LINE) AO_t state;
     uint32_t pid;          /* for tools; liveness is the lifeline's, never a pid */
     uint32_t pad;
     char name[AM_NAME_MAX];
-    _Alignas(AM_LINE) struct am_lifeline life; /* alone on the entry's 2nd line */
 };
 
 enum am_qid { AM_REQUEST = 0, AM_REPLY = 1 };
@@ -178,7 +199,9 @@ struct am_bulk_state {
 _Static_assert(sizeof(AO_t) == 8, "shmam needs 64-bit AO_t for free-running tickets");
 _Static_assert(sizeof(struct am_packet) == AM_LINE, "a packet is one cache line");
 _Static_assert(sizeof(struct am_bulk_state) == AM_LINE, "bulk state is one line");
-_Static_assert(sizeof(struct am_sender) == 128, "sender entry is two lines");
+_Static_assert(sizeof(struct am_sender) == 2 * AM_LINE, "sender entry is two lines");
+_Static_assert(sizeof(struct am_seg_header) <= 4096, "the header fits the smallest page");
+_Static_assert(sizeof(struct am_seg_shared) == AM_BLOCK, "shared block");
 _Static_assert(offsetof(struct am_seg_header, owner_life) / AM_LINE ==
                    offsetof(struct am_seg_header, state) / AM_LINE,
                "state and the owner's lifeline share a line");
@@ -186,7 +209,6 @@ _Static_assert(AM_MAX_SENDERS <= 1024u, "sender index fits 10 bits of a claimant
 _Static_assert(AM_WHO(1023u, AM_GEN_MASK) < (1u << AM_WHO_BITS), "claimant id fits");
 _Static_assert(sizeof(struct am_queue_send) == AM_BLOCK, "sender block");
 _Static_assert(sizeof(struct am_queue_recv) == AM_BLOCK, "receiver block");
-_Static_assert(offsetof(struct am_seg_header, sleeping) % AM_LINE == 0, "wake line");
 _Static_assert(offsetof(struct am_packet, state) == 0, "state first");
 _Static_assert(AM_BULK_BYTES % AM_LINE == 0, "bulk blocks stay line-aligned");
 

@@ -7,10 +7,12 @@
  * 0 when unlocked.  Reading it is the one place shmam looks inside a pthread
  * type, hence the checks below.
  *
- * A lifeline lives in memory peers can write.  Before any pthread call on one,
- * its kind is checked (mutex_robust_ok): glibc may crash on a mutex of a kind it
- * was not made as.  A garbled lifeline is never taken (its entry is skipped)
- * and reads as gone.
+ * A lifeline lives on a page only its holder maps writable (layout.h), but the
+ * segment's creator wrote it first and any process of the user could open the
+ * segment anew and write it.  Before any pthread call on one, its kind is
+ * checked (mutex_robust_ok): glibc may crash on a mutex of a kind it was not
+ * made as.  A garbled lifeline is never taken (its entry is skipped) and reads
+ * as gone.
  *
  * Memory ordering: none is needed.  Liveness is a fact about the holder, not a
  * message from it; everything a dead holder wrote is read as possibly half done.

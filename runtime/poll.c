@@ -68,7 +68,7 @@ int am__source_index(am_ep_t *ep, unsigned who, unsigned *index)
         return -1;
     struct am_source *s = &ep->sources[i];
     if (s->who != who) {
-        const struct am_sender *e = &ep->own.senders[i];
+        const struct am_sender *e = am__sender(&ep->own, i);
         AO_t st = AO_load_acquire(&e->state);
         if (AM_SENDER_ST(st) != AM_SENDER_READY && AM_SENDER_ST(st) != AM_SENDER_CLOSED)
             return -1;
@@ -140,8 +140,9 @@ static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
     AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE));
 }
 
-/* A bulk block in a state no sender writes (a ready type): put it back to FREE
- * for the next ticket at that block after the bulk tail. */
+/* A bulk block in a state no sender writes (a ready type, FREE naming a
+ * claimant, a claim of an impossible lap): put it back to FREE for the next ticket at that block after the
+ * bulk tail. */
 static void reset_block(am_ep_t *ep, struct am_queue_view *q, uint32_t b, AO_t s)
 {
     uint64_t t = AO_load(&q->send->bulk_tail);
@@ -151,11 +152,22 @@ static void reset_block(am_ep_t *ep, struct am_queue_view *q, uint32_t b, AO_t s
         am__report_bad(ep, "impossible bulk block state");
 }
 
+/* May a claim of bulk block b (state s) stand, the bulk tail being bt?  Block
+ * b's last ticket below bt is k; a claim is of k's lap (claimed earlier) or of
+ * the next (claimed since bt was read: only this thread frees blocks, so none
+ * has been freed meanwhile for a later lap).  Any other lap a peer wrote. */
+static int claim_lap_ok(AO_t s, uint64_t bt, uint32_t b, uint32_t n)
+{
+    uint64_t k = bt - n + ((b - bt) & (n - 1));
+    AO_t lap = AM_STATE_LAP(s);
+    return lap == am_lap(k, n) || lap == ((am_lap(k, n) + 1) & AM_LAP_MASK);
+}
+
 /* Free the bulk blocks of queue qid that dead claimants hold and that no queued
  * packet uses (a sender that died between claiming its block and publishing),
- * and reset blocks in impossible states.  Owner only, outside handlers.  A dead
- * claimant changes nothing any more, so what this reads of its claims is
- * stable. */
+ * and reset blocks in impossible states (claims of laps that cannot be).
+ * Owner only, outside handlers.  A dead claimant changes nothing any more, so
+ * what this reads of its claims is stable. */
 static void free_orphans(am_ep_t *ep, enum am_qid qid)
 {
     struct am_queue_view *q = &ep->own.q[qid];
@@ -163,11 +175,14 @@ static void free_orphans(am_ep_t *ep, enum am_qid qid)
     for (uint32_t i = 0; i < q->packets_n; i++)
         if (AM_STATE_TYPE(AO_load_acquire(&q->packets[i].state)) == AM_READY_BULK)
             used[q->packets[i].bulk_ticket & (q->bulk_n - 1)] = 1;
+    uint64_t bt = AO_load(&q->send->bulk_tail);
     for (uint32_t b = 0; b < q->bulk_n; b++) {
         AO_t s = AO_load(&q->bulk_state[b].state);
-        if (AM_STATE_TYPE(s) >= AM_READY)
+        unsigned type = AM_STATE_TYPE(s);
+        if (type >= AM_READY || (type == AM_FREE && AM_STATE_WHO(s) != 0) ||
+            (type == AM_CLAIMED && !used[b] && !claim_lap_ok(s, bt, b, q->bulk_n)))
             reset_block(ep, q, b, s);
-        else if (AM_STATE_TYPE(s) == AM_CLAIMED && !used[b] &&
+        else if (type == AM_CLAIMED && !used[b] &&
                  am__who_dead(&ep->own, AM_STATE_WHO(s)) &&
                  AO_compare_and_swap_full(&q->bulk_state[b].state, s,
                                           AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE)))
@@ -277,6 +292,27 @@ static void repair_tail(am_ep_t *ep, enum am_qid qid, struct am_queue_view *q)
     }
 }
 
+/* The slots senders may claim next, tickets [tail, head + Q), each hold FREE
+ * for its ticket's lap with no claimant, or a claim of that lap that names one
+ * (the tail moved on meanwhile).  The head is ours and does not move here, so
+ * a slot's ticket, hence its lap, is fixed.  Any other value a peer wrote, and
+ * a sender would wait for that slot for ever: put it back to FREE.  The CAS
+ * leaves a slot a sender claimed meanwhile alone. */
+static void repair_free_slots(am_ep_t *ep, enum am_qid qid, struct am_queue_view *q)
+{
+    uint64_t head = ep->head[qid], t = AO_load(&q->send->tail);
+    if (t - head > q->packets_n)
+        return; /* repair_tail's */
+    for (; t != head + q->packets_n; t++) {
+        struct am_packet *p = &q->packets[t & (q->packets_n - 1)];
+        AO_t lap = am_lap(t, q->packets_n), s = AO_load(&p->state);
+        if (AM_STATE_LAP(s) == lap && (AM_STATE_TYPE(s) == AM_FREE) == (AM_STATE_WHO(s) == 0))
+            continue;
+        if (AO_compare_and_swap_full(&p->state, s, AM_STATE(lap, 0, AM_FREE)))
+            am__report_bad(ep, "impossible packet state");
+    }
+}
+
 /* The bulk tail's block is FREE for the tail's lap, or claimed (full, or a
  * claimant has yet to move the tail).  FREE for another lap means a peer moved
  * the tail: put it back to the lowest ticket a FREE block is waiting for (every
@@ -301,8 +337,8 @@ static void repair_bulk_tail(am_ep_t *ep, struct am_queue_view *q)
 static void orphans_asked(am_ep_t *ep)
 {
     for (int qid = 0; qid < 2; qid++)
-        if (AO_load(&ep->own.hdr->orphans[qid])) {
-            AO_store(&ep->own.hdr->orphans[qid], 0);
+        if (AO_load(&ep->own.shared->orphans[qid])) {
+            AO_store(&ep->own.shared->orphans[qid], 0);
             free_orphans(ep, (enum am_qid)qid);
             repair_bulk_tail(ep, &ep->own.q[qid]);
         }
@@ -314,6 +350,7 @@ static void check_tails(am_ep_t *ep)
 {
     for (int qid = 0; qid < 2; qid++) {
         repair_tail(ep, (enum am_qid)qid, &ep->own.q[qid]);
+        repair_free_slots(ep, (enum am_qid)qid, &ep->own.q[qid]);
         repair_bulk_tail(ep, &ep->own.q[qid]);
     }
 }

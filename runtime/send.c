@@ -70,7 +70,7 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c, unsign
 /* Wake the receiver if it sleeps in am_wait.  The full barrier orders our READY
  * store before the load of `sleeping`; am_wait stores `sleeping` and fences
  * before its last poll, so either it sees our packet or we see it asleep. */
-static void wake_if_asleep(struct am_seg_header *h)
+static void wake_if_asleep(struct am_seg_shared *h)
 {
     AO_nop_full();
     if (AO_int_load(&h->sleeping))
@@ -107,7 +107,7 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
         if (rc < 0 || (rc = backoff(ep, v, qid, data != NULL, &sp, &yields)) < 0)
             return rc;
     am__publish(q, &c, handler, data, len, args, nargs);
-    wake_if_asleep(v->hdr);
+    wake_if_asleep(v->shared);
     return 0;
 }
 

@@ -3,8 +3,10 @@
  * whether each of them is still alive.
  *
  * Before sending to an endpoint a process registers in its table.  An entry
- * belongs to whoever holds its lifeline (lifeline.h): a registering process
- * takes the lifeline of an entry nobody alive holds (a trylock, so exactly one
+ * belongs to whoever holds its lifeline (lifeline.h); it is alone on a page
+ * that only its holder maps writable (layout.h), so nobody else can change
+ * what it says.  A registering process makes the page writable and takes the
+ * lifeline of an entry nobody alive holds (a trylock, so exactly one
  * of several concurrent registrants wins, and one that dies half way leaves the
  * entry to the next), then release-stores BUSY with the next generation, writes
  * its name and pid, and release-stores READY (pairs with the receiver's
@@ -46,6 +48,16 @@ static int candidate(const struct am_sender *e, unsigned pass)
     return st != AM_SENDER_FREE && st != AM_SENDER_CLOSED && am__lifeline_gone(&e->life);
 }
 
+/* Take entry i's lifeline, its page writable while we hold it: 0, -EBUSY if a
+ * live thread holds it, or -errno (mprotect). */
+static int take(struct am_seg_view *v, unsigned i)
+{
+    int rc = am__view_entry_writable(v, i, 1);
+    if (rc == 0 && (rc = am__lifeline_take(&am__sender(v, i)->life)) != 0)
+        am__view_entry_writable(v, i, 0);
+    return rc;
+}
+
 /* Any number of processes may register concurrently.  -ENOSPC if every entry
  * belongs to a live sender. */
 int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index,
@@ -53,8 +65,8 @@ int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index
 {
     for (unsigned pass = 0; pass < 3; pass++)
         for (unsigned i = 0; i < v->max_senders; i++) {
-            struct am_sender *e = &v->senders[i];
-            if (candidate(e, pass) && am__lifeline_take(&e->life) == 0) {
+            struct am_sender *e = am__sender(v, i);
+            if (candidate(e, pass) && take(v, i) == 0) {
                 *who = fill(e, i, name);
                 *index = i;
                 return 0;
@@ -66,10 +78,11 @@ int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index
 /* Leave the table; only the registered thread calls this, after its last send. */
 void am__sender_release(struct am_seg_view *v, unsigned index)
 {
-    struct am_sender *e = &v->senders[index];
+    struct am_sender *e = am__sender(v, index);
     AO_t st = AO_load(&e->state);
     AO_store_release(&e->state, AM_SENDER(AM_SENDER_GEN(st), AM_SENDER_CLOSED));
     am__lifeline_release(&e->life);
+    am__view_entry_writable(v, index, 0);
 }
 
 /* Has the sender with claimant id `who` died or left?  Never 1 for a live
@@ -82,7 +95,7 @@ int am__who_dead(const struct am_seg_view *v, unsigned who)
 {
     if (who == 0 || AM_WHO_INDEX(who) >= v->max_senders)
         return 1;
-    const struct am_sender *e = &v->senders[AM_WHO_INDEX(who)];
+    const struct am_sender *e = am__sender(v, AM_WHO_INDEX(who));
     AO_t st = AO_load(&e->state);
     if (AM_SENDER_GEN(st) != AM_WHO_GEN(who) || AM_SENDER_ST(st) != AM_SENDER_READY)
         return 1;

@@ -6,11 +6,19 @@
  * refuses the segment unless every offset, the size, magic and version agree.  A
  * zero-filled segment is nearly a valid empty endpoint: state 0 is
  * AM_STATE(0, 0, AM_FREE) for every packet and bulk block, tails and heads are 0
- * and sender entries are FREE; only the lifelines (robust mutexes) need their
+ * and sender entries are FREE (generation 0); only the lifelines (robust mutexes) need their
  * initialisation.
+ *
+ * Protection (layout.h, "who writes where").  A view maps the owner's page and
+ * the sender entries' pages read-only, except the pages whose lifeline this
+ * thread holds: the owner's view keeps page 0 writable; a sender makes its
+ * entry's page writable only to take that lifeline and hold the entry
+ * (am__view_entry_writable).  Protection is per mapping, and every endpoint and
+ * peer has its own mapping, so threads of one process do not disturb each other.
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -20,13 +28,25 @@ static uint64_t align_up(uint64_t x, uint64_t a)
     return (x + a - 1) & ~(a - 1);
 }
 
+/* This machine's page size: the unit of protection. */
+static uint32_t page_size(void)
+{
+    static uint32_t page;
+    if (!page)
+        page = (uint32_t)sysconf(_SC_PAGESIZE);
+    return page;
+}
+
 /* Fill the offsets and sizes of `h` from `cfg`; returns the segment size. */
 static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
 {
     const struct lock_ops *lock = am__claim_lock(cfg->claim);
-    uint64_t off = align_up(sizeof *h, AM_BLOCK);
-    h->senders_off = off;
-    off = align_up(off + (uint64_t)cfg->max_senders * sizeof(struct am_sender), AM_BLOCK);
+    uint64_t page = page_size();
+    h->page_size = (uint32_t)page;
+    h->senders_off = page;
+    uint64_t off = page + (uint64_t)cfg->max_senders * page;
+    h->shared_off = off;
+    off += sizeof(struct am_seg_shared);
     for (int q = 0; q < 2; q++) {
         off = align_up(off, AM_BLOCK); /* one bulk state line leaves it 64-aligned */
         h->send_off[q] = off;
@@ -46,7 +66,7 @@ static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
     h->packets = cfg->packets;
     h->bulk_blocks = cfg->bulk_blocks;
     h->max_senders = cfg->max_senders;
-    h->segment_size = align_up(off, 4096);
+    h->segment_size = align_up(off, page);
     return h->segment_size;
 }
 
@@ -63,7 +83,9 @@ static void view_fill(struct am_seg_view *v, const struct am_seg_header *h)
 {
     unsigned char *b = v->seg.base;
     v->hdr = (struct am_seg_header *)b;
-    v->senders = (struct am_sender *)(b + h->senders_off);
+    v->senders = b + h->senders_off;
+    v->page = h->page_size;
+    v->shared = (struct am_seg_shared *)(b + h->shared_off);
     v->claim = (enum am_claim)h->claim;
     v->lock = am__claim_lock(v->claim);
     v->max_senders = h->max_senders;
@@ -92,14 +114,23 @@ int am__layout_write(void *base, const struct am_config *cfg, const char *name)
     h->owner_pid = (uint32_t)getpid();
     strncpy(h->name, name, AM_NAME_MAX - 1);
     rc = am__lifeline_init(&h->owner_life);
-    struct am_sender *senders = (struct am_sender *)((char *)base + h->senders_off);
     for (uint32_t i = 0; i < cfg->max_senders && rc == 0; i++)
-        rc = am__lifeline_init(&senders[i].life);
+        rc = am__lifeline_init((struct am_lifeline *)((char *)base + h->senders_off +
+                                                      (uint64_t)i * h->page_size));
     for (int q = 0; q < 2 && rc == 0; q++)
         if (h->lock_off[q])
             rc = am__claim_lock(cfg->claim)->init((char *)base + h->lock_off[q],
                                                   cfg->max_senders);
     return rc;
+}
+
+/* Map read-only the pages this view's thread does not write: the sender
+ * entries' pages, and the header page from `from` = 0 (a peer), not from
+ * `from` = P (the owner). */
+static int protect(struct am_seg_view *v, size_t from)
+{
+    size_t end = v->page + (size_t)v->max_senders * v->page;
+    return mprotect((char *)v->seg.base + from, end - from, PROT_READ) ? -errno : 0;
 }
 
 /* The header's sizes as a config, or -EPROTO if they are out of range. */
@@ -142,7 +173,8 @@ int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const c
     }
     if (h->magic != AM_MAGIC || h->version != AM_LAYOUT_VERSION ||
         header_config(h, &cfg) != 0 || layout(&expect, &cfg) != h->segment_size ||
-        h->segment_size > seg->size || strncmp(h->name, name, AM_NAME_MAX) != 0)
+        h->page_size != page_size() || h->segment_size > seg->size ||
+        strncmp(h->name, name, AM_NAME_MAX) != 0)
         return -EPROTO;
     /* The offsets must be the ones this build computes: no pointer is ever
      * derived from an unchecked offset. */
@@ -152,15 +184,22 @@ int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const c
         return -EPROTO;
     v->seg = *seg;
     view_fill(v, &expect);
-    return 0;
+    return protect(v, 0);
 }
 
 /* The owner's view of the segment it has just laid out, before anyone else can
- * see it. */
-void am__view_own(struct am_seg_view *v, const struct am_segment *seg)
+ * see it.  0 or -errno (mprotect). */
+int am__view_own(struct am_seg_view *v, const struct am_segment *seg)
 {
     struct am_seg_header copy;
     memcpy(&copy, seg->base, sizeof copy);
     v->seg = *seg;
     view_fill(v, &copy);
+    return protect(v, v->page);
+}
+
+int am__view_entry_writable(struct am_seg_view *v, unsigned index, int writable)
+{
+    int prot = PROT_READ | (writable ? PROT_WRITE : 0);
+    return mprotect(am__sender(v, index), v->page, prot) ? -errno : 0;
 }

@@ -34,10 +34,10 @@
 
 #define AM_WAIT_SPINS 64 /* polls before going to sleep */
 
-void am__wake(struct am_seg_header *h)
+void am__wake(struct am_seg_shared *s)
 {
-    AO_int_fetch_and_add1(&h->wake_seq);
-    syscall(SYS_futex, &h->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    AO_int_fetch_and_add1(&s->wake_seq);
+    syscall(SYS_futex, &s->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 /* The monotonic clock in ms, rounded down, or up for a deadline: with a deadline
@@ -50,7 +50,7 @@ static int64_t now_ms(int round_up)
 }
 
 /* Sleep until wake_seq moves past `seq` or `ms` pass (ms < 0: no limit). */
-static void sleep_on(struct am_seg_header *h, unsigned seq, int64_t ms)
+static void sleep_on(struct am_seg_shared *h, unsigned seq, int64_t ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
     syscall(SYS_futex, &h->wake_seq, FUTEX_WAIT, seq, ms < 0 ? NULL : &ts, NULL, 0);
@@ -59,7 +59,7 @@ static void sleep_on(struct am_seg_header *h, unsigned seq, int64_t ms)
 /* One announce-recheck-sleep round; returns messages handled by the recheck. */
 static int sleep_once(am_ep_t *ep, int64_t ms)
 {
-    struct am_seg_header *h = ep->own.hdr;
+    struct am_seg_shared *h = ep->own.shared;
     unsigned seq = AO_int_load_acquire(&h->wake_seq); /* before the store below */
     AO_int_store(&h->sleeping, 1);
     AO_nop_full(); /* pairs with the fence in send.c's wake_if_asleep */
@@ -67,7 +67,7 @@ static int sleep_once(am_ep_t *ep, int64_t ms)
     int64_t cap = ep->abandon_ms / 4 + 1;
     if (n == 0 && am__stuck(ep) && (ms < 0 || ms > cap))
         ms = cap;
-    if (n == 0 && AO_load(&h->state) == AM_SEG_LIVE)
+    if (n == 0 && AO_load(&ep->own.hdr->state) == AM_SEG_LIVE)
         sleep_on(h, seq, ms);
     AO_int_store(&h->sleeping, 0);
     return n;

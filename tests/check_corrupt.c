@@ -330,7 +330,7 @@ static int inject(struct am_peer *peer, enum kind k, unsigned salt)
         break;
     case SOURCE_FREE:
         who = AM_WHO(v->max_senders - 1, 0);
-        if (AO_load(&v->senders[v->max_senders - 1].state) != AM_SENDER_FREE)
+        if (AO_load(&am__sender(v, v->max_senders - 1)->state) != AM_SENDER_FREE)
             give_up("the last sender entry is not free");
         break;
     case BULK_UNCLAIMED: /* a block of a lap long to come */

@@ -20,6 +20,10 @@
  *                          live sender has: senders take it over.
  *   mutex_garbage          the queue's pthread mutex overwritten: a send fails
  *                          with -EPROTO (one line on stderr), never aborts.
+ *   mutex_rewritten_while_held  a peer rewrites the robust-list links and owner
+ *                          of the queue's mutex while a sender holds it: the
+ *                          sender puts them back before unlocking (counted)
+ *                          instead of writing where they point.
  *   other_users_segment    a process of another user (nobody) puts a 0666 copy of
  *                          a real segment under a name: clients refuse it
  *                          (-EACCES), and nobody's files are never removed.
@@ -29,14 +33,29 @@
  *   bulk_state_garbage     both bulk blocks of the request queue put in states no
  *                          sender writes (a ready type; claimed by an id nobody
  *                          has): bulk sends wait, ask, and the owner repairs.
+ *   chaos                  per algorithm: a vandal, mapped as a peer like any
+ *                          client, writes random bytes through its mapping into
+ *                          the live receiver's header and sender entries (every
+ *                          such write must fault: those pages are read-only to
+ *                          peers), tails, heads, packet and bulk states,
+ *                          and for tas and ttas the lock words, while two
+ *                          senders send and the owner polls.  Nobody dies of a
+ *                          signal, everyone stops within 10 s of being told, the
+ *                          damage is counted, and once the vandal is gone a
+ *                          new client's 60 messages all arrive in order.  (The
+ *                          FIFO locks' and the mutex's words are left alone:
+ *                          garbage there can stall a queue, README's threat
+ *                          model.)  1 s each, 10 s in make stress.
  *
  * The vandal is this test process: it maps the victim's segment with
- * am__segment_open, as any same-user process could, and writes into it.
+ * am__segment_open, as any same-user process could, and writes into it; in
+ * chaos it is a peer writing through the mapping am_ep_map gave it.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -48,6 +67,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mutex.h"
 #include "testutil.h"
 
 enum { H_MSG = 1 };
@@ -57,6 +77,7 @@ struct shared {
     struct tu_errors err;
     AO_t ready, stop, flip_stop, got, bad_order;
     unsigned long bad_packets;
+    unsigned long ro_tries, ro_faults, writes; /* chaos: the vandal's */
     char rcv[AM_NAME_MAX];
     int alg;
 };
@@ -306,6 +327,59 @@ START_TEST(mutex_garbage)
 }
 END_TEST
 
+/* ---- mutex_rewritten_while_held ---- */
+
+/* The vandal's mapping of the receiver's request lock, armed by the test: at
+ * the sender's AM_HOOK_LOCKED it rewrites the held mutex's robust-list links
+ * and owner, as a peer could, once. */
+static pthread_mutex_t *held_target;
+
+static void rewrite_held(enum am_hook where)
+{
+    if (where != AM_HOOK_LOCKED || !held_target)
+        return;
+    memset(&held_target->__data.__list, 0x41, sizeof held_target->__data.__list);
+    held_target->__data.__owner = 12345;
+    held_target = NULL;
+}
+
+START_TEST(mutex_rewritten_while_held)
+{
+    snprintf(what, sizeof what, "mutex/posix: links of the held mutex rewritten");
+    char rname[AM_NAME_MAX], sname[AM_NAME_MAX];
+    tu_ep_name(rname, sizeof rname, "rcv", AM_CLAIM_MUTEX, 0);
+    tu_ep_name(sname, sizeof sname, "cli", AM_CLAIM_MUTEX, 0);
+    struct am_ep_opts o = {.claim = "mutex", .shm = "posix"};
+    am_ep_t *rcv = NULL, *cli = NULL;
+    ck_assert_msg(am_ep_create(rname, &o, &rcv) == 0 && am_ep_create(sname, &o, &cli) == 0 &&
+                      am_ep_map(cli, 0, rname) == 0,
+                  "%s: endpoints", what);
+    am_set_handler(rcv, H_MSG, on_msg);
+    struct am_segment seg;
+    int rc = am__segment_open(AM_SHM_POSIX, rname, &seg);
+    ck_assert_msg(rc == 0, "%s: open: %s", what, am_strerror(rc));
+    struct am_seg_header *h = seg.base;
+    unsigned long mended = mutex_links_mended();
+    held_target = (pthread_mutex_t *)lock_of(h);
+    am__claim_stall_hook = rewrite_held;
+    for (uint32_t i = 0; i < 3; i++) { /* the first is rewritten; the rest find it sane */
+        uint32_t a[2] = {i, 0};
+        rc = am_request(cli, 0, H_MSG, a, 2);
+        ck_assert_msg(rc == 0, "%s: send %u: %s", what, i, am_strerror(rc));
+    }
+    am__claim_stall_hook = NULL;
+    ck_assert_msg(held_target == NULL, "%s: the hook never ran", what);
+    ck_assert_msg(mutex_links_mended() == mended + 1, "%s: %lu rewrites mended, want 1", what,
+                  mutex_links_mended() - mended);
+    while (AO_load(&sh->got) < 3 && am_poll(rcv) >= 0)
+        ;
+    ck_assert_msg(AO_load(&sh->bad_order) == 0, "%s: messages out of order", what);
+    am__segment_unmap(&seg);
+    ck_assert_msg(am_ep_destroy(cli) == 0 && am_ep_destroy(rcv) == 0, "%s: destroy", what);
+    tu_assert_clean(what);
+}
+END_TEST
+
 /* ---- bulk_state_garbage ---- */
 
 START_TEST(bulk_state_garbage)
@@ -377,14 +451,15 @@ END_TEST
 /* ---- small_dev_shm ---- */
 
 /* In a child: a private mount namespace with a 512 KB tmpfs on /dev/shm, then
- * a 1 MB endpoint (must fail, -ENOSPC) and a default one (must work).  Exit 0
+ * a 2 MB endpoint (must fail, -ENOSPC) and one of 16 senders, 350 KB (must
+ * work).  Exit 0
  * passed, 1 failed, 3 not permitted here. */
 static int small_shm(const char *name)
 {
     if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
         mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=512k"))
         return 3;
-    struct am_ep_opts big = {.shm = "posix", .bulk_blocks = 128}, small = {.shm = "posix"};
+    struct am_ep_opts big = {.shm = "posix", .bulk_blocks = 128}, small = {.shm = "posix", .max_senders = 16};
     am_ep_t *ep = NULL;
     if (am_ep_create(name, &big, &ep) != -ENOSPC)
         return 1;
@@ -413,6 +488,203 @@ START_TEST(small_dev_shm)
 }
 END_TEST
 
+/* ---- chaos ---- */
+
+/* Sends until told to stop; errors are allowed (a garbled queue may refuse or
+ * lose messages), crashes and endless waits are not. */
+static void chaos_sender(void *arg)
+{
+    char name[AM_NAME_MAX];
+    tu_ep_name(name, sizeof name, arg, sh->alg, 0);
+    struct am_ep_opts o = {.shm = "posix"};
+    am_ep_t *ep = NULL;
+    static uint8_t buf[2000];
+    if (am_ep_create(name, &o, &ep) < 0 || am_ep_map(ep, 0, sh->rcv) < 0)
+        _exit(2);
+    for (uint32_t i = 0; !AO_load_acquire(&sh->flip_stop); i++) {
+        uint32_t a[2] = {i, 0};
+        if (i % 4 == 0)
+            am_request_bulk(ep, 0, H_MSG + 1, buf, 1 + i % sizeof buf, a, 2);
+        else
+            am_request(ep, 0, H_MSG + 1, a, 2);
+    }
+    am_ep_destroy(ep);
+}
+
+static sigjmp_buf vandal_jmp;
+
+static void vandal_fault(int sig)
+{
+    siglongjmp(vandal_jmp, 1);
+}
+
+/* Write byte x at b[off]; 1 if it faulted. */
+static int scribble(unsigned char *b, size_t off, unsigned char x)
+{
+    if (sigsetjmp(vandal_jmp, 1))
+        return 1;
+    ((volatile unsigned char *)b)[off] = x;
+    return 0;
+}
+
+/* The areas the vandal aims at, as (offset, length) in its view of the
+ * receiver: the read-only pages (header, sender entries) but its own entry's
+ * (two runs), then both queues' tails, heads, packets and bulk states, and for
+ * tas and ttas the lock words. */
+struct target {
+    size_t off, len;
+    int ro;
+};
+static int chaos_targets(const struct am_seg_view *v, unsigned me, struct target t[16])
+{
+    const unsigned char *b = v->seg.base;
+#define OFF(p) ((size_t)((const unsigned char *)(p)-b))
+    int k = 0;
+    size_t mine = OFF(am__sender(v, me));
+    t[k++] = (struct target){0, mine, 1};
+    t[k++] = (struct target){mine + v->page, OFF(v->shared) - mine - v->page, 1};
+    for (int q = 0; q < 2; q++) {
+        const struct am_queue_view *qv = &v->q[q];
+        t[k++] = (struct target){OFF(qv->send), 16, 0};
+        t[k++] = (struct target){OFF(qv->recv), 8, 0};
+        t[k++] = (struct target){OFF(qv->packets), qv->packets_n * sizeof *qv->packets, 0};
+        t[k++] = (struct target){OFF(qv->bulk_state), qv->bulk_n * sizeof *qv->bulk_state, 0};
+        if (v->claim == AM_CLAIM_TAS || v->claim == AM_CLAIM_TTAS)
+            t[k++] = (struct target){OFF(qv->lock), sizeof(AO_t), 0};
+    }
+#undef OFF
+    return k;
+}
+
+/* A peer gone bad: random bytes at random places of the targets, through the
+ * mapping am_ep_map gave it. */
+static void vandal(void *arg)
+{
+    char name[AM_NAME_MAX];
+    tu_ep_name(name, sizeof name, "vd", sh->alg, 0);
+    struct am_ep_opts o = {.shm = "posix"};
+    am_ep_t *ep = NULL;
+    if (am_ep_create(name, &o, &ep) < 0 || am_ep_map(ep, 0, sh->rcv) < 0)
+        _exit(2);
+    struct am_peer *p = am__peer(ep, 0);
+    struct target t[16];
+    int n = chaos_targets(p->view, p->sender_index, t);
+    struct sigaction sa = {.sa_handler = vandal_fault, .sa_flags = SA_NODEFER};
+    sigaction(SIGSEGV, &sa, NULL);
+    unsigned long tries = 0, faults = 0, writes = 0;
+    for (uint32_t i = 0; !AO_load_acquire(&sh->flip_stop); i++) {
+        uint32_t r = tu_mix32(i, (uint32_t)getpid()), k = r % (uint32_t)n;
+        if (t[k].len == 0)
+            continue;
+        int fault = scribble(p->view->seg.base, t[k].off + tu_mix32(r, 1) % t[k].len,
+                             (unsigned char)tu_mix32(r, 2));
+        tries += t[k].ro, faults += fault, writes += !fault;
+        if (i % 64 == 0)
+            tu_sleep_ms(1);
+    }
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGSEGV, &sa, NULL);
+    sh->ro_tries = tries, sh->ro_faults = faults, sh->writes = writes;
+    am_ep_destroy(ep);
+}
+
+static void on_any(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+}
+
+static void chaos_receiver(void *arg)
+{
+    struct am_ep_opts o = {.claim = am_claim_names[sh->alg], .shm = "posix", .packets = 8,
+                           .bulk_blocks = 2, .max_senders = 4};
+    am_ep_t *ep = NULL;
+    if (am_ep_create(sh->rcv, &o, &ep) < 0)
+        _exit(2);
+    am_set_handler(ep, H_MSG, on_msg);
+    am_set_handler(ep, H_MSG + 1, on_any);
+    AO_store_release(&sh->ready, 1);
+    while (!AO_load_acquire(&sh->stop))
+        am_poll(ep);
+    sh->bad_packets = am_ep_bad_packets(ep) + am_ep_abandoned(ep);
+    am_ep_destroy(ep);
+}
+
+/* The receiver's queues as a raw mapping shows them, for a failure message:
+ * per queue the tail, bulk tail, the first 8 slot states and 2 block states,
+ * then the first 4 sender entries' states. */
+static const char *describe_queues(void)
+{
+    static char buf[900];
+    struct am_segment seg;
+    if (am__segment_open(AM_SHM_POSIX, sh->rcv, &seg) < 0)
+        return "(gone)";
+    const struct am_seg_header *h = seg.base;
+    const char *b = seg.base;
+    size_t n = 0;
+    for (int q = 0; q < 2; q++) {
+        const struct am_queue_send *snd = (const void *)(b + h->send_off[q]);
+        const struct am_packet *pk = (const void *)(b + h->packets_off[q]);
+        const struct am_bulk_state *bs = (const void *)(b + h->bulk_state_off[q]);
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "\nqueue %d: tail %lx bulk tail %lx; slots",
+                              q, (unsigned long)snd->tail, (unsigned long)snd->bulk_tail);
+        for (int i = 0; i < 8; i++)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, " %lx", (unsigned long)pk[i].state);
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "; blocks %lx %lx",
+                              (unsigned long)bs[0].state, (unsigned long)bs[1].state);
+    }
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "\nsenders");
+    for (unsigned i = 0; i < 4; i++) {
+        const struct am_sender *e = (const void *)(b + h->senders_off + i * h->page_size);
+        n += (size_t)snprintf(buf + n, sizeof buf - n, " %lx", (unsigned long)e->state);
+    }
+    am__segment_unmap(&seg);
+    return buf;
+}
+
+START_TEST(chaos)
+{
+    int alg = _i;
+    double secs = 1.0 * tu_stress_factor();
+    snprintf(what, sizeof what, "%s/posix: chaos for %.0f s", am_claim_names[alg], secs);
+    sh->alg = alg;
+    tu_ep_name(sh->rcv, sizeof sh->rcv, "rcv", alg, 0);
+    pid_t r = tu_spawn(chaos_receiver, NULL, 1);
+    tu_assert_flag(&sh->ready, 1, 10, "the receiver", what, &sh->err);
+    pid_t s1 = tu_spawn(chaos_sender, "s1", 0), s2 = tu_spawn(chaos_sender, "s2", 1);
+    tu_sleep_ms(50);
+    pid_t v = tu_spawn(vandal, NULL, 0);
+    tu_sleep_ms((int)(secs * 1000));
+    AO_store_release(&sh->flip_stop, 1);
+    const pid_t who[] = {v, s1, s2};
+    const char *const names[] = {"vandal", "sender 1", "sender 2"};
+    for (int i = 0; i < 3; i++) {
+        int st = tu_reap(who[i], 10);
+        ck_assert_msg(st >= 0, "%s: %s still running 10 s after the stop: %s", what,
+                      names[i], describe_queues());
+        ck_assert_msg(WIFEXITED(st), "%s: %s died of signal %d", what, names[i],
+                      WTERMSIG(st));
+        ck_assert_msg(WEXITSTATUS(st) == 0, "%s: %s exited %d", what, names[i],
+                      WEXITSTATUS(st));
+    }
+    printf("%s: the vandal wrote %lu bytes; %lu writes to read-only pages, %lu faulted\n",
+           what, sh->writes, sh->ro_tries, sh->ro_faults);
+    ck_assert_msg(sh->ro_tries > 0 && sh->ro_faults == sh->ro_tries,
+                  "%s: %lu of %lu writes to the header and lifeline pages went through",
+                  what, sh->ro_tries - sh->ro_faults, sh->ro_tries);
+    tu_sleep_ms(100); /* the owner drains what the vandal left; then count afresh */
+    AO_store(&sh->got, 0);
+    AO_store(&sh->bad_order, 0);
+    send_all("cli"); /* the queue works again */
+    ck_assert_msg(AO_load(&sh->bad_order) == 0, "%s: %lu messages out of order or garbled "
+                  "after the vandal left", what, (unsigned long)AO_load(&sh->bad_order));
+    AO_store_release(&sh->stop, 1);
+    int st = tu_reap(r, 10);
+    ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "%s: the receiver ended with status %d", what, st);
+    ck_assert_msg(sh->bad_packets > 0, "%s: no damage was counted", what);
+    tu_assert_clean(what);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
     Suite *s = suite_create("hostile");
@@ -424,9 +696,11 @@ static Suite *hostile_suite(void)
     tcase_add_loop_test(tc, anderson_slots, 0, 2);
     tcase_add_loop_test(tc, tas_word_garbage, 0, 4);
     tcase_add_loop_test(tc, mutex_garbage, 0, 2);
+    tcase_add_test(tc, mutex_rewritten_while_held);
     tcase_add_loop_test(tc, bulk_state_garbage, 0, tu_n_algs());
     tcase_add_test(tc, other_users_segment);
     tcase_add_test(tc, small_dev_shm);
+    tcase_add_loop_test(tc, chaos, 0, tu_n_algs());
     suite_add_tcase(s, tc);
     return s;
 }

@@ -101,16 +101,16 @@ static pid_t spawn(void (*fn)(void *), int cpu)
 }
 
 /* The header of the segment mapped as index 0: its wake line. */
-static struct am_seg_header *peer_hdr(am_ep_t *ep)
+static struct am_seg_shared *peer_shared(am_ep_t *ep)
 {
     struct am_peer *p = am__peer(ep, 0);
     ck_assert_msg(p != NULL, "%s: no peer 0", what);
-    return p->view->hdr;
+    return p->view->shared;
 }
 
 /* Wait until the process owning `h` is asleep in am_wait, and a little more so
  * that it is really in the kernel. */
-static void wait_asleep(const struct am_seg_header *h)
+static void wait_asleep(const struct am_seg_shared *h)
 {
     double end = tu_now_s() + 10;
     while (!AO_int_load(&h->sleeping) && tu_now_s() < end)
@@ -177,7 +177,7 @@ START_TEST(wake)
     tu_assert_flag(&sh->ready, 1, 10, "the sleeper", what, &sh->err);
     rc = am_ep_map(ep, 0, sh->b);
     ck_assert_msg(rc == 0, "%s: map: %s", what, am_strerror(rc));
-    wait_asleep(peer_hdr(ep));
+    wait_asleep(peer_shared(ep));
     double t0 = tu_now_s();
     static const char data[3000];
     uint32_t x = 9;
@@ -374,7 +374,7 @@ START_TEST(awake_sender)
     tu_assert_flag(&sh->ready, 1, 10, "the receiver", what, &sh->err);
     rc = am_ep_map(ep, 0, sh->b);
     ck_assert_msg(rc == 0, "%s: map: %s", what, am_strerror(rc));
-    const struct am_seg_header *h = peer_hdr(ep);
+    const struct am_seg_shared *h = peer_shared(ep);
     unsigned seq0 = AO_int_load(&h->wake_seq);
     for (uint32_t i = 0; i < sh->n; i++) {
         rc = am_request(ep, 0, H_MSG, &i, 1);

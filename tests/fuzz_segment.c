@@ -20,8 +20,10 @@
  * areas' bytes in order):
  *   byte 0     flags: bit 0 the mode (0 peer, 1 own) unless --mode= forces it;
  *              bit 1 (peer) send to the reply queue; bit 2 raise `orphans`;
- *              bit 3 the peer writes the same bytes again while we are
- *              registered (peer: before we leave; own: after the polls);
+ *              bit 3 the peer writes the same bytes again, where a peer
+ *              can (from the shared block on: the header and lifeline pages
+ *              are read-only to it), while we are registered (peer: before
+ *              we leave; own: after the polls);
  *              bit 4 (peer) it does so while we hold its queue's lock (the
  *              claim's AM_HOOK_LOCKED), once
  *   byte 1     (own) the claim algorithm, modulo AM_CLAIM_COUNT
@@ -138,10 +140,22 @@ static struct rewrite {
     size_t n;
 } rewrite;
 
+/* Write the image (d, n) again over view v's segment where a peer can: from
+ * the shared block on (the header and lifeline pages are read-only to peers,
+ * layout.h). */
+static void peer_rewrite(const struct am_seg_view *v, const uint8_t *d, size_t n)
+{
+    size_t from = (size_t)((unsigned char *)v->shared - (unsigned char *)v->seg.base);
+    if (n > from)
+        memcpy((unsigned char *)v->seg.base + from, d + from, n - from);
+}
+
+static const struct am_seg_view *rewrite_view;
+
 static void rewrite_hook(enum am_hook where)
 {
     if (where == AM_HOOK_LOCKED && rewrite.base) {
-        memcpy(rewrite.base, rewrite.d, rewrite.n);
+        peer_rewrite(rewrite_view, rewrite.d, rewrite.n);
         rewrite.base = NULL;
     }
 }
@@ -159,13 +173,14 @@ static void peer_send(struct am_seg_view *v, unsigned flags, size_t len, const u
         return;
     n = n < v->seg.size ? n : v->seg.size;
     rewrite = (struct rewrite){flags & F_REWRITE_LOCKED ? v->seg.base : NULL, d, n};
+    rewrite_view = v;
     if (send_one(v, &v->q[qid], who, NULL, 0) != -EPIPE)
         send_one(v, &v->q[qid], who, bulk_data, len);
     rewrite.base = NULL;
     if (flags & F_ORPHANS)
         am__claim_orphans_ask(v, qid);
     if (flags & F_REWRITE)
-        memcpy(v->seg.base, d, n);
+        peer_rewrite(v, d, n);
     am__sender_release(v, index);
 }
 
@@ -190,10 +205,11 @@ static void peer_case(const uint8_t *ctl, const uint8_t *d, size_t n)
     if (!seg.base)
         return;
     memcpy(seg.base, d, n < seg.size ? n : seg.size);
-    memcpy(name, ((struct am_seg_header *)seg.base)->name, sizeof name);
+    struct am_seg_header *h = seg.base;
+    memcpy(name, h->name, sizeof name);
     name[AM_NAME_MAX - 1] = '\0';
+    memset(&h->owner_life, 0, sizeof h->owner_life); /* see the file header */
     if (am__view_attach(&v, &seg, name) == 0) {
-        memset(&v.hdr->owner_life, 0, sizeof v.hdr->owner_life); /* see the header */
         peer_send(&v, ctl[0], (ctl[2] | (size_t)ctl[3] << 8) % (AM_BULK_BYTES + 1), d, n);
     }
     region_unmap(&seg);
@@ -223,7 +239,7 @@ static void handler(am_token_t *tok, const uint32_t *args, int nargs, void *data
 
 /* The queue areas of view v that own mode overwrites, in layout order: at
  * most OWN_AREAS of them.  Returns how many. */
-#define OWN_AREAS (1 + 2 * 4)
+#define OWN_AREAS (2 * 4)
 struct area {
     void *p;
     size_t len;
@@ -231,7 +247,6 @@ struct area {
 static int own_areas(const struct am_seg_view *v, struct area a[OWN_AREAS])
 {
     int k = 0;
-    a[k++] = (struct area){v->senders, v->max_senders * sizeof *v->senders};
     for (int i = 0; i < 2; i++) {
         const struct am_queue_view *q = &v->q[i];
         a[k++] = (struct area){q->send, sizeof *q->send};
@@ -259,7 +274,11 @@ static am_ep_t *own_ep(const struct am_segment *seg, const struct am_config *cfg
         free(ep);
         return NULL;
     }
-    am__view_own(&ep->own, seg);
+    if (am__view_own(&ep->own, seg) != 0) {
+        free(ep->sources);
+        free(ep);
+        return NULL;
+    }
     ep->magic = AM_EP_MAGIC;
     strcpy(ep->name, OWN_NAME);
     ep->backend = AM_SHM_POSIX;
@@ -282,7 +301,7 @@ static void own_case(const uint8_t *ctl, const uint8_t *d, size_t n)
         AO_store(&ep->own.hdr->state, AM_SEG_LIVE);
         own_overwrite(&ep->own, d, n);
         if (ctl[0] & F_ORPHANS)
-            ep->own.hdr->orphans[0] = ep->own.hdr->orphans[1] = 1;
+            ep->own.shared->orphans[0] = ep->own.shared->orphans[1] = 1;
         for (int i = 0; i < OWN_POLLS || (am__stuck(ep) && i < OWN_POLLS_STUCK); i++)
             am__poll(ep);
         if (ctl[0] & F_REWRITE)
@@ -348,26 +367,30 @@ static void seed_write(const char *dir, const char *name, const uint8_t *ctl,
     }
 }
 
-/* A live endpoint of `cfg` in `b` (zero-filled, am__layout_size bytes), viewed by
- * v, with sender 0 registered as OWN_NAME (generation 1) and, in the request
- * queue, a short message ready in slot 0 and a bulk one in slot 1. */
-static void seed_endpoint(uint8_t *b, const struct am_config *cfg, struct am_seg_view *v)
+/* A live endpoint of `cfg` in a fresh region, viewed by v, with sender 0
+ * registered as OWN_NAME (generation 1) and, in the request queue, a short
+ * message ready in slot 0 and a bulk one in slot 1. */
+static struct am_segment seed_endpoint(const struct am_config *cfg, struct am_seg_view *v)
 {
-    struct am_segment seg = {b, am__layout_size(cfg), AM_SHM_POSIX, -1, -1};
+    struct am_segment seg = region_map(am__layout_size(cfg));
     struct am_queue_view *q = &v->q[AM_REQUEST];
     unsigned who = AM_WHO(0, 1);
-    am__layout_write(b, cfg, OWN_NAME);
-    am__view_own(v, &seg);
+    if (!seg.base || am__layout_write(seg.base, cfg, OWN_NAME) != 0 || am__view_own(v, &seg))
+        exit(1);
     v->hdr->state = AM_SEG_LIVE;
     v->hdr->owner_pid = 0;
-    v->senders[0].state = AM_SENDER(1, AM_SENDER_READY);
-    strcpy(v->senders[0].name, OWN_NAME);
+    struct am_sender *e = am__sender(v, 0);
+    if (am__view_entry_writable(v, 0, 1) != 0)
+        exit(1);
+    e->state = AM_SENDER(1, AM_SENDER_READY);
+    strcpy(e->name, OWN_NAME);
     q->packets[0] = (struct am_packet){.state = AM_STATE(0, who, AM_READY), .nargs = 2};
     q->packets[1] = (struct am_packet){
         .state = AM_STATE(0, who, AM_READY_BULK), .handler = 1, .bulk_len = 100};
     q->bulk_state[0].state = AM_STATE(0, who, AM_CLAIMED);
     q->send->tail = 2;
     q->send->bulk_tail = 1;
+    return seg;
 }
 
 /* Seeds for claim algorithm c: a peer image cut where the request queue's bulk
@@ -378,24 +401,25 @@ static void seeds_claim(const char *dir, enum am_claim c)
     struct am_config peer = {c, AM_SHM_POSIX, 2u << (c % 3), 1, 2 + c % 3, 0};
     struct am_config own = own_cfg;
     uint8_t ctl[CTL_BYTES] = {0, (uint8_t)c, 100, 0};
-    uint8_t *b = calloc(1, am__layout_size(&own) + am__layout_size(&peer)), *p = b;
     struct am_seg_view v;
     struct area a[OWN_AREAS];
     char name[64];
+    struct am_segment seg = seed_endpoint(&peer, &v);
+    snprintf(name, sizeof name, "peer-%s", am_claim_names[c]);
+    seed_write(dir, name, ctl, seg.base, (size_t)(v.q[AM_REQUEST].bulk - (uint8_t *)seg.base));
+    region_unmap(&seg);
+    own.claim = c;
+    seg = seed_endpoint(&own, &v);
+    uint8_t *b = malloc(seg.size), *p = b;
     if (!b)
         exit(1);
-    seed_endpoint(b, &peer, &v);
-    snprintf(name, sizeof name, "peer-%s", am_claim_names[c]);
-    seed_write(dir, name, ctl, b, (size_t)(v.q[AM_REQUEST].bulk - b));
-    memset(b, 0, am__layout_size(&peer));
-    own.claim = c;
-    seed_endpoint(b, &own, &v);
     for (int i = 0, k = own_areas(&v, a); i < k; p += a[i].len, i++)
-        memmove(p, a[i].p, a[i].len); /* gathered at the start: areas come in order */
+        memcpy(p, a[i].p, a[i].len); /* gathered in layout order */
     ctl[0] = F_OWN | (c == AM_CLAIM_MUTEX ? F_ORPHANS : 0);
     snprintf(name, sizeof name, "own-%s", am_claim_names[c]);
     seed_write(dir, name, ctl, b, (size_t)(p - b));
     free(b);
+    region_unmap(&seg);
 }
 
 /* The index of mode `name` in modes[], or -1. */

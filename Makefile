@@ -8,15 +8,32 @@ B       := build
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
-           -pthread -MMD -MP -Iruntime -Ilocks -Iapps -Ibench
+           -pthread -MMD -MP
+
+# Include paths per directory: each sees only what it may use.  include/ holds
+# the public header; runtime internals (runtime/) are for the runtime and the
+# tests; the lock library (locks/) for the runtime, its tests and lockbench.
+INC_runtime := -Iinclude -Iruntime -Ilocks
+INC_locks   := -Ilocks
+INC_tests   := -Iinclude -Iruntime -Ilocks -Itests
+INC_bench   := -Iinclude -Ilocks -Ibench
+INC_apps    := -Iinclude -Iapps
 LDLIBS  := -latomic_ops -lrt -pthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
 
 LOCK_SRC := $(wildcard locks/*.c)
-RT_SRC   := $(filter-out runtime/shmamrun.c,$(wildcard runtime/*.c))
+RT_SRC   := $(filter-out runtime/shmamrun.c runtime/shmamstat.c,$(wildcard runtime/*.c))
 LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LOCK_SRC) $(RT_SRC))
 LIB      := $(B)/lib/libshmam.a
+# The shared library: position-independent objects apart, the soname's major
+# version, and a version script that exports exactly the am_ names
+# include/shmam.h declares (functions and am_claim_names), nothing else.
+SO_NAME  := libshmam.so.1
+SO       := $(B)/lib/$(SO_NAME)
+SO_MAP   := $(B)/lib/libshmam.map
+PIC_OBJ  := $(patsubst %.c,$(B)/pic/%.o,$(LOCK_SRC) $(RT_SRC))
 RUN      := $(B)/bin/shmamrun
+STAT     := $(B)/bin/shmamstat
 
 TEST_SRC := $(wildcard tests/check_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC))
@@ -51,20 +68,40 @@ MPI_OPT := -O2 -g # never sanitized: LeakSanitizer would report MPICH's own allo
 PROGRAMS := $(BENCH_BIN) $(MPI_BENCH_BIN) $(APP_BIN) $(MPI_APP_BIN)
 
 .PHONY: all deps programs check run bench stress asan tsan clean install
-all: $(LIB) $(RUN)
+all: $(LIB) $(SO) $(RUN) $(STAT)
 
 deps:
 	@scripts/deps.sh
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(INC_$(firstword $(subst /, ,$*))) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
-$(RUN): $(B)/obj/runtime/shmamrun.o $(LIB)
+$(B)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC $(INC_$(firstword $(subst /, ,$*))) -c $< -o $@
+
+$(SO_MAP): include/shmam.h
+	@mkdir -p $(@D)
+	{ echo '{ global:'; sed -n 's/.*\b\(am_[a-z_]*\) *[(\[].*/  \1;/p' $< | sort -u; \
+	  echo '  local: *; };'; } > $@
+
+$(SO): $(PIC_OBJ) $(SO_MAP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SO_NAME) -Wl,--version-script=$(SO_MAP) \
+	  $(PIC_OBJ) -o $@ $(LDLIBS)
+	ln -sf $(SO_NAME) $(B)/lib/libshmam.so
+
+# A test program linked against the shared library (check_abi runs it).
+$(B)/tests/prog_dyn: $(B)/obj/tests/prog_dyn.o $(SO)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ -L$(B)/lib -lshmam -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(B)/bin/%: $(B)/obj/runtime/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -78,16 +115,16 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(BENCH_COMMON_OBJ) $(LIB)
 
 $(B)/bench/mpi_%: bench/mpi/%.c $(BENCH_COMMON) $(wildcard bench/common/*.h)
 	@mkdir -p $(@D)
-	$(MPICC) $(MPI_OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iruntime -Ibench $< \
+	$(MPICC) $(MPI_OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Ibench $< \
 	  $(BENCH_COMMON) -o $@ -lm
 
 $(SPLITC_LIB): $(SPLITC_OBJ)
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(COMMON_LIB): $(COMMON_OBJ)
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/apps/%: $(B)/obj/apps/%.o $(SPLITC_LIB) $(COMMON_LIB) $(LIB)
 	@mkdir -p $(@D)
@@ -102,6 +139,7 @@ $(B)/apps/mpi_%: apps/mpi/%.c $(wildcard apps/common/*.c apps/common/*.h)
 programs: all $(PROGRAMS)
 
 check: deps
+	@scripts/format.sh
 	@$(MAKE) --no-print-directory programs $(TEST_BIN) $(TEST_HELPER_BIN)
 	@scripts/run-tests.sh $(TEST_BIN)
 
@@ -130,16 +168,24 @@ $(B)/tests/tsan_threads: $(B)/obj/tests/tsan_threads.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-.PHONY: fuzz
+.PHONY: fuzz format
 fuzz:
 	@scripts/fuzz.sh
 
+format:
+	@scripts/format.sh -i
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 runtime/shmam.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/shmam.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(RUN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(SO_NAME) $(DESTDIR)$(PREFIX)/lib/libshmam.so
+	install -m 755 $(RUN) $(STAT) $(DESTDIR)$(PREFIX)/bin/
 	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam.pc
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 644 man/shmamrun.1 man/shmamstat.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/shmam.3 $(DESTDIR)$(PREFIX)/share/man/man3/
 
 clean:
 	rm -rf build build-asan build-tsan

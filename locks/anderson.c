@@ -61,7 +61,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "anderson.h"
+#include "lock.h"
 #include "spin.h"
 #include "taker.h"
 #include "watch.h"
@@ -77,41 +77,42 @@ struct anderson_slot {
 };
 
 struct anderson_lock {
-    _Alignas(LOCK_ALIGN) uint64_t nslots; /* a power of two; read-only after init */
-    _Alignas(ANDERSON_LINE) AO_t next;    /* (next ticket, taker of the one before + 1) */
-    struct anderson_slot slot[];          /* nslots of them, then nslots records */
+    _Alignas(AM_LOCK_ALIGN) uint64_t nslots; /* a power of two; read-only after init */
+    _Alignas(ANDERSON_LINE) AO_t next; /* (next ticket, taker of the one before + 1) */
+    struct anderson_slot slot[];       /* nslots of them, then nslots records */
 };
 
 _Static_assert(sizeof(struct anderson_slot) == ANDERSON_LINE, "one line per slot");
-_Static_assert(offsetof(struct anderson_lock, slot) == LOCK_ALIGN, "slots follow a block");
+_Static_assert(offsetof(struct anderson_lock, slot) == AM_LOCK_ALIGN,
+               "slots follow a block");
 
-/* Shared state for max_procs slots (0 is treated as 1), a multiple of LOCK_ALIGN. */
-size_t anderson_lock_size(unsigned max_procs)
+/* Shared state for max_procs slots (0 is treated as 1), a multiple of AM_LOCK_ALIGN. */
+static size_t anderson_lock_size(unsigned max_procs)
 {
     size_t n = taker_count(max_procs);
     size_t bytes = sizeof(struct anderson_lock) + n * sizeof(struct anderson_slot);
 
     bytes += n * sizeof(AO_t);
-    return (bytes + LOCK_ALIGN - 1) / LOCK_ALIGN * LOCK_ALIGN;
+    return (bytes + AM_LOCK_ALIGN - 1) / AM_LOCK_ALIGN * AM_LOCK_ALIGN;
 }
 
 /* The slots' mask: from the caller's own max_procs when it gives one (c may be
  * NULL: init, locked()), so that no index into the lock ever comes from shared
  * memory. */
-static AO_t mask_of(const struct anderson_lock *a, const struct lock_ctx *c)
+static AO_t mask_of(const struct anderson_lock *a, const struct am_lock_ctx *c)
 {
     return c && c->procs ? taker_count(c->procs) - 1 : a->nslots - 1;
 }
 
 /* The records of who took which ticket, after the slots. */
-static AO_t *who_of(struct anderson_lock *a, const struct lock_ctx *c)
+static AO_t *who_of(struct anderson_lock *a, const struct am_lock_ctx *c)
 {
     return (AO_t *)(void *)&a->slot[mask_of(a, c) + 1];
 }
 
 /* By one process, before any other uses the lock.  Returns 0, or -EINVAL when
  * max_procs is 0. */
-int anderson_lock_init(void *l, unsigned max_procs)
+static int anderson_lock_init(void *l, unsigned max_procs)
 {
     struct anderson_lock *a = l;
 
@@ -148,7 +149,7 @@ static void pass(struct anderson_lock *a, AO_t k, AO_t mask)
  * ticket mine): the admitted ticket k before mine whose taker and whose
  * successors' takers up to mine are all dead, or mine if there is none (some
  * taker on the way lives, or is unknown). */
-static AO_t dead_admitted(struct anderson_lock *a, AO_t mine, const struct lock_ctx *c)
+static AO_t dead_admitted(struct anderson_lock *a, AO_t mine, const struct am_lock_ctx *c)
 {
     AO_t mask = mask_of(a, c), nx = AO_load_acquire(&a->next), k = mine;
 
@@ -165,7 +166,7 @@ static AO_t dead_admitted(struct anderson_lock *a, AO_t mine, const struct lock_
 /* At a watch tick of a waiter for ticket mine: passes on the turns of the dead
  * tickets right before it, starting with an admitted one; then 1 if the watch
  * says give up. */
-static int tick(struct anderson_lock *a, AO_t mine, const struct lock_ctx *c)
+static int tick(struct anderson_lock *a, AO_t mine, const struct am_lock_ctx *c)
 {
     for (AO_t k = dead_admitted(a, mine, c); k != mine; k = tk_add(k, 1))
         pass(a, k, mask_of(a, c));
@@ -173,8 +174,8 @@ static int tick(struct anderson_lock *a, AO_t mine, const struct lock_ctx *c)
 }
 
 /* Takes a ticket for c into *mine (full barrier) once there is room for it.
- * Returns 0, or LOCK_GAVE_UP, holding no ticket, if the watch said so. */
-static int take(struct anderson_lock *a, const struct lock_ctx *c, AO_t *mine)
+ * Returns 0, or AM_LOCK_GAVE_UP, holding no ticket, if the watch said so. */
+static int take(struct anderson_lock *a, const struct am_lock_ctx *c, AO_t *mine)
 {
     struct spin s = SPIN_INIT;
     unsigned yields = 0;
@@ -188,25 +189,25 @@ static int take(struct anderson_lock *a, const struct lock_ctx *c, AO_t *mine)
             return 0;
         }
         if (watch_due(c, spin_wait(&s), &yields) && tick(a, k, c))
-            return LOCK_GAVE_UP;
+            return AM_LOCK_GAVE_UP;
     }
 }
 
 /* By the taker of ticket `mine` whose watch gave up: abandons the ticket, and
- * passes its turn if it came meanwhile.  Returns LOCK_GAVE_UP. */
-static int give_up(struct anderson_lock *a, const struct lock_ctx *c, AO_t mine)
+ * passes its turn if it came meanwhile.  Returns AM_LOCK_GAVE_UP. */
+static int give_up(struct anderson_lock *a, const struct am_lock_ctx *c, AO_t mine)
 {
     AO_t mask = mask_of(a, c);
 
     taker_abandon(who_of(a, c), mask, mine);
     if (AO_load(&a->slot[mine & mask].turn) == mine)
         pass(a, mine, mask);
-    return LOCK_GAVE_UP;
+    return AM_LOCK_GAVE_UP;
 }
 
-/* Any process.  Returns 0 holding the lock (acquire), FIFO, or LOCK_GAVE_UP
+/* Any process.  Returns 0 holding the lock (acquire), FIFO, or AM_LOCK_GAVE_UP
  * without it if the watch said so.  Passes dead participants' turns on. */
-int anderson_lock_lock(void *l, struct lock_ctx *c)
+static int anderson_lock_lock(void *l, struct am_lock_ctx *c)
 {
     struct anderson_lock *a = l;
     struct spin s = SPIN_INIT;
@@ -214,7 +215,7 @@ int anderson_lock_lock(void *l, struct lock_ctx *c)
     AO_t mine;
 
     if (take(a, c, &mine) != 0)
-        return LOCK_GAVE_UP;
+        return AM_LOCK_GAVE_UP;
     i = (unsigned)(mine & mask_of(a, c));
     while (AO_load_acquire(&a->slot[i].turn) != mine)
         if (watch_due(c, spin_wait(&s), &yields) && tick(a, mine, c))
@@ -227,7 +228,7 @@ int anderson_lock_lock(void *l, struct lock_ctx *c)
  * it, so it never queues: slot t admits t only once ticket t - 1 has been
  * released or passed, and the compare-and-swap succeeds only if nobody has taken
  * ticket t meanwhile.  Returns 1 holding the lock (acquire), 0 if busy. */
-int anderson_lock_trylock(void *l, struct lock_ctx *c)
+static int anderson_lock_trylock(void *l, struct am_lock_ctx *c)
 {
     struct anderson_lock *a = l;
     AO_t nx = AO_load(&a->next), t = tk_ticket(nx);
@@ -245,7 +246,7 @@ int anderson_lock_trylock(void *l, struct lock_ctx *c)
  * The holder's slot still holds its ticket: only the holder of the ticket before
  * the slot's next one (or a pass of it) could overwrite it, and that ticket
  * comes after ours. */
-void anderson_lock_unlock(void *l, struct lock_ctx *c)
+static void anderson_lock_unlock(void *l, struct am_lock_ctx *c)
 {
     struct anderson_lock *a = l;
     AO_t mine = AO_load(&a->slot[c->slot].turn);
@@ -257,7 +258,7 @@ void anderson_lock_unlock(void *l, struct lock_ctx *c)
 /* Any process; a relaxed snapshot: 1 if some process held the lock (or a dead
  * or abandoned ticket was admitted) just now.  A diagnostic: it trusts the
  * shared slot count. */
-int anderson_lock_locked(void *l)
+static int anderson_lock_locked(void *l)
 {
     struct anderson_lock *a = l;
     AO_t t = tk_ticket(AO_load(&a->next));
@@ -265,7 +266,7 @@ int anderson_lock_locked(void *l)
     return AO_load(&a->slot[t & mask_of(a, NULL)].turn) != t;
 }
 
-const struct lock_ops anderson_lock_ops = {
+const struct am_lock_ops am_lock_anderson = {
     .name = "anderson",
     .size = anderson_lock_size,
     .init = anderson_lock_init,

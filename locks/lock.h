@@ -4,13 +4,13 @@
  *
  * A lock lives in memory shared between processes (a segment mapped at a different
  * address in each of them), so its state holds no pointers: participants are named
- * by a small id `self` (0 .. LOCK_MAX_SELF) chosen by the caller, unique among the
+ * by a small id `self` (0 .. AM_LOCK_MAX_SELF) chosen by the caller, unique among the
  * processes that may hold or wait for this lock at once.  Every lock records the
  * id of its holder (and the FIFO locks the id behind every ticket), so that a
  * waiter can tell when the holder has died and take the lock over.  max_procs
  * sizes the arrays of the FIFO locks (rounded up to a power of two).
  *
- * Dead participants.  A caller that passes a `struct lock_watch` lets the lock ask
+ * Dead participants.  A caller that passes a `struct am_lock_watch` lets the lock ask
  * two questions while it waits, only once spinning has failed and it yields (so
  * the questions cost an uncontended acquisition nothing):
  *   dead(arg, who)  has participant `who` died?  Must be final (once dead, always
@@ -24,8 +24,8 @@
  * guards: state a dead holder left half changed must be repairable by the next
  * holder (the runtime's claim is).  Without a watch a lock waits forever.
  *
- * The state starts at a LOCK_ALIGN-aligned address (the caller's duty), and its
- * size is a multiple of LOCK_ALIGN, so nothing placed after it shares its lines.
+ * The state starts at a AM_LOCK_ALIGN-aligned address (the caller's duty), and its
+ * size is a multiple of AM_LOCK_ALIGN, so nothing placed after it shares its lines.
  * The lock must be initialised once, by one process, before any other uses it.
  *
  * Every lock gives acquire ordering on lock/trylock success and release ordering
@@ -35,72 +35,90 @@
  * once spinning has clearly failed (see spin.h), so that more processes than cores
  * still make progress.
  *
- * Verbs (the same for each algorithm ALG in tas, ttas, ticket, anderson, mutex):
+ * Verbs (the same for each algorithm ALG in tas, ttas, ticket, anderson, mutex;
+ * static in ALG.c, reached through am_lock_ALG):
  *   size_t ALG_lock_size(unsigned max_procs)          bytes of shared state
  *   int    ALG_lock_init(void *l, unsigned max_procs)  0 or -errno; by one process
- *   int    ALG_lock_lock(void *l, struct lock_ctx *c)  0 held; LOCK_GAVE_UP if the
+ *   int    ALG_lock_lock(void *l, struct am_lock_ctx *c)  0 held; AM_LOCK_GAVE_UP if the
  *                                                      watch's give_up said so;
- *                                                      LOCK_BROKEN (mutex) if its
+ *                                                      AM_LOCK_BROKEN (mutex) if its
  *                                                      state is garbage
- *   int    ALG_lock_trylock(void *l, struct lock_ctx *c)  1 acquired, 0 busy
- *   void   ALG_lock_unlock(void *l, struct lock_ctx *c)
+ *   int    ALG_lock_trylock(void *l, struct am_lock_ctx *c)  1 acquired, 0 busy
+ *   void   ALG_lock_unlock(void *l, struct am_lock_ctx *c)
  *   int    ALG_lock_locked(void *l)                    1 if held now (a snapshot)
  */
 #ifndef SHMAM_LOCK_H
 #define SHMAM_LOCK_H
 
+#include <pthread.h>
 #include <stddef.h>
 
-/* Participant ids: 0 .. LOCK_MAX_SELF (they are stored as self + 1 in 24 bits). */
-#define LOCK_ID_BITS 24
-#define LOCK_MAX_SELF ((1u << LOCK_ID_BITS) - 2u)
+/* Participant ids: 0 .. AM_LOCK_MAX_SELF (they are stored as self + 1 in 24 bits). */
+#define AM_LOCK_ID_BITS 24
+#define AM_LOCK_MAX_SELF ((1u << AM_LOCK_ID_BITS) - 2u)
 
 /* lock()'s result when the watch's give_up() asked the waiter to stop. */
-#define LOCK_GAVE_UP (-1)
+#define AM_LOCK_GAVE_UP (-1)
 
 /* lock()'s result when the shared state is unusable (a peer wrote garbage into
  * it): the mutex only; the spin locks treat garbage as a dead holder's. */
-#define LOCK_BROKEN (-2)
+#define AM_LOCK_BROKEN (-2)
 
-/* How often a yielding waiter consults its watch: every LOCK_WATCH_EVERY yields. */
-#define LOCK_WATCH_EVERY 16u
+/* How often a yielding waiter consults its watch: every AM_LOCK_WATCH_EVERY yields. */
+#define AM_LOCK_WATCH_EVERY 16u
 
 /* What a waiter may ask about the other participants (see the file header). */
-struct lock_watch {
+struct am_lock_watch {
     int (*dead)(const void *arg, unsigned who);
     int (*give_up)(const void *arg);
     const void *arg;
 };
 
 /* Per-acquisition context, private to the calling process. */
-struct lock_ctx {
-    unsigned self;                  /* participant id, 0 .. LOCK_MAX_SELF */
-    unsigned procs;                 /* max_procs as given to init, from the caller's
-                                     * own records: the FIFO locks size their arrays
-                                     * from it, never from the shared state, which a
-                                     * peer may have changed (0: trust the shared
-                                     * record, for a caller without one) */
-    unsigned slot;                  /* algorithm's private note between lock and unlock */
-    const struct lock_watch *watch; /* NULL: never take over, never give up */
+struct am_lock_ctx {
+    unsigned self;  /* participant id, 0 .. AM_LOCK_MAX_SELF */
+    unsigned procs; /* max_procs as given to init, from the caller's
+                     * own records: the FIFO locks size their arrays
+                     * from it, never from the shared state, which a
+                     * peer may have changed (0: trust the shared
+                     * record, for a caller without one) */
+    unsigned slot;  /* algorithm's private note between lock and unlock */
+    const struct am_lock_watch *watch; /* NULL: never take over, never give up */
 };
 
-struct lock_ops {
+struct am_lock_ops {
     const char *name;
     size_t (*size)(unsigned max_procs);
     int (*init)(void *l, unsigned max_procs);
-    int (*lock)(void *l, struct lock_ctx *c);
-    int (*trylock)(void *l, struct lock_ctx *c);
-    void (*unlock)(void *l, struct lock_ctx *c);
+    int (*lock)(void *l, struct am_lock_ctx *c);
+    int (*trylock)(void *l, struct am_lock_ctx *c);
+    void (*unlock)(void *l, struct am_lock_ctx *c);
     int (*locked)(void *l);
 };
 
-/* Every lock shmam knows, in a fixed order; NULL-terminated. */
-extern const struct lock_ops *const lock_table[];
+/* The algorithms, one operation table each (the per-algorithm functions are
+ * static behind them), and every lock shmam knows, in the paper's order (tas,
+ * ttas, ticket, anderson, mutex); NULL-terminated. */
+extern const struct am_lock_ops am_lock_tas, am_lock_ttas, am_lock_ticket, am_lock_anderson,
+    am_lock_mutex;
+extern const struct am_lock_ops *const am_lock_table[];
 
 /* The lock named `name`, or NULL. */
-const struct lock_ops *lock_find(const char *name);
+const struct am_lock_ops *am_lock_find(const char *name);
 
 /* Alignment every lock's shared state must be placed at (one destructive line pair). */
-#define LOCK_ALIGN 128
+#define AM_LOCK_ALIGN 128
+
+/* The mutex's kind, for other robust words in shared memory (the runtime's
+ * lifelines, mutex.c).  am_lock_mutex_robust_init makes a bare pthread mutex
+ * as this lock's is, process-shared and robust: 0 or -errno.
+ * am_lock_mutex_robust_ok says whether a mutex in shared memory is still of
+ * that kind: glibc's calls on a mutex whose bytes a peer overwrote may take
+ * another kind's path (lock elision, say) and crash, so check first.
+ * am_lock_mutex_mended counts the times this thread found a mutex it held
+ * changed by someone else when it came to unlock it (and put it back). */
+int am_lock_mutex_robust_init(pthread_mutex_t *m);
+int am_lock_mutex_robust_ok(const pthread_mutex_t *m);
+unsigned long am_lock_mutex_mended(void);
 
 #endif

@@ -18,7 +18,7 @@
  * stop returns within about WATCH_NS.  The mutex sits in memory other processes
  * can write: if its kind is no longer the one init made, or pthread returns
  * any error other than EBUSY, ETIMEDOUT and EOWNERDEAD, lock() returns
- * LOCK_BROKEN instead of aborting the caller.  (Garbage that names a thread
+ * AM_LOCK_BROKEN instead of aborting the caller.  (Garbage that names a thread
  * that does not exist as the holder still waits: glibc cannot tell it from a
  * live holder.)
  *
@@ -26,7 +26,7 @@
  * keeps the list's links inside the mutex: on unlock it writes through them.
  * Since any sender can write this mutex, the holder keeps a private copy of the
  * mutex as it found it after locking and, before unlocking, puts back what
- * glibc's unlock reads (held[]), counting a change (mutex_links_mended).  That
+ * glibc's unlock reads (held[]), counting a change (am_lock_mutex_mended).  That
  * shrinks a peer's chance to redirect
  * the holder's writes to the few instructions of glibc's unlock; it cannot
  * close it (README, threat model): with untrusted peers, prefer a spin lock.
@@ -37,6 +37,7 @@
  * pthread_mutex_unlock releases (POSIX 4.12, memory synchronization); the
  * kernel's hand-over after a holder died orders nothing the dead holder wrote.
  */
+#include <atomic_ops.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -45,17 +46,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "mutex.h"
+#include "lock.h"
 #include "watch.h"
 
 /* Longest sleep of a waiter with a watch between two give_up() questions. */
 #define WATCH_NS 10000000L
 
 struct mutex_lock {
-    _Alignas(LOCK_ALIGN) pthread_mutex_t m;
+    _Alignas(AM_LOCK_ALIGN) pthread_mutex_t m;
 };
 
-_Static_assert(sizeof(struct mutex_lock) % LOCK_ALIGN == 0, "mutex owns whole blocks");
+_Static_assert(sizeof(struct mutex_lock) % AM_LOCK_ALIGN == 0, "mutex owns whole blocks");
 
 /* The mutexes this thread holds, as glibc left them right after locking (see
  * the file header). */
@@ -76,27 +77,35 @@ static void links_keep(pthread_mutex_t *m)
         }
 }
 
-/* Put back what glibc's unlock reads, but for a waiter's FUTEX_WAITERS flag
- * in the lock word (a peer may have cleared it: set it, one futex wake too
- * many costs nothing). */
+/* Did someone change what the holder alone writes while it held m?  The lock
+ * word is left out: waiters set FUTEX_WAITERS in it meanwhile, atomically. */
+static int changed(const pthread_mutex_t *m, const pthread_mutex_t *c)
+{
+    const volatile struct __pthread_mutex_s *d = &m->__data;
+    return d->__owner != c->__data.__owner || d->__kind != c->__data.__kind ||
+           d->__count != c->__data.__count || d->__list.__prev != c->__data.__list.__prev ||
+           d->__list.__next != c->__data.__list.__next;
+}
+
+/* Put back what glibc's unlock reads.  The lock word is put back too, our
+ * thread id with FUTEX_WAITERS set (a peer may have cleared a waiter's flag:
+ * one futex wake too many costs nothing), with an atomic store: waiters only
+ * ever add that flag to it meanwhile. */
 static void links_mend(pthread_mutex_t *m)
 {
     for (int i = 0; i < HELD_MAX; i++)
         if (held[i].m == m) {
-            pthread_mutex_t *c = &held[i].copy;
-            volatile struct __pthread_mutex_s *d = &m->__data;
-            unsigned lock = (unsigned)d->__lock;
-            if ((lock & ~FUTEX_WAITERS) != (unsigned)c->__data.__lock ||
-                d->__owner != c->__data.__owner || d->__kind != c->__data.__kind ||
-                d->__count != c->__data.__count ||
-                d->__list.__prev != c->__data.__list.__prev ||
-                d->__list.__next != c->__data.__list.__next) {
+            const pthread_mutex_t *c = &held[i].copy;
+            if (changed(m, c)) {
+                volatile struct __pthread_mutex_s *d = &m->__data;
                 d->__owner = c->__data.__owner;
                 d->__kind = c->__data.__kind;
                 d->__count = c->__data.__count;
                 d->__list.__prev = c->__data.__list.__prev;
                 d->__list.__next = c->__data.__list.__next;
-                d->__lock = c->__data.__lock | FUTEX_WAITERS;
+                unsigned mine =
+                    ((unsigned)c->__data.__lock & FUTEX_TID_MASK) | FUTEX_WAITERS;
+                AO_int_store((volatile unsigned *)(void *)&m->__data.__lock, mine);
                 links_mended++;
             }
             held[i].m = NULL;
@@ -104,13 +113,13 @@ static void links_mend(pthread_mutex_t *m)
         }
 }
 
-unsigned long mutex_links_mended(void)
+unsigned long am_lock_mutex_mended(void)
 {
     return links_mended;
 }
 
 /* After `r` from lock, timedlock or trylock: 1 if now held (taking over a dead
- * holder's lock), 0 if busy or timed out, LOCK_BROKEN if the mutex is unusable
+ * holder's lock), 0 if busy or timed out, AM_LOCK_BROKEN if the mutex is unusable
  * (its shared bytes were overwritten: an error for the caller, not an abort). */
 static int took(struct mutex_lock *x, int r)
 {
@@ -119,7 +128,7 @@ static int took(struct mutex_lock *x, int r)
     if (r == EBUSY || r == ETIMEDOUT)
         return 0;
     if (r != 0)
-        return LOCK_BROKEN;
+        return AM_LOCK_BROKEN;
     links_keep(&x->m);
     return 1;
 }
@@ -135,25 +144,24 @@ static int robust_kind;
 static void learn_kind(void)
 {
     pthread_mutex_t t;
-    mutex_robust_init(&t);
+    am_lock_mutex_robust_init(&t);
     robust_kind = t.__data.__kind;
     pthread_mutex_destroy(&t);
 }
 
-int mutex_robust_ok(const pthread_mutex_t *m)
+int am_lock_mutex_robust_ok(const pthread_mutex_t *m)
 {
     pthread_once(&kind_once, learn_kind);
     int k = ((const volatile pthread_mutex_t *)m)->__data.__kind;
     return k == robust_kind;
 }
 
-
-size_t mutex_lock_size(unsigned max_procs)
+static size_t mutex_lock_size(unsigned max_procs)
 {
     return sizeof(struct mutex_lock);
 }
 
-int mutex_robust_init(pthread_mutex_t *m)
+int am_lock_mutex_robust_init(pthread_mutex_t *m)
 {
     pthread_mutexattr_t a;
     int r = pthread_mutexattr_init(&a);
@@ -170,12 +178,12 @@ int mutex_robust_init(pthread_mutex_t *m)
 }
 
 /* By one process, before any other uses the lock.  0 or -errno. */
-int mutex_lock_init(void *l, unsigned max_procs)
+static int mutex_lock_init(void *l, unsigned max_procs)
 {
     struct mutex_lock *x = l;
 
     memset(x, 0, sizeof(*x));
-    return mutex_robust_init(&x->m);
+    return am_lock_mutex_robust_init(&x->m);
 }
 
 /* CLOCK_REALTIME (timedlock's clock) WATCH_NS from now. */
@@ -193,38 +201,38 @@ static struct timespec soon(void)
 }
 
 /* Any process.  Returns 0 holding the lock (acquire), having taken it over from
- * a holder that died if need be, or LOCK_GAVE_UP without it if the watch said
+ * a holder that died if need be, or AM_LOCK_GAVE_UP without it if the watch said
  * so. */
-int mutex_lock_lock(void *l, struct lock_ctx *c)
+static int mutex_lock_lock(void *l, struct am_lock_ctx *c)
 {
     struct mutex_lock *x = l;
     struct timespec until;
     int r;
 
-    if (!mutex_robust_ok(&x->m))
-        return LOCK_BROKEN;
+    if (!am_lock_mutex_robust_ok(&x->m))
+        return AM_LOCK_BROKEN;
     if (!c->watch)
-        return took(x, pthread_mutex_lock(&x->m)) == 1 ? 0 : LOCK_BROKEN;
+        return took(x, pthread_mutex_lock(&x->m)) == 1 ? 0 : AM_LOCK_BROKEN;
     for (;;) {
         until = soon();
         if ((r = took(x, pthread_mutex_timedlock(&x->m, &until))) != 0)
-            return r == 1 ? 0 : LOCK_BROKEN;
+            return r == 1 ? 0 : AM_LOCK_BROKEN;
         if (watch_give_up(c))
-            return LOCK_GAVE_UP;
+            return AM_LOCK_GAVE_UP;
     }
 }
 
 /* Any process; one attempt.  Returns 1 holding the lock (acquire), 0 if busy. */
-int mutex_lock_trylock(void *l, struct lock_ctx *c)
+static int mutex_lock_trylock(void *l, struct am_lock_ctx *c)
 {
     struct mutex_lock *x = l;
 
-    return mutex_robust_ok(&x->m) && took(x, pthread_mutex_trylock(&x->m)) == 1;
+    return am_lock_mutex_robust_ok(&x->m) && took(x, pthread_mutex_trylock(&x->m)) == 1;
 }
 
 /* By the holder only; release ordering.  An error (the mutex was overwritten
  * while we held it) is ignored: the next locker finds it broken. */
-void mutex_lock_unlock(void *l, struct lock_ctx *c)
+static void mutex_lock_unlock(void *l, struct am_lock_ctx *c)
 {
     struct mutex_lock *x = l;
 
@@ -235,7 +243,7 @@ void mutex_lock_unlock(void *l, struct lock_ctx *c)
 /* Any process that does not hold the lock; a snapshot: 1 if some process held it
  * just now.  POSIX offers no read of a mutex's state, so this takes and drops it
  * with trylock (taking over a dead holder's lock on the way). */
-int mutex_lock_locked(void *l)
+static int mutex_lock_locked(void *l)
 {
     if (!mutex_lock_trylock(l, NULL))
         return 1;
@@ -243,7 +251,7 @@ int mutex_lock_locked(void *l)
     return 0;
 }
 
-const struct lock_ops mutex_lock_ops = {
+const struct am_lock_ops am_lock_mutex = {
     .name = "mutex",
     .size = mutex_lock_size,
     .init = mutex_lock_init,

@@ -20,7 +20,10 @@ struct spin {
     unsigned capped; /* rounds spent at the cap */
 };
 
-#define SPIN_INIT {1u, 0u}
+#define SPIN_INIT                                                                          \
+    {                                                                                      \
+        1u, 0u                                                                             \
+    }
 
 static inline void spin_cpu_relax(void)
 {
@@ -29,12 +32,6 @@ static inline void spin_cpu_relax(void)
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
-}
-
-static inline void spin_reset(struct spin *s)
-{
-    s->pauses = 1u;
-    s->capped = 0u;
 }
 
 /* Returns 1 if this round yielded the processor, 0 if it only paused. */

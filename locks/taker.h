@@ -4,7 +4,7 @@
  * of every ticket is recorded, and how a waiter finds it to tell whether the
  * ticket ahead of it belongs to a dead process.
  *
- * Words.  A 64-bit AO_t holds (ticket << LOCK_ID_BITS) | id, where id is the
+ * Words.  A 64-bit AO_t holds (ticket << AM_LOCK_ID_BITS) | id, where id is the
  * participant's self + 1 and 0 (TAKER_NONE) names nobody.  Tickets are the
  * remaining 40 bits and count modulo 2^40; "older" compares them modulo 2^40.
  *
@@ -61,7 +61,7 @@ _Static_assert(sizeof(AO_t) == 8, "a ticket and an id share one 64-bit AO_t");
 
 #define TAKER_NONE 0u       /* the id of nobody: an abandoned ticket, ticket -1 */
 #define TAKER_UNKNOWN (~0u) /* not an id: taker_of() could not tell */
-#define TICKET_BITS (64 - LOCK_ID_BITS)
+#define TICKET_BITS (64 - AM_LOCK_ID_BITS)
 
 /* Ticket arithmetic modulo 2^TICKET_BITS. */
 static inline AO_t tk_add(AO_t t, AO_t d)
@@ -85,17 +85,17 @@ static inline int tk_older(AO_t a, AO_t b)
 /* (ticket, id) in one word, and back. */
 static inline AO_t tk_pack(AO_t ticket, unsigned id)
 {
-    return ticket << LOCK_ID_BITS | (AO_t)id;
+    return ticket << AM_LOCK_ID_BITS | (AO_t)id;
 }
 
 static inline AO_t tk_ticket(AO_t w)
 {
-    return w >> LOCK_ID_BITS;
+    return w >> AM_LOCK_ID_BITS;
 }
 
 static inline unsigned tk_id(AO_t w)
 {
-    return (unsigned)(w & (((AO_t)1 << LOCK_ID_BITS) - 1));
+    return (unsigned)(w & (((AO_t)1 << AM_LOCK_ID_BITS) - 1));
 }
 
 /* Records for max_procs participants: the least power of two >= max_procs,
@@ -174,7 +174,7 @@ static inline unsigned taker_of(const volatile AO_t *who, AO_t mask, AO_t nx, AO
 /* By a waiter with a watch, nx as for taker_of(): 1 if ticket k's taker is
  * known and either dead or gone (it gave up).  An unknown one counts as alive. */
 static inline int taker_dead(const volatile AO_t *who, AO_t mask, AO_t nx, AO_t k,
-                             const struct lock_ctx *c)
+                             const struct am_lock_ctx *c)
 {
     unsigned id = taker_of(who, mask, nx, k);
 

@@ -1,7 +1,7 @@
 /*
  * tas.c - test-and-set spin lock, the first lock of the paper's section 3.1.
  *
- * Design.  The whole state is one AO_t word at the start of a LOCK_ALIGN block
+ * Design.  The whole state is one AO_t word at the start of a AM_LOCK_ALIGN block
  * that nothing else shares: 0 when free, else the holder's id plus one.  lock()
  * repeats a compare-and-swap of 0 to its own id plus one until it succeeds,
  * backing off after each failure (spin.h) and, once spinning has clearly failed,
@@ -29,52 +29,52 @@
 #include <atomic_ops.h>
 #include <string.h>
 
-#include "tas.h"
+#include "lock.h"
 #include "word.h"
 
 #define TEST_FIRST 0 /* the compare-and-swap at once */
 
-size_t tas_lock_size(unsigned max_procs)
+static size_t tas_lock_size(unsigned max_procs)
 {
     return sizeof(struct word_lock);
 }
 
 /* By one process, before any other uses the lock.  Always returns 0. */
-int tas_lock_init(void *l, unsigned max_procs)
+static int tas_lock_init(void *l, unsigned max_procs)
 {
     memset(l, 0, sizeof(struct word_lock));
     return 0;
 }
 
 /* Any process.  Returns 0 holding the lock (acquire), having taken it over from
- * a dead holder if need be, or LOCK_GAVE_UP without it if the watch said so. */
-int tas_lock_lock(void *l, struct lock_ctx *c)
+ * a dead holder if need be, or AM_LOCK_GAVE_UP without it if the watch said so. */
+static int tas_lock_lock(void *l, struct am_lock_ctx *c)
 {
     return word_lock(l, c, TEST_FIRST);
 }
 
 /* Any process; one attempt, never a take-over.  Returns 1 holding the lock
  * (acquire), 0 if busy. */
-int tas_lock_trylock(void *l, struct lock_ctx *c)
+static int tas_lock_trylock(void *l, struct am_lock_ctx *c)
 {
     return word_try(l, c, TEST_FIRST);
 }
 
 /* By the holder only; release ordering. */
-void tas_lock_unlock(void *l, struct lock_ctx *c)
+static void tas_lock_unlock(void *l, struct am_lock_ctx *c)
 {
     word_unlock(l);
 }
 
 /* Any process; a relaxed snapshot: 1 if some process held the lock just now. */
-int tas_lock_locked(void *l)
+static int tas_lock_locked(void *l)
 {
     struct word_lock *t = l;
 
     return AO_load(&t->word) != 0;
 }
 
-const struct lock_ops tas_lock_ops = {
+const struct am_lock_ops am_lock_tas = {
     .name = "tas",
     .size = tas_lock_size,
     .init = tas_lock_init,

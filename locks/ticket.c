@@ -49,7 +49,7 @@
 
 #include "spin.h"
 #include "taker.h"
-#include "ticket.h"
+#include "lock.h"
 #include "watch.h"
 
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release)
@@ -57,26 +57,27 @@
 #endif
 
 struct ticket_lock {
-    _Alignas(LOCK_ALIGN) AO_t next;  /* (next ticket, taker of the one before + 1) */
-    AO_t owner;                      /* ticket now holding or next to hold the lock */
-    AO_t mask;                       /* records - 1; read-only after init */
-    _Alignas(LOCK_ALIGN) AO_t who[]; /* mask + 1 records (taker.h) */
+    _Alignas(AM_LOCK_ALIGN) AO_t next;  /* (next ticket, taker of the one before + 1) */
+    AO_t owner;                         /* ticket now holding or next to hold the lock */
+    AO_t mask;                          /* records - 1; read-only after init */
+    _Alignas(AM_LOCK_ALIGN) AO_t who[]; /* mask + 1 records (taker.h) */
 };
 
-_Static_assert(offsetof(struct ticket_lock, who) == LOCK_ALIGN, "records follow a block");
+_Static_assert(offsetof(struct ticket_lock, who) == AM_LOCK_ALIGN,
+               "records follow a block");
 _Static_assert(offsetof(struct ticket_lock, owner) < 64, "both counters on one line");
 
 /* Shared state for max_procs participants (0 is treated as 1), a multiple of
- * LOCK_ALIGN. */
-size_t ticket_lock_size(unsigned max_procs)
+ * AM_LOCK_ALIGN. */
+static size_t ticket_lock_size(unsigned max_procs)
 {
     size_t bytes = sizeof(struct ticket_lock) + taker_count(max_procs) * sizeof(AO_t);
 
-    return (bytes + LOCK_ALIGN - 1) / LOCK_ALIGN * LOCK_ALIGN;
+    return (bytes + AM_LOCK_ALIGN - 1) / AM_LOCK_ALIGN * AM_LOCK_ALIGN;
 }
 
 /* By one process, before any other uses the lock.  Always returns 0. */
-int ticket_lock_init(void *l, unsigned max_procs)
+static int ticket_lock_init(void *l, unsigned max_procs)
 {
     struct ticket_lock *t = l;
 
@@ -88,7 +89,7 @@ int ticket_lock_init(void *l, unsigned max_procs)
 
 /* The records' mask: from the caller's own max_procs when it gives one, so that
  * no index into the lock ever comes from shared memory. */
-static AO_t mask_of(const struct ticket_lock *t, const struct lock_ctx *c)
+static AO_t mask_of(const struct ticket_lock *t, const struct am_lock_ctx *c)
 {
     return c->procs ? taker_count(c->procs) - 1 : t->mask;
 }
@@ -102,7 +103,7 @@ static int room_for(struct ticket_lock *t, AO_t k, AO_t mask)
 /* By a yielding waiter with a watch: while the ticket being served is known to
  * be dead or abandoned, moves owner past it (full barrier), unless someone did
  * already.  At most n tickets are outstanding, so at most n passes. */
-static void pass_dead(struct ticket_lock *t, const struct lock_ctx *c)
+static void pass_dead(struct ticket_lock *t, const struct am_lock_ctx *c)
 {
     AO_t mask = mask_of(t, c);
 
@@ -116,15 +117,15 @@ static void pass_dead(struct ticket_lock *t, const struct lock_ctx *c)
 }
 
 /* At a waiter's watch tick: passes dead turns on; 1 if the watch says give up. */
-static int tick(struct ticket_lock *t, const struct lock_ctx *c)
+static int tick(struct ticket_lock *t, const struct am_lock_ctx *c)
 {
     pass_dead(t, c);
     return watch_give_up(c);
 }
 
 /* Takes a ticket for c into *mine (full barrier) once there is room for it.
- * Returns 0, or LOCK_GAVE_UP, holding no ticket, if the watch said so. */
-static int take(struct ticket_lock *t, const struct lock_ctx *c, AO_t *mine)
+ * Returns 0, or AM_LOCK_GAVE_UP, holding no ticket, if the watch said so. */
+static int take(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t *mine)
 {
     struct spin s = SPIN_INIT;
     unsigned yields = 0;
@@ -138,22 +139,22 @@ static int take(struct ticket_lock *t, const struct lock_ctx *c, AO_t *mine)
             return 0;
         }
         if (watch_due(c, spin_wait(&s), &yields) && tick(t, c))
-            return LOCK_GAVE_UP;
+            return AM_LOCK_GAVE_UP;
     }
 }
 
 /* By the taker of ticket `mine` whose watch gave up: abandons the ticket, and
- * passes its turn if it came meanwhile.  Returns LOCK_GAVE_UP. */
-static int give_up(struct ticket_lock *t, const struct lock_ctx *c, AO_t mine)
+ * passes its turn if it came meanwhile.  Returns AM_LOCK_GAVE_UP. */
+static int give_up(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t mine)
 {
     taker_abandon(t->who, mask_of(t, c), mine);
     AO_compare_and_swap_full(&t->owner, mine, tk_add(mine, 1));
-    return LOCK_GAVE_UP;
+    return AM_LOCK_GAVE_UP;
 }
 
-/* Any process.  Returns 0 holding the lock (acquire), FIFO, or LOCK_GAVE_UP
+/* Any process.  Returns 0 holding the lock (acquire), FIFO, or AM_LOCK_GAVE_UP
  * without it if the watch said so.  Passes dead participants' turns on. */
-int ticket_lock_lock(void *l, struct lock_ctx *c)
+static int ticket_lock_lock(void *l, struct am_lock_ctx *c)
 {
     struct ticket_lock *t = l;
     struct spin s = SPIN_INIT;
@@ -161,7 +162,7 @@ int ticket_lock_lock(void *l, struct lock_ctx *c)
     AO_t mine;
 
     if (take(t, c, &mine) != 0)
-        return LOCK_GAVE_UP;
+        return AM_LOCK_GAVE_UP;
     while (AO_load_acquire(&t->owner) != mine)
         if (watch_due(c, spin_wait(&s), &yields) && tick(t, c))
             return give_up(t, c, mine);
@@ -170,7 +171,7 @@ int ticket_lock_lock(void *l, struct lock_ctx *c)
 
 /* Any process; one attempt.  Takes a ticket only if it would be served at once,
  * so it never queues.  Returns 1 holding the lock (acquire), 0 if busy. */
-int ticket_lock_trylock(void *l, struct lock_ctx *c)
+static int ticket_lock_trylock(void *l, struct am_lock_ctx *c)
 {
     struct ticket_lock *t = l;
     AO_t served = AO_load_acquire(&t->owner), nx = AO_load(&t->next);
@@ -181,7 +182,7 @@ int ticket_lock_trylock(void *l, struct lock_ctx *c)
 }
 
 /* By the holder only (nobody else writes owner meanwhile); release ordering. */
-void ticket_lock_unlock(void *l, struct lock_ctx *c)
+static void ticket_lock_unlock(void *l, struct am_lock_ctx *c)
 {
     struct ticket_lock *t = l;
 
@@ -190,7 +191,7 @@ void ticket_lock_unlock(void *l, struct lock_ctx *c)
 
 /* Any process; a relaxed snapshot: 1 if some process held the lock (or a dead
  * or abandoned ticket was being served) just now. */
-int ticket_lock_locked(void *l)
+static int ticket_lock_locked(void *l)
 {
     struct ticket_lock *t = l;
     AO_t served = AO_load(&t->owner);
@@ -198,7 +199,7 @@ int ticket_lock_locked(void *l)
     return tk_ticket(AO_load(&t->next)) != served;
 }
 
-const struct lock_ops ticket_lock_ops = {
+const struct am_lock_ops am_lock_ticket = {
     .name = "ticket",
     .size = ticket_lock_size,
     .init = ticket_lock_init,

@@ -2,7 +2,7 @@
  * ttas.c - test-and-test-and-set spin lock, the second lock of the paper's
  * section 3.1.
  *
- * Design.  The same single AO_t word as tas.c, alone in a LOCK_ALIGN block: 0
+ * Design.  The same single AO_t word as tas.c, alone in a AM_LOCK_ALIGN block: 0
  * when free, else the holder's id plus one.  A waiter first reads the word until
  * it looks free (the line stays shared in every waiter's cache, so a held lock
  * costs no coherence traffic) and only then tries the compare-and-swap of 0 to
@@ -29,52 +29,52 @@
 #include <atomic_ops.h>
 #include <string.h>
 
-#include "ttas.h"
+#include "lock.h"
 #include "word.h"
 
 #define TEST_FIRST 1 /* read before the compare-and-swap */
 
-size_t ttas_lock_size(unsigned max_procs)
+static size_t ttas_lock_size(unsigned max_procs)
 {
     return sizeof(struct word_lock);
 }
 
 /* By one process, before any other uses the lock.  Always returns 0. */
-int ttas_lock_init(void *l, unsigned max_procs)
+static int ttas_lock_init(void *l, unsigned max_procs)
 {
     memset(l, 0, sizeof(struct word_lock));
     return 0;
 }
 
 /* Any process.  Returns 0 holding the lock (acquire), having taken it over from
- * a dead holder if need be, or LOCK_GAVE_UP without it if the watch said so. */
-int ttas_lock_lock(void *l, struct lock_ctx *c)
+ * a dead holder if need be, or AM_LOCK_GAVE_UP without it if the watch said so. */
+static int ttas_lock_lock(void *l, struct am_lock_ctx *c)
 {
     return word_lock(l, c, TEST_FIRST);
 }
 
 /* Any process; one attempt, never a take-over.  Returns 1 holding the lock
  * (acquire), 0 if busy. */
-int ttas_lock_trylock(void *l, struct lock_ctx *c)
+static int ttas_lock_trylock(void *l, struct am_lock_ctx *c)
 {
     return word_try(l, c, TEST_FIRST);
 }
 
 /* By the holder only; release ordering. */
-void ttas_lock_unlock(void *l, struct lock_ctx *c)
+static void ttas_lock_unlock(void *l, struct am_lock_ctx *c)
 {
     word_unlock(l);
 }
 
 /* Any process; a relaxed snapshot: 1 if some process held the lock just now. */
-int ttas_lock_locked(void *l)
+static int ttas_lock_locked(void *l)
 {
     struct word_lock *t = l;
 
     return AO_load(&t->word) != 0;
 }
 
-const struct lock_ops ttas_lock_ops = {
+const struct am_lock_ops am_lock_ttas = {
     .name = "ttas",
     .size = ttas_lock_size,
     .init = ttas_lock_init,

@@ -1,6 +1,6 @@
 /*
  * word.h - the holder word shared by the test-and-set locks (tas.c, ttas.c):
- * one AO_t alone in a LOCK_ALIGN block, 0 when free, else the holder's id + 1.
+ * one AO_t alone in a AM_LOCK_ALIGN block, 0 when free, else the holder's id + 1.
  * The two locks differ only in how one attempt is made (tas: the
  * compare-and-swap at once; ttas: a read first, so a held lock's line stays
  * shared); the waiting, the take-over of a dead holder, unlock and locked() are
@@ -20,20 +20,20 @@
 #endif
 
 struct word_lock {
-    _Alignas(LOCK_ALIGN) AO_t word; /* 0 free, else the holder's id + 1 */
+    _Alignas(AM_LOCK_ALIGN) AO_t word; /* 0 free, else the holder's id + 1 */
 };
 
-_Static_assert(sizeof(struct word_lock) == LOCK_ALIGN, "a word lock owns one block");
+_Static_assert(sizeof(struct word_lock) == AM_LOCK_ALIGN, "a word lock owns one block");
 
 /* The word that names participant `self` as the holder. */
-static inline AO_t word_holder(const struct lock_ctx *c)
+static inline AO_t word_holder(const struct am_lock_ctx *c)
 {
     return (AO_t)c->self + 1;
 }
 
 /* One attempt to take a free lock (acquire); with test_first, only if a read
  * finds it free.  1 holding the lock. */
-static inline int word_try(struct word_lock *t, const struct lock_ctx *c, int test_first)
+static inline int word_try(struct word_lock *t, const struct am_lock_ctx *c, int test_first)
 {
     if (test_first && AO_load(&t->word) != 0)
         return 0;
@@ -44,7 +44,7 @@ static inline int word_try(struct word_lock *t, const struct lock_ctx *c, int te
  * word that names the waiter itself is garbage a peer wrote (a waiter holds
  * nothing): taken over too.  Returns 1 holding the lock (acquire), 0 if the
  * holder lives or the lock moved. */
-static inline int word_take_over(struct word_lock *t, const struct lock_ctx *c)
+static inline int word_take_over(struct word_lock *t, const struct am_lock_ctx *c)
 {
     AO_t h = AO_load(&t->word);
 
@@ -54,8 +54,8 @@ static inline int word_take_over(struct word_lock *t, const struct lock_ctx *c)
 }
 
 /* Waits for the lock: 0 holding it (acquire), having taken it over from a dead
- * holder if need be, or LOCK_GAVE_UP without it if the watch said so. */
-static inline int word_lock(struct word_lock *t, struct lock_ctx *c, int test_first)
+ * holder if need be, or AM_LOCK_GAVE_UP without it if the watch said so. */
+static inline int word_lock(struct word_lock *t, struct am_lock_ctx *c, int test_first)
 {
     struct spin s = SPIN_INIT;
     unsigned yields = 0;
@@ -66,7 +66,7 @@ static inline int word_lock(struct word_lock *t, struct lock_ctx *c, int test_fi
         if (word_take_over(t, c))
             return 0;
         if (watch_give_up(c))
-            return LOCK_GAVE_UP;
+            return AM_LOCK_GAVE_UP;
     }
     return 0;
 }

@@ -24,9 +24,6 @@
 
 #include "internal.h"
 
-static void barrier_arrive(am_token_t *t, const uint32_t *a, int n, void *d, size_t l);
-static void barrier_release(am_token_t *t, const uint32_t *a, int n, void *d, size_t l);
-
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 static am_ep_t *spare; /* destroyed handles, linked through their peers field */
 
@@ -54,11 +51,11 @@ static void ep_free(am_ep_t *ep)
 
 /* Is this mapped segment one whose owner is gone?  Only ever asked of our own
  * user's segments (segment.c refuses others). */
-static int stale(const struct am_segment *seg)
+int am__ep_stale(const struct am_segment *seg)
 {
     const struct am_seg_header *h = seg->base;
-    AO_t st = seg->size >= sizeof *h && h->magic == AM_MAGIC ? AO_load(&h->state)
-                                                            : AM_SEG_INIT;
+    AO_t st =
+        seg->size >= sizeof *h && h->magic == AM_MAGIC ? AO_load(&h->state) : AM_SEG_INIT;
     if (st == AM_SEG_CLOSED)
         return 1;
     if (st == AM_SEG_LIVE)
@@ -74,7 +71,7 @@ static int reclaim_stale(enum am_shm b, const char *name)
     struct am_segment seg;
     int rc = am__segment_open(b, name, &seg), gone = rc == -EPROTO;
     if (rc == 0) {
-        gone = stale(&seg);
+        gone = am__ep_stale(&seg);
         am__segment_unmap(&seg);
     }
     return gone && am__segment_unlink(b, name) == 0;
@@ -132,8 +129,7 @@ int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
     strcpy(ep->name, name);
     ep->backend = cfg.backend;
     ep->abandon_ms = cfg.abandon_ms;
-    ep->handlers[AM_H_BARRIER_ARRIVE] = barrier_arrive;
-    ep->handlers[AM_H_BARRIER_RELEASE] = barrier_release;
+    am__barrier_handlers(ep);
     ep->sources = calloc(cfg.max_senders, sizeof *ep->sources);
     rc = ep->sources ? create_segment(ep, &cfg) : -ENOMEM;
     if (rc < 0) {
@@ -185,7 +181,7 @@ int am_ep_probe(const char *name)
         rc = am__segment_open(AM_SHM_SYSV, name, &seg);
     if (rc < 0)
         return rc == -EPROTO ? 0 : rc;
-    rc = !stale(&seg);
+    rc = !am__ep_stale(&seg);
     am__segment_unmap(&seg);
     return rc;
 }
@@ -216,15 +212,4 @@ unsigned long am_ep_bad_packets(const am_ep_t *ep)
 unsigned long am_ep_abandoned(const am_ep_t *ep)
 {
     return am__ep_ok(ep) ? ep->abandoned : 0;
-}
-
-/* Internal handlers of the job barrier (job.c counts what they record). */
-static void barrier_arrive(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
-{
-    t->ep->barrier_arrived++;
-}
-
-static void barrier_release(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
-{
-    t->ep->barrier_epoch++;
 }

@@ -24,9 +24,6 @@
 #define AM_MAX_PEERS 65536u
 #define AM_SOURCE_UNKNOWN (~0u) /* a sender whose endpoint can no longer be opened */
 
-#define AM_ABORT(msg) am__abort(__FILE__, __LINE__, msg)
-void am__abort(const char *file, int line, const char *msg) __attribute__((noreturn));
-
 /* Resolved creation options (from struct am_ep_opts, environment, defaults). */
 struct am_config {
     enum am_claim claim;
@@ -51,7 +48,7 @@ enum am_hook {
 struct am_queue_view {
     struct am_queue_send *send;
     struct am_queue_recv *recv;
-    void *lock;                 /* NULL for lockfree */
+    void *lock; /* NULL for lockfree */
     struct am_packet *packets;
     struct am_bulk_state *bulk_state;
     unsigned char *bulk;
@@ -60,12 +57,12 @@ struct am_queue_view {
 
 struct am_seg_view {
     struct am_segment seg;
-    struct am_seg_header *hdr;  /* read-only but in the owner's own view */
-    unsigned char *senders;     /* sender entry i at senders + i * page */
+    struct am_seg_header *hdr; /* read-only but in the owner's own view */
+    unsigned char *senders;    /* sender entry i at senders + i * page */
     struct am_seg_shared *shared;
-    struct am_queue_view q[2];  /* AM_REQUEST, AM_REPLY */
+    struct am_queue_view q[2]; /* AM_REQUEST, AM_REPLY */
     enum am_claim claim;
-    const struct lock_ops *lock; /* NULL for lockfree */
+    const struct am_lock_ops *lock; /* NULL for lockfree */
     uint32_t max_senders;
     uint32_t page;
 };
@@ -79,57 +76,59 @@ static inline struct am_sender *am__sender(const struct am_seg_view *v, unsigned
 /* A peer this endpoint may send to. */
 struct am_peer {
     struct am_seg_view view_store;
-    struct am_seg_view *view;  /* &view_store, or the endpoint's own view for self */
-    unsigned sender_index;     /* our entry in the peer's sender table */
-    unsigned who;              /* our claimant id there: AM_WHO(index, generation) */
-    int learned;               /* mapped because it sent to us, not by am_ep_map */
+    struct am_seg_view *view; /* &view_store, or the endpoint's own view for self */
+    unsigned sender_index;    /* our entry in the peer's sender table */
+    unsigned who;             /* our claimant id there: AM_WHO(index, generation) */
+    int learned;              /* mapped because it sent to us, not by am_ep_map */
     char name[AM_NAME_MAX];
 };
 
 /* Which local peer index a sender entry of our own table resolved to. */
 struct am_source {
-    unsigned who;              /* the claimant id resolved; 0: unresolved */
+    unsigned who; /* the claimant id resolved; 0: unresolved */
     unsigned index;
 };
 
 /* The claim the head of one of our queues last waited on: stuck now while
  * ticket == head + 1 (poll.c). */
 struct am_stuck {
-    uint64_t ticket;           /* that head ticket + 1; 0: none yet */
-    unsigned polls;            /* polls that found it still claimed */
+    uint64_t ticket; /* that head ticket + 1; 0: none yet */
+    unsigned polls;  /* polls that found it still claimed */
 };
 
-#define AM_EP_MAGIC 0x616d6570u  /* "amep": a live am_ep_t */
-#define AM_EP_DEAD 0x64656164u   /* "dead": poisoned by am_ep_destroy */
+#define AM_EP_MAGIC 0x616d6570u /* "amep": a live am_ep_t */
+#define AM_EP_DEAD 0x64656164u  /* "dead": poisoned by am_ep_destroy */
 
 struct am_token {
     am_ep_t *ep;
-    unsigned source;           /* local peer index of the sender */
-    uint8_t qid;               /* queue the message came in on */
+    unsigned source; /* local peer index of the sender */
+    uint8_t qid;     /* queue the message came in on */
     uint8_t replied;
 };
 
 struct am_ep {
-    unsigned magic;            /* AM_EP_MAGIC while the endpoint exists */
+    unsigned magic; /* AM_EP_MAGIC while the endpoint exists */
     struct am_seg_view own;
     char name[AM_NAME_MAX];
     enum am_shm backend;
-    int unlinked;              /* own name already removed */
+    int unlinked; /* own name already removed */
     am_handler_t handlers[AM_HANDLER_TOTAL];
     struct am_peer **peers;    /* by index; NULL where unmapped */
     unsigned peers_n;          /* length of peers[] */
     struct am_source *sources; /* by sender index in own table */
     unsigned in_handler;       /* depth of handler calls now running */
     unsigned long bad_packets;
-    unsigned long abandoned;   /* dead senders' claims skipped */
-    struct am_stuck stuck[2];  /* per queue */
-    uint64_t head[2];          /* per queue: the next ticket to deliver; the
-                                * shared recv->head is only a copy, for show */
-    unsigned idle_polls;       /* polls that found nothing, for tail checks */
+    unsigned long abandoned;                 /* dead senders' claims skipped */
+    unsigned long delivered, delivered_bulk; /* messages, of them bulk: copied
+                                              * into the header for tools after a drain */
+    struct am_stuck stuck[2];                /* per queue */
+    uint64_t head[2];                        /* per queue: the next ticket to deliver; the
+                                              * shared recv->head is only a copy, for show */
+    unsigned idle_polls;                     /* polls that found nothing, for tail checks */
     uint32_t abandon_ms;
-    unsigned barrier_arrived;  /* job barrier: arrivals seen (rank 0) */
-    unsigned barrier_epoch;    /* job barrier: releases seen */
-    int holding;               /* in am_init: hold messages for user handlers */
+    unsigned barrier_arrived; /* job barrier: arrivals seen (rank 0) */
+    unsigned barrier_epoch;   /* job barrier: releases seen */
+    int holding;              /* in am_init: hold messages for user handlers */
     struct am_pending *pending, *pending_last; /* held messages, oldest first */
 };
 
@@ -137,15 +136,15 @@ struct am_ep {
 int am__config_resolve(const struct am_ep_opts *opts, struct am_config *cfg);
 int am__name_valid(const char *name);
 int am__claim_parse(const char *s, enum am_claim *out);
-const struct lock_ops *am__claim_lock(enum am_claim c);
+const struct am_lock_ops *am__claim_lock(enum am_claim c);
 
 /* view.c: layout of a segment and views onto it */
 size_t am__layout_size(const struct am_config *cfg);
 int am__layout_write(void *base, const struct am_config *cfg, const char *name);
 int am__ep_unlink(am_ep_t *ep);
+int am__ep_stale(const struct am_segment *seg); /* endpoint.c: its owner is gone */
 int am__view_own(struct am_seg_view *v, const struct am_segment *seg);
-int am__view_attach(struct am_seg_view *v, const struct am_segment *seg,
-                    const char *name);
+int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const char *name);
 /* Make the page of sender entry `index` writable in this view (to take its
  * lifeline and hold the entry) or read-only again.  0 or -errno. */
 int am__view_entry_writable(struct am_seg_view *v, unsigned index, int writable);
@@ -156,10 +155,10 @@ int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index
 void am__sender_release(struct am_seg_view *v, unsigned index);
 int am__who_dead(const struct am_seg_view *v, unsigned who);
 
-/* claim.c: the claim protocol, one step at a time (see the file header) */
+/* send.c: the sender's half; the claim one step at a time (see its header) */
 struct am_claim_state {
     uint64_t ticket, bulk_ticket;
-    unsigned who;   /* the claimant's id in the destination segment */
+    unsigned who; /* the claimant's id in the destination segment */
     int want_bulk;
     int stage;
 };
@@ -173,10 +172,9 @@ static inline void am__hook(enum am_hook where)
         am__claim_stall_hook(where);
 }
 
-/* send.c / poll.c / wait.c */
-void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
-                 unsigned handler, const void *data, size_t len, const uint32_t *args,
-                 int nargs);
+/* send.c, poll.c (the receiver's half), wait.c */
+void am__publish(struct am_queue_view *q, const struct am_claim_state *c, unsigned handler,
+                 const void *data, size_t len, const uint32_t *args, int nargs);
 int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
              const void *data, size_t len, const uint32_t *args, int nargs);
 int am__drain(am_ep_t *ep, enum am_qid qid);
@@ -194,6 +192,9 @@ static inline int am__ep_ok(const am_ep_t *ep)
 {
     return ep && ep->magic == AM_EP_MAGIC;
 }
+
+/* job.c: the barrier's internal handlers, set on every endpoint */
+void am__barrier_handlers(am_ep_t *ep);
 
 /* pending.c */
 struct am_pending;

@@ -121,6 +121,23 @@ static int wait_for(am_ep_t *ep, const unsigned *counter, unsigned target)
     return 0;
 }
 
+/* The barrier's internal handlers: they only count, am_barrier waits. */
+static void barrier_arrive(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    t->ep->barrier_arrived++;
+}
+
+static void barrier_release(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    t->ep->barrier_epoch++;
+}
+
+void am__barrier_handlers(am_ep_t *ep)
+{
+    ep->handlers[AM_H_BARRIER_ARRIVE] = barrier_arrive;
+    ep->handlers[AM_H_BARRIER_RELEASE] = barrier_release;
+}
+
 int am_barrier(am_ep_t *ep)
 {
     if (!am__ep_ok(ep))

@@ -54,11 +54,11 @@
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-#define AM_LAYOUT_VERSION 4u
-#define AM_LINE 64u              /* cache line: one packet, one bulk state */
-#define AM_BLOCK 128u            /* sender/receiver blocks: adjacent-line prefetch */
+#define AM_LAYOUT_VERSION 5u
+#define AM_LINE 64u   /* cache line: one packet, one bulk state */
+#define AM_BLOCK 128u /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
-#define AM_NAME_MAX 48u          /* endpoint name, with its NUL */
+#define AM_NAME_MAX 48u                       /* endpoint name, with its NUL */
 #define AM_MAX_PACKETS 65536u
 #define AM_MAX_BULK_BLOCKS 4096u
 #define AM_MAX_SENDERS 1024u
@@ -68,9 +68,9 @@ enum am_type { AM_FREE = 0, AM_CLAIMED = 1, AM_READY = 2, AM_READY_BULK = 3 };
 #define AM_WHO_BITS 22u
 #define AM_LAP_SHIFT (AM_WHO_BITS + 2u)
 #define AM_LAP_MASK ((AO_t)-1 >> AM_LAP_SHIFT)
-#define AM_STATE(lap, who, type) \
+#define AM_STATE(lap, who, type)                                                           \
     (((AO_t)(lap) << AM_LAP_SHIFT) | ((AO_t)(who) << 2) | (AO_t)(type))
-#define AM_STATE_TYPE(s) ((unsigned)((s) & 3u))
+#define AM_STATE_TYPE(s) ((unsigned)((s)&3u))
 #define AM_STATE_WHO(s) ((unsigned)(((s) >> 2) & ((1u << AM_WHO_BITS) - 1u)))
 #define AM_STATE_LAP(s) ((AO_t)(s) >> AM_LAP_SHIFT)
 
@@ -85,11 +85,13 @@ static inline AO_t am_lap(uint64_t t, uint32_t n)
 /* Claimant ids (see the file header). */
 #define AM_GEN_BITS 11u
 #define AM_GEN_MASK ((1u << AM_GEN_BITS) - 1u)
-#define AM_WHO(index, gen) (((((unsigned)(gen) & AM_GEN_MASK) << 10) | (unsigned)(index)) + 1u)
-#define AM_WHO_INDEX(who) (((who) - 1u) & 1023u)
-#define AM_WHO_GEN(who) (((who) - 1u) >> 10)
+#define AM_WHO(index, gen)                                                                 \
+    (((((unsigned)(gen)&AM_GEN_MASK) << 10) | (unsigned)(index)) + 1u)
+#define AM_WHO_INDEX(who) (((who)-1u) & 1023u)
+#define AM_WHO_GEN(who) (((who)-1u) >> 10)
 
-/* Claim algorithms as stored in the header (names in claim.c). */
+/* Claim algorithms as stored in the header; their names, in this order, are
+ * am_claim_names (options.c), the one list of them. */
 enum am_claim {
     AM_CLAIM_LOCKFREE = 0,
     AM_CLAIM_TAS,
@@ -107,26 +109,30 @@ enum am_seg_state { AM_SEG_INIT = 0, AM_SEG_LIVE = 1, AM_SEG_CLOSED = 2 };
 struct am_seg_header {
     uint64_t magic;
     uint32_t version;
-    uint32_t claim;        /* enum am_claim */
-    uint32_t packets;      /* Q, power of two */
-    uint32_t bulk_blocks;  /* B, power of two */
-    uint32_t max_senders;  /* S */
-    uint32_t owner_pid;    /* for tools (shmamstat); liveness is owner_life's */
-    uint32_t page_size;    /* P: the layout's page; attachers must have the same */
+    uint32_t claim;       /* enum am_claim */
+    uint32_t packets;     /* Q, power of two */
+    uint32_t bulk_blocks; /* B, power of two */
+    uint32_t max_senders; /* S */
+    uint32_t owner_pid;   /* for tools (shmamstat); liveness is owner_life's */
+    uint32_t page_size;   /* P: the layout's page; attachers must have the same */
     uint32_t pad;
     uint64_t segment_size;
-    uint64_t senders_off;  /* offsets from the segment start: P; entry i at
-                            * senders_off + i * P */
-    uint64_t shared_off;   /* struct am_seg_shared, the first byte peers write */
-    uint64_t send_off[2];  /* AM_REQUEST, AM_REPLY: struct am_queue_send */
-    uint64_t recv_off[2];  /* struct am_queue_recv */
-    uint64_t lock_off[2];  /* 0 for lockfree */
+    uint64_t senders_off; /* offsets from the segment start: P; entry i at
+                           * senders_off + i * P */
+    uint64_t shared_off;  /* struct am_seg_shared, the first byte peers write */
+    uint64_t send_off[2]; /* AM_REQUEST, AM_REPLY: struct am_queue_send */
+    uint64_t recv_off[2]; /* struct am_queue_recv */
+    uint64_t lock_off[2]; /* 0 for lockfree */
     uint64_t packets_off[2];
     uint64_t bulk_state_off[2];
     uint64_t bulk_off[2];
     char name[AM_NAME_MAX];
-    AO_t bad_packets;      /* corrupt packets seen by the owner (statistics) */
-    AO_t abandoned;        /* claims of dead senders skipped (statistics) */
+    /* Statistics, kept by the owner for tools (shmamstat): stored, never read
+     * back (the private counters are the truth). */
+    AO_t bad_packets;    /* corrupt packets seen */
+    AO_t abandoned;      /* claims of dead senders skipped */
+    AO_t delivered;      /* messages delivered (handlers run or held) */
+    AO_t delivered_bulk; /* of them, bulk */
     /* What every send reads first, on one line that changes only at open and
      * close: is the owner there? */
     _Alignas(AM_LINE) AO_t state;  /* enum am_seg_state; release-stored by the owner */
@@ -138,8 +144,8 @@ struct am_seg_shared {
     /* Wake-up for am_wait (32-bit: futex words). */
     _Alignas(AM_BLOCK) unsigned int sleeping; /* owner is (about to be) asleep */
     unsigned int wake_seq;                    /* futex word, bumped by senders */
-    AO_t orphans[2];       /* per queue: a sender asks the owner to repair the
-                            * bulk blocks (dead claims, impossible states) */
+    AO_t orphans[2]; /* per queue: a sender asks the owner to repair the
+                      * bulk blocks (dead claims, impossible states) */
 };
 
 /* One sender entry, alone on its page.  Whoever holds an entry's lifeline owns
@@ -157,14 +163,15 @@ enum am_sender_state {
     AM_SENDER_CLOSED = 3
 };
 #define AM_SENDER(gen, st) (((AO_t)(gen) << 2) | (AO_t)(st))
-#define AM_SENDER_ST(s) ((unsigned)((s) & 3u))
+#define AM_SENDER_ST(s) ((unsigned)((s)&3u))
 #define AM_SENDER_GEN(s) ((unsigned)((s) >> 2) & AM_GEN_MASK)
 struct am_sender {
     struct am_lifeline life;
     _Alignas(AM_LINE) AO_t state;
-    uint32_t pid;          /* for tools; liveness is the lifeline's, never a pid */
+    uint32_t pid; /* for tools; liveness is the lifeline's, never a pid */
     uint32_t pad;
     char name[AM_NAME_MAX];
+    AO_t backoffs; /* for tools: rounds this sender waited for room, a copy */
 };
 
 enum am_qid { AM_REQUEST = 0, AM_REPLY = 1 };
@@ -180,12 +187,12 @@ struct am_queue_recv {
 
 struct am_packet {
     _Alignas(AM_LINE) AO_t state; /* AM_STATE(lap, type) */
-    uint64_t bulk_ticket;  /* READY_BULK: bulk ticket (block t % B, lap t / B) */
-    uint16_t handler;      /* handler id */
-    uint8_t nargs;         /* 0 .. AM_MAX_ARGS */
-    uint8_t flags;         /* reserved, 0 */
-    uint32_t pad;          /* the sender is the claimant in the state word */
-    uint32_t bulk_len;     /* 0 .. AM_BULK_BYTES */
+    uint64_t bulk_ticket;         /* READY_BULK: bulk ticket (block t % B, lap t / B) */
+    uint16_t handler;             /* handler id */
+    uint8_t nargs;                /* 0 .. AM_MAX_ARGS */
+    uint8_t flags;                /* reserved, 0 */
+    uint32_t pad;                 /* the sender is the claimant in the state word */
+    uint32_t bulk_len;            /* 0 .. AM_BULK_BYTES */
     uint32_t args[AM_MAX_ARGS];
 };
 
@@ -199,7 +206,7 @@ struct am_bulk_state {
 _Static_assert(sizeof(AO_t) == 8, "shmam needs 64-bit AO_t for free-running tickets");
 _Static_assert(sizeof(struct am_packet) == AM_LINE, "a packet is one cache line");
 _Static_assert(sizeof(struct am_bulk_state) == AM_LINE, "bulk state is one line");
-_Static_assert(sizeof(struct am_sender) == 2 * AM_LINE, "sender entry is two lines");
+_Static_assert(sizeof(struct am_sender) <= 3 * AM_LINE, "sender entry, three lines");
 _Static_assert(sizeof(struct am_seg_header) <= 4096, "the header fits the smallest page");
 _Static_assert(sizeof(struct am_seg_shared) == AM_BLOCK, "shared block");
 _Static_assert(offsetof(struct am_seg_header, owner_life) / AM_LINE ==

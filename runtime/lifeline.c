@@ -10,7 +10,7 @@
  * A lifeline lives on a page only its holder maps writable (layout.h), but the
  * segment's creator wrote it first and any process of the user could open the
  * segment anew and write it.  Before any pthread call on one, its kind is
- * checked (mutex_robust_ok): glibc may crash on a mutex of a kind it was not
+ * checked (am_lock_mutex_robust_ok): glibc may crash on a mutex of a kind it was not
  * made as.  A garbled lifeline is never taken (its entry is skipped) and reads
  * as gone.
  *
@@ -18,7 +18,7 @@
  * message from it; everything a dead holder wrote is read as possibly half done.
  */
 #include "lifeline.h"
-#include "mutex.h"
+#include "lock.h"
 
 #include <atomic_ops.h>
 #include <errno.h>
@@ -37,12 +37,12 @@ _Static_assert(offsetof(pthread_mutex_t, __data.__lock) == 0, "futex word first"
 int am__lifeline_init(struct am_lifeline *l)
 {
     memset(l, 0, sizeof *l);
-    return mutex_robust_init(&l->m);
+    return am_lock_mutex_robust_init(&l->m);
 }
 
 int am__lifeline_take(struct am_lifeline *l)
 {
-    if (!mutex_robust_ok(&l->m))
+    if (!am_lock_mutex_robust_ok(&l->m))
         return -EBUSY; /* overwritten by a peer: unusable, never touched */
     int r = pthread_mutex_trylock(&l->m);
     if (r == EOWNERDEAD)
@@ -52,7 +52,7 @@ int am__lifeline_take(struct am_lifeline *l)
 
 void am__lifeline_release(struct am_lifeline *l)
 {
-    if (mutex_robust_ok(&l->m))
+    if (am_lock_mutex_robust_ok(&l->m))
         pthread_mutex_unlock(&l->m);
 }
 

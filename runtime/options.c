@@ -32,9 +32,9 @@ int am__claim_parse(const char *s, enum am_claim *out)
 }
 
 /* The lock behind a locked claim algorithm; NULL for lockfree. */
-const struct lock_ops *am__claim_lock(enum am_claim c)
+const struct am_lock_ops *am__claim_lock(enum am_claim c)
 {
-    return c == AM_CLAIM_LOCKFREE ? NULL : lock_find(am_claim_names[c]);
+    return c == AM_CLAIM_LOCKFREE ? NULL : am_lock_find(am_claim_names[c]);
 }
 
 int am__name_valid(const char *name)
@@ -84,8 +84,8 @@ int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
     if (rc == 0)
         rc = am__shm_parse(pick(o->shm, "SHMAM_SHM", "posix"), &cfg->backend);
     if (rc == 0)
-        rc = pick_count(o->packets, "SHMAM_PACKETS", AM_DEFAULT_PACKETS, 2,
-                        AM_MAX_PACKETS, 1, &cfg->packets);
+        rc = pick_count(o->packets, "SHMAM_PACKETS", AM_DEFAULT_PACKETS, 2, AM_MAX_PACKETS,
+                        1, &cfg->packets);
     if (rc == 0)
         rc = pick_count(o->bulk_blocks, "SHMAM_BULK", AM_DEFAULT_BULK, 1,
                         AM_MAX_BULK_BLOCKS, 1, &cfg->bulk_blocks);
@@ -98,29 +98,46 @@ int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
     return rc;
 }
 
-void am__abort(const char *file, int line, const char *msg)
+/* Every error shmam returns: its name and what it means here.  The one table
+ * of them (am_strerror, am_err_name). */
+static const struct am_error {
+    int err;
+    const char *name, *text;
+} errors[] = {
+    {0, "OK", "success"},
+    {EINVAL, "EINVAL", "invalid argument (name, size, algorithm, index or count)"},
+    {ENOENT, "ENOENT", "no such endpoint"},
+    {EEXIST, "EEXIST", "an endpoint of that name exists already"},
+    {ENOSPC, "ENOSPC", "no room: the peer's sender table is full, or /dev/shm is"},
+    {EPIPE, "EPIPE", "the peer endpoint has closed or its owner died"},
+    {EDEADLK, "EDEADLK", "not allowed from inside a handler (would deadlock)"},
+    {EALREADY, "EALREADY", "this request has been replied to already"},
+    {EPROTO, "EPROTO",
+     "segment does not match this build (magic, version or sizes), or a "
+     "peer broke it"},
+    {EAGAIN, "EAGAIN", "endpoint not ready yet"},
+    {ETIMEDOUT, "ETIMEDOUT", "timed out"},
+    {ENOMEM, "ENOMEM", "out of memory"},
+    {EACCES, "EACCES", "permission denied (another user's segment, or one open to others)"},
+    {EMSGSIZE, "EMSGSIZE", "message too long (more than 8 arguments or 8192 bytes)"},
+};
+
+static const struct am_error *error_of(int err)
 {
-    fprintf(stderr, "shmam: %s:%d: %s\n", file, line, msg);
-    abort();
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+        if (errors[i].err == -err)
+            return &errors[i];
+    return NULL;
 }
 
 const char *am_strerror(int err)
 {
-    switch (-err) {
-    case 0: return "success";
-    case EINVAL: return "invalid argument (name, size, algorithm, index or count)";
-    case ENOENT: return "no such endpoint";
-    case EEXIST: return "an endpoint of that name exists already";
-    case ENOSPC: return "no room: the peer's sender table is full, or /dev/shm is";
-    case EPIPE: return "the peer endpoint has closed or its owner died";
-    case EDEADLK: return "not allowed from inside a handler (would deadlock)";
-    case EALREADY: return "this request has been replied to already";
-    case EPROTO: return "segment does not match this build (magic, version or sizes)";
-    case EAGAIN: return "endpoint not ready yet";
-    case ETIMEDOUT: return "timed out";
-    case ENOMEM: return "out of memory";
-    case EACCES: return "permission denied";
-    case EMSGSIZE: return "message too long (more than 8 arguments or 8192 bytes)";
-    default: return strerror(-err);
-    }
+    const struct am_error *e = error_of(err);
+    return e ? e->text : strerror(-err);
+}
+
+const char *am_err_name(int err)
+{
+    const struct am_error *e = error_of(err);
+    return e ? e->name : "E?";
 }

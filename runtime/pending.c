@@ -31,8 +31,11 @@ int am__pending_hold(am_ep_t *ep, const am_token_t *tok, const struct am_packet 
     struct am_pending *p = malloc(sizeof *p + len);
     if (!p)
         return -1;
-    *p = (struct am_pending){.tok = *tok, .handler = m->handler, .nargs = m->nargs,
-                             .len = len, .bulk = data != NULL};
+    *p = (struct am_pending){.tok = *tok,
+                             .handler = m->handler,
+                             .nargs = m->nargs,
+                             .len = len,
+                             .bulk = data != NULL};
     memcpy(p->args, m->args, sizeof p->args);
     if (len)
         memcpy(p->data, data, len);

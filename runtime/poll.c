@@ -1,13 +1,14 @@
 /*
- * poll.c - delivery: the receiver's half of the protocol (see claim.c).
+ * poll.c - delivery: the receiver's half of the protocol (send.c holds the
+ * sender's).
  *
  * Only the endpoint's owner polls, and never from inside a handler (the handler
  * still holds its packet).  It keeps its heads in private memory (a peer that
- * moves the shared copy changes nothing).  For the packet at head (slot head % Q, lap head / Q)
- * it acquire-loads the state; on READY or READY_BULK it advances head,
- * validates a private copy of the packet, runs the handler, then release-stores
- * the bulk block and the packet FREE for the next lap.  One poll drains every
- * ready packet of both queues (the paper's gap reduction).
+ * moves the shared copy changes nothing).  For the packet at head (slot head % Q, lap head
+ * / Q) it acquire-loads the state; on READY or READY_BULK it advances head, validates a
+ * private copy of the packet, runs the handler, then release-stores the bulk block and the
+ * packet FREE for the next lap.  One poll drains every ready packet of both queues (the
+ * paper's gap reduction).
  *
  * Dead senders.  A head slot CLAIMED for its lap names its claimant.  While the
  * head waits on the same claim, every AM_STUCK_POLLS polls the receiver asks
@@ -24,8 +25,8 @@
  * count, claimant, bulk block or length is wrong is counted, reported once on
  * stderr and freed; a head slot whose state no sender could have written is
  * counted and reset to FREE for its lap; a tail or bulk tail that a peer moved
- * somewhere impossible is put back (checked every AM_TAIL_CHECK idle polls).  The receiver never indexes memory with
- * an unchecked value.
+ * somewhere impossible is put back (checked every AM_TAIL_CHECK idle polls).  The receiver
+ * never indexes memory with an unchecked value.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,56 +34,18 @@
 
 #include "internal.h"
 
-#define AM_STUCK_POLLS 64   /* polls between liveness checks of a stuck claim */
-#define AM_IDLE_CHORES 16   /* idle polls between looks at requests for repair */
-#define AM_TAIL_CHECK 1024  /* idle polls between checks of the shared tails */
+#define AM_STUCK_POLLS 64  /* polls between liveness checks of a stuck claim */
+#define AM_IDLE_CHORES 16  /* idle polls between looks at requests for repair */
+#define AM_TAIL_CHECK 1024 /* idle polls between checks of the shared tails */
 
 void am__report_bad(am_ep_t *ep, const char *why)
 {
     AO_fetch_and_add1(&ep->own.hdr->bad_packets);
     if (ep->bad_packets++ == 0)
-        fprintf(stderr, "shmam: endpoint %s: dropped a corrupt packet (%s); "
-                        "further ones are only counted\n", ep->name, why);
-}
-
-/* A sender found a peer's segment unusable: say so once per process, naming the
- * endpoint, and fail the send.  Returns -EPROTO. */
-int am__report_broken(const struct am_seg_view *v, const char *why)
-{
-    static int said;
-    if (!said && (said = 1))
-        fprintf(stderr, "shmam: endpoint %.*s: %s; sends to it fail with -EPROTO\n",
-                (int)AM_NAME_MAX, v->hdr->name, why);
-    return -EPROTO;
-}
-
-/* Resolve claimant `who` of our table to a local peer index, mapping the sender
- * as a new peer on first contact.  AM_SOURCE_UNKNOWN for a sender whose entry
- * has since been taken by another (it has gone) or whose endpoint cannot be
- * mapped.  The acquire pairs with the release of READY in senders.c.  -1 if
- * `who` names no sender that ever registered. */
-int am__source_index(am_ep_t *ep, unsigned who, unsigned *index)
-{
-    unsigned i = AM_WHO_INDEX(who);
-    if (who == 0 || i >= ep->own.max_senders)
-        return -1;
-    struct am_source *s = &ep->sources[i];
-    if (s->who != who) {
-        const struct am_sender *e = am__sender(&ep->own, i);
-        AO_t st = AO_load_acquire(&e->state);
-        if (AM_SENDER_ST(st) != AM_SENDER_READY && AM_SENDER_ST(st) != AM_SENDER_CLOSED)
-            return -1;
-        char name[AM_NAME_MAX];
-        memcpy(name, e->name, sizeof name);
-        name[AM_NAME_MAX - 1] = '\0';
-        if (AM_SENDER_GEN(st) != AM_WHO_GEN(who)) {
-            *index = AM_SOURCE_UNKNOWN;
-            return 0;
-        }
-        *s = (struct am_source){.who = who, .index = am__peer_learn(ep, name)};
-    }
-    *index = s->index;
-    return 0;
+        fprintf(stderr,
+                "shmam: endpoint %s: dropped a corrupt packet (%s); "
+                "further ones are only counted\n",
+                ep->name, why);
 }
 
 /* Validate the copy `m` of a packet in state `s` of queue `q`; returns NULL or
@@ -94,7 +57,8 @@ static const char *check(am_ep_t *ep, struct am_queue_view *q, const struct am_p
     *bulk = NULL;
     if (AM_STATE_TYPE(s) == AM_READY_BULK) {
         struct am_bulk_state *b = &q->bulk_state[m->bulk_ticket & (q->bulk_n - 1)];
-        if (AO_load(&b->state) != AM_STATE(am_lap(m->bulk_ticket, q->bulk_n), who, AM_CLAIMED))
+        if (AO_load(&b->state) !=
+            AM_STATE(am_lap(m->bulk_ticket, q->bulk_n), who, AM_CLAIMED))
             return "bulk block not claimed for this message";
         *bulk = b;
         if (m->bulk_len > AM_BULK_BYTES)
@@ -121,13 +85,14 @@ static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
     const char *why = check(ep, q, &m, s, &tok.source, &bulk);
     void *data = bulk ? q->bulk + (m.bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES : NULL;
     size_t len = bulk ? m.bulk_len : 0;
+    if (!why)
+        ep->delivered++, ep->delivered_bulk += bulk != NULL;
     if (why)
         am__report_bad(ep, why);
     else if (!ep->handlers[m.handler]) {
         if (am__pending_hold(ep, &tok, &m, data, len) < 0)
             am__report_bad(ep, "no memory to hold a message during am_init");
-    }
-    else {
+    } else {
         ep->in_handler++;
         ep->handlers[m.handler](&tok, m.args, m.nargs, data, len);
         ep->in_handler--;
@@ -141,8 +106,8 @@ static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
 }
 
 /* A bulk block in a state no sender writes (a ready type, FREE naming a
- * claimant, a claim of an impossible lap): put it back to FREE for the next ticket at that block after the
- * bulk tail. */
+ * claimant, a claim of an impossible lap): put it back to FREE for the next ticket at that
+ * block after the bulk tail. */
 static void reset_block(am_ep_t *ep, struct am_queue_view *q, uint32_t b, AO_t s)
 {
     uint64_t t = AO_load(&q->send->bulk_tail);
@@ -204,7 +169,7 @@ static int claimant_dead(am_ep_t *ep, enum am_qid qid, uint64_t head, AO_t s)
 }
 
 /* Skip the dead claim at `head`: move the tail past it if its claimant did not
- * (claim.c), then free the slot for the next lap, as delivery would.  The CAS
+ * (send.c), then free the slot for the next lap, as delivery would.  The CAS
  * on the tail comes first, so no sender finds the slot freed for a lap the tail
  * has not reached. */
 static void skip(am_ep_t *ep, enum am_qid qid, struct am_packet *p, uint64_t head, AO_t s)
@@ -229,6 +194,17 @@ static void repair(am_ep_t *ep, struct am_packet *p, AO_t s, AO_t lap)
         am__report_bad(ep, "impossible packet state");
 }
 
+/* After a drain that delivered n messages: copy the counters for tools (two
+ * stores to the owner's own header line, not per message). */
+static int drained(am_ep_t *ep, int n)
+{
+    if (n) {
+        AO_store(&ep->own.hdr->delivered, ep->delivered);
+        AO_store(&ep->own.hdr->delivered_bulk, ep->delivered_bulk);
+    }
+    return n;
+}
+
 /* Deliver every ready message of one of our queues; returns how many. */
 int am__drain(am_ep_t *ep, enum am_qid qid)
 {
@@ -246,11 +222,11 @@ int am__drain(am_ep_t *ep, enum am_qid qid)
             n++;
         } else if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) == AM_CLAIMED) {
             if (!claimant_dead(ep, qid, head, s))
-                return n;
+                return drained(ep, n);
             skip(ep, qid, p, head, s);
         } else {
             repair(ep, p, s, lap);
-            return n;
+            return drained(ep, n);
         }
     }
 }
@@ -264,11 +240,10 @@ int am__stuck(const am_ep_t *ep)
            ep->stuck[AM_REPLY].ticket == ep->head[AM_REPLY] + 1;
 }
 
-
 /* The packet tail always lies in [head, head + Q] (claims need a slot freed
  * for their lap, and the tail trails the claims by at most one).  One outside
  * was written by a broken or hostile peer: put it back to head; senders then
- * move it past the slots already claimed (claim.c), so nothing is lost that
+ * move it past the slots already claimed (send.c), so nothing is lost that
  * was claimed.  Owner only; the CAS leaves a tail that moved meanwhile alone. */
 static void repair_tail(am_ep_t *ep, enum am_qid qid, struct am_queue_view *q)
 {
@@ -306,7 +281,8 @@ static void repair_free_slots(am_ep_t *ep, enum am_qid qid, struct am_queue_view
     for (; t != head + q->packets_n; t++) {
         struct am_packet *p = &q->packets[t & (q->packets_n - 1)];
         AO_t lap = am_lap(t, q->packets_n), s = AO_load(&p->state);
-        if (AM_STATE_LAP(s) == lap && (AM_STATE_TYPE(s) == AM_FREE) == (AM_STATE_WHO(s) == 0))
+        if (AM_STATE_LAP(s) == lap &&
+            (AM_STATE_TYPE(s) == AM_FREE) == (AM_STATE_WHO(s) == 0))
             continue;
         if (AO_compare_and_swap_full(&p->state, s, AM_STATE(lap, 0, AM_FREE)))
             am__report_bad(ep, "impossible packet state");

@@ -10,9 +10,9 @@
  * name (or one of the next keys, when another name holds it: see "System V
  * names" below), made with shmget(IPC_CREAT|IPC_EXCL) and attached with shmat;
  * they are visible from creation, and an opener judges a half-made one by
- * whether anybody has it attached (am__segment_users).  Both are created with mode 0600 and are
- * zero-filled by the kernel; opening refuses a segment of another user or one
- * open to group or others.
+ * whether anybody has it attached (am__segment_users).  Both are created with mode 0600 and
+ * are zero-filled by the kernel; opening refuses a segment of another user or one open to
+ * group or others.
  *
  * Invariants:
  *   - A failed create leaves nothing behind: no file, no System V id, no mapping.
@@ -28,6 +28,7 @@
  */
 #include "segment.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -41,8 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SHM_PATH_MAX 256 /* NAME_MAX of /dev/shm plus the leading slash */
+#define SHM_PATH_MAX 256    /* NAME_MAX of /dev/shm plus the leading slash */
 #define SHM_DIR "/dev/shm"  /* where glibc's shm_open keeps its files */
+#define SHM_PREFIX "shmam-" /* file name prefix of a POSIX segment */
 
 int am__shm_parse(const char *s, enum am_shm *out)
 {
@@ -209,8 +211,8 @@ static int sysv_attach(int id, size_t segsz, struct am_segment *s)
 
     if (p == (void *)-1)
         return -errno;
-    *s = (struct am_segment){.base = p, .size = segsz - SYSV_TAG, .backend = AM_SHM_SYSV,
-                             .fd = -1, .id = id};
+    *s = (struct am_segment){
+        .base = p, .size = segsz - SYSV_TAG, .backend = AM_SHM_SYSV, .fd = -1, .id = id};
     return 0;
 }
 
@@ -258,8 +260,10 @@ static int sysv_whose(key_t k, const char *name, int *id, size_t *segsz)
     if (p == (const void *)-1)
         return 0;
     const char *tag = p + ds.shm_segsz - SYSV_TAG;
-    int r = strncmp(tag, name, SYSV_TAG) == 0 ? 1 : tag[0] != 0 ? 0
-            : ds.shm_nattch == 0 && creator_gone(&ds) ? -1 : SYSV_MAKING;
+    int r = strncmp(tag, name, SYSV_TAG) == 0         ? 1
+            : tag[0] != 0                             ? 0
+            : ds.shm_nattch == 0 && creator_gone(&ds) ? -1
+                                                      : SYSV_MAKING;
     shmdt(p);
     *segsz = ds.shm_segsz;
     return r;
@@ -452,4 +456,48 @@ void am__segment_unmap(struct am_segment *s)
         munmap(s->base, s->size);
     s->base = NULL;
     s->size = 0;
+}
+
+/* POSIX: every /dev/shm/shmam-NAME file of ours (by name only: the caller
+ * opens and judges each). */
+static int posix_list(int (*fn)(const char *name, void *arg), void *arg)
+{
+    DIR *d = opendir(SHM_DIR);
+    if (!d)
+        return -errno;
+    const struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, SHM_PREFIX, strlen(SHM_PREFIX)) == 0)
+            rc = fn(e->d_name + strlen(SHM_PREFIX), arg);
+    closedir(d);
+    return rc;
+}
+
+/* System V: every segment of ours whose trailer names it. */
+static int sysv_list(int (*fn)(const char *name, void *arg), void *arg)
+{
+    struct shm_info info;
+    int max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info), rc = 0;
+    for (int i = 0; rc == 0 && i <= max; i++) {
+        struct shmid_ds ds;
+        int id = shmctl(i, SHM_STAT, &ds);
+        if (id < 0 || !ours(ds.shm_perm.uid, ds.shm_perm.mode) || ds.shm_segsz < SYSV_TAG)
+            continue;
+        const char *p = shmat(id, NULL, SHM_RDONLY);
+        if (p == (const void *)-1)
+            continue;
+        char name[SYSV_TAG];
+        memcpy(name, p + ds.shm_segsz - SYSV_TAG, sizeof name);
+        shmdt(p);
+        name[SYSV_TAG - 1] = '\0';
+        if (name[0])
+            rc = fn(name, arg);
+    }
+    return rc;
+}
+
+int am__segment_list(enum am_shm b, int (*fn)(const char *name, void *arg), void *arg)
+{
+    return b == AM_SHM_POSIX ? posix_list(fn, arg) : sysv_list(fn, arg);
 }

@@ -34,13 +34,11 @@ key_t am__segment_key(const char *name);
  * segment has no name yet: am__segment_publish gives it one once it is
  * complete, so a name never shows a half-made segment.  A System V segment has
  * its key at once: -EEXIST if that key is taken.  Other -errno on failure. */
-int am__segment_make(enum am_shm b, const char *name, size_t size,
-                     struct am_segment *s);
+int am__segment_make(enum am_shm b, const char *name, size_t size, struct am_segment *s);
 
 /* am__segment_make and am__segment_publish in one: the named segment, or
  * -EEXIST if the name is taken. */
-int am__segment_create(enum am_shm b, const char *name, size_t size,
-                       struct am_segment *s);
+int am__segment_create(enum am_shm b, const char *name, size_t size, struct am_segment *s);
 
 /* Give a created segment its name, atomically: -EEXIST if the name is taken.
  * System V: nothing to do. */
@@ -61,6 +59,11 @@ int am__segment_open(enum am_shm b, const char *name, struct am_segment *s);
 /* Remove the name so nobody else can open it; existing mappings stay valid and
  * the memory goes away with the last of them.  -ENOENT if there is none. */
 int am__segment_unlink(enum am_shm b, const char *name);
+
+/* Call fn(name, arg) for every segment of ours in backend b that carries a
+ * name, until fn returns non-zero (which is returned); names are not
+ * validated.  0, or -errno if the backend cannot be listed. */
+int am__segment_list(enum am_shm b, int (*fn)(const char *name, void *arg), void *arg);
 
 /* Unmap (detach) a mapped segment. */
 void am__segment_unmap(struct am_segment *s);

@@ -1,9 +1,61 @@
 /*
- * send.c - requests and replies: claim a packet (claim.c), fill it, publish it.
+ * send.c - the sender's half of the protocol, top to bottom: claim a packet
+ * (and for bulk, a bulk block) in a many-to-one queue, fill it, publish it
+ * READY, wake the receiver if it sleeps; then the public send calls.  poll.c
+ * holds the receiver's half, senders.c the table that says who is sending and
+ * who is alive.
  *
- * While a claim cannot complete (queue full, lock busy, slot not yet freed for
- * our lap) the sender backs off exponentially and polls its own endpoint: a
- * request polls both queues, which breaks the deadlock of endpoints sending to
+ * The protocol (Lumetta & Culler, section 3, with lap-tagged slots that name
+ * their claimant):
+ *   sender:   claim slot (FREE for lap L -> CLAIMED by me), fill it,
+ *             release-store READY
+ *   receiver: acquire-load READY at head, head++, run the handler,
+ *             release-store FREE for lap L+1
+ * Tails are free-running tickets; ticket t is slot t % N of lap t / N.
+ *
+ * lockfree (Figure 3, steps swapped): read the tail t, CAS slot t % N from
+ *   AM_STATE(t/N, 0, FREE) to AM_STATE(t/N, me, CLAIMED), then CAS the tail from
+ *   t to t+1.  The slot CAS is the claim, and it records the claimant in the
+ *   same atomic step, so there is never a taken ticket whose taker is unknown: a
+ *   sender that dies at any instruction leaves either nothing or a slot that
+ *   names it.  The tail is a hint that trails the claims by at most one: a sender
+ *   that finds the tail's slot already claimed for the tail's lap moves the tail
+ *   on (helping a claimant that stalled or died before its tail CAS), so slots
+ *   are claimed in ticket order.  A slot CAS succeeds only for the lap the sender
+ *   read with the tail, so a sender stalled since reading it can never take a
+ *   slot a lap later, and one sender's messages keep their order.  A slot not
+ *   yet freed for the tail's lap means the queue is full: the sender backs off
+ *   holding nothing.  Bulk claims take a bulk block the same way first, then a
+ *   packet (section 3.2): a sender holding the head packet never waits for a
+ *   bulk block.
+ * locked (Figure 2, any lock of locks/): under the queue's lock, move the tail
+ *   past any slot claimed for its lap (a holder that died between claiming and
+ *   moving the tail), then, if the tail's slot (and for bulk, the bulk tail's
+ *   block) is FREE for its lap, mark it CLAIMED by me and advance the tail;
+ *   otherwise unlock and let the caller back off.  A sender first tests without
+ *   the lock whether the queue is full, and if so backs off without queueing for
+ *   the lock.  Locks record their holder, so a waiter takes over the lock of a
+ *   holder that died (locks/lock.h); the repair above is all a take-over needs.
+ *
+ * Dead claimants.  A claim whose sender died is skipped by the receiver
+ * (poll.c), which moves the tail past it first if nobody did.  A bulk block
+ * claimed by a sender that died before publishing its packet is freed by the
+ * receiver when asked (am__claim_orphans_ask, from a sender waiting for it).
+ *
+ * Ordering: the claim CAS (full barrier) or the lock's acquire orders the
+ * sender's reads of FREE before its writes of the packet; it pairs with the
+ * receiver's release-store of FREE in poll.c, which follows its last read of
+ * the packet and bulk data.
+ *
+ * Claiming step by step.  am__claim_try() advances one claim as far as it can
+ * without waiting and says whether it is complete (1), not yet (0), or
+ * impossible (-EPIPE: the lock waiter gave up because the receiver died;
+ * -EPROTO: the lock is garbage); am__send loops on it.  Any number of senders
+ * may run it concurrently on one queue.
+ *
+ * Backing off.  While a claim cannot complete (queue full, lock busy, slot not
+ * yet freed for our lap) the sender backs off exponentially and polls its own
+ * endpoint: a request polls both queues, which breaks the deadlock of endpoints sending to
  * each other with full queues; a reply polls only the reply queue, since reply
  * handlers never send.  Once spinning has clearly failed the backoff yields the
  * processor.  Every round checks that the destination still lives (two plain
@@ -13,23 +65,221 @@
  * receiver to free it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
 #include "spin.h"
 
-/* Is the owner of a peer segment still there to drain it?  Plain loads; any
- * process, any time. */
-int am__peer_alive(const struct am_seg_view *v)
+#ifndef AO_HAVE_compare_and_swap_full
+#error "shmam needs AO_compare_and_swap_full"
+#endif
+
+/* Tests set this to widen the window between claim steps (a yield, a stall) or
+ * to park a sender at one of them (enum am_hook); am__hook() calls it. */
+void (*am__claim_stall_hook)(enum am_hook where);
+
+enum stage { CLAIM_BULK, CLAIM_PACKET, DONE };
+
+void am__claim_begin(struct am_claim_state *c, int want_bulk, unsigned who)
 {
-    return AO_load(&v->hdr->state) == AM_SEG_LIVE && !am__lifeline_gone(&v->hdr->owner_life);
+    c->want_bulk = want_bulk;
+    c->who = who;
+    c->stage = want_bulk ? CLAIM_BULK : CLAIM_PACKET;
 }
+
+/* State word of slot t % n in an array of one-line slots (packets, bulk states:
+ * both keep their state word first in a 64-byte line). */
+static volatile AO_t *slot_state(void *slots, uint64_t t, uint32_t n)
+{
+    return (volatile AO_t *)((char *)slots + (t & (n - 1)) * AM_LINE);
+}
+
+/* Is state s, of the slot of ticket t, claimed (or ready) for t's lap?  Then
+ * ticket t is taken and the tail may move past it. */
+static int taken(AO_t s, uint64_t t, uint32_t n)
+{
+    return AM_STATE_LAP(s) == am_lap(t, n) && AM_STATE_TYPE(s) != AM_FREE;
+}
+
+/* Lock-free: claim the slot at the tail for its lap, recording `who`, then move
+ * the tail on (`hook` names the point between, for tests).  Returns 0 (holding
+ * nothing) when the queue is full.  The acquire of the state pairs with the
+ * receiver's release-store of FREE. */
+static int claim_lockfree(volatile AO_t *tail, void *slots, uint32_t n, unsigned who,
+                          enum am_hook hook, uint64_t *ticket)
+{
+    for (;;) {
+        AO_t t = AO_load(tail);
+        volatile AO_t *st = slot_state(slots, t, n);
+        AO_t s = AO_load_acquire(st), lap = am_lap(t, n);
+        if (s == AM_STATE(lap, 0, AM_FREE)) {
+            if (!AO_compare_and_swap_full(st, s, AM_STATE(lap, who, AM_CLAIMED)))
+                continue;
+            am__hook(hook);
+            AO_compare_and_swap(tail, t, t + 1);
+            *ticket = t;
+            return 1;
+        }
+        if (taken(s, t, n))
+            AO_compare_and_swap(tail, t, t + 1); /* help a stalled or dead claimant */
+        else if (AO_load(tail) == t)
+            return 0; /* not yet freed for this lap: the queue is full */
+    }
+}
+
+static int try_lockfree(struct am_queue_view *q, struct am_claim_state *c)
+{
+    switch (c->stage) {
+    case CLAIM_BULK:
+        if (!claim_lockfree(&q->send->bulk_tail, q->bulk_state, q->bulk_n, c->who,
+                            AM_HOOK_BULK_CLAIMED, &c->bulk_ticket))
+            return 0;
+        c->stage = CLAIM_PACKET;
+        /* fall through */
+    case CLAIM_PACKET:
+        if (!claim_lockfree(&q->send->tail, q->packets, q->packets_n, c->who,
+                            AM_HOOK_CLAIMED, &c->ticket))
+            return 0;
+        c->stage = DONE;
+    }
+    return 1;
+}
+
+/* Under the lock: move the tail past slots claimed for its lap (by a holder that
+ * died before moving it), then say whether the tail's slot is free for its lap.
+ * The receiver may move the tail past a dead claim too, hence the CAS.  The
+ * acquire pairs with the receiver's release-store of FREE (poll.c). */
+static int tail_free(volatile AO_t *tail, void *slots, uint32_t n, uint64_t *t)
+{
+    for (;;) {
+        *t = AO_load(tail);
+        AO_t s = AO_load_acquire(slot_state(slots, *t, n));
+        if (s == AM_STATE(am_lap(*t, n), 0, AM_FREE))
+            return 1;
+        if (!taken(s, *t, n))
+            return 0;
+        AO_compare_and_swap(tail, *t, *t + 1);
+    }
+}
+
+/* Has the receiver freed the tail's slot for its lap yet?  Read without the lock,
+ * a hint only (the lock holder decides): a slot of an earlier lap means the queue
+ * is full, and then waiting for the lock would only queue us behind other
+ * senders that will find it full too (with FIFO locks and more processes than
+ * cores, a convoy). */
+static int queue_full(volatile AO_t *tail, void *slots, uint32_t n)
+{
+    uint64_t t = AO_load(tail);
+    return AM_STATE_LAP(AO_load(slot_state(slots, t, n))) != am_lap(t, n);
+}
+
+/* Mark slot t claimed by `who` and move the tail past it; under the lock.
+ * `hook` names the point between, for tests: a holder dying there leaves a
+ * claimed slot behind the tail, which the next holder's tail_free passes. */
+static void claim_under_lock(volatile AO_t *tail, void *slots, uint32_t n, uint64_t t,
+                             unsigned who, enum am_hook hook)
+{
+    AO_store(slot_state(slots, t, n), AM_STATE(am_lap(t, n), who, AM_CLAIMED));
+    am__hook(hook);
+    AO_store(tail, t + 1);
+}
+
+/* A sender found a peer's segment unusable: say so once per process, naming the
+ * endpoint, and fail the send.  Returns -EPROTO. */
+int am__report_broken(const struct am_seg_view *v, const char *why)
+{
+    static int said;
+    if (!said && (said = 1))
+        fprintf(stderr, "shmam: endpoint %.*s: %s; sends to it fail with -EPROTO\n",
+                (int)AM_NAME_MAX, v->hdr->name, why);
+    return -EPROTO;
+}
+
+/* What a lock waiter may ask (lock.h): is a claimant dead, is the receiver? */
+static int watch_dead(const void *v, unsigned who)
+{
+    return am__who_dead(v, who);
+}
+
+static int watch_give_up(const void *v)
+{
+    return !am__peer_alive(v);
+}
+
+/* Figure 2: one attempt under the lock.  The lock's acquire/release order the
+ * tail accesses between senders; slot states are written with plain stores
+ * because only the lock holder may turn a FREE slot CLAIMED, and the receiver
+ * never writes a FREE slot. */
+static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
+                      struct am_claim_state *c)
+{
+    const struct am_lock_watch watch = {watch_dead, watch_give_up, v};
+    struct am_lock_ctx ctx = {.self = c->who, .procs = v->max_senders, .watch = &watch};
+    struct am_queue_send *s = q->send;
+    uint64_t t, bt = 0;
+    if (queue_full(&s->tail, q->packets, q->packets_n) ||
+        (c->want_bulk && queue_full(&s->bulk_tail, q->bulk_state, q->bulk_n)))
+        return 0;
+    int rc = v->lock->lock(q->lock, &ctx);
+    if (rc == AM_LOCK_GAVE_UP)
+        return -EPIPE;
+    if (rc == AM_LOCK_BROKEN)
+        return am__report_broken(v, "its queue's lock was overwritten");
+    am__hook(AM_HOOK_LOCKED);
+    int ok = (!c->want_bulk || tail_free(&s->bulk_tail, q->bulk_state, q->bulk_n, &bt)) &&
+             tail_free(&s->tail, q->packets, q->packets_n, &t);
+    if (ok && c->want_bulk) {
+        claim_under_lock(&s->bulk_tail, q->bulk_state, q->bulk_n, bt, c->who,
+                         AM_HOOK_BULK_CLAIMED);
+        c->bulk_ticket = bt;
+    }
+    if (ok) {
+        claim_under_lock(&s->tail, q->packets, q->packets_n, t, c->who, AM_HOOK_CLAIMED);
+        c->ticket = t;
+        c->stage = DONE;
+    }
+    v->lock->unlock(q->lock, &ctx);
+    return ok;
+}
+
+int am__claim_try(struct am_seg_view *v, struct am_queue_view *q, struct am_claim_state *c)
+{
+    if (v->claim == AM_CLAIM_LOCKFREE)
+        return try_lockfree(q, c);
+    return try_locked(v, q, c);
+}
+
+/* A sender waiting for a bulk block: if the block at the bulk tail is held by a
+ * dead claimant, or its state is one no sender writes (a ready type, free for
+ * another lap or naming a claimant, claimed for a lap other than the tail's or
+ * the one before), ask the receiver to repair the bulk blocks (it alone may:
+ * only it knows which ones a queued packet still uses) and wake it.  Any
+ * sender, any time; costs a few loads. */
+void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
+{
+    struct am_queue_view *q = &v->q[qid];
+    uint64_t bt = AO_load(&q->send->bulk_tail);
+    AO_t s = AO_load(slot_state(q->bulk_state, bt, q->bulk_n));
+    AO_t lap = am_lap(bt, q->bulk_n), slap = AM_STATE_LAP(s);
+    int lap_ok = slap == lap || slap == ((lap - 1) & AM_LAP_MASK);
+    if ((AM_STATE_TYPE(s) == AM_CLAIMED && lap_ok && !am__who_dead(v, AM_STATE_WHO(s))) ||
+        s == AM_STATE(lap, 0, AM_FREE))
+        return;
+    AO_store(&v->shared->orphans[qid], 1);
+    am__wake(v->shared);
+}
+
+/* ---- fill, publish, wake; the send calls ---------------------------------- */
 
 #define AM_ORPHAN_EVERY 64 /* yields between looks for a dead sender's bulk block */
 
-static int backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid, int bulk,
-                   struct spin *sp, unsigned *yields)
+/* One round of waiting for room in dest's queue qid; counted in our sender
+ * entry `me` there (our own page: a plain load and store), for tools. */
+static int backoff(am_ep_t *ep, struct am_seg_view *dest, struct am_sender *me,
+                   enum am_qid qid, int bulk, struct spin *sp, unsigned *yields)
 {
+    AO_store(&me->backoffs, AO_load(&me->backoffs) + 1);
     if (qid == AM_REQUEST)
         am__poll(ep);
     else
@@ -77,8 +327,8 @@ static void wake_if_asleep(struct am_seg_shared *h)
         am__wake(h);
 }
 
-static int check_args(unsigned handler, const void *data, size_t len,
-                      const uint32_t *args, int nargs)
+static int check_args(unsigned handler, const void *data, size_t len, const uint32_t *args,
+                      int nargs)
 {
     if (handler >= AM_HANDLER_TOTAL || nargs < 0 || (nargs > 0 && !args) ||
         (len > 0 && !data))
@@ -104,7 +354,8 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
     unsigned yields = 0;
     am__claim_begin(&c, data != NULL, peer->who);
     while ((rc = am__claim_try(v, q, &c)) <= 0)
-        if (rc < 0 || (rc = backoff(ep, v, qid, data != NULL, &sp, &yields)) < 0)
+        if (rc < 0 || (rc = backoff(ep, v, am__sender(v, peer->sender_index), qid,
+                                    data != NULL, &sp, &yields)) < 0)
             return rc;
     am__publish(q, &c, handler, data, len, args, nargs);
     wake_if_asleep(v->shared);

@@ -1,6 +1,7 @@
 /*
- * senders.c - the sender table of a segment: who may put packets here, and
- * whether each of them is still alive.
+ * senders.c - who is at the other end: the sender table of a segment (who may
+ * put packets here, who sent a packet), and whether each sender, and the
+ * owner, is still alive.
  *
  * Before sending to an endpoint a process registers in its table.  An entry
  * belongs to whoever holds its lifeline (lifeline.h); it is alone on a page
@@ -100,4 +101,41 @@ int am__who_dead(const struct am_seg_view *v, unsigned who)
     if (AM_SENDER_GEN(st) != AM_WHO_GEN(who) || AM_SENDER_ST(st) != AM_SENDER_READY)
         return 1;
     return am__lifeline_gone(&e->life);
+}
+
+/* Is the owner of a peer segment still there to drain it?  Plain loads (its
+ * state, its lifeline), any process, any time. */
+int am__peer_alive(const struct am_seg_view *v)
+{
+    return AO_load(&v->hdr->state) == AM_SEG_LIVE &&
+           !am__lifeline_gone(&v->hdr->owner_life);
+}
+
+/* Resolve claimant `who` of our table to a local peer index, mapping the sender
+ * as a new peer on first contact.  AM_SOURCE_UNKNOWN for a sender whose entry
+ * has since been taken by another (it has gone) or whose endpoint cannot be
+ * mapped.  The acquire pairs with the release of READY in senders.c.  -1 if
+ * `who` names no sender that ever registered. */
+int am__source_index(am_ep_t *ep, unsigned who, unsigned *index)
+{
+    unsigned i = AM_WHO_INDEX(who);
+    if (who == 0 || i >= ep->own.max_senders)
+        return -1;
+    struct am_source *s = &ep->sources[i];
+    if (s->who != who) {
+        const struct am_sender *e = am__sender(&ep->own, i);
+        AO_t st = AO_load_acquire(&e->state);
+        if (AM_SENDER_ST(st) != AM_SENDER_READY && AM_SENDER_ST(st) != AM_SENDER_CLOSED)
+            return -1;
+        char name[AM_NAME_MAX];
+        memcpy(name, e->name, sizeof name);
+        name[AM_NAME_MAX - 1] = '\0';
+        if (AM_SENDER_GEN(st) != AM_WHO_GEN(who)) {
+            *index = AM_SOURCE_UNKNOWN;
+            return 0;
+        }
+        *s = (struct am_source){.who = who, .index = am__peer_learn(ep, name)};
+    }
+    *index = s->index;
+    return 0;
 }

@@ -92,6 +92,19 @@ struct setting {
     int (*valid)(const char *v);
 };
 
+/* The claim algorithms this build knows, joined by `sep`: from am_claim_names,
+ * the one list of them. */
+static const char *claims(const char *sep)
+{
+    static char buf[256];
+    size_t n = 0;
+    buf[0] = '\0';
+    for (const char *const *c = am_claim_names; *c; c++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s",
+                              c == am_claim_names ? "" : sep, *c);
+    return buf;
+}
+
 static int valid_claim(const char *v)
 {
     for (const char *const *c = am_claim_names; *c; c++)
@@ -129,8 +142,7 @@ static int valid_bulk(const char *v)
 
 enum { SET_CLAIM, SET_SHM, SET_PACKETS, SET_BULK, NSETTINGS };
 static const struct setting settings[NSETTINGS] = {
-    [SET_CLAIM] = {SHMAM_CLAIM, "--claim", "lockfree, tas, ttas, ticket, anderson or mutex",
-                   valid_claim},
+    [SET_CLAIM] = {SHMAM_CLAIM, "--claim", NULL /* claims(", ") */, valid_claim},
     [SET_SHM] = {SHMAM_SHM, "--shm", "posix or sysv", valid_shm},
     [SET_PACKETS] = {SHMAM_PACKETS, "--packets", "a power of two, 2..65536", valid_packets},
     [SET_BULK] = {SHMAM_BULK, "--bulk", "a power of two, 1..4096", valid_bulk},
@@ -160,22 +172,22 @@ struct job {
 
 static void usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: shmamrun -n P [options] program [args...]\n"
-        "Start P ranks of program as one shmam job and wait for them.\n"
-        "  -n P                 number of ranks (1..%u)\n"
-        "  -a, --claim ALG      claim algorithm: lockfree tas ttas ticket anderson mutex\n"
-        "      --shm KIND       segment backend: posix or sysv\n"
-        "      --bind           pin rank r to the (r %% ncpus)-th allowed CPU\n"
-        "      --packets Q      packets per queue, a power of two\n"
-        "      --bulk B         8 KB bulk blocks per queue, a power of two\n"
-        "      --timeout SECS   stop the job after SECS seconds (exit status 124)\n"
-        "  -h, --help           print this help\n"
-        "Options override SHMAM_CLAIM, SHMAM_SHM, SHMAM_PACKETS, SHMAM_BULK.\n"
-        "Exit status: 0 if every rank exits 0, else the first failure's status\n"
-        "(its exit code or 128+signal); 124 on timeout; 2 on bad usage.\n",
-        AM_MAX_SENDERS);
+    fprintf(f,
+            "usage: shmamrun -n P [options] program [args...]\n"
+            "Start P ranks of program as one shmam job and wait for them.\n"
+            "  -n P                 number of ranks (1..%u)\n"
+            "  -a, --claim ALG      claim algorithm: %s\n"
+            "      --shm KIND       segment backend: posix or sysv\n"
+            "      --bind           pin rank r to the (r %% ncpus)-th allowed CPU\n"
+            "      --packets Q      packets per queue, a power of two\n"
+            "      --bulk B         8 KB bulk blocks per queue, a power of two\n"
+            "      --timeout SECS   stop the job after SECS seconds (exit status 124)\n"
+            "      --list-claims    print the claim algorithms, one a line, and exit\n"
+            "  -h, --help           print this help\n"
+            "Options override SHMAM_CLAIM, SHMAM_SHM, SHMAM_PACKETS, SHMAM_BULK.\n"
+            "Exit status: 0 if every rank exits 0, else the first failure's status\n"
+            "(its exit code or 128+signal); 124 on timeout; 2 on bad usage.\n",
+            AM_MAX_SENDERS, claims(" "));
 }
 
 /* Bad input: say what was wrong and exit 2 before anything has started. */
@@ -213,7 +225,7 @@ static double parse_timeout(const char *v)
     return t;
 }
 
-enum { OPT_SHM = 256, OPT_BIND, OPT_PACKETS, OPT_BULK, OPT_TIMEOUT };
+enum { OPT_SHM = 256, OPT_BIND, OPT_PACKETS, OPT_BULK, OPT_TIMEOUT, OPT_LIST_CLAIMS };
 static const struct option long_opts[] = {
     {"claim", required_argument, NULL, 'a'},
     {"shm", required_argument, NULL, OPT_SHM},
@@ -221,6 +233,7 @@ static const struct option long_opts[] = {
     {"packets", required_argument, NULL, OPT_PACKETS},
     {"bulk", required_argument, NULL, OPT_BULK},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"list-claims", no_argument, NULL, OPT_LIST_CLAIMS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -250,6 +263,10 @@ static int take_option(int c, struct opts *o)
     case OPT_TIMEOUT:
         o->timeout = parse_timeout(optarg);
         break;
+    case OPT_LIST_CLAIMS:
+        for (const char *const *a = am_claim_names; *a; a++)
+            puts(*a);
+        exit(0);
     case 'h':
         usage(stdout);
         exit(0);
@@ -266,7 +283,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
     while ((c = getopt_long(argc, argv, "+n:a:h", long_opts, NULL)) != -1)
         if (take_option(c, o) != 0) {
-            fputs("Try 'shmamrun --help'.\n", stderr);
+            usage(stderr);
             exit(EXIT_USAGE);
         }
     if (o->nprocs == 0)
@@ -282,15 +299,15 @@ static void export_settings(const struct opts *o)
     for (int i = 0; i < NSETTINGS; i++) {
         const struct setting *s = &settings[i];
         const char *v = o->value[i], *env = getenv(s->env);
+        const char *expect = s->expect ? s->expect : claims(", ");
         if (v && !s->valid(v))
-            bad_usage("bad %s '%s': expected %s", s->flag, v, s->expect);
+            bad_usage("bad %s '%s': expected %s", s->flag, v, expect);
         if (v)
             setenv(s->env, v, 1);
         else if (env && !*env)
             unsetenv(s->env);
         else if (env && !s->valid(env))
-            bad_usage("bad %s='%s' in the environment: expected %s", s->env, env,
-                      s->expect);
+            bad_usage("bad %s='%s' in the environment: expected %s", s->env, env, expect);
     }
 }
 

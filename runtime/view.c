@@ -6,8 +6,8 @@
  * refuses the segment unless every offset, the size, magic and version agree.  A
  * zero-filled segment is nearly a valid empty endpoint: state 0 is
  * AM_STATE(0, 0, AM_FREE) for every packet and bulk block, tails and heads are 0
- * and sender entries are FREE (generation 0); only the lifelines (robust mutexes) need their
- * initialisation.
+ * and sender entries are FREE (generation 0); only the lifelines (robust mutexes) need
+ * their initialisation.
  *
  * Protection (layout.h, "who writes where").  A view maps the owner's page and
  * the sender entries' pages read-only, except the pages whose lifeline this
@@ -40,7 +40,7 @@ static uint32_t page_size(void)
 /* Fill the offsets and sizes of `h` from `cfg`; returns the segment size. */
 static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
 {
-    const struct lock_ops *lock = am__claim_lock(cfg->claim);
+    const struct am_lock_ops *lock = am__claim_lock(cfg->claim);
     uint64_t page = page_size();
     h->page_size = (uint32_t)page;
     h->senders_off = page;
@@ -119,8 +119,8 @@ int am__layout_write(void *base, const struct am_config *cfg, const char *name)
                                                       (uint64_t)i * h->page_size));
     for (int q = 0; q < 2 && rc == 0; q++)
         if (h->lock_off[q])
-            rc = am__claim_lock(cfg->claim)->init((char *)base + h->lock_off[q],
-                                                  cfg->max_senders);
+            rc = am__claim_lock(cfg->claim)
+                     ->init((char *)base + h->lock_off[q], cfg->max_senders);
     return rc;
 }
 

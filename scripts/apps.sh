@@ -32,7 +32,7 @@ cd "$(dirname "$0")/.." || exit 1
 SCALE=${SCALE:-quick}
 B=${B:-build}
 RUN=$B/bin/shmamrun
-ALGS="lockfree tas ttas ticket anderson mutex"
+ALGS=$("$RUN" --list-claims | tr '\n' ' ') || exit 1 # the one list: am_claim_names
 case $SCALE in
 quick)
     P=${NPROCS:-4} FFT_N=128 COMM_S=80 COMP_S=800 KEYS=262144

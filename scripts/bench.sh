@@ -18,7 +18,7 @@ rtt=$B/bench/rtt
 for f in "$run" "$rtt"; do
     [ -x "$f" ] || { echo "bench.sh: $f is missing; run make bench" >&2; exit 1; }
 done
-algs="lockfree tas ttas ticket anderson mutex"
+algs=$("$run" --list-claims | tr '\n' ' ') || exit 1 # the one list: am_claim_names
 if [ -n "${RESULTS:-}" ]; then
     out=$RESULTS
 else

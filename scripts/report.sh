@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.." || exit 1
 SCALE=${SCALE:-quick}
 B=${B:-build}
 RUN=$B/bin/shmamrun
-ALGS="lockfree tas ttas ticket anderson mutex"
+ALGS=$("$RUN" --list-claims | tr '\n' ' ') || exit 1 # the one list: am_claim_names
 WRITERS="1 3 7"
 R=scripts/report
 case $SCALE in
@@ -135,7 +135,7 @@ step() {
 tab() {
     script=$1
     shift
-    awk -f $R/lib.awk -f $R/$script.awk "$@" "$OUT/all.csv"
+    awk -v ALGS="$ALGS" -f $R/lib.awk -f $R/$script.awk "$@" "$OUT/all.csv"
 }
 
 # plots: the gnuplot data files and PNGs; a plot that fails is noted in the log.

@@ -115,7 +115,7 @@ START_TEST(from_env_and_opts)
             expect_cfg(&c, a, b, 2, 1, 1, what);
         }
     /* The limits themselves are accepted. */
-    struct am_ep_opts big = {NULL, NULL, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS,
+    struct am_ep_opts big = {NULL,           NULL, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS,
                              AM_MAX_SENDERS, 0};
     resolve_ok(&big, &c, "largest sizes");
     expect_cfg(&c, 0, 0, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS, AM_MAX_SENDERS, "largest");
@@ -716,6 +716,11 @@ START_TEST(error_texts)
     }
     ck_assert_msg(am_strerror(0) && *am_strerror(0), "am_strerror(0)");
     ck_assert_msg(am_strerror(-12345) && *am_strerror(-12345), "unknown code");
+    /* Names for logs, from the same table. */
+    ck_assert_str_eq(am_err_name(-EPIPE), "EPIPE");
+    ck_assert_str_eq(am_err_name(-EACCES), "EACCES");
+    ck_assert_str_eq(am_err_name(0), "OK");
+    ck_assert_str_eq(am_err_name(-12345), "E?");
 }
 END_TEST
 

@@ -69,12 +69,12 @@ enum { H_MSG = 1, H_ECHO, H_ANSWER, H_PEERS };
 struct shared {
     struct tu_errors err;
     AO_t parked, go, stop, ready, live_done;
-    AO_t answered;         /* clients that got their reply */
+    AO_t answered; /* clients that got their reply */
     int alg, b, hook, after;
-    int park_short;        /* the victim's parked send is a short one */
+    int park_short; /* the victim's parked send is a short one */
     char rcv[AM_NAME_MAX];
     char snd[NSENDERS][AM_NAME_MAX];
-    int rc;                /* lock_waiter_dead_receiver: the waiter's send */
+    int rc; /* lock_waiter_dead_receiver: the waiter's send */
     double t_ret;
 };
 
@@ -309,8 +309,8 @@ START_TEST(parked_sender_killed)
 {
     struct tu_combo c = tu_combo_of(_i / NSTAGES);
     int stage = _i % NSTAGES, lockfree = c.alg == AM_CLAIM_LOCKFREE;
-    snprintf(what, sizeof what, "%s/%s: victim killed at '%s'", c.alg_name,
-             c.backend_name, stage_names[stage]);
+    snprintf(what, sizeof what, "%s/%s: victim killed at '%s'", c.alg_name, c.backend_name,
+             stage_names[stage]);
     sh->hook = (int)stage_hook(stage, lockfree);
     sh->park_short = stage == ST_LOCKED && lockfree;
     pid_t vp, lp[2];
@@ -379,7 +379,8 @@ START_TEST(stopped_sender_kept)
                   what, rx.got[0], rx.got[1], LIVE_MSGS, rx.got[2], want[2], stuck0);
     poll_for(ep, 0.05); /* nothing more may come */
     ck_assert_msg(rx.got[2] == want[2] && am_ep_abandoned(ep) == 0,
-                  "%s: %u victim messages, %lu skipped", what, rx.got[2], am_ep_abandoned(ep));
+                  "%s: %u victim messages, %lu skipped", what, rx.got[2],
+                  am_ep_abandoned(ep));
     AO_store_release(&sh->stop, 1);
     tu_assert_exit0(tu_reap(vp, 20), "stopped sender", what, &sh->err);
     end_stream(ep, lp);
@@ -841,8 +842,9 @@ START_TEST(stale_names)
                       "%s: shmget", what);
         int id = shmget(am__segment_key(name), 0, 0);
         create_destroy_ok(name, b, "over a half-made System V segment");
-        ck_assert_msg(shmget(am__segment_key(name), 0, 0) < 0 || shmget(am__segment_key(name),
-                      0, 0) != id, "%s: the half-made segment is still there", what);
+        ck_assert_msg(shmget(am__segment_key(name), 0, 0) < 0 ||
+                          shmget(am__segment_key(name), 0, 0) != id,
+                      "%s: the half-made segment is still there", what);
     }
     tu_ep_name(name, sizeof name, "dead", -1, b);
     tu_assert_exit0(tu_reap(tu_spawn(exit_without_destroy, name, 0), 10), "owner", what,

@@ -14,7 +14,7 @@
  * (am__claim_stall_hook): yields and pauses, and in the FIFO test also short
  * sleeps, between taking a ticket and claiming its slot, on queues of 4 or 8
  * packets so that laps wrap all the time.  The FIFO test is the regression guard
- * for the lap tag of claim.c: without the lap a stalled sender's slot can be
+ * for the lap tag of send.c: without the lap a stalled sender's slot can be
  * taken a lap later and messages overtake each other.
  *
  * Children report through a shared block (never through Check); the parent
@@ -384,7 +384,8 @@ static void run(const struct shape *sh, int combo)
         .tag = tag_, .writers = w_, .min = min_, .n = n_, .secs = secs_, .packets = q_,    \
         .bulk_blocks = b_, .bulk = bulk_, .stall = stall_, .use_wait = wait_               \
     }
-/*                                        tag  W  min       n secs    Q   B  bulk stall wait */
+/*                                        tag  W  min       n secs    Q   B  bulk stall wait
+ */
 static const struct shape once3 = SHAPE("once3", 3, 500, 100000, 0.5, 128, 16, 0, 0, 0);
 static const struct shape once7 = SHAPE("once7", 7, 300, 100000, 0.5, 16, 16, 0, 0, 0);
 static const struct shape oncew = SHAPE("oncew", 3, 500, 100000, 0.5, 8, 16, 0, 0, 1);

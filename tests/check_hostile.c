@@ -67,7 +67,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "mutex.h"
+#include "lock.h"
 #include "testutil.h"
 
 enum { H_MSG = 1 };
@@ -107,8 +107,11 @@ static void on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
 /* The receiver: a small endpoint (8 packets, 2 bulk blocks) that polls. */
 static void receiver(void *arg)
 {
-    struct am_ep_opts o = {.claim = am_claim_names[sh->alg], .shm = "posix", .packets = 8,
-                           .bulk_blocks = 2, .max_senders = 4};
+    struct am_ep_opts o = {.claim = am_claim_names[sh->alg],
+                           .shm = "posix",
+                           .packets = 8,
+                           .bulk_blocks = 2,
+                           .max_senders = 4};
     am_ep_t *ep = NULL;
     int rc = am_ep_create(sh->rcv, &o, &ep);
     if (rc < 0) {
@@ -233,11 +236,21 @@ static void move_counter(struct am_seg_header *h, int move)
     struct am_queue_send *s = (struct am_queue_send *)(b + h->send_off[AM_REQUEST]);
     struct am_queue_recv *r = (struct am_queue_recv *)(b + h->recv_off[AM_REQUEST]);
     switch (move) {
-    case TAIL_PLUS: AO_store(&s->tail, AO_load(&s->tail) + 1000); break;
-    case TAIL_MINUS: AO_store(&s->tail, AO_load(&s->tail) - 1); break;
-    case HEAD_PLUS: AO_store(&r->head, AO_load(&r->head) + 1); break;
-    case HEAD_MINUS: AO_store(&r->head, AO_load(&r->head) - 1); break;
-    case BULK_TAIL_PLUS: AO_store(&s->bulk_tail, AO_load(&s->bulk_tail) + 1000); break;
+    case TAIL_PLUS:
+        AO_store(&s->tail, AO_load(&s->tail) + 1000);
+        break;
+    case TAIL_MINUS:
+        AO_store(&s->tail, AO_load(&s->tail) - 1);
+        break;
+    case HEAD_PLUS:
+        AO_store(&r->head, AO_load(&r->head) + 1);
+        break;
+    case HEAD_MINUS:
+        AO_store(&r->head, AO_load(&r->head) - 1);
+        break;
+    case BULK_TAIL_PLUS:
+        AO_store(&s->bulk_tail, AO_load(&s->bulk_tail) + 1000);
+        break;
     }
 }
 
@@ -264,8 +277,7 @@ END_TEST
 START_TEST(anderson_slots)
 {
     uint64_t bad = _i ? (uint64_t)1 << 40 : 0;
-    snprintf(what, sizeof what, "anderson/posix: slot count %llu",
-             (unsigned long long)bad);
+    snprintf(what, sizeof what, "anderson/posix: slot count %llu", (unsigned long long)bad);
     pid_t r = start_receiver(AM_CLAIM_ANDERSON, "rcv");
     struct am_segment seg;
     struct am_seg_header *h = vandalise(&seg);
@@ -351,15 +363,15 @@ START_TEST(mutex_rewritten_while_held)
     tu_ep_name(sname, sizeof sname, "cli", AM_CLAIM_MUTEX, 0);
     struct am_ep_opts o = {.claim = "mutex", .shm = "posix"};
     am_ep_t *rcv = NULL, *cli = NULL;
-    ck_assert_msg(am_ep_create(rname, &o, &rcv) == 0 && am_ep_create(sname, &o, &cli) == 0 &&
-                      am_ep_map(cli, 0, rname) == 0,
+    ck_assert_msg(am_ep_create(rname, &o, &rcv) == 0 &&
+                      am_ep_create(sname, &o, &cli) == 0 && am_ep_map(cli, 0, rname) == 0,
                   "%s: endpoints", what);
     am_set_handler(rcv, H_MSG, on_msg);
     struct am_segment seg;
     int rc = am__segment_open(AM_SHM_POSIX, rname, &seg);
     ck_assert_msg(rc == 0, "%s: open: %s", what, am_strerror(rc));
     struct am_seg_header *h = seg.base;
-    unsigned long mended = mutex_links_mended();
+    unsigned long mended = am_lock_mutex_mended();
     held_target = (pthread_mutex_t *)lock_of(h);
     am__claim_stall_hook = rewrite_held;
     for (uint32_t i = 0; i < 3; i++) { /* the first is rewritten; the rest find it sane */
@@ -369,8 +381,8 @@ START_TEST(mutex_rewritten_while_held)
     }
     am__claim_stall_hook = NULL;
     ck_assert_msg(held_target == NULL, "%s: the hook never ran", what);
-    ck_assert_msg(mutex_links_mended() == mended + 1, "%s: %lu rewrites mended, want 1", what,
-                  mutex_links_mended() - mended);
+    ck_assert_msg(am_lock_mutex_mended() == mended + 1, "%s: %lu rewrites mended, want 1",
+                  what, am_lock_mutex_mended() - mended);
     while (AO_load(&sh->got) < 3 && am_poll(rcv) >= 0)
         ;
     ck_assert_msg(AO_load(&sh->bad_order) == 0, "%s: messages out of order", what);
@@ -435,7 +447,8 @@ START_TEST(other_users_segment)
         _exit(impostor(fake, ep->own.seg.base, ep->own.seg.size));
     int st;
     waitpid(p, &st, 0);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: impostor status %d", what, st);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: impostor status %d", what,
+                  st);
     ck_assert_msg(am_ep_create(fake, &o, &cli) == -EEXIST, "%s: create over it", what);
     ck_assert_msg(am_ep_map(ep, 0, fake) == -EACCES, "%s: a client mapped it", what);
     ck_assert_msg(am_ep_probe(fake) == -EACCES, "%s: probe", what);
@@ -459,7 +472,8 @@ static int small_shm(const char *name)
     if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
         mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=512k"))
         return 3;
-    struct am_ep_opts big = {.shm = "posix", .bulk_blocks = 128}, small = {.shm = "posix", .max_senders = 16};
+    struct am_ep_opts big = {.shm = "posix", .bulk_blocks = 128},
+                      small = {.shm = "posix", .max_senders = 16};
     am_ep_t *ep = NULL;
     if (am_ep_create(name, &big, &ep) != -ENOSPC)
         return 1;
@@ -483,8 +497,10 @@ START_TEST(small_dev_shm)
         printf("%s: skipped: no private mount namespace here\n", what);
         return;
     }
-    ck_assert_msg(WEXITSTATUS(st) == 0, "%s: a too big endpoint was not -ENOSPC, or a "
-                  "small one failed", what);
+    ck_assert_msg(WEXITSTATUS(st) == 0,
+                  "%s: a too big endpoint was not -ENOSPC, or a "
+                  "small one failed",
+                  what);
 }
 END_TEST
 
@@ -548,7 +564,8 @@ static int chaos_targets(const struct am_seg_view *v, unsigned me, struct target
         t[k++] = (struct target){OFF(qv->send), 16, 0};
         t[k++] = (struct target){OFF(qv->recv), 8, 0};
         t[k++] = (struct target){OFF(qv->packets), qv->packets_n * sizeof *qv->packets, 0};
-        t[k++] = (struct target){OFF(qv->bulk_state), qv->bulk_n * sizeof *qv->bulk_state, 0};
+        t[k++] =
+            (struct target){OFF(qv->bulk_state), qv->bulk_n * sizeof *qv->bulk_state, 0};
         if (v->claim == AM_CLAIM_TAS || v->claim == AM_CLAIM_TTAS)
             t[k++] = (struct target){OFF(qv->lock), sizeof(AO_t), 0};
     }
@@ -594,8 +611,11 @@ static void on_any(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
 
 static void chaos_receiver(void *arg)
 {
-    struct am_ep_opts o = {.claim = am_claim_names[sh->alg], .shm = "posix", .packets = 8,
-                           .bulk_blocks = 2, .max_senders = 4};
+    struct am_ep_opts o = {.claim = am_claim_names[sh->alg],
+                           .shm = "posix",
+                           .packets = 8,
+                           .bulk_blocks = 2,
+                           .max_senders = 4};
     am_ep_t *ep = NULL;
     if (am_ep_create(sh->rcv, &o, &ep) < 0)
         _exit(2);
@@ -624,10 +644,12 @@ static const char *describe_queues(void)
         const struct am_queue_send *snd = (const void *)(b + h->send_off[q]);
         const struct am_packet *pk = (const void *)(b + h->packets_off[q]);
         const struct am_bulk_state *bs = (const void *)(b + h->bulk_state_off[q]);
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "\nqueue %d: tail %lx bulk tail %lx; slots",
-                              q, (unsigned long)snd->tail, (unsigned long)snd->bulk_tail);
+        n += (size_t)snprintf(buf + n, sizeof buf - n,
+                              "\nqueue %d: tail %lx bulk tail %lx; slots", q,
+                              (unsigned long)snd->tail, (unsigned long)snd->bulk_tail);
         for (int i = 0; i < 8; i++)
-            n += (size_t)snprintf(buf + n, sizeof buf - n, " %lx", (unsigned long)pk[i].state);
+            n += (size_t)snprintf(buf + n, sizeof buf - n, " %lx",
+                                  (unsigned long)pk[i].state);
         n += (size_t)snprintf(buf + n, sizeof buf - n, "; blocks %lx %lx",
                               (unsigned long)bs[0].state, (unsigned long)bs[1].state);
     }
@@ -674,8 +696,10 @@ START_TEST(chaos)
     AO_store(&sh->got, 0);
     AO_store(&sh->bad_order, 0);
     send_all("cli"); /* the queue works again */
-    ck_assert_msg(AO_load(&sh->bad_order) == 0, "%s: %lu messages out of order or garbled "
-                  "after the vandal left", what, (unsigned long)AO_load(&sh->bad_order));
+    ck_assert_msg(AO_load(&sh->bad_order) == 0,
+                  "%s: %lu messages out of order or garbled "
+                  "after the vandal left",
+                  what, (unsigned long)AO_load(&sh->bad_order));
     AO_store_release(&sh->stop, 1);
     int st = tu_reap(r, 10);
     ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,

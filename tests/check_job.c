@@ -76,8 +76,8 @@ START_TEST(ring_every_algorithm)
     const char *args[] = {"ring", "3000", NULL};
     struct job_run r;
     run_job(alg, shm, args, &r);
-    ck_assert_msg(r.status == 0, "%s/%s: launcher exit %d, output:\n%s", alg, shm,
-                  r.status, r.o.out);
+    ck_assert_msg(r.status == 0, "%s/%s: launcher exit %d, output:\n%s", alg, shm, r.status,
+                  r.o.out);
     ck_assert_msg(count(r.o.out, " ok\n") == NPROCS, "%s/%s: not every rank ok:\n%s", alg,
                   shm, r.o.out);
     ck_assert_msg(r.job[0] && leftovers(r.job) == 0, "%s/%s: segments left by job %s", alg,

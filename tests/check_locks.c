@@ -1,5 +1,5 @@
 /*
- * check_locks.c - every lock of lock_table: the verbs' semantics in one process,
+ * check_locks.c - every lock of am_lock_table: the verbs' semantics in one process,
  * mutual exclusion among 4 and 8 processes on however many cores there are
  * (oversubscribed on purpose), trylock against a holder in another process, the
  * mutex's recovery from a holder killed with SIGKILL, and every lock's recovery
@@ -53,7 +53,7 @@
 /* What the workers share, followed (at HDR bytes) by the lock's state. */
 struct shared {
     struct tu_gate gate;
-    unsigned lock_idx;      /* into lock_table; read-only */
+    unsigned lock_idx;      /* into am_lock_table; read-only */
     long iters;             /* per worker; read-only */
     AO_t inside;            /* workers inside the critical section now */
     AO_t violations;        /* entries that found someone inside, or locked() false */
@@ -71,21 +71,21 @@ struct shared {
     AO_t holds[IDS];        /* recovery: id holds the lock and waits for release[id] */
     AO_t release[IDS];      /* recovery: id may leave its critical section */
     AO_t entered;           /* recovery: critical sections entered */
-    AO_t gave_up;           /* recovery: lock() calls that returned LOCK_GAVE_UP */
+    AO_t gave_up;           /* recovery: lock() calls that returned AM_LOCK_GAVE_UP */
 };
 
-#define HDR ((sizeof(struct shared) + LOCK_ALIGN - 1) / LOCK_ALIGN * LOCK_ALIGN)
+#define HDR ((sizeof(struct shared) + AM_LOCK_ALIGN - 1) / AM_LOCK_ALIGN * AM_LOCK_ALIGN)
 
-static const struct lock_ops *ops_of(const struct shared *s)
+static const struct am_lock_ops *ops_of(const struct shared *s)
 {
-    return lock_table[s->lock_idx];
+    return am_lock_table[s->lock_idx];
 }
 
-static unsigned lock_index(const struct lock_ops *ops)
+static unsigned lock_index(const struct am_lock_ops *ops)
 {
     unsigned i = 0;
 
-    while (lock_table[i] != ops)
+    while (am_lock_table[i] != ops)
         i++;
     return i;
 }
@@ -97,13 +97,13 @@ static void *lock_of(struct shared *s)
 
 static size_t shared_size(unsigned lock_idx, unsigned procs)
 {
-    return HDR + lock_table[lock_idx]->size(procs);
+    return HDR + am_lock_table[lock_idx]->size(procs);
 }
 
 /* A zeroed region with the lock initialised for `procs` participants. */
 static struct shared *shared_new(unsigned lock_idx, unsigned procs, long iters)
 {
-    const struct lock_ops *ops = lock_table[lock_idx];
+    const struct am_lock_ops *ops = am_lock_table[lock_idx];
     struct shared *s = tu_shared_alloc(shared_size(lock_idx, procs));
     int r;
 
@@ -154,19 +154,21 @@ START_TEST(test_table)
     int i;
 
     for (i = 0; names[i]; i++) {
-        ck_assert_msg(lock_table[i] != NULL, "%s: missing from lock_table", names[i]);
-        ck_assert_msg(strcmp(lock_table[i]->name, names[i]) == 0,
-                      "%s: lock_table[%d] is %s", names[i], i, lock_table[i]->name);
-        ck_assert_msg(lock_find(names[i]) == lock_table[i], "%s: lock_find", names[i]);
+        ck_assert_msg(am_lock_table[i] != NULL, "%s: missing from am_lock_table", names[i]);
+        ck_assert_msg(strcmp(am_lock_table[i]->name, names[i]) == 0,
+                      "%s: am_lock_table[%d] is %s", names[i], i, am_lock_table[i]->name);
+        ck_assert_msg(am_lock_find(names[i]) == am_lock_table[i], "%s: am_lock_find",
+                      names[i]);
     }
-    ck_assert_msg(lock_table[i] == NULL, "lock_table: not NULL-terminated after mutex");
-    ck_assert_msg(lock_find("nope") == NULL, "lock_find(\"nope\") found something");
+    ck_assert_msg(am_lock_table[i] == NULL,
+                  "am_lock_table: not NULL-terminated after mutex");
+    ck_assert_msg(am_lock_find("nope") == NULL, "am_lock_find(\"nope\") found something");
 }
 END_TEST
 
 START_TEST(test_anderson_needs_procs)
 {
-    const struct lock_ops *ops = lock_find("anderson");
+    const struct am_lock_ops *ops = am_lock_find("anderson");
     size_t size = ops->size(0);
     void *l = tu_shared_alloc(size);
 
@@ -180,13 +182,13 @@ END_TEST
  * to wrap the Anderson lock's slots several times. */
 START_TEST(test_semantics)
 {
-    const struct lock_ops *ops = lock_table[_i];
+    const struct am_lock_ops *ops = am_lock_table[_i];
     struct shared *s = shared_new((unsigned)_i, 3, 0);
-    struct lock_ctx a = {.self = 0}, b = {.self = 1};
+    struct am_lock_ctx a = {.self = 0}, b = {.self = 1};
     void *l = lock_of(s);
 
-    ck_assert_msg(ops->size(3) % LOCK_ALIGN == 0, "%s: size %zu not a multiple of %d",
-                  ops->name, ops->size(3), LOCK_ALIGN);
+    ck_assert_msg(ops->size(3) % AM_LOCK_ALIGN == 0, "%s: size %zu not a multiple of %d",
+                  ops->name, ops->size(3), AM_LOCK_ALIGN);
     ck_assert_msg(!ops->locked(l), "%s: locked() after init", ops->name);
     for (int round = 0; round < 20; round++) {
         ck_assert_msg(ops->trylock(l, &a) == 1, "%s: trylock on a free lock, round %d",
@@ -260,9 +262,9 @@ static int watched_give_up(const void *arg)
 
 /* Every fourth acquisition goes through trylock, retried with backoff.  A lock()
  * that does not return 0 (nobody dies or gives up here) fails the process. */
-static void acquire(struct shared *s, struct lock_ctx *c, long i)
+static void acquire(struct shared *s, struct am_lock_ctx *c, long i)
 {
-    const struct lock_ops *ops = ops_of(s);
+    const struct am_lock_ops *ops = ops_of(s);
     struct spin sp = SPIN_INIT;
 
     if (i % 4 != 3) {
@@ -280,8 +282,8 @@ static void exclusion_worker(int idx, void *arg)
 {
     struct shared *s = arg;
     struct watcher w = {s, (unsigned)idx};
-    const struct lock_watch watch = {watched_dead, watched_give_up, &w};
-    struct lock_ctx c = {.self = (unsigned)idx, .watch = idx % 2 ? &watch : NULL};
+    const struct am_lock_watch watch = {watched_dead, watched_give_up, &w};
+    struct am_lock_ctx c = {.self = (unsigned)idx, .watch = idx % 2 ? &watch : NULL};
 
     tu_gate_wait(&s->gate);
     for (long i = 0; i < s->iters; i++) {
@@ -293,7 +295,7 @@ static void exclusion_worker(int idx, void *arg)
 
 static void exclusion(unsigned lock_idx, int procs, long iters)
 {
-    const char *name = lock_table[lock_idx]->name;
+    const char *name = am_lock_table[lock_idx]->name;
     struct shared *s = shared_new(lock_idx, (unsigned)procs, iters * tu_stress_factor());
     double t = now_s();
     int failed =
@@ -326,7 +328,7 @@ END_TEST
 
 enum { HOLDER, WAITER, TRYLOCKERS = 2, TRY_PROCS = 2 + TRYLOCKERS, TRIES = 3000 };
 
-static void holder(struct shared *s, struct lock_ctx *c)
+static void holder(struct shared *s, struct am_lock_ctx *c)
 {
     struct timespec ten_ms = {0, 10000000};
 
@@ -339,7 +341,7 @@ static void holder(struct shared *s, struct lock_ctx *c)
     ops_of(s)->unlock(lock_of(s), c);
 }
 
-static void waiter(struct shared *s, struct lock_ctx *c)
+static void waiter(struct shared *s, struct am_lock_ctx *c)
 {
     await(&s->held);
     ops_of(s)->lock(lock_of(s), c);
@@ -348,7 +350,7 @@ static void waiter(struct shared *s, struct lock_ctx *c)
     ops_of(s)->unlock(lock_of(s), c);
 }
 
-static void trylocker(struct shared *s, struct lock_ctx *c, int idx)
+static void trylocker(struct shared *s, struct am_lock_ctx *c, int idx)
 {
     struct spin sp = SPIN_INIT;
 
@@ -371,7 +373,7 @@ static void trylocker(struct shared *s, struct lock_ctx *c, int idx)
 
 static void trylock_worker(int idx, void *arg)
 {
-    struct lock_ctx c = {.self = (unsigned)idx};
+    struct am_lock_ctx c = {.self = (unsigned)idx};
 
     if (idx == HOLDER)
         holder(arg, &c);
@@ -383,7 +385,7 @@ static void trylock_worker(int idx, void *arg)
 
 START_TEST(test_trylock_held)
 {
-    const char *name = lock_table[_i]->name;
+    const char *name = am_lock_table[_i]->name;
     struct shared *s = shared_new((unsigned)_i, TRY_PROCS, 0);
     int failed = tu_run_procs(TRY_PROCS, trylock_worker, s, PROC_TIMEOUT_S);
 
@@ -412,7 +414,7 @@ static pid_t start_doomed_holder(struct shared *s)
     AO_store(&s->held, 0);
     pid = fork();
     if (pid == 0) {
-        struct lock_ctx c = {.self = 0};
+        struct am_lock_ctx c = {.self = 0};
 
         ops_of(s)->lock(lock_of(s), &c);
         AO_store_release(&s->held, 1);
@@ -442,7 +444,7 @@ static void kill_holder(struct shared *s)
 static void recover_worker(int idx, void *arg)
 {
     struct shared *s = arg;
-    struct lock_ctx c = {.self = 1};
+    struct am_lock_ctx c = {.self = 1};
     void *l = lock_of(s);
 
     if (!s->recover_by_trylock)
@@ -460,7 +462,7 @@ static void recover_worker(int idx, void *arg)
 
 START_TEST(test_mutex_owner_dies)
 {
-    const struct lock_ops *ops = lock_find("mutex");
+    const struct am_lock_ops *ops = am_lock_find("mutex");
     struct shared *s = shared_new(lock_index(ops), 2, 0);
     int failed;
 
@@ -483,15 +485,15 @@ END_TEST
 
 /* One process plays both parts: b's watch calls a (id 0) dead while a holds the
  * lock, so b's lock() must take over or pass a's turn; then a watch that gives
- * up must return LOCK_GAVE_UP and leave the lock usable.  The mutex is left
+ * up must return AM_LOCK_GAVE_UP and leave the lock usable.  The mutex is left
  * out: the kernel knows its holder, and a same-thread relock is not a wait. */
 START_TEST(test_dead_one_process)
 {
-    const struct lock_ops *ops = lock_table[_i];
+    const struct am_lock_ops *ops = am_lock_table[_i];
     struct shared *s = shared_new((unsigned)_i, 3, 0);
     struct watcher wb = {s, 1};
-    const struct lock_watch watch = {watched_dead, watched_give_up, &wb};
-    struct lock_ctx a = {.self = 0}, b = {.self = 1, .watch = &watch};
+    const struct am_lock_watch watch = {watched_dead, watched_give_up, &wb};
+    struct am_lock_ctx a = {.self = 0}, b = {.self = 1, .watch = &watch};
     void *l = lock_of(s);
 
     if (strcmp(ops->name, "mutex") == 0)
@@ -505,7 +507,7 @@ START_TEST(test_dead_one_process)
     AO_store(&s->dead[0], 0); /* a new participant 0, alive */
     ck_assert_msg(ops->lock(l, &a) == 0, "%s: lock() after a take-over", ops->name);
     AO_store(&s->stop[1], 1);
-    ck_assert_msg(ops->lock(l, &b) == LOCK_GAVE_UP, "%s: no LOCK_GAVE_UP", ops->name);
+    ck_assert_msg(ops->lock(l, &b) == AM_LOCK_GAVE_UP, "%s: no AM_LOCK_GAVE_UP", ops->name);
     ck_assert_msg(ops->locked(l), "%s: the holder lost the lock to a give-up", ops->name);
     ops->unlock(l, &a);
     AO_store(&s->stop[1], 0);
@@ -521,7 +523,7 @@ END_TEST
 enum role {
     PASS,    /* a short critical section, then unlock */
     HOLD,    /* say so in holds[id], stay inside until release[id] */
-    GIVE_UP, /* must not get the lock: its lock() must return LOCK_GAVE_UP */
+    GIVE_UP, /* must not get the lock: its lock() must return AM_LOCK_GAVE_UP */
 };
 
 /* A participant's exit codes (besides 0), for the parent's messages. */
@@ -541,14 +543,14 @@ static void member_main(void *arg)
     const struct member *m = arg;
     struct shared *s = m->s;
     struct watcher w = {s, m->id};
-    const struct lock_watch watch = {watched_dead, watched_give_up, &w};
-    struct lock_ctx c = {.self = m->id, .watch = &watch};
+    const struct am_lock_watch watch = {watched_dead, watched_give_up, &w};
+    struct am_lock_ctx c = {.self = m->id, .watch = &watch};
     int r;
 
     if (m->gated)
         tu_gate_wait(&s->gate);
     r = ops_of(s)->lock(lock_of(s), &c);
-    if (r == LOCK_GAVE_UP && m->role == GIVE_UP) {
+    if (r == AM_LOCK_GAVE_UP && m->role == GIVE_UP) {
         AO_fetch_and_add1_full(&s->gave_up);
         return;
     }
@@ -650,7 +652,7 @@ enum { KILL_HOLDER = 1, KILL_WAITER = 2 };
 
 static void recovery(unsigned lock_idx, int kill_what)
 {
-    const char *name = lock_table[lock_idx]->name;
+    const char *name = am_lock_table[lock_idx]->name;
     struct shared *s = shared_new(lock_idx, IDS, 0);
     struct member m[4];
     pid_t pid[4];
@@ -718,7 +720,7 @@ END_TEST
  * nobody enters until it continues and unlocks. */
 START_TEST(test_stopped_holder_kept)
 {
-    const char *name = lock_table[_i]->name;
+    const char *name = am_lock_table[_i]->name;
     struct shared *s = shared_new((unsigned)_i, IDS, 0);
     struct member m[3];
     pid_t pid[3];
@@ -752,11 +754,11 @@ START_TEST(test_stopped_holder_kept)
 }
 END_TEST
 
-/* A waiter told to give up returns LOCK_GAVE_UP promptly and leaves the lock to
+/* A waiter told to give up returns AM_LOCK_GAVE_UP promptly and leaves the lock to
  * its holder; a later waiter gets it once the holder unlocks. */
 START_TEST(test_give_up)
 {
-    const char *name = lock_table[_i]->name;
+    const char *name = am_lock_table[_i]->name;
     struct shared *s = shared_new((unsigned)_i, IDS, 0);
     struct member m[3] = {{s, 0, HOLD, 0}, {s, 1, GIVE_UP, 0}, {s, 2, PASS, 0}};
     pid_t pid[3];
@@ -771,7 +773,7 @@ START_TEST(test_give_up)
     reap_ok(name, pid[1], 1, WAIT_S);
     t = now_s() - t;
     ck_assert_msg(t < GIVE_UP_S, "%s: lock() took %.1f s to give up", name, t);
-    ck_assert_msg(s->gave_up == 1, "%s: lock() did not return LOCK_GAVE_UP", name);
+    ck_assert_msg(s->gave_up == 1, "%s: lock() did not return AM_LOCK_GAVE_UP", name);
     ck_assert_msg(ops_of(s)->locked(lock_of(s)), "%s: !locked() after a give-up", name);
     pid[2] = start(name, &m[2], 1);
     expect_flag(name, s, &s->asked[2], "waited in lock()", 2);
@@ -787,7 +789,7 @@ START_TEST(test_give_up)
 END_TEST
 
 /* Every waiter's watch says give up at once, so lock() keeps returning
- * LOCK_GAVE_UP (each time perhaps leaving an abandoned ticket) and the workers
+ * AM_LOCK_GAVE_UP (each time perhaps leaving an abandoned ticket) and the workers
  * keep coming back, more of them than max_procs; the holder yields while it
  * holds, so that waiters do reach their watch.  The lock must still serve
  * every acquisition once, one at a time. */
@@ -797,13 +799,13 @@ static void churn_worker(int idx, void *arg)
 {
     struct shared *s = arg;
     struct watcher w = {s, (unsigned)idx};
-    const struct lock_watch watch = {watched_dead, watched_give_up, &w};
-    struct lock_ctx c = {.self = (unsigned)idx, .watch = &watch};
+    const struct am_lock_watch watch = {watched_dead, watched_give_up, &w};
+    struct am_lock_ctx c = {.self = (unsigned)idx, .watch = &watch};
     int r;
 
     tu_gate_wait(&s->gate);
     for (long i = 0; i < s->iters; i++) {
-        while ((r = ops_of(s)->lock(lock_of(s), &c)) == LOCK_GAVE_UP)
+        while ((r = ops_of(s)->lock(lock_of(s), &c)) == AM_LOCK_GAVE_UP)
             AO_fetch_and_add1_full(&s->gave_up);
         if (r != 0)
             _exit(EXIT_RESULT);
@@ -816,7 +818,7 @@ static void churn_worker(int idx, void *arg)
 
 START_TEST(test_give_up_churn)
 {
-    const char *name = lock_table[_i]->name;
+    const char *name = am_lock_table[_i]->name;
     struct shared *s = shared_new((unsigned)_i, CHURN_MAX_PROCS, CHURN_ITERS);
     double t = now_s();
     int failed;
@@ -841,7 +843,7 @@ static int lock_count(void)
 {
     int n = 0;
 
-    while (lock_table[n])
+    while (am_lock_table[n])
         n++;
     return n;
 }

@@ -206,8 +206,8 @@ static void srv_noreply(am_token_t *t, const uint32_t *a, int n, void *d, size_t
 static void server(void *arg)
 {
     const struct srv_cfg *c = arg;
-    struct am_ep_opts o = {am_claim_names[c->alg], tu_backend_name(c->b), c->packets,
-                           c->bulk_blocks, 0, 0};
+    struct am_ep_opts o = {
+        am_claim_names[c->alg], tu_backend_name(c->b), c->packets, c->bulk_blocks, 0, 0};
     int rc = am_ep_create(c->name, &o, &srv_ep);
     if (rc != 0) {
         tu_error(&sh->err, "server: create %s: %s", c->name, am_strerror(rc));
@@ -966,7 +966,8 @@ START_TEST(dead_peer)
             ck_assert_msg(dead_send(ep, !bulk) == -EPIPE, "%s: the other kind of send",
                           what);
         if (mode == DEAD_EXIT_IDLE) {
-            struct am_ep_opts o2 = {am_claim_names[d.alg], tu_backend_name(d.b), 2, 1, 0, 0};
+            struct am_ep_opts o2 = {
+                am_claim_names[d.alg], tu_backend_name(d.b), 2, 1, 0, 0};
             /* The name of a dead owner can be created again. */
             am_ep_t *again = create_ok(d.srv, &o2);
             ck_assert_msg(am_ep_destroy(again) == 0, "%s: destroy re-created", what);

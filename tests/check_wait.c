@@ -75,7 +75,8 @@ static void combo(int i, const char *test)
 
 static struct am_ep_opts opts(void)
 {
-    struct am_ep_opts o = {am_claim_names[sh->alg], tu_backend_name(sh->backend), 0, 0, 0, 0};
+    struct am_ep_opts o = {
+        am_claim_names[sh->alg], tu_backend_name(sh->backend), 0, 0, 0, 0};
     return o;
 }
 

@@ -6,7 +6,7 @@
  * Two modes, one per side of the protocol (modes[] below):
  *   peer  the bytes are a peer's whole segment: attach to it (view.c), register
  *         as a sender (senders.c), claim and publish one short and one bulk
- *         message (claim.c, send.c), leave.
+ *         message (send.c), leave.
  *   own   the bytes overwrite the queue areas (sender table, tails, heads,
  *         packets, bulk states) of an endpoint of our own, laid out with
  *         am__layout_write; then poll it (poll.c) a bounded number of times.
@@ -375,7 +375,8 @@ static struct am_segment seed_endpoint(const struct am_config *cfg, struct am_se
     struct am_segment seg = region_map(am__layout_size(cfg));
     struct am_queue_view *q = &v->q[AM_REQUEST];
     unsigned who = AM_WHO(0, 1);
-    if (!seg.base || am__layout_write(seg.base, cfg, OWN_NAME) != 0 || am__view_own(v, &seg))
+    if (!seg.base || am__layout_write(seg.base, cfg, OWN_NAME) != 0 ||
+        am__view_own(v, &seg))
         exit(1);
     v->hdr->state = AM_SEG_LIVE;
     v->hdr->owner_pid = 0;
@@ -406,7 +407,8 @@ static void seeds_claim(const char *dir, enum am_claim c)
     char name[64];
     struct am_segment seg = seed_endpoint(&peer, &v);
     snprintf(name, sizeof name, "peer-%s", am_claim_names[c]);
-    seed_write(dir, name, ctl, seg.base, (size_t)(v.q[AM_REQUEST].bulk - (uint8_t *)seg.base));
+    seed_write(dir, name, ctl, seg.base,
+               (size_t)(v.q[AM_REQUEST].bulk - (uint8_t *)seg.base));
     region_unmap(&seg);
     own.claim = c;
     seg = seed_endpoint(&own, &v);

@@ -78,8 +78,7 @@ int main(int argc, char **argv)
     else if (am_rank() == who && strcmp(mode, "exit") == 0) {
         fflush(stdout); /* an abrupt exit: no finalize, no leak report (make asan) */
         _exit(atoi(argv[3]));
-    }
-    else if (strcmp(mode, "ring") != 0)
+    } else if (strcmp(mode, "ring") != 0)
         park(ep);
     if (rc == 0)
         rc = am_finalize(ep);

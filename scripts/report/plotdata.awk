@@ -11,7 +11,6 @@
 #           bandwidth (size / bulk_t_<size>), MPICH's bw_<size>_MBps, and
 #           logp's memcpy rate of that size (lockfree's run) (MB/s)
 #   locks   rows process counts; columns every lock (millions of acquisitions/s)
-BEGIN { ALGS = "lockfree tas ttas ticket anderson mutex" }
 
 function v(x) { return x == "" ? "-" : x }
 

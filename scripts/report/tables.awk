@@ -10,10 +10,9 @@
 #            and 7 writers; columns the six algorithms and MPICH
 #   locks    the lock microbenchmark: throughput per lock and process count
 #   delivery the checked many-to-one and bulk exchange of demo_many
-# Missing values print as a dash.  ALGS overrides the column order.
+# Missing values print as a dash.  ALGS (-v, from shmamrun --list-claims)
+# names the claim algorithms, in column order.
 BEGIN {
-    if (ALGS == "")
-        ALGS = "lockfree tas ttas ticket anderson mutex"
     MPI_PP = "mpi_pingpong"
     MPI_ST = "mpi_stress"
 }

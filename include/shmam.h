@@ -15,6 +15,28 @@
  * Inside a job started by shmamrun, am_init() creates this rank's endpoint and maps
  * every rank r as index r.  Stand-alone processes create named endpoints and map
  * each other by name; a receiver learns from each message how to reply.
+ *
+ * Synchronization.  An endpoint belongs to the thread that created it ("the
+ * owner"); calls on it are not thread-safe and must come from that thread.
+ *
+ *   call                       may call                    blocks
+ *   am_ep_create, _map,        the owner, not in a handler no (destroy drains first)
+ *     _destroy, am_set_handler
+ *   am_request, _bulk          the owner, not in a handler while the queue is full
+ *   am_reply, _bulk            the owner, in a request     while the queue is full
+ *                              handler, once per request
+ *   am_poll                    the owner, not in a handler no
+ *   am_wait                    the owner, not in a handler until a message or timeout
+ *   am_barrier, am_finalize    the owner (a job's rank)    until every rank arrives
+ *   am_ep_probe, am_strerror,  any thread                  no
+ *     am_err_name, getters
+ *
+ * Ordering: a send releases and the poll that runs its handler acquires, so
+ * everything the sender wrote before the send (to any memory) is visible to
+ * the handler.  Handlers run on the owner's thread, inside am_poll or am_wait
+ * (or a send's backoff, which polls), one at a time.  A blocked send polls its
+ * own endpoint meanwhile (requests: both queues; replies: the reply queue), so
+ * two endpoints sending to each other never deadlock.
  */
 #ifndef SHMAM_H
 #define SHMAM_H
@@ -32,11 +54,11 @@ extern "C" {
 
 typedef struct am_ep am_ep_t;
 typedef struct am_token am_token_t;
-typedef void (*am_handler_t)(am_token_t *tok, const uint32_t *args, int nargs,
-                             void *data, size_t len);
+typedef void (*am_handler_t)(am_token_t *tok, const uint32_t *args, int nargs, void *data,
+                             size_t len);
 
 /* Endpoint options; a NULL field or 0 means "from the environment, else default":
- *   claim       lockfree | tas | ttas | ticket | anderson | mutex  (SHMAM_CLAIM)
+ *   claim       one of am_claim_names, default lockfree           (SHMAM_CLAIM)
  *   shm         posix | sysv                                      (SHMAM_SHM)
  *   packets     packets per queue, power of two, default 128      (SHMAM_PACKETS)
  *   bulk_blocks 8 KB blocks per queue, power of two, default 16   (SHMAM_BULK)
@@ -62,7 +84,10 @@ struct am_ep_opts {
  * index (-ENOSPC if the peer's sender table is full of live senders: try again
  * later, -EPIPE if its owner has gone).  A destroyed endpoint is poisoned: calls
  * on it return -EINVAL (or NULL / 0 for getters) until am_ep_create reuses the
- * handle. */
+ * handle.  Errors: -EINVAL (bad name, option or index), -EEXIST, -ENOSPC (no
+ * room in /dev/shm, named on stderr; or the peer's table is full), -EACCES
+ * (another user's segment), -EPROTO (not a segment of this build), -ENOMEM.
+ * am_set_handler: -EINVAL for an id over 255 or a destroyed endpoint. */
 int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **ep);
 int am_ep_destroy(am_ep_t *ep);
 int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name);
@@ -81,10 +106,10 @@ int am_ep_probe(const char *name);
  * -EALREADY for a second reply to one request, -EMSGSIZE for more than 8
  * arguments or 8192 bytes, -EINVAL for a NULL or destroyed endpoint or token.
  * An endpoint is used by one thread at a time: the one that created it. */
-int am_request(am_ep_t *ep, unsigned dest, unsigned handler,
-               const uint32_t *args, int nargs);
-int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler,
-                    const void *data, size_t len, const uint32_t *args, int nargs);
+int am_request(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
+               int nargs);
+int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
+                    size_t len, const uint32_t *args, int nargs);
 int am_reply(am_token_t *tok, unsigned handler, const uint32_t *args, int nargs);
 int am_reply_bulk(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs);
@@ -101,7 +126,10 @@ am_ep_t *am_token_ep(const am_token_t *tok);     /* NULL for NULL */
 int am_poll(am_ep_t *ep);
 int am_wait(am_ep_t *ep, int timeout_ms);
 
+/* What error code err (0 or negative) means, and its short name ("EPIPE") for
+ * logs; from one table.  Any thread. */
 const char *am_strerror(int err);
+const char *am_err_name(int err);
 
 /* Introspection. */
 const char *am_ep_name(const am_ep_t *ep);
@@ -109,14 +137,22 @@ const char *am_ep_claim(const am_ep_t *ep);
 unsigned long am_ep_bad_packets(const am_ep_t *ep);
 unsigned long am_ep_abandoned(const am_ep_t *ep); /* dead senders' claims skipped */
 
-/* Jobs started by shmamrun. */
+/* Jobs started by shmamrun.  am_init, by the thread that will own the rank's
+ * endpoint, creates it, maps every rank and waits at a barrier for all of
+ * them (-EINVAL for a broken job environment, or the errors of am_ep_create /
+ * am_ep_map); run outside shmamrun it makes a job of one rank.  Messages that
+ * arrive before the user's handlers are set are held and run by the first
+ * am_poll.  am_rank and am_nprocs: any thread, after am_init.
+ * am_barrier (the owner, not in a handler) blocks until every rank has
+ * arrived, -EPIPE if a rank died.  am_finalize: a barrier, then am_ep_destroy. */
 int am_init(int *argc, char ***argv, am_ep_t **ep);
 int am_rank(void);
 int am_nprocs(void);
 int am_barrier(am_ep_t *ep);
 int am_finalize(am_ep_t *ep);
 
-/* The claim algorithms this build knows, NULL-terminated. */
+/* The claim algorithms this build knows, NULL-terminated: the one list of
+ * them (shmamrun --list-claims prints it for scripts). */
 extern const char *const am_claim_names[];
 
 #ifdef __cplusplus

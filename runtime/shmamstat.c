@@ -1,0 +1,306 @@
+/*
+ * shmamstat - the shmam endpoints of this user on this machine, both backends:
+ * name, owner pid and whether it is alive, claim algorithm, queue depth (head
+ * and tail of each queue), live registered senders, and the counters the
+ * owner and its senders keep in the segment.  In the habit of ipcs and
+ * aeron-stat.
+ *
+ *   shmamstat [--json] [--watch[=SECS]] [PREFIX...]   list (every SECS seconds)
+ *   shmamstat --clean [--yes] [PREFIX...]             remove endpoints whose
+ *                                          owner is gone (a dry run unless --yes)
+ * PREFIX...: only the endpoints whose names start with one of them.
+ *
+ * Reading a segment changes nothing in it: the header is copied once and
+ * judged on the copy (am__view_attach), the rest read with plain loads, so a
+ * row is a snapshot, consistent only per field.  Other users' segments are
+ * never opened.  --clean removes what am_ep_create would reclaim: a name whose
+ * owner closed it or died (am__ep_stale); like am_ep_create's reclaim, it can
+ * race with a new owner creating the same name between the look and the
+ * removal.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define EXIT_USAGE 2
+
+/* One endpoint as read. */
+struct row {
+    char name[AM_NAME_MAX];
+    enum am_shm backend;
+    const char *state; /* live, dead (owner gone), closed, starting, unreadable */
+    const char *claim;
+    unsigned pid, senders;
+    uint64_t head[2], tail[2];
+    unsigned long delivered, bulk, backoffs, abandoned, bad;
+};
+
+struct opts {
+    int json, clean, yes;
+    double watch;  /* seconds between refreshes; 0: once */
+    char **prefix; /* only names starting with one of these; NULL: all */
+};
+
+/* The senders alive in v's table, and the backoffs all its entries counted. */
+static void read_senders(const struct am_seg_view *v, struct row *r)
+{
+    for (unsigned i = 0; i < v->max_senders; i++) {
+        const struct am_sender *e = am__sender(v, i);
+        AO_t st = AO_load(&e->state);
+        r->backoffs += AO_load(&e->backoffs);
+        r->senders += AM_SENDER_ST(st) == AM_SENDER_READY && !am__lifeline_gone(&e->life);
+    }
+}
+
+/* Everything about a live or dead-owner endpoint through its view. */
+static void read_view(const struct am_seg_view *v, struct row *r)
+{
+    const struct am_seg_header *h = v->hdr;
+    r->state = am__peer_alive(v) ? "live" : "dead";
+    r->claim = am_claim_names[v->claim];
+    r->pid = h->owner_pid;
+    for (int q = 0; q < 2; q++) {
+        r->head[q] = AO_load(&v->q[q].recv->head);
+        r->tail[q] = AO_load(&v->q[q].send->tail);
+    }
+    r->delivered = AO_load(&h->delivered);
+    r->bulk = AO_load(&h->delivered_bulk);
+    r->abandoned = AO_load(&h->abandoned);
+    r->bad = AO_load(&h->bad_packets);
+    read_senders(v, r);
+}
+
+/* Read endpoint `name` of backend b into r. */
+static void read_row(enum am_shm b, const char *name, struct row *r)
+{
+    struct am_segment seg;
+    struct am_seg_view v;
+    *r = (struct row){.backend = b, .state = "unreadable", .claim = "-"};
+    snprintf(r->name, sizeof r->name, "%s", name);
+    if (am__segment_open(b, name, &seg) != 0)
+        return;
+    int rc = am__view_attach(&v, &seg, name);
+    if (rc == 0)
+        read_view(&v, r);
+    else
+        r->state = rc == -EPIPE ? "closed" : rc == -EAGAIN ? "starting" : "unreadable";
+    am__segment_unmap(&seg);
+}
+
+/* The rows found, both backends. */
+struct table {
+    struct row *rows;
+    size_t n, cap;
+};
+
+struct visit {
+    struct table *t;
+    enum am_shm backend;
+    char **prefix;
+};
+
+/* Does `name` start with one of the prefixes (or are there none)? */
+static int wanted(const char *name, char **prefix)
+{
+    if (!prefix || !*prefix)
+        return 1;
+    for (; *prefix; prefix++)
+        if (strncmp(name, *prefix, strlen(*prefix)) == 0)
+            return 1;
+    return 0;
+}
+
+static int add_row(const char *name, void *arg)
+{
+    struct visit *vis = arg;
+    struct table *t = vis->t;
+    if (!am__name_valid(name) || !wanted(name, vis->prefix))
+        return 0;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 16;
+        struct row *rows = realloc(t->rows, cap * sizeof *rows);
+        if (!rows)
+            return -ENOMEM;
+        t->rows = rows, t->cap = cap;
+    }
+    read_row(vis->backend, name, &t->rows[t->n++]);
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct row *)a)->name, ((const struct row *)b)->name);
+}
+
+static int read_table(struct table *t, char **prefix)
+{
+    t->n = 0;
+    for (int b = AM_SHM_POSIX; b <= AM_SHM_SYSV; b++) {
+        struct visit vis = {t, (enum am_shm)b, prefix};
+        int rc = am__segment_list((enum am_shm)b, add_row, &vis);
+        if (rc < 0)
+            return rc;
+    }
+    qsort(t->rows, t->n, sizeof *t->rows, by_name);
+    return 0;
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static void print_text(const struct table *t)
+{
+    printf("%-24s %-5s %-10s %7s %-8s %15s %15s %7s %10s %8s %8s %9s %5s\n", "NAME", "SHM",
+           "STATE", "PID", "CLAIM", "REQ HEAD/TAIL", "REP HEAD/TAIL", "SENDERS",
+           "DELIVERED", "BULK", "BACKOFFS", "ABANDONED", "BAD");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct row *r = &t->rows[i];
+        char req[40], rep[40];
+        snprintf(req, sizeof req, "%llu/%llu", (unsigned long long)r->head[0],
+                 (unsigned long long)r->tail[0]);
+        snprintf(rep, sizeof rep, "%llu/%llu", (unsigned long long)r->head[1],
+                 (unsigned long long)r->tail[1]);
+        printf("%-24s %-5s %-10s %7u %-8s %15s %15s %7u %10lu %8lu %8lu %9lu %5lu\n",
+               r->name, am__shm_name(r->backend), r->state, r->pid, r->claim, req, rep,
+               r->senders, r->delivered, r->bulk, r->backoffs, r->abandoned, r->bad);
+    }
+    if (t->n == 0)
+        printf("(no shmam endpoints)\n");
+}
+
+static void print_json(const struct table *t)
+{
+    printf("[");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct row *r = &t->rows[i];
+        printf("%s\n  {\"name\": \"%s\", \"shm\": \"%s\", \"state\": \"%s\", \"pid\": %u, "
+               "\"claim\": \"%s\", \"request\": {\"head\": %llu, \"tail\": %llu}, "
+               "\"reply\": {\"head\": %llu, \"tail\": %llu}, \"senders\": %u, "
+               "\"delivered\": %lu, \"bulk\": %lu, \"backoffs\": %lu, \"abandoned\": %lu, "
+               "\"bad_packets\": %lu}",
+               i ? "," : "", r->name, am__shm_name(r->backend), r->state, r->pid, r->claim,
+               (unsigned long long)r->head[0], (unsigned long long)r->tail[0],
+               (unsigned long long)r->head[1], (unsigned long long)r->tail[1], r->senders,
+               r->delivered, r->bulk, r->backoffs, r->abandoned, r->bad);
+    }
+    printf("%s]\n", t->n ? "\n" : "");
+}
+
+/* ---- clean ---------------------------------------------------------------- */
+
+/* Remove (or with dry, name) each endpoint whose owner is gone.  Returns how
+ * many. */
+static int clean(const struct table *t, int dry)
+{
+    int n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct row *r = &t->rows[i];
+        struct am_segment seg;
+        if (am__segment_open(r->backend, r->name, &seg) != 0)
+            continue;
+        int gone = am__ep_stale(&seg);
+        am__segment_unmap(&seg);
+        if (!gone)
+            continue;
+        if (!dry && am__segment_unlink(r->backend, r->name) != 0)
+            continue;
+        printf("%s %s (%s, owner %s)\n", dry ? "would remove" : "removed", r->name,
+               am__shm_name(r->backend), r->state);
+        n++;
+    }
+    if (dry && n)
+        printf("(a dry run: add --yes to remove them)\n");
+    return n;
+}
+
+/* ---- options -------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: shmamstat [--json] [--watch[=SECS]] [PREFIX...]\n"
+               "       shmamstat --clean [--yes] [PREFIX...]\n"
+               "List this user's shmam endpoints (POSIX and System V): owner, claim\n"
+               "algorithm, queue heads and tails, live senders and counters; only those\n"
+               "whose names start with a PREFIX, if any is given.\n"
+               "  -j, --json           one JSON array, for scripts\n"
+               "  -w, --watch[=SECS]   refresh every SECS seconds (default 1) until ^C\n"
+               "  -c, --clean          list endpoints whose owner closed or died\n"
+               "  -y, --yes            with --clean: remove them\n"
+               "  -h, --help           print this help\n"
+               "Exit status: 0, 1 if the segments could not be listed, 2 on bad usage.\n");
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+    static const struct option longs[] = {
+        {"json", no_argument, NULL, 'j'},  {"watch", optional_argument, NULL, 'w'},
+        {"clean", no_argument, NULL, 'c'}, {"yes", no_argument, NULL, 'y'},
+        {"help", no_argument, NULL, 'h'},  {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "jw::cyh", longs, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 'j':
+            o->json = 1;
+            break;
+        case 'c':
+            o->clean = 1;
+            break;
+        case 'y':
+            o->yes = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        case 'w':
+            o->watch = optarg ? strtod(optarg, &end) : 1.0;
+            if (optarg && (*end || !(o->watch > 0)))
+                c = '?';
+            break;
+        }
+        if (c == '?' || c == ':') {
+            usage(stderr);
+            exit(EXIT_USAGE);
+        }
+    }
+    if ((o->yes && !o->clean) || (o->clean && (o->json || o->watch))) {
+        usage(stderr);
+        exit(EXIT_USAGE);
+    }
+    o->prefix = argv + optind;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {0};
+    struct table t = {0};
+    parse(argc, argv, &o);
+    for (;;) {
+        int rc = read_table(&t, o.prefix);
+        if (rc < 0) {
+            fprintf(stderr, "shmamstat: cannot list segments: %s\n", am_strerror(rc));
+            return 1;
+        }
+        if (o.clean) {
+            clean(&t, !o.yes);
+            break;
+        }
+        if (o.watch > 0 && !o.json)
+            printf("\033[H\033[2J");
+        (o.json ? print_json : print_text)(&t);
+        if (!(o.watch > 0))
+            break;
+        fflush(stdout);
+        struct timespec ts = {(time_t)o.watch, (long)((o.watch - (time_t)o.watch) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    free(t.rows);
+    return 0;
+}

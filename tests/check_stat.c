@@ -1,0 +1,216 @@
+/*
+ * check_stat.c - shmamstat, the endpoint lister, run as a user runs it
+ * (B/bin/shmamstat) over real endpoints of this test, both backends:
+ *
+ *   lists_live_and_dead  an endpoint of this process that has delivered 5
+ *                        messages to itself (one bulk) and one whose owner was
+ *                        killed: both listed (text and --json) with their
+ *                        backend, owner pid, claim algorithm, state (live,
+ *                        dead), live senders and delivery counters.
+ *   clean                --clean names only the dead one and removes nothing;
+ *                        --clean --yes removes it and leaves the live one.
+ *   usage                --help: usage on stdout, exit 0; a bad option or
+ *                        --yes without --clean: usage on stderr, exit 2.
+ *
+ * Every run is given this test's name prefix, so endpoints of other programs
+ * on the machine are neither listed nor removed.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shmam.h"
+#include "testutil.h"
+
+static char what[96], prefix[64];
+
+/* shmamstat with up to 4 arguments, then this test's prefix; into o. */
+static int stat_run(struct tu_output *o, const char *a1, const char *a2)
+{
+    char prog[PATH_MAX];
+    ck_assert_msg(tu_program(prog, sizeof prog, "bin/shmamstat"), "no %s", prog);
+    const char *argv[6] = {prog};
+    int n = 1;
+    if (a1)
+        argv[n++] = a1;
+    if (a2)
+        argv[n++] = a2;
+    argv[n++] = prefix;
+    return tu_run_capture(argv, NULL, TU_ERR_APART, 30, o);
+}
+
+static struct tu_output out;
+
+static void on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+}
+
+/* A live endpoint that sent itself 5 messages, one bulk, and delivered them. */
+static am_ep_t *live_ep(const char *name, int b)
+{
+    struct am_ep_opts o = {.claim = "ticket", .shm = tu_backend_name(b)};
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(name, &o, &ep);
+    ck_assert_msg(rc == 0, "%s: create: %s", what, am_strerror(rc));
+    am_set_handler(ep, 1, on_msg);
+    ck_assert_msg(am_ep_map(ep, 0, name) == 0, "%s: map itself", what);
+    static const char data[100];
+    for (int i = 0; i < 5; i++)
+        ck_assert(i ? am_request(ep, 0, 1, NULL, 0) == 0
+                    : am_request_bulk(ep, 0, 1, data, sizeof data, NULL, 0) == 0);
+    int got = 0;
+    while (got < 5)
+        got += am_poll(ep);
+    return ep;
+}
+
+/* An endpoint whose owner (a child) was killed.  Returns the child's pid. */
+static pid_t dead_ep(const char *name, int b)
+{
+    int fd[2];
+    ck_assert(pipe(fd) == 0);
+    pid_t p = fork();
+    if (p == 0) {
+        struct am_ep_opts o = {.claim = "tas", .shm = tu_backend_name(b)};
+        am_ep_t *ep = NULL;
+        char c = am_ep_create(name, &o, &ep) == 0 ? 'y' : 'n';
+        if (write(fd[1], &c, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    char c = 0;
+    ck_assert_msg(read(fd[0], &c, 1) == 1 && c == 'y', "%s: the child made no endpoint",
+                  what);
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+    close(fd[0]);
+    close(fd[1]);
+    return p;
+}
+
+/* The JSON object of endpoint `name` in out, or fail. */
+static const char *json_of(const char *name)
+{
+    char key[96];
+    snprintf(key, sizeof key, "{\"name\": \"%s\"", name);
+    const char *o = strstr(out.out, key);
+    ck_assert_msg(o != NULL, "%s: %s not in the JSON:\n%s", what, name, out.out);
+    return o;
+}
+
+/* Does the JSON object at o (up to its closing brace) contain `field`? */
+static int has(const char *o, const char *field)
+{
+    const char *end = strchr(o, '}');
+    end = end ? strchr(end + 1, '}') : NULL; /* past the nested request/reply */
+    end = end ? strchr(end + 1, '}') : NULL;
+    const char *f = strstr(o, field);
+    return f && (!end || f < end);
+}
+
+START_TEST(lists_live_and_dead)
+{
+    int b = _i;
+    char live[64], dead[64], field[64];
+    snprintf(what, sizeof what, "%s: shmamstat lists", tu_backend_name(b));
+    tu_test_prefix(prefix, sizeof prefix);
+    tu_ep_name(live, sizeof live, "live", -1, b);
+    tu_ep_name(dead, sizeof dead, "dead", -1, b);
+    am_ep_t *ep = live_ep(live, b);
+    pid_t child = dead_ep(dead, b);
+
+    ck_assert_msg(stat_run(&out, NULL, NULL) == 0, "%s: exit %d: %s", what, out.status,
+                  out.err);
+    ck_assert_msg(strstr(out.out, live) && strstr(out.out, dead), "%s: text:\n%s", what,
+                  out.out);
+    ck_assert_msg(stat_run(&out, "--json", NULL) == 0, "%s: --json exit %d", what,
+                  out.status);
+    const char *l = json_of(live), *d = json_of(dead);
+    snprintf(field, sizeof field, "\"pid\": %d,", (int)getpid());
+    ck_assert_msg(has(l, "\"state\": \"live\"") && has(l, field) &&
+                      has(l, "\"claim\": \"ticket\"") && has(l, "\"senders\": 1,") &&
+                      has(l, "\"delivered\": 5,") && has(l, "\"bulk\": 1,"),
+                  "%s: live endpoint: %.400s", what, l);
+    snprintf(field, sizeof field, "\"pid\": %d,", (int)child);
+    ck_assert_msg(has(d, "\"state\": \"dead\"") && has(d, field) &&
+                      has(d, "\"claim\": \"tas\"") && has(d, "\"delivered\": 0,"),
+                  "%s: dead endpoint: %.400s", what, d);
+    snprintf(field, sizeof field, "\"shm\": \"%s\"", tu_backend_name(b));
+    ck_assert_msg(has(l, field) && has(d, field), "%s: backend", what);
+    am_ep_destroy(ep);
+    ck_assert_msg(am_ep_probe(dead) == 0, "%s: the dead one", what);
+    am_ep_t *again = NULL; /* reclaims the dead name, then goes */
+    struct am_ep_opts o = {.shm = tu_backend_name(b)};
+    ck_assert(am_ep_create(dead, &o, &again) == 0 && am_ep_destroy(again) == 0);
+    tu_assert_clean(what);
+}
+END_TEST
+
+START_TEST(clean)
+{
+    int b = _i;
+    char live[64], dead[64];
+    snprintf(what, sizeof what, "%s: shmamstat --clean", tu_backend_name(b));
+    tu_test_prefix(prefix, sizeof prefix);
+    tu_ep_name(live, sizeof live, "live", -1, b);
+    tu_ep_name(dead, sizeof dead, "dead", -1, b);
+    am_ep_t *ep = live_ep(live, b);
+    dead_ep(dead, b);
+
+    ck_assert_msg(stat_run(&out, "--clean", NULL) == 0, "%s: exit %d", what, out.status);
+    ck_assert_msg(strstr(out.out, "would remove") && strstr(out.out, dead) &&
+                      !strstr(out.out, live),
+                  "%s: dry run said:\n%s", what, out.out);
+    ck_assert_msg(am_ep_probe(dead) == 0, "%s: a dry run removed the dead one", what);
+    ck_assert_msg(stat_run(&out, "--clean", "--yes") == 0, "%s: exit %d", what, out.status);
+    ck_assert_msg(strstr(out.out, "removed") && strstr(out.out, dead), "%s: said:\n%s",
+                  what, out.out);
+    ck_assert_msg(am_ep_probe(dead) == -ENOENT, "%s: the dead one is still there", what);
+    ck_assert_msg(am_ep_probe(live) == 1, "%s: the live one was touched", what);
+    am_ep_destroy(ep);
+    tu_assert_clean(what);
+}
+END_TEST
+
+START_TEST(usage)
+{
+    snprintf(what, sizeof what, "shmamstat usage");
+    tu_test_prefix(prefix, sizeof prefix);
+    ck_assert_msg(stat_run(&out, "--help", NULL) == 0 &&
+                      strstr(out.out, "usage: shmamstat"),
+                  "%s: --help: exit %d, said %s", what, out.status, out.out);
+    static const char *const bad[][2] = {
+        {"--bogus", NULL}, {"--yes", NULL}, {"--clean", "--json"}, {"--watch=0", NULL}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        int rc = stat_run(&out, bad[k][0], bad[k][1]);
+        ck_assert_msg(rc == 2 && strstr(out.err, "usage: shmamstat") && out.len == 0,
+                      "%s: %s %s: exit %d, stderr %s", what, bad[k][0],
+                      bad[k][1] ? bad[k][1] : "", rc, out.err);
+    }
+}
+END_TEST
+
+static Suite *stat_suite(void)
+{
+    Suite *s = suite_create("stat");
+    TCase *tc = tcase_create("shmamstat");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, tu_test_init, NULL);
+    tcase_add_loop_test(tc, lists_live_and_dead, 0, 2);
+    tcase_add_loop_test(tc, clean, 0, 2);
+    tcase_add_test(tc, usage);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    tu_run_init("st");
+    return tu_run_suite(stat_suite(), "check_stat");
+}

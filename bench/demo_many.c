@@ -235,8 +235,8 @@ int main(int argc, char **argv)
     if ((rc = am_barrier(ep)) < 0)
         die("am_barrier", rc);
     if (rank == 0)
-        t_bulk =
-            receive(ep, &bulks, (unsigned long)nbulk * (unsigned long)(procs - 1), bm_now_s());
+        t_bulk = receive(ep, &bulks, (unsigned long)nbulk * (unsigned long)(procs - 1),
+                         bm_now_s());
     else
         send_bulks(ep, nbulk);
 

@@ -8,7 +8,7 @@
  *
  * The locks (impl column):
  *   shmam:tas shmam:ttas shmam:ticket shmam:anderson shmam:mutex
- *            every entry of lock_table[], through its lock_ops (the robust mutex,
+ *            every entry of am_lock_table[], through its lock_ops (the robust mutex,
  *            and spins that back off and then yield: spin.h)
  *   ck:fas ck:ticket ck:mcs ck:clh ck:anderson
  *            Concurrency Kit's ck_spinlock_<algo>, header-only and inlined; their
@@ -118,7 +118,7 @@ struct region {
     _Alignas(LINE) unsigned char lock[LOCK_BYTES]; /* the lock under test */
 };
 
-_Static_assert(LOCK_ALIGN <= LINE, "the lock area is LOCK_ALIGN-aligned");
+_Static_assert(AM_LOCK_ALIGN <= LINE, "the lock area is AM_LOCK_ALIGN-aligned");
 _Static_assert(sizeof(ck_spinlock_anderson_t) <= LOCK_BYTES &&
                    sizeof(pthread_mutex_t) <= LOCK_BYTES,
                "every lock fits the lock area");
@@ -126,22 +126,22 @@ _Static_assert(sizeof(ck_spinlock_anderson_t) <= LOCK_BYTES &&
 /* One process's handle on the lock; private to that process. */
 struct self {
     unsigned i;
-    const struct lock_ops *ops;          /* shmam locks */
-    struct lock_ctx ctx;                 /* shmam locks */
+    const struct am_lock_ops *ops;       /* shmam locks */
+    struct am_lock_ctx ctx;              /* shmam locks */
     struct ck_spinlock_clh *clh;         /* ck:clh: the node this process enqueues */
     ck_spinlock_anderson_thread_t *slot; /* ck:anderson: the slot it holds */
 };
 
 struct bench_lock {
     char name[32];
-    const struct lock_ops *ops; /* for shmam:*, else NULL */
-    int (*init)(struct region *r, const struct lock_ops *ops, unsigned procs);
+    const struct am_lock_ops *ops; /* for shmam:*, else NULL */
+    int (*init)(struct region *r, const struct am_lock_ops *ops, unsigned procs);
     void (*lock)(struct region *r, struct self *me);
     void (*unlock)(struct region *r, struct self *me);
 };
 
-/* shmam's locks, through lock_table's operations. */
-static int shmam_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+/* shmam's locks, through am_lock_table's operations. */
+static int shmam_init(struct region *r, const struct am_lock_ops *ops, unsigned procs)
 {
     if (ops->size(procs) > LOCK_BYTES)
         return -ENOMEM;
@@ -160,7 +160,7 @@ static void shmam_unlock(struct region *r, struct self *me)
 }
 
 /* ck:fas, an exchange (fetch-and-store) lock that spins on reads. */
-static int fas_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+static int fas_init(struct region *r, const struct am_lock_ops *ops, unsigned procs)
 {
     ck_spinlock_fas_init((ck_spinlock_fas_t *)(void *)r->lock);
     return 0;
@@ -177,7 +177,7 @@ static void fas_unlock(struct region *r, struct self *me)
 }
 
 /* ck:ticket, both halves in one 64-bit word. */
-static int ticket_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+static int ticket_init(struct region *r, const struct am_lock_ops *ops, unsigned procs)
 {
     ck_spinlock_ticket_init((ck_spinlock_ticket_t *)(void *)r->lock);
     return 0;
@@ -195,7 +195,7 @@ static void ticket_unlock(struct region *r, struct self *me)
 
 /* ck:mcs: the lock word points at the last waiter's node; process i enqueues
  * node mcs[i] (a pointer into the region: see the file header). */
-static int mcs_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+static int mcs_init(struct region *r, const struct am_lock_ops *ops, unsigned procs)
 {
     ck_spinlock_mcs_init((ck_spinlock_mcs_t *)(void *)r->lock);
     return 0;
@@ -214,7 +214,7 @@ static void mcs_unlock(struct region *r, struct self *me)
 /* ck:clh: the lock word points at the last enqueued node; unlock hands this
  * process its predecessor's node for next time, so me->clh wanders among the
  * P + 1 nodes. */
-static int clh_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+static int clh_init(struct region *r, const struct am_lock_ops *ops, unsigned procs)
 {
     ck_spinlock_clh_init((ck_spinlock_clh_t **)(void *)r->lock, &r->clh[procs].node);
     return 0;
@@ -233,7 +233,7 @@ static void clh_unlock(struct region *r, struct self *me)
 }
 
 /* ck:anderson: a power-of-two number of slots, at least one per process. */
-static int anderson_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+static int anderson_init(struct region *r, const struct am_lock_ops *ops, unsigned procs)
 {
     unsigned n = 1;
     while (n < procs)
@@ -253,7 +253,7 @@ static void anderson_unlock(struct region *r, struct self *me)
 }
 
 /* pthread:mutex, process-shared, default type, not robust. */
-static int pmutex_init(struct region *r, const struct lock_ops *ops, unsigned procs)
+static int pmutex_init(struct region *r, const struct am_lock_ops *ops, unsigned procs)
 {
     pthread_mutexattr_t a;
     int rc = pthread_mutexattr_init(&a);
@@ -282,8 +282,8 @@ static void pmutex_unlock(struct region *r, struct self *me)
 static struct bench_lock locks[MAX_LOCKS];
 static int nlocks;
 
-static void add_lock(const char *name, const struct lock_ops *ops,
-                     int (*init)(struct region *, const struct lock_ops *, unsigned),
+static void add_lock(const char *name, const struct am_lock_ops *ops,
+                     int (*init)(struct region *, const struct am_lock_ops *, unsigned),
                      void (*lock)(struct region *, struct self *),
                      void (*unlock)(struct region *, struct self *))
 {
@@ -295,7 +295,8 @@ static void add_lock(const char *name, const struct lock_ops *ops,
 static void make_table(void)
 {
     char name[32];
-    for (const struct lock_ops *const *o = lock_table; *o && nlocks < MAX_LOCKS - 6; o++) {
+    for (const struct am_lock_ops *const *o = am_lock_table; *o && nlocks < MAX_LOCKS - 6;
+         o++) {
         snprintf(name, sizeof name, "shmam:%s", (*o)->name);
         add_lock(name, *o, shmam_init, shmam_lock, shmam_unlock);
     }

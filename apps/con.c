@@ -3,7 +3,7 @@
  * application of the same name (the paper's section 4.3, runs CON/comm and
  * CON/comp of Tables 3 and 4).
  *
- *   shmamrun -n P [-a ALG] build/apps/con --input comm|comp [--side S] [--p PROB]
+ *   shmamrun -n P [-a ALG] build/apps/con [--input comm|comp] [--side S] [--p PROB]
  *            [--seed X] [--length L] [--verify auto|full|sample]
  *
  * The graph.  comm is a 3-D lattice, comp a 2-D one.  Each rank owns a block of
@@ -83,6 +83,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmdline.h"
 #include "common/lattice.h"
 #include "splitc/splitc.h"
 
@@ -294,12 +295,12 @@ static void verify(const struct lattice *lat, const struct lattice_part *pt, int
 
 /* ---- main ---- */
 
-static void usage(void)
+/* The usage, to f: stdout for --help, stderr for a bad command line. */
+static void usage(FILE *f)
 {
-    if (sc_rank() == 0)
-        fprintf(stderr, "usage: shmamrun -n P [-a ALG] con --input comm|comp [--side S] "
-                        "[--p PROB] [--seed X] [--length L] [--verify auto|full|sample]\n");
-    exit(2);
+    fprintf(f,
+            "usage: shmamrun -n P [-a ALG] con [--input comm|comp] [--side S] [--p PROB] "
+            "[--seed X] [--length L] [--verify auto|full|sample]\n");
 }
 
 int main(int argc, char **argv)
@@ -310,10 +311,17 @@ int main(int argc, char **argv)
     struct stats st = {0};
     struct lattice_verdict v;
 
+    if (cmdline_asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     sc_init(&argc, &argv);
     opterr = sc_rank() == 0; /* one complaint, not one per rank */
-    if (lattice_parse(argc, argv, &o) < 0)
-        usage();
+    if (lattice_parse(argc, argv, &o) < 0) {
+        if (sc_rank() == 0)
+            usage(stderr);
+        exit(2);
+    }
     pt.rank = sc_rank();
     pt.nprocs = sc_nprocs();
     lattice_init(&lat, &o, pt.nprocs);

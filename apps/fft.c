@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmdline.h"
 #include "common/fft_local.h"
 #include "splitc/splitc.h"
 
@@ -64,11 +65,12 @@ static unsigned reg_a, reg_r;
 
 static const struct fft_ops ops = {sc_now, sc_allreduce_sum_d, sc_allreduce_max_d};
 
-static void usage(void)
+/* The usage, to f: stdout for --help, stderr for a bad command line. */
+static void usage(FILE *f)
 {
-    fprintf(stderr, "usage: shmamrun -n P [-a ALG] fft [--n N] [--inverse-check] "
-                    "[--input planewave|random] [--k K1,K2,K3] [--seed S] "
-                    "[--sync phase|end] [--xfer store|put]\n");
+    fprintf(f, "usage: shmamrun -n P [-a ALG] fft [--n N] [--inverse-check] "
+               "[--input planewave|random] [--k K1,K2,K3] [--seed S] "
+               "[--sync phase|end] [--xfer store|put]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -216,13 +218,17 @@ int main(int argc, char **argv)
     struct fft_local f = {.ops = &ops, .prog = "fft"};
     double secs;
 
+    if (cmdline_asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     sc_init(&argc, &argv);
     f.me = sc_rank();
     f.p = sc_nprocs();
     opterr = f.me == 0; /* one complaint, not P */
     if (parse(argc, argv, &o) < 0) {
         if (f.me == 0)
-            usage();
+            usage(stderr);
         sc_finalize();
         return 2;
     }

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/cmdline.h"
 #include "common/keys.h"
 #include "splitc/splitc.h"
 
@@ -38,10 +39,11 @@
 static uint32_t *bucket; /* keys that landed here */
 static size_t bucket_n, bucket_cap, bucket_max;
 
-static void usage(void)
+/* The usage, to f: stdout for --help, stderr for a bad command line. */
+static void usage(FILE *f)
 {
-    fprintf(stderr, "usage: sample [--keys N] [--seed S] [--oversample K]\n");
-    exit(2);
+    fprintf(f, "usage: shmamrun -n P [-a ALG] sample [--keys N] [--seed S] "
+               "[--oversample K]\n");
 }
 
 static void append(uint32_t key)
@@ -131,10 +133,17 @@ int main(int argc, char **argv)
 {
     struct keys_options o;
 
+    if (cmdline_asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     sc_init(&argc, &argv);
     am_set_handler(sc_ep(), H_KEY, h_key);
-    if (keys_parse(argc, argv, &o) < 0)
-        usage();
+    if (keys_parse(argc, argv, &o) < 0) {
+        if (sc_rank() == 0)
+            usage(stderr);
+        exit(2);
+    }
     int p = sc_nprocs();
     uint64_t rng = keys_rng(o.seed, sc_rank());
     bucket_max = 4 * o.keys + 4096;

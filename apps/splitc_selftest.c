@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmdline.h"
 #include "splitc/splitc.h"
 
 #define WORDS 64    /* words per rank in the word regions */
@@ -213,11 +214,25 @@ static void test_ring(void)
     sc_barrier();
 }
 
+/* The usage, to f: stdout for --help, stderr for a bad command line. */
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: shmamrun -n P [-a ALG] splitc_selftest [--bad-gptr]\n");
+}
+
 int main(int argc, char **argv)
 {
+    if (cmdline_asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    int bad = argc == 2 && strcmp(argv[1], "--bad-gptr") == 0;
+    if (argc > 1 + bad) {
+        usage(stderr);
+        return 2;
+    }
     sc_init(&argc, &argv);
     am_set_handler(sc_ep(), H_RING, h_ring);
-    int bad = argc > 1 && strcmp(argv[1], "--bad-gptr") == 0;
     test_words();
     if (bad) {
         unsigned r = sc_region_alloc(16, NULL);

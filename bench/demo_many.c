@@ -183,6 +183,15 @@ static void report(const char *claim, const char *shm, int procs, int header, lo
     row(claim, shm, procs, nbulk, "bulk_MBps", t_bulk > 0 ? mb / t_bulk / 1e6 : 0, "MB/s");
 }
 
+/* Prints the usage to f and exits with status: stdout and 0 for --help,
+ * stderr and 2 for a bad command line. */
+static void usage(FILE *f, int status)
+{
+    fprintf(f, "usage: shmamrun -n P [-a ALG] demo_many [--msgs K] [--bulk N] "
+               "[--header]\n");
+    exit(status);
+}
+
 static long arg_long(const char *s, const char *opt)
 {
     char *end;
@@ -196,6 +205,8 @@ static long arg_long(const char *s, const char *opt)
 
 int main(int argc, char **argv)
 {
+    if (bm_asks_help(argc, argv))
+        usage(stdout, 0);
     am_ep_t *ep;
     long k = 100000, nbulk = 1000;
     int header = 0, rc = am_init(&argc, &argv, &ep);
@@ -209,11 +220,8 @@ int main(int argc, char **argv)
             nbulk = arg_long(argv[++i], "--bulk");
         else if (strcmp(argv[i], "--header") == 0)
             header = 1;
-        else {
-            fprintf(stderr, "usage: shmamrun -n P demo_many [--msgs K] [--bulk N] "
-                            "[--header]\n");
-            exit(2);
-        }
+        else
+            usage(stderr, 2);
     }
     int procs = am_nprocs();
     if (procs < 2 || procs > MAX_PROCS)

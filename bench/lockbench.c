@@ -506,11 +506,13 @@ struct opts {
     char *only; /* comma-separated lock names, or NULL for all */
 };
 
-static void usage(void)
+/* Prints the usage to f and exits with status: stdout and 0 for --help,
+ * stderr and 2 for a bad command line. */
+static void usage(FILE *f, int status)
 {
-    fprintf(stderr, "usage: lockbench [--procs 1,2,4,8] [--seconds S] [--quick] "
-                    "[--locks NAME,...] [--header] [--verbose]\n");
-    exit(2);
+    fprintf(f, "usage: lockbench [--procs 1,2,4,8] [--seconds S] [--quick] "
+               "[--locks NAME,...] [--header] [--verbose]\n");
+    exit(status);
 }
 
 static void parse_procs(struct opts *o, const char *s)
@@ -520,12 +522,12 @@ static void parse_procs(struct opts *o, const char *s)
     while (s && *s && o->nprocs < MAX_PROCS) {
         long v = strtol(s, &end, 10);
         if (end == s || v < 1 || v > MAX_PROCS || (*end && *end != ','))
-            usage();
+            usage(stderr, 2);
         o->procs[o->nprocs++] = (unsigned)v;
         s = *end ? end + 1 : end;
     }
     if (o->nprocs == 0)
-        usage();
+        usage(stderr, 2);
 }
 
 static struct opts parse(int argc, char **argv)
@@ -539,7 +541,7 @@ static struct opts parse(int argc, char **argv)
             char *end;
             o.seconds = strtod(argv[++i], &end);
             if (*end || !(o.seconds > 0 && o.seconds <= 3600))
-                usage();
+                usage(stderr, 2);
         } else if (strcmp(argv[i], "--quick") == 0)
             o.seconds = 0.2;
         else if (strcmp(argv[i], "--locks") == 0 && next)
@@ -549,7 +551,7 @@ static struct opts parse(int argc, char **argv)
         else if (strcmp(argv[i], "--verbose") == 0)
             o.verbose = 1;
         else
-            usage();
+            usage(stderr, 2);
     }
     return o;
 }
@@ -566,6 +568,8 @@ static int selected(const char *list, const char *name)
 
 int main(int argc, char **argv)
 {
+    if (bm_asks_help(argc, argv))
+        usage(stdout, 0);
     struct opts o = parse(argc, argv);
     cpu_set_t allowed;
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {

@@ -587,12 +587,14 @@ static int requester(const struct counts *c, double clk)
     return fail;
 }
 
-static void usage(void)
+/* Prints the usage to f and exits with status: stdout and 0 for --help,
+ * stderr and 2 for a bad command line. */
+static void usage(FILE *f, int status)
 {
-    fprintf(stderr, "usage: shmamrun -n 2 --bind -a ALG logp [--iters N] [--rounds R] "
-                    "[--quick] [--inject-send-ns D] [--inject-recv-ns D] [--selfcheck] "
-                    "[--header]\n");
-    exit(2);
+    fprintf(f, "usage: shmamrun -n 2 --bind -a ALG logp [--iters N] [--rounds R] "
+               "[--quick] [--inject-send-ns D] [--inject-recv-ns D] [--selfcheck] "
+               "[--header]\n");
+    exit(status);
 }
 
 static void parse(int argc, char **argv)
@@ -608,11 +610,11 @@ static void parse(int argc, char **argv)
         if (ch >= 1 && ch <= 4) {
             *val[ch - 1] = strtol(optarg, &end, 10);
             if (*end || *val[ch - 1] < min[ch - 1])
-                usage();
+                usage(stderr, 2);
         } else if (ch == 5)
             iters = 2000, rounds = 3;
         else if (ch != 0)
-            usage();
+            usage(stderr, 2);
     }
     if (optind < argc || rounds >= MAX_ROUNDS || iters / rounds < 16 * BURST) {
         fprintf(stderr, "logp: need rounds < %d and iters >= %d x rounds\n", MAX_ROUNDS,
@@ -652,6 +654,8 @@ static void hello(void)
 
 int main(int argc, char **argv)
 {
+    if (bm_asks_help(argc, argv))
+        usage(stdout, 0);
     check(am_init(&argc, &argv, &ep), "am_init");
     rank = am_rank();
     parse(argc, argv);

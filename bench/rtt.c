@@ -274,6 +274,15 @@ static struct raw *raw_map(void)
     return p;
 }
 
+/* Prints the usage to f and exits with status: stdout and 0 for --help,
+ * stderr and 2 for a bad command line. */
+static void usage(FILE *f, int status)
+{
+    fprintf(f, "usage: shmamrun -n 2 [--bind] [-a ALG] rtt [--iters N] [--warmup N] "
+               "[--rounds R] [--header] [--verbose]\n");
+    exit(status);
+}
+
 static long arg_long(const char *s, const char *opt, long min)
 {
     char *end;
@@ -299,11 +308,8 @@ static struct opts parse(int argc, char **argv)
             o.header = 1;
         else if (strcmp(argv[i], "--verbose") == 0)
             o.verbose = 1;
-        else {
-            fprintf(stderr, "usage: shmamrun -n 2 [--bind] [-a ALG] rtt [--iters N] "
-                            "[--warmup N] [--rounds R] [--header] [--verbose]\n");
-            exit(2);
-        }
+        else
+            usage(stderr, 2);
     }
     if (o.rounds > MAX_ROUNDS || o.iters < o.rounds) {
         fprintf(stderr, "rtt: need 1 <= rounds <= %d and rounds <= iters\n", MAX_ROUNDS);
@@ -371,6 +377,8 @@ static void report(const struct opts *o, const struct timing *am, const struct t
 
 int main(int argc, char **argv)
 {
+    if (bm_asks_help(argc, argv))
+        usage(stdout, 0);
     int rc = am_init(&argc, &argv, &ep);
     if (rc < 0)
         die("am_init", rc);

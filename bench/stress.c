@@ -250,6 +250,15 @@ static void report(am_ep_t *ep, const struct opts *o, double *secs, double *per_
     fflush(stdout);
 }
 
+/* Prints the usage to f and exits with status: stdout and 0 for --help,
+ * stderr and 2 for a bad command line. */
+static void usage(FILE *f, int status)
+{
+    fprintf(f, "usage: shmamrun -n W+1 [--bind] [-a ALG] stress [--total N] [--quick] "
+               "[--repeat R] [--header] [--verbose]\n");
+    exit(status);
+}
+
 static long arg_long(const char *s, const char *opt, long min, long max)
 {
     char *end;
@@ -275,17 +284,16 @@ static struct opts parse(int argc, char **argv)
             o.header = 1;
         else if (strcmp(argv[i], "--verbose") == 0)
             o.verbose = 1;
-        else {
-            fprintf(stderr, "usage: shmamrun -n W+1 [--bind] [-a ALG] stress [--total N] "
-                            "[--quick] [--repeat R] [--header] [--verbose]\n");
-            exit(2);
-        }
+        else
+            usage(stderr, 2);
     }
     return o;
 }
 
 int main(int argc, char **argv)
 {
+    if (bm_asks_help(argc, argv))
+        usage(stdout, 0);
     am_ep_t *ep;
     int rc = am_init(&argc, &argv, &ep);
     if (rc < 0)

@@ -51,6 +51,7 @@ extern "C" {
 #define AM_MAX_ARGS 8
 #define AM_MAX_BULK 8192
 #define AM_MAX_HANDLERS 256
+#define AM_MAX_NAME 40 /* characters of an endpoint name */
 
 typedef struct am_ep am_ep_t;
 typedef struct am_token am_token_t;
@@ -75,7 +76,7 @@ struct am_ep_opts {
     unsigned abandon_ms;
 };
 
-/* Endpoints.  Names are 1..40 characters of [A-Za-z0-9._-].  An endpoint
+/* Endpoints.  Names are 1..AM_MAX_NAME (40) characters of [A-Za-z0-9._-].  An endpoint
  * belongs to the thread that created it: its peers judge it alive by a lifeline
  * that thread holds (the kernel marks it when the thread dies), so create, map
  * and destroy an endpoint in the same thread, and keep that thread for its life.

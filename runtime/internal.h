@@ -17,7 +17,7 @@
 #include "segment.h"
 #include "shmam.h"
 
-#define AM_INTERNAL_HANDLERS 4
+#define AM_INTERNAL_HANDLERS 2 /* the job barrier's */
 #define AM_HANDLER_TOTAL (AM_MAX_HANDLERS + AM_INTERNAL_HANDLERS)
 #define AM_H_BARRIER_ARRIVE (AM_MAX_HANDLERS + 0)
 #define AM_H_BARRIER_RELEASE (AM_MAX_HANDLERS + 1)
@@ -149,13 +149,29 @@ int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const c
  * lifeline and hold the entry) or read-only again.  0 or -errno. */
 int am__view_entry_writable(struct am_seg_view *v, unsigned index, int writable);
 
-/* senders.c: sender registration in a segment's table, and who is alive */
+/* senders.c: who is at the other end.
+ *   register  any process, concurrently: takes an entry for this thread (its
+ *             lifeline, held for life), never blocks; 0 or -ENOSPC.
+ *   release   the registered thread, after its last send to v.
+ *   who_dead  any process: has claimant `who` died or left?  Never 1 for a live
+ *             sender; final.  Plain loads of pages only their holders write.
+ *   peer_alive  any process: is v's owner there (LIVE and its lifeline held)?
+ *   source_index  the owner, delivering: claimant -> local peer index (maps the
+ *             sender on first contact); -1 for an id no entry ever had. */
 int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index,
                         unsigned *who);
 void am__sender_release(struct am_seg_view *v, unsigned index);
 int am__who_dead(const struct am_seg_view *v, unsigned who);
+int am__peer_alive(const struct am_seg_view *v);
+int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
 
-/* send.c: the sender's half; the claim one step at a time (see its header) */
+/* send.c: the sender's half.  The claim one step at a time (see its header):
+ * begin, then try until 1 (claimed; never blocks: 0 means back off and try
+ * again; -EPIPE, -EPROTO), any number of senders at once.  orphans_ask: any
+ * sender waiting for a bulk block.  publish: the sender that completed the
+ * claim, once (release-stores READY).  am__send: the owner of ep, blocks while
+ * the queue is full (polling ep); the errors of am_request.  report_broken:
+ * a sender that found a peer's segment unusable; -EPROTO, one line on stderr. */
 struct am_claim_state {
     uint64_t ticket, bulk_ticket;
     unsigned who; /* the claimant's id in the destination segment */
@@ -172,19 +188,23 @@ static inline void am__hook(enum am_hook where)
         am__claim_stall_hook(where);
 }
 
-/* send.c, poll.c (the receiver's half), wait.c */
 void am__publish(struct am_queue_view *q, const struct am_claim_state *c, unsigned handler,
                  const void *data, size_t len, const uint32_t *args, int nargs);
 int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
              const void *data, size_t len, const uint32_t *args, int nargs);
+int am__report_broken(const struct am_seg_view *v, const char *why);
+
+/* poll.c: the receiver's half; the owner only, never inside a handler, never
+ * blocks.  drain: one queue, returns messages delivered (acquire).  poll: both
+ * queues and held messages, plus repairs on idle polls.  stuck: is a head
+ * waiting on a claim (am_wait then sleeps briefly).  report_bad: count a
+ * corrupt packet, say so once.  wait.c: wake (any sender) bumps the futex
+ * word and wakes a sleeping owner. */
 int am__drain(am_ep_t *ep, enum am_qid qid);
 int am__poll(am_ep_t *ep);
 int am__stuck(const am_ep_t *ep);
-void am__wake(struct am_seg_shared *s);
-int am__peer_alive(const struct am_seg_view *v);
-int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
 void am__report_bad(am_ep_t *ep, const char *why);
-int am__report_broken(const struct am_seg_view *v, const char *why);
+void am__wake(struct am_seg_shared *s);
 
 /* A live endpoint handle (not NULL, not destroyed): one load, inline because
  * every call on the fast path makes it. */
@@ -196,7 +216,10 @@ static inline int am__ep_ok(const am_ep_t *ep)
 /* job.c: the barrier's internal handlers, set on every endpoint */
 void am__barrier_handlers(am_ep_t *ep);
 
-/* pending.c */
+/* pending.c: messages that arrive during am_init, before the user's handlers.
+ * hold: the owner, from delivery; a copy, 0 or -ENOMEM.  run: the owner, from
+ * its first poll after am_init; runs them in arrival order, returns how many.
+ * free: at am_ep_destroy. */
 struct am_pending;
 int am__pending_hold(am_ep_t *ep, const am_token_t *tok, const struct am_packet *m,
                      const void *data, size_t len);

@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+#include "shmam.h"
+
 /* Set by the launcher for every rank. */
 #define SHMAM_JOB "SHMAM_JOB"       /* job name */
 #define SHMAM_RANK "SHMAM_RANK"     /* 0 .. NPROCS-1 */
@@ -28,8 +30,7 @@
 #define SHMAM_BULK "SHMAM_BULK"               /* bulk blocks per queue, power of two */
 #define SHMAM_MAX_SENDERS "SHMAM_MAX_SENDERS" /* senders per endpoint */
 
-#define AM_JOB_NAME_MAX 24 /* leaves room for ".RANK" within 40 characters */
-#define AM_EP_NAME_MAX 40  /* an endpoint name, without its NUL */
+#define AM_JOB_NAME_MAX 24 /* leaves room for ".RANK" within AM_MAX_NAME */
 
 /* Write "JOB.RANK" into buf (n bytes).  Returns 0, -EINVAL for a negative rank
  * or a job name that is empty, too long or has a character outside

@@ -58,7 +58,7 @@
 #define AM_LINE 64u   /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
-#define AM_NAME_MAX 48u                       /* endpoint name, with its NUL */
+#define AM_NAME_MAX 48u /* endpoint name (AM_MAX_NAME), its NUL, padding */
 #define AM_MAX_PACKETS 65536u
 #define AM_MAX_BULK_BLOCKS 4096u
 #define AM_MAX_SENDERS 1024u
@@ -203,6 +203,7 @@ struct am_bulk_state {
     char pad[AM_LINE - sizeof(AO_t)];
 };
 
+_Static_assert(AM_NAME_MAX > AM_MAX_NAME, "a name and its NUL fit");
 _Static_assert(sizeof(AO_t) == 8, "shmam needs 64-bit AO_t for free-running tickets");
 _Static_assert(sizeof(struct am_packet) == AM_LINE, "a packet is one cache line");
 _Static_assert(sizeof(struct am_bulk_state) == AM_LINE, "bulk state is one line");

@@ -40,7 +40,7 @@ const struct am_lock_ops *am__claim_lock(enum am_claim c)
 int am__name_valid(const char *name)
 {
     size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > 40)
+    if (n == 0 || n > AM_MAX_NAME)
         return 0;
     return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                         "0123456789._-") == n;

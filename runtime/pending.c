@@ -8,6 +8,7 @@
  * arrival order, by the first am_poll after am_init returns.  Because nothing
  * else is delivered in between, one sender's messages keep their order.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,7 @@ int am__pending_hold(am_ep_t *ep, const am_token_t *tok, const struct am_packet 
 {
     struct am_pending *p = malloc(sizeof *p + len);
     if (!p)
-        return -1;
+        return -ENOMEM;
     *p = (struct am_pending){.tok = *tok,
                              .handler = m->handler,
                              .nargs = m->nargs,

@@ -402,7 +402,7 @@ static void stop_job(struct job *job)
 /* Unlink every rank's segment in both backends; none may outlive the job. */
 static void remove_segments(const struct job *job)
 {
-    char name[AM_EP_NAME_MAX + 1];
+    char name[AM_MAX_NAME + 1];
 
     for (int r = 0; r < job->nprocs; r++) {
         if (am__job_ep_name(job->name, r, name, sizeof name) != 0)

@@ -235,23 +235,10 @@ static void move_counter(struct am_seg_header *h, int move)
     char *b = (char *)h;
     struct am_queue_send *s = (struct am_queue_send *)(b + h->send_off[AM_REQUEST]);
     struct am_queue_recv *r = (struct am_queue_recv *)(b + h->recv_off[AM_REQUEST]);
-    switch (move) {
-    case TAIL_PLUS:
-        AO_store(&s->tail, AO_load(&s->tail) + 1000);
-        break;
-    case TAIL_MINUS:
-        AO_store(&s->tail, AO_load(&s->tail) - 1);
-        break;
-    case HEAD_PLUS:
-        AO_store(&r->head, AO_load(&r->head) + 1);
-        break;
-    case HEAD_MINUS:
-        AO_store(&r->head, AO_load(&r->head) - 1);
-        break;
-    case BULK_TAIL_PLUS:
-        AO_store(&s->bulk_tail, AO_load(&s->bulk_tail) + 1000);
-        break;
-    }
+    volatile AO_t *const word[NMOVES] = {&s->tail, &s->tail, &r->head, &r->head,
+                                         &s->bulk_tail};
+    static const AO_t delta[NMOVES] = {1000, (AO_t)-1, 1, (AO_t)-1, 1000};
+    AO_store(word[move], AO_load(word[move]) + delta[move]);
 }
 
 START_TEST(moved_counters)

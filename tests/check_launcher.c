@@ -91,7 +91,7 @@ static void run(const char *const *argv, const char *const *env, struct run *r)
  * job's prefix; System V: the key of any of its ranks). */
 static int job_segments(const char *job, int nprocs, enum am_shm b)
 {
-    char name[AM_EP_NAME_MAX + 1], prefix[64];
+    char name[AM_MAX_NAME + 1], prefix[64];
     int found = 0;
 
     if (b == AM_SHM_SYSV) {
@@ -114,7 +114,7 @@ static int job_segments(const char *job, int nprocs, enum am_shm b)
  * test leaks nothing either) and say how much that was. */
 static int remove_leftovers(const char *job, int nprocs, enum am_shm b)
 {
-    char name[AM_EP_NAME_MAX + 1];
+    char name[AM_MAX_NAME + 1];
     int found = job_segments(job, nprocs, b);
 
     for (int rank = 0; rank < nprocs; rank++)

@@ -55,7 +55,7 @@ static void read_env(void)
  * store in create_and_gather. */
 static int is_ready(int r)
 {
-    char name[AM_EP_NAME_MAX + 1];
+    char name[AM_MAX_NAME + 1];
     struct am_segment s;
 
     if (am__job_ep_name(job, r, name, sizeof name) != 0)
@@ -70,7 +70,7 @@ static int is_ready(int r)
 /* Create this rank's segment, say so, then wait (up to 10 s) for everybody. */
 static void create_and_gather(void)
 {
-    char name[AM_EP_NAME_MAX + 1];
+    char name[AM_MAX_NAME + 1];
     struct am_segment s;
     struct timespec ms = {0, 1000000};
 

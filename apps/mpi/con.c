@@ -4,7 +4,7 @@
  * verification, with the label array in an MPI window and the fine-grained
  * remote reads and writes as MPI one-sided operations.
  *
- *   mpiexec -n P build/apps/mpi_con --input comm|comp [--side S] [--p PROB]
+ *   mpiexec -n P build/apps/mpi_con [--input comm|comp] [--side S] [--p PROB]
  *           [--seed X] [--length L] [--verify auto|full|sample]
  *
  * The graph (see apps/con.c): a 3-D (comm) or 2-D (comp) lattice of P blocks of
@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmdline.h"
 #include "common/lattice.h"
 
 static MPI_Win win;
@@ -264,12 +265,11 @@ static void verify(const struct lattice *lat, const struct lattice_part *pt, int
 
 /* ---- main ---- */
 
-static void usage(void)
+/* The usage, to f: stdout for --help, stderr for a bad command line. */
+static void usage(FILE *f)
 {
-    if (my_rank == 0)
-        fprintf(stderr, "usage: mpiexec -n P mpi_con --input comm|comp [--side S] "
-                        "[--p PROB] [--seed X] [--length L] [--verify auto|full|sample]\n");
-    exit(2);
+    fprintf(f, "usage: mpiexec -n P mpi_con [--input comm|comp] [--side S] [--p PROB] "
+               "[--seed X] [--length L] [--verify auto|full|sample]\n");
 }
 
 int main(int argc, char **argv)
@@ -280,13 +280,20 @@ int main(int argc, char **argv)
     struct stats st = {0};
     struct lattice_verdict v;
 
+    if (cmdline_asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &pt.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &pt.nprocs);
     my_rank = pt.rank;
     opterr = my_rank == 0; /* one complaint, not one per rank */
-    if (lattice_parse(argc, argv, &o) < 0)
-        usage();
+    if (lattice_parse(argc, argv, &o) < 0) {
+        if (my_rank == 0)
+            usage(stderr);
+        exit(2);
+    }
     lattice_init(&lat, &o, pt.nprocs);
     if (lat.n_global >= UINT32_MAX || lat.n_local > INT32_MAX)
         die("more than 2^32 - 1 nodes: labels are 32-bit");

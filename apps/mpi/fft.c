@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmdline.h"
 #include "common/fft_local.h"
 
 struct opts {
@@ -58,10 +59,11 @@ static double sum_all(double x)
 
 static const struct fft_ops ops = {MPI_Wtime, sum_all, max_all};
 
-static void usage(void)
+/* The usage, to f: stdout for --help, stderr for a bad command line. */
+static void usage(FILE *f)
 {
-    fprintf(stderr, "usage: mpiexec -n P mpi_fft [--n N] [--inverse-check] "
-                    "[--input planewave|random] [--k K1,K2,K3] [--seed S] [--alltoall]\n");
+    fprintf(f, "usage: mpiexec -n P mpi_fft [--n N] [--inverse-check] "
+               "[--input planewave|random] [--k K1,K2,K3] [--seed S] [--alltoall]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -196,13 +198,17 @@ int main(int argc, char **argv)
     struct fft_local f = {.ops = &ops, .prog = "mpi_fft"};
     double secs;
 
+    if (cmdline_asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &f.me);
     MPI_Comm_size(MPI_COMM_WORLD, &f.p);
     opterr = f.me == 0;
     if (parse(argc, argv, &o) < 0) {
         if (f.me == 0)
-            usage();
+            usage(stderr);
         MPI_Finalize();
         return 2;
     }

@@ -21,15 +21,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/cmdline.h"
 #include "common/keys.h"
 
 static int rank, nprocs;
 
-static void usage(void)
+/* The usage, to f: stdout for --help, stderr for a bad command line. */
+static void usage(FILE *f)
 {
-    if (rank == 0)
-        fprintf(stderr, "usage: mpi_sample [--keys N] [--seed S] [--oversample K]\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
+    fprintf(f, "usage: mpiexec -n P mpi_sample [--keys N] [--seed S] [--oversample K]\n");
 }
 
 static void *xmalloc(size_t n)
@@ -119,11 +119,18 @@ int main(int argc, char **argv)
 {
     struct keys_options o;
 
+    if (cmdline_asks_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (keys_parse(argc, argv, &o) < 0)
-        usage();
+    if (keys_parse(argc, argv, &o) < 0) {
+        if (rank == 0)
+            usage(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     uint64_t rng = keys_rng(o.seed, rank);
     uint32_t *keys = xmalloc(o.keys * 4), *split = xmalloc((size_t)nprocs * 4), *bucket;
     size_t n;

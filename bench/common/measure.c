@@ -1,8 +1,10 @@
 /*
- * measure.c - clocks, medians and pinning for the benchmarks (see measure.h).
+ * measure.c - clocks, medians, pinning and --help for the benchmarks (see
+ * measure.h).
  */
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "measure.h"
@@ -42,4 +44,12 @@ int bm_pinned_cpu(void)
         if (CPU_ISSET(c, &s))
             return c;
     return -1;
+}
+
+int bm_asks_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    return 0;
 }

@@ -1,7 +1,8 @@
 /*
- * measure.h - small measuring helpers shared by every benchmark (shmam's and the
- * MPI baselines): clocks, the median, and whether this process is pinned.
- * Plain C and libc only, so the MPI programs can link it too.
+ * measure.h - small helpers shared by every benchmark (shmam's and the MPI
+ * baselines): clocks, the median, whether this process is pinned, and whether
+ * the command line asks for help.  Plain C and libc only, so the MPI programs
+ * can link it too.
  */
 #ifndef SHMAM_BENCH_MEASURE_H
 #define SHMAM_BENCH_MEASURE_H
@@ -19,5 +20,10 @@ double bm_median(double *v, long n);
 
 /* The CPU this process is bound to, or -1 if it may run on several. */
 int bm_pinned_cpu(void);
+
+/* Is --help or -h among argv[1 .. argc-1]?  Every benchmark asks first thing in
+ * main, before am_init or MPI_Init (which start or join a job), and then prints
+ * its usage on stdout and exits 0. */
+int bm_asks_help(int argc, char **argv);
 
 #endif

@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "common/measure.h"
+#include "mpi/usage.h"
 
 #define BATCH 64 /* round trips per clock reading */
 #define WIN 64   /* messages per window of the flood and bandwidth loops */
@@ -299,17 +300,20 @@ static void bandwidth_serve(int size, long warmup, long windows, unsigned char *
     }
 }
 
-/* The CPU this process is pinned to, or -1 if it may run on several. */
-static void usage(const char *why)
+/* The usage, for --help and bad command lines (mpi/usage.h). */
+static const char usage_text[] =
+    "usage: mpiexec -n 2 [-bind-to core] mpi_pingpong [--quick] [--header] "
+    "[--iters N] [--warmup W] [--rounds R] [--windows K] [--timeout S] "
+    "[--verbose]\n";
+
+static void usage(FILE *f, int status)
 {
-    if (rank == 0)
-        fprintf(stderr,
-                "mpi_pingpong: %s\nusage: mpiexec -n 2 [-bind-to core] mpi_pingpong "
-                "[--quick] [--header] [--iters N] [--warmup W] [--rounds R] "
-                "[--windows K] [--timeout S] [--verbose]\n",
-                why);
-    MPI_Finalize();
-    exit(2);
+    mpi_usage(rank, f, status, usage_text);
+}
+
+static void bad_usage(const char *why)
+{
+    mpi_bad_usage(rank, "mpi_pingpong", why, usage_text);
 }
 
 static long arg_long(const char *s, const char *why, long min)
@@ -317,7 +321,7 @@ static long arg_long(const char *s, const char *why, long min)
     char *end;
     long v = s ? strtol(s, &end, 10) : 0;
     if (!s || *end || v < min)
-        usage(why);
+        bad_usage(why);
     return v;
 }
 
@@ -343,10 +347,10 @@ static struct opts parse(int argc, char **argv)
         else if (strcmp(argv[i], "--verbose") == 0)
             o.verbose = 1;
         else
-            usage("unknown option");
+            bad_usage("unknown option");
     }
     if (o.rounds > MAX_ROUNDS || o.iters / o.rounds < WIN)
-        usage("need rounds <= 101 and iters / rounds >= 64");
+        bad_usage("need rounds <= 101 and iters / rounds >= 64");
     return o;
 }
 
@@ -414,6 +418,8 @@ static void report(const struct opts *o, int procs, int pinned,
 
 int main(int argc, char **argv)
 {
+    if (bm_asks_help(argc, argv))
+        usage(stdout, 0);
     int procs;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -42,6 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/measure.h"
+#include "mpi/usage.h"
 
 #define TAG_DATA 1
 
@@ -122,16 +123,19 @@ static uint64_t read_all(long total, int writers, uint32_t *next)
     return sum;
 }
 
-/* The CPU this process is pinned to, or -1 if it may run on several. */
-static void usage(const char *why)
+/* The usage, for --help and bad command lines (mpi/usage.h). */
+static const char usage_text[] =
+    "usage: mpiexec -n W+1 mpi_stress [--total N] [--quick] [--header] "
+    "[--timeout S]\n";
+
+static void usage(FILE *f, int status)
 {
-    if (rank == 0)
-        fprintf(stderr,
-                "mpi_stress: %s\nusage: mpiexec -n W+1 mpi_stress [--total N] "
-                "[--quick] [--header] [--timeout S]\n",
-                why);
-    MPI_Finalize();
-    exit(2);
+    mpi_usage(rank, f, status, usage_text);
+}
+
+static void bad_usage(const char *why)
+{
+    mpi_bad_usage(rank, "mpi_stress", why, usage_text);
 }
 
 static long arg_long(const char *s, const char *opt, long min)
@@ -139,7 +143,7 @@ static long arg_long(const char *s, const char *opt, long min)
     char *end;
     long v = s ? strtol(s, &end, 10) : 0;
     if (!s || *end || v < min || v > UINT32_MAX)
-        usage(opt);
+        bad_usage(opt);
     return v;
 }
 
@@ -156,20 +160,22 @@ static struct opts parse(int argc, char **argv)
         else if (strcmp(argv[i], "--header") == 0)
             o.header = 1;
         else
-            usage("unknown option");
+            bad_usage("unknown option");
     }
     return o;
 }
 
 int main(int argc, char **argv)
 {
+    if (bm_asks_help(argc, argv))
+        usage(stdout, 0);
     int procs;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &procs);
     struct opts o = parse(argc, argv);
     if (procs < 2)
-        usage("needs at least one writer (mpiexec -n 2 or more)");
+        bad_usage("needs at least one writer (mpiexec -n 2 or more)");
     signal(SIGALRM, on_alarm);
     alarm((unsigned)o.timeout);
 

@@ -80,6 +80,7 @@ struct am_peer {
     unsigned sender_index;    /* our entry in the peer's sender table */
     unsigned who;             /* our claimant id there: AM_WHO(index, generation) */
     int learned;              /* mapped because it sent to us, not by am_ep_map */
+    unsigned long backoffs;   /* rounds our sends to it waited (see send.c) */
     char name[AM_NAME_MAX];
 };
 

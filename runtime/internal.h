@@ -163,7 +163,13 @@ int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index
                         unsigned *who);
 void am__sender_release(struct am_seg_view *v, unsigned index);
 int am__who_dead(const struct am_seg_view *v, unsigned who);
-int am__peer_alive(const struct am_seg_view *v);
+/* Inline: every send and every backoff round asks it (out of line, the call
+ * cost the many-to-one test 15% of its throughput). */
+static inline int am__peer_alive(const struct am_seg_view *v)
+{
+    return AO_load(&v->hdr->state) == AM_SEG_LIVE &&
+           !am__lifeline_gone(&v->hdr->owner_life);
+}
 int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
 
 /* send.c: the sender's half.  The claim one step at a time (see its header):

@@ -55,9 +55,3 @@ void am__lifeline_release(struct am_lifeline *l)
     if (am_lock_mutex_robust_ok(&l->m))
         pthread_mutex_unlock(&l->m);
 }
-
-int am__lifeline_gone(const struct am_lifeline *l)
-{
-    unsigned w = (unsigned)AO_int_load((const volatile unsigned *)(const void *)&l->m);
-    return (w & FUTEX_OWNER_DIED) != 0 || (w & FUTEX_TID_MASK) == 0;
-}

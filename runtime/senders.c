@@ -103,14 +103,6 @@ int am__who_dead(const struct am_seg_view *v, unsigned who)
     return am__lifeline_gone(&e->life);
 }
 
-/* Is the owner of a peer segment still there to drain it?  Plain loads (its
- * state, its lifeline), any process, any time. */
-int am__peer_alive(const struct am_seg_view *v)
-{
-    return AO_load(&v->hdr->state) == AM_SEG_LIVE &&
-           !am__lifeline_gone(&v->hdr->owner_life);
-}
-
 /* Resolve claimant `who` of our table to a local peer index, mapping the sender
  * as a new peer on first contact.  AM_SOURCE_UNKNOWN for a sender whose entry
  * has since been taken by another (it has gone) or whose endpoint cannot be

@@ -313,8 +313,8 @@ static int inject(struct am_peer *peer, enum kind k, unsigned salt)
     case HANDLER_UNREG:
         p->handler = H_UNREG;
         break;
-    case HANDLER_INTERNAL:
-        p->handler = AM_HANDLER_TOTAL - 1;
+    case HANDLER_INTERNAL: /* just past the internal handlers: the first id none has */
+        p->handler = AM_HANDLER_TOTAL;
         break; /* unused */
     case NARGS_9:
         p->nargs = 9;

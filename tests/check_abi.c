@@ -92,6 +92,10 @@ START_TEST(exports_only_the_api)
     ck_assert_msg(nw >= 20, "only %d names found in shmam.h", nw);
     joined(want, nw, w, sizeof w);
     joined(have, nh, h, sizeof h);
+    for (int i = 0; i < nw; i++)
+        free(want[i]);
+    for (int i = 0; i < nh; i++)
+        free(have[i]);
     ck_assert_msg(strcmp(w, h) == 0, "exported:\n  %s\ndeclared:\n  %s", h, w);
     ck_assert_msg(!strstr(h, "am__") && !strstr(h, "am_lock_"), "internals exported: %s",
                   h);

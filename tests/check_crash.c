@@ -247,7 +247,7 @@ static am_ep_t *start_stream(int alg, int b, pid_t *victim_pid)
     sh->b = b;
     tu_ep_name(sh->rcv, sizeof sh->rcv, "rcv", alg, b);
     for (int i = 0; i < NSENDERS; i++) {
-        char role[8];
+        char role[16];
         snprintf(role, sizeof role, "s%d", i);
         tu_ep_name(sh->snd[i], sizeof sh->snd[i], role, alg, b);
     }

@@ -16,6 +16,8 @@
  * replies to its own requests.  A deadlock shows as processes that do not
  * finish: they are killed after RUN_LIMIT_S seconds (before Check's timeout)
  * and the test fails naming where each one was.
+ * Each process must have found queues full (its sends' backoff rounds,
+ * counted by send.c), or the test proves nothing.
  * SHMAM_VERBOSE=1 prints each run's time and message counts.
  */
 #include <check.h>
@@ -65,6 +67,7 @@ struct shared {
     unsigned long bad[MAXP];        /* bad arguments, order or data seen by p */
     char first_bad[MAXP][120];
     int gave_up[MAXP];
+    unsigned long backoffs[MAXP]; /* rounds each process's sends waited for room */
 };
 
 static struct shared *S;
@@ -264,6 +267,9 @@ static void exchange(am_ep_t *ep)
         S->progress[me] = k + 1;
     }
     am__claim_stall_hook = NULL;
+    for (int q = 0; q < S->sh.procs; q++) /* did the queues fill up? (send.c counts) */
+        if (q != me)
+            S->backoffs[me] += am__peer(ep, (unsigned)q)->backoffs;
     S->phase[me] = DRAINING;
     if (poll_until(ep, all_replied) < 0)
         return;
@@ -348,6 +354,10 @@ static void run(const struct shape *sh, int combo)
                       p, S->bad[p], S->first_bad[p]);
         ck_assert_msg(S->progress[p] >= S->min, "%s/%s %s: process %d sent only %lu", alg,
                       shm, t, p, S->progress[p]);
+        /* The premise: every process met full queues and drained its own
+         * through its backoff, not a test that never filled them. */
+        ck_assert_msg(S->backoffs[p] > 0, "%s/%s %s: process %d never found a queue full",
+                      alg, shm, t, p);
     }
     for (int p = 0; p < P; p++)
         for (int q = 0; q < P; q++) {

@@ -11,7 +11,8 @@
  *   pingpong      20000 round trips in which both sides only ever call
  *                 am_wait(ep, -1), never am_poll, pinned to different cores and
  *                 both to the same core: a lost wake-up hangs it (each run has
- *                 its own deadline, so a hang names its combination)
+ *                 its own deadline, so a hang names its combination); the
+ *                 endpoints' futex words show the sides did sleep and wake
  *   awake_sender  while the receiver spins on am_poll, 10000 sends leave its
  *                 futex word wake_seq untouched (the sender's fast path makes no
  *                 wake system call); one send to a receiver asleep in am_wait
@@ -52,8 +53,9 @@ struct shared {
     AO_t count, pings, pongs; /* progress */
     int rc;
     double t_ret;
-    int cpu_a, cpu_b;     /* where the ping-pong ran */
-    struct tu_errors err; /* what the helper processes saw */
+    int cpu_a, cpu_b;          /* where the ping-pong ran */
+    unsigned woken_a, woken_b; /* wake-ups each side's endpoint got (wake_seq) */
+    struct tu_errors err;      /* what the helper processes saw */
 };
 
 static struct shared *sh;
@@ -287,6 +289,7 @@ static void pinger(void *arg)
                 break;
             }
     }
+    sh->woken_a = AO_int_load(&ep->own.shared->wake_seq);
     AO_store_release(&sh->done, 1);
     am_ep_destroy(ep);
 }
@@ -307,6 +310,7 @@ static void ponger(void *arg)
     /* Our last pong must be handled before our endpoint (and our sender entry in
      * the pinger's table) goes away. */
     tu_wait_flag(&sh->done, 1, 20);
+    sh->woken_b = AO_int_load(&ep->own.shared->wake_seq);
     am_ep_destroy(ep);
 }
 
@@ -334,6 +338,10 @@ START_TEST(pingpong)
     ck_assert_msg(same ? sh->cpu_a == sh->cpu_b
                        : sh->cpu_a != sh->cpu_b || CPU_COUNT(&all_cpus) < 2,
                   "%s: ran on CPUs %d and %d", what, sh->cpu_a, sh->cpu_b);
+    /* The point is sleeping: somebody slept in the futex and was woken (on one
+     * core both sides must, or the other could never run). */
+    ck_assert_msg(same ? sh->woken_a > 0 && sh->woken_b > 0 : sh->woken_a + sh->woken_b > 0,
+                  "%s: nobody slept: %u and %u wake-ups", what, sh->woken_a, sh->woken_b);
     printf("wait: %-8s %-5s %-6s %u round trips on am_wait only: %.2f s (%.1f us each)\n",
            am_claim_names[sh->alg], tu_backend_name(sh->backend), same ? "same" : "across",
            sh->n, dt, dt * 1e6 / sh->n);

@@ -666,6 +666,18 @@ END_TEST
 
 /* ---- mapping, errors, argument checks ---- */
 
+/* map_errors: messages counted per receiving endpoint (its handle's address
+ * in arg[0] of each message: which endpoint the sender meant). */
+static am_ep_t *map_eps[2];
+static int map_got[2], map_wrong;
+
+static void map_count(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    int k = am_token_ep(t) == map_eps[1];
+    map_got[k]++;
+    map_wrong += n != 1 || a[0] != (uint32_t)k;
+}
+
 START_TEST(map_errors)
 {
     int b = _i;
@@ -691,10 +703,22 @@ START_TEST(map_errors)
     ck_assert_msg(am_ep_map(ep, 3, other) == 0, "%s: same mapping again", what);
     ck_assert_msg(am_ep_map(ep, 3, name) == -EEXIST, "%s: index taken", what);
     ck_assert_msg(am_ep_map(ep, AM_MAX_PEERS - 1, name) == 0, "%s: largest index", what);
-    /* Messages reach both, also through the largest index. */
-    ck_assert_msg(am_request(ep, 3, 1, NULL, 0) == 0, "%s: send to 3", what);
-    ck_assert_msg(am_request(ep, AM_MAX_PEERS - 1, 1, NULL, 0) == 0, "%s: send big", what);
+    /* Messages reach both, also through the largest index: each arrives at the
+     * endpoint it was meant for, once. */
+    map_eps[0] = ep, map_eps[1] = ot;
+    map_got[0] = map_got[1] = map_wrong = 0;
+    am_set_handler(ep, 1, map_count);
+    am_set_handler(ot, 1, map_count);
+    uint32_t to_ot = 1, to_me = 0;
+    ck_assert_msg(am_request(ep, 3, 1, &to_ot, 1) == 0, "%s: send to 3", what);
+    ck_assert_msg(am_request(ep, AM_MAX_PEERS - 1, 1, &to_me, 1) == 0, "%s: send big",
+                  what);
     ck_assert_msg(am_request(ep, 4, 1, NULL, 0) == -EINVAL, "%s: unmapped 4", what);
+    for (int i = 0; i < 1000 && map_got[0] + map_got[1] < 2; i++)
+        am_poll(ep), am_poll(ot);
+    ck_assert_msg(map_got[0] == 1 && map_got[1] == 1 && map_wrong == 0,
+                  "%s: %d to itself, %d to the other backend's peer, %d misrouted", what,
+                  map_got[0], map_got[1], map_wrong);
     destroy_ok(ot, what);
     destroy_ok(ep, what);
     tu_assert_clean(what);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "segment.h"
+#include "testutil.h"
 
 #define SIZE 10000 /* not a multiple of the page size, on purpose */
 
@@ -156,6 +157,22 @@ START_TEST(double_create)
 END_TEST
 
 /* Several processes race to create one name: exactly one wins. */
+/* racing_create: the creators' start gate and when each attempt ran. */
+struct race {
+    struct tu_gate gate;
+    double start[8], end[8];
+};
+
+/* Did two of the n attempts overlap in time (the race was run, not queued)? */
+static int overlapped(const struct race *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (r->start[i] < r->end[j] && r->start[j] < r->end[i])
+                return 1;
+    return 0;
+}
+
 START_TEST(racing_create)
 {
     enum am_shm b = (enum am_shm)_i;
@@ -164,13 +181,19 @@ START_TEST(racing_create)
     pid_t pid[N];
     char name[64];
     int wins = 0, st;
+    struct race *r = tu_shared_alloc(sizeof *r);
 
     test_name(name, sizeof name, "race", b);
+    tu_gate_init(&r->gate, N);
     for (int k = 0; k < N; k++) {
         pid[k] = fork();
-        if (pid[k] == 0) {
+        if (pid[k] == 0) { /* pinned across the CPUs, released together */
             struct am_segment s;
+            tu_pin(k % 2);
+            tu_gate_wait(&r->gate);
+            r->start[k] = tu_now_s();
             int rc = am__segment_create(b, name, SIZE, &s);
+            r->end[k] = tu_now_s();
             _exit(rc == 0 ? 0 : rc == -EEXIST ? 1 : 2);
         }
     }
@@ -180,6 +203,8 @@ START_TEST(racing_create)
         wins += WEXITSTATUS(st) == 0;
     }
     ck_assert_msg(wins == 1, "%s: %d creators won", bn, wins);
+    ck_assert_msg(overlapped(r, N), "%s: no two creations overlapped: no race was run", bn);
+    tu_shared_free(r, sizeof *r);
     ck_assert_msg(am__segment_unlink(b, name) == 0, "%s: unlink", bn);
     assert_gone(b, name);
 }

@@ -90,6 +90,7 @@ static int open_for_business(struct am_seg_view *own, struct am_segment *seg,
         rc = am__lifeline_take(&h->owner_life);
     if (rc < 0)
         return rc;
+    am__hook(AM_HOOK_CREATING);
     AO_store_release(&h->state, AM_SEG_LIVE); /* pairs with am__view_attach */
     rc = am__segment_publish(seg, name);
     if (rc == -EEXIST && reclaim_stale(cfg->backend, name))

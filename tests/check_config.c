@@ -592,10 +592,20 @@ START_TEST(attach_refuses)
 }
 END_TEST
 
-/* A segment is visible from the moment it is created, before its header is
- * written: an opener racing with the creator must be told -ENOENT or -EAGAIN
- * (try again), never -EPROTO.  A child creates and destroys the endpoint over
- * and over while this process opens and attaches it as fast as it can. */
+/* A System V segment is visible from the moment it is created, before its
+ * header is written: an opener racing with the creator must be told -ENOENT or
+ * -EAGAIN (try again), never -EPROTO.  A POSIX name shows only a complete
+ * segment.  A child creates and destroys the endpoint over and over, pausing
+ * half a millisecond in each creation before the segment goes LIVE (the
+ * AM_HOOK_CREATING hook), while this process opens and attaches it as fast as
+ * it can: System V must then have answered -EAGAIN (the window was hit), POSIX
+ * never. */
+static void creating_pause(enum am_hook where)
+{
+    if (where == AM_HOOK_CREATING)
+        usleep(500);
+}
+
 START_TEST(attach_while_creating)
 {
     int a = _i / 2, b = _i % 2;
@@ -608,6 +618,7 @@ START_TEST(attach_while_creating)
     volatile AO_t *turn = tu_shared_alloc(4096); /* child's round; parent's round */
     pid_t p = fork();
     if (p == 0) {
+        am__claim_stall_hook = creating_pause;
         for (int r = 1; r <= rounds; r++) {
             am_ep_t *ep;
             if (am_ep_create(name, &o, &ep) != 0)
@@ -660,6 +671,10 @@ START_TEST(attach_while_creating)
                   what, counts[4]);
     ck_assert_msg(other == 0, "%s: %d unexpected results, e.g. %d (%s)", what, other,
                   other_rc, am_strerror(other_rc));
+    ck_assert_msg(b == AM_SHM_SYSV ? counts[2] > 0 : counts[2] == 0,
+                  "%s: -EAGAIN %d times: %s", what, counts[2],
+                  b == AM_SHM_SYSV ? "the half-made window was never hit"
+                                   : "a POSIX name showed a half-made segment");
     tu_assert_clean(what);
 }
 END_TEST

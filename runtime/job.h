@@ -24,11 +24,17 @@
 /* Endpoint options, read by am_ep_create when its caller leaves them 0/NULL.
  * The launcher exports a command-line option over the inherited value and
  * refuses bad values before starting anything; an empty value means unset. */
-#define SHMAM_CLAIM "SHMAM_CLAIM"             /* lockfree|tas|ttas|ticket|anderson|mutex */
+#define SHMAM_CLAIM "SHMAM_CLAIM"             /* one of am_claim_names */
 #define SHMAM_SHM "SHMAM_SHM"                 /* posix|sysv */
 #define SHMAM_PACKETS "SHMAM_PACKETS"         /* packets per queue, power of two */
 #define SHMAM_BULK "SHMAM_BULK"               /* bulk blocks per queue, power of two */
 #define SHMAM_MAX_SENDERS "SHMAM_MAX_SENDERS" /* senders per endpoint */
+
+/* Read by the launcher: every job name it makes starts with this, 1 to
+ * AM_JOB_PREFIX_MAX characters of [a-z0-9] (default "j"), so that a script
+ * can find exactly the segments of its own jobs (scripts/report.sh). */
+#define SHMAM_JOB_PREFIX "SHMAM_JOB_PREFIX"
+#define AM_JOB_PREFIX_MAX 8
 
 #define AM_JOB_NAME_MAX 24 /* leaves room for ".RANK" within AM_MAX_NAME */
 

@@ -185,6 +185,7 @@ static void usage(FILE *f)
             "      --list-claims    print the claim algorithms, one a line, and exit\n"
             "  -h, --help           print this help\n"
             "Options override SHMAM_CLAIM, SHMAM_SHM, SHMAM_PACKETS, SHMAM_BULK.\n"
+            "Job names (and so segment names) start with SHMAM_JOB_PREFIX, default j.\n"
             "Exit status: 0 if every rank exits 0, else the first failure's status\n"
             "(its exit code or 128+signal); 124 on timeout; 2 on bad usage.\n",
             AM_MAX_SENDERS, claims(" "));
@@ -311,7 +312,22 @@ static void export_settings(const struct opts *o)
     }
 }
 
-/* A job name unlikely to be reused: the launcher's pid and 32 random bits. */
+/* SHMAM_JOB_PREFIX if set (checked: 1 to AM_JOB_PREFIX_MAX of [a-z0-9]), else
+ * "j".  Exits 2 on a bad value, before anything has started. */
+static const char *job_prefix(void)
+{
+    const char *p = getenv(SHMAM_JOB_PREFIX);
+    if (!p || !*p)
+        return "j";
+    size_t n = strlen(p);
+    if (n > AM_JOB_PREFIX_MAX || strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789") != n)
+        bad_usage("bad %s='%s' in the environment: expected 1 to %d of [a-z0-9]",
+                  SHMAM_JOB_PREFIX, p, AM_JOB_PREFIX_MAX);
+    return p;
+}
+
+/* A job name unlikely to be reused: the prefix, the launcher's pid and 32
+ * random bits (at most 8 + 7 + 1 + 8 = AM_JOB_NAME_MAX characters). */
 static void make_job_name(struct job *job)
 {
     uint32_t r;
@@ -321,7 +337,8 @@ static void make_job_name(struct job *job)
         clock_gettime(CLOCK_REALTIME, &ts);
         r = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u;
     }
-    snprintf(job->name, sizeof job->name, "j%ld-%08x", (long)getpid(), (unsigned)r);
+    snprintf(job->name, sizeof job->name, "%s%ld-%08x", job_prefix(), (long)getpid(),
+             (unsigned)r);
 }
 
 static int64_t now_ns(void)

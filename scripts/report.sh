@@ -25,7 +25,9 @@
 # Environment: SCALE, RESULTS, B (build directory), TIMEOUT (seconds per run)
 # and STRESS_TIMEOUT (per stress run) override the defaults.
 # It exits nonzero if any benchmark failed (a wrong count, a crash, a timeout,
-# a malformed row) or was not built, or if a run left anything in /dev/shm;
+# a malformed row) or was not built, or if a run left a segment behind (in
+# either backend: every job of this run is named after SHMAM_JOB_PREFIX, which
+# this script sets, and shmamstat lists what is left of exactly those);
 # the report is written either way and says which.
 # shellcheck disable=SC2086 # *_ARGS are word lists; paths have no blanks
 set -u
@@ -33,6 +35,11 @@ cd "$(dirname "$0")/.." || exit 1
 SCALE=${SCALE:-quick}
 B=${B:-build}
 RUN=$B/bin/shmamrun
+# Every job of this run (and of apps.sh, which it runs) is named r<our pid>x...:
+# the leak check below looks at those names only, so other shmam programs on
+# the machine neither fail it nor hide a leak of ours.
+SHMAM_JOB_PREFIX=r$(($$ % 100000))x # the x ends it: no other pid extends it
+export SHMAM_JOB_PREFIX
 ALGS=$("$RUN" --list-claims | tr '\n' ' ') || exit 1 # the one list: am_claim_names
 WRITERS="1 3 7"
 R=scripts/report
@@ -75,8 +82,6 @@ mkdir -p "$OUT" || exit 1
 LOG=$OUT/log.txt
 FAILED=$OUT/failures.txt
 TMP=$(mktemp -d) || exit 1
-SHM_BEFORE=$TMP/shm.before
-ls /dev/shm >"$SHM_BEFORE" 2>/dev/null
 : >"$LOG"
 : >"$FAILED"
 trap 'rm -rf "$TMP"' EXIT
@@ -388,11 +393,9 @@ say "writing the report"
     [ -f "$OUT/apps.csv" ] && awk -f $R/apps.awk "$OUT/apps.csv"
 } >"$OUT/all.csv"
 
-# Leftovers in /dev/shm are a failure of the run that left them.
-ls /dev/shm 2>/dev/null | sort >"$TMP/shm.after"
-sort "$SHM_BEFORE" >"$TMP/shm.sorted"
-left=$(comm -13 "$TMP/shm.sorted" "$TMP/shm.after" | tr '\n' ' ')
-[ -z "$left" ] || fail "cleanup" "left in /dev/shm: $left"
+# Segments left by this run's jobs, both backends, are a failure of the run.
+left=$("$B/bin/shmamstat" "$SHMAM_JOB_PREFIX" | awk 'NR > 1 && !/^\(/ { printf "%s ", $1 }')
+[ -z "$left" ] || fail "cleanup" "segments left: $left"
 
 say "plots"
 plots

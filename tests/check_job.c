@@ -30,7 +30,7 @@ struct job_run {
 /* Run `shmamrun -n NPROCS -a alg --shm shm --bind prog_job args...`, both found
  * in the build directory of this test (tu_program). */
 static void run_job(const char *alg, const char *shm, const char *const *args,
-                    struct job_run *r)
+                    const char *const *env, struct job_run *r)
 {
     char launcher[PATH_MAX], prog[PATH_MAX];
     tu_program(launcher, sizeof launcher, "bin/shmamrun");
@@ -40,7 +40,7 @@ static void run_job(const char *alg, const char *shm, const char *const *args,
     int n = 11;
     for (int i = 0; args[i] && n < 15; i++)
         argv[n++] = args[i];
-    tu_run_capture(argv, NULL, TU_ERR_MERGED, 0, &r->o);
+    tu_run_capture(argv, env, TU_ERR_MERGED, 0, &r->o);
     r->status = r->o.signal ? -1 : r->o.status;
     const char *j = strstr(r->o.out, "job ");
     r->job[0] = '\0';
@@ -75,7 +75,7 @@ START_TEST(ring_every_algorithm)
     const char *shm = backends[_i % 2], *alg = am_claim_names[_i / 2];
     const char *args[] = {"ring", "3000", NULL};
     struct job_run r;
-    run_job(alg, shm, args, &r);
+    run_job(alg, shm, args, NULL, &r);
     ck_assert_msg(r.status == 0, "%s/%s: launcher exit %d, output:\n%s", alg, shm, r.status,
                   r.o.out);
     ck_assert_msg(count(r.o.out, " ok\n") == NPROCS, "%s/%s: not every rank ok:\n%s", alg,
@@ -91,7 +91,7 @@ START_TEST(killed_rank_leaves_nothing)
     const char *modes[] = {"kill-init", "kill-early"};
     const char *args[] = {modes[_i / 2], "2", NULL};
     struct job_run r;
-    run_job("lockfree", shm, args, &r);
+    run_job("lockfree", shm, args, NULL, &r);
     ck_assert_msg(r.status == 137, "%s/%s: launcher exit %d, want 137", modes[_i / 2], shm,
                   r.status);
     /* kill-early: rank 0 may not get to print its job line before it is
@@ -112,9 +112,30 @@ START_TEST(exit_status_propagates)
 {
     const char *args[] = {"exit", "1", "5", NULL};
     struct job_run r;
-    run_job("ticket", backends[_i], args, &r);
+    run_job("ticket", backends[_i], args, NULL, &r);
     ck_assert_msg(r.status == 5, "%s: launcher exit %d, want 5", backends[_i], r.status);
     ck_assert_msg(r.job[0] && leftovers(r.job) == 0, "%s: segments left", backends[_i]);
+}
+END_TEST
+
+/* SHMAM_JOB_PREFIX names the job (so a script finds exactly its own
+ * segments); a bad one is refused before anything starts. */
+START_TEST(job_prefix)
+{
+    const char *args[] = {"ring", "100", NULL};
+    const char *good[] = {"SHMAM_JOB_PREFIX=zq7", NULL},
+               *bad[] = {"SHMAM_JOB_PREFIX=Zq!", NULL};
+    char want[32];
+    struct job_run r;
+    run_job("lockfree", "posix", args, good, &r);
+    snprintf(want, sizeof want, "zq7%d-", (int)r.o.pid);
+    ck_assert_msg(r.status == 0 && strncmp(r.job, want, strlen(want)) == 0,
+                  "prefix: exit %d, job '%s', want %s...:\n%s", r.status, r.job, want,
+                  r.o.out);
+    ck_assert_msg(leftovers(r.job) == 0, "prefix: segments left by job %s", r.job);
+    run_job("lockfree", "posix", args, bad, &r);
+    ck_assert_msg(r.status == 2 && strstr(r.o.out, "SHMAM_JOB_PREFIX") && !r.job[0],
+                  "bad prefix: exit %d:\n%s", r.status, r.o.out);
 }
 END_TEST
 
@@ -126,6 +147,7 @@ static Suite *job_suite(void)
     tcase_add_loop_test(tc, ring_every_algorithm, 0, 2 * 6);
     tcase_add_loop_test(tc, killed_rank_leaves_nothing, 0, 4);
     tcase_add_loop_test(tc, exit_status_propagates, 0, 2);
+    tcase_add_test(tc, job_prefix);
     suite_add_tcase(s, tc);
     return s;
 }

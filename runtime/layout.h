@@ -82,6 +82,18 @@ static inline AO_t am_lap(uint64_t t, uint32_t n)
     return (AO_t)(t >> __builtin_ctz(n)) & AM_LAP_MASK;
 }
 
+/* May bulk block b (of n) hold a claim of state s's lap, the bulk tail being
+ * bt?  Block b's last ticket below bt is k; a claim is of k's lap (claimed
+ * earlier, still in use) or of the next (k + n: claimed since bt was read, or
+ * at the tail, not yet moved past).  Any other lap a peer wrote.  Both halves
+ * ask: a waiting sender before asking for repair, the owner before repairing. */
+static inline int am_block_claim_lap_ok(AO_t s, uint64_t bt, uint32_t b, uint32_t n)
+{
+    uint64_t k = bt - n + ((b - bt) & (n - 1));
+    AO_t lap = AM_STATE_LAP(s);
+    return lap == am_lap(k, n) || lap == ((am_lap(k, n) + 1) & AM_LAP_MASK);
+}
+
 /* Claimant ids (see the file header). */
 #define AM_GEN_BITS 11u
 #define AM_GEN_MASK ((1u << AM_GEN_BITS) - 1u)

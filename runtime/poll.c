@@ -117,17 +117,6 @@ static void reset_block(am_ep_t *ep, struct am_queue_view *q, uint32_t b, AO_t s
         am__report_bad(ep, "impossible bulk block state");
 }
 
-/* May a claim of bulk block b (state s) stand, the bulk tail being bt?  Block
- * b's last ticket below bt is k; a claim is of k's lap (claimed earlier) or of
- * the next (claimed since bt was read: only this thread frees blocks, so none
- * has been freed meanwhile for a later lap).  Any other lap a peer wrote. */
-static int claim_lap_ok(AO_t s, uint64_t bt, uint32_t b, uint32_t n)
-{
-    uint64_t k = bt - n + ((b - bt) & (n - 1));
-    AO_t lap = AM_STATE_LAP(s);
-    return lap == am_lap(k, n) || lap == ((am_lap(k, n) + 1) & AM_LAP_MASK);
-}
-
 /* Free the bulk blocks of queue qid that dead claimants hold and that no queued
  * packet uses (a sender that died between claiming its block and publishing),
  * and reset blocks in impossible states (claims of laps that cannot be).
@@ -145,7 +134,7 @@ static void free_orphans(am_ep_t *ep, enum am_qid qid)
         AO_t s = AO_load(&q->bulk_state[b].state);
         unsigned type = AM_STATE_TYPE(s);
         if (type >= AM_READY || (type == AM_FREE && AM_STATE_WHO(s) != 0) ||
-            (type == AM_CLAIMED && !used[b] && !claim_lap_ok(s, bt, b, q->bulk_n)))
+            (type == AM_CLAIMED && !used[b] && !am_block_claim_lap_ok(s, bt, b, q->bulk_n)))
             reset_block(ep, q, b, s);
         else if (type == AM_CLAIMED && !used[b] &&
                  am__who_dead(&ep->own, AM_STATE_WHO(s)) &&

@@ -261,10 +261,9 @@ void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
     struct am_queue_view *q = &v->q[qid];
     uint64_t bt = AO_load(&q->send->bulk_tail);
     AO_t s = AO_load(slot_state(q->bulk_state, bt, q->bulk_n));
-    AO_t lap = am_lap(bt, q->bulk_n), slap = AM_STATE_LAP(s);
-    int lap_ok = slap == lap || slap == ((lap - 1) & AM_LAP_MASK);
+    int lap_ok = am_block_claim_lap_ok(s, bt, (uint32_t)bt & (q->bulk_n - 1), q->bulk_n);
     if ((AM_STATE_TYPE(s) == AM_CLAIMED && lap_ok && !am__who_dead(v, AM_STATE_WHO(s))) ||
-        s == AM_STATE(lap, 0, AM_FREE))
+        s == AM_STATE(am_lap(bt, q->bulk_n), 0, AM_FREE))
         return;
     AO_store(&v->shared->orphans[qid], 1);
     am__wake(v->shared);

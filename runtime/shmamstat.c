@@ -38,6 +38,7 @@ struct row {
     const char *state; /* live, dead (owner gone), closed, starting, unreadable */
     const char *claim;
     unsigned pid, senders;
+    int gone; /* its owner closed it or died: what --clean removes */
     uint64_t head[2], tail[2];
     unsigned long delivered, bulk, backoffs, abandoned, bad;
 };
@@ -86,6 +87,7 @@ static void read_row(enum am_shm b, const char *name, struct row *r)
     snprintf(r->name, sizeof r->name, "%s", name);
     if (am__segment_open(b, name, &seg) != 0)
         return;
+    r->gone = am__ep_stale(&seg);
     int rc = am__view_attach(&v, &seg, name);
     if (rc == 0)
         read_view(&v, r);
@@ -201,14 +203,7 @@ static int clean(const struct table *t, int dry)
     int n = 0;
     for (size_t i = 0; i < t->n; i++) {
         const struct row *r = &t->rows[i];
-        struct am_segment seg;
-        if (am__segment_open(r->backend, r->name, &seg) != 0)
-            continue;
-        int gone = am__ep_stale(&seg);
-        am__segment_unmap(&seg);
-        if (!gone)
-            continue;
-        if (!dry && am__segment_unlink(r->backend, r->name) != 0)
+        if (!r->gone || (!dry && am__segment_unlink(r->backend, r->name) != 0))
             continue;
         printf("%s %s (%s, owner %s)\n", dry ? "would remove" : "removed", r->name,
                am__shm_name(r->backend), r->state);

@@ -36,6 +36,11 @@
  *   lock_waiter_dead_receiver  locked algorithms: a sender waiting for a lock
  *                          that a live (parked) holder keeps returns -EPIPE once
  *                          the receiver is SIGKILLed.
+ *   creator_killed         an endpoint's creator parked (hook) with its segment
+ *                          laid out and its lifeline held, not yet LIVE, then
+ *                          SIGKILLed: while it lives a client cannot map the
+ *                          name; once dead, the name is free or reclaimed
+ *                          (am_ep_probe, am_ep_create), and nothing is left.
  *   stale_names            a name left empty, truncated, half created (System
  *                          V), or by an owner that died is reclaimed by the next
  *                          am_ep_create; am_ep_probe tells dead from live.
@@ -715,6 +720,49 @@ START_TEST(registrant_killed)
 }
 END_TEST
 
+static void create_destroy_ok(const char *name, int b, const char *why);
+
+/* ---- creator_killed ---- */
+
+/* Creates endpoint `arg` with the hook armed at CREATING: parks there. */
+static void parked_creator(void *arg)
+{
+    struct am_ep_opts o = {.shm = tu_backend_name(sh->b)};
+    am_ep_t *ep = NULL;
+    am__claim_stall_hook = park_hook;
+    victim_armed = 1;
+    am_ep_create(arg, &o, &ep);
+    _exit(3); /* never reached: the hook parks it */
+}
+
+START_TEST(creator_killed)
+{
+    int b = _i;
+    snprintf(what, sizeof what, "%s: a creator killed before LIVE", tu_backend_name(b));
+    char name[AM_NAME_MAX], cli[AM_NAME_MAX];
+    tu_ep_name(name, sizeof name, "made", -1, b);
+    tu_ep_name(cli, sizeof cli, "cli", -1, b);
+    sh->b = b;
+    sh->hook = AM_HOOK_CREATING;
+    pid_t p = tu_spawn(parked_creator, name, 0);
+    tu_assert_flag(&sh->parked, 1, 10, "the creator to park", what, &sh->err);
+    struct am_ep_opts o = {.shm = tu_backend_name(b)};
+    am_ep_t *ep = NULL;
+    ck_assert_msg(am_ep_create(cli, &o, &ep) == 0, "%s: client", what);
+    int rc = am_ep_map(ep, 0, name); /* POSIX: not named yet; System V: not LIVE */
+    ck_assert_msg(rc == -ENOENT || rc == -EAGAIN, "%s: map while it is made: %s", what,
+                  am_strerror(rc));
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+    rc = am_ep_probe(name);
+    ck_assert_msg(b == AM_SHM_POSIX ? rc == -ENOENT : rc == 0,
+                  "%s: probe after the death: %d", what, rc);
+    create_destroy_ok(name, b, "over a creator killed before LIVE");
+    am_ep_destroy(ep);
+    tu_assert_clean(what);
+}
+END_TEST
+
 /* ---- lock_waiter_dead_receiver ---- */
 
 static void idle_receiver(void *arg)
@@ -884,6 +932,7 @@ static Suite *crash_suite(void)
     tcase_add_loop_test(tc, concurrent_clients, 0, 2);
     tcase_add_loop_test(tc, full_sender_table, 0, 2);
     tcase_add_loop_test(tc, registrant_killed, 0, 2);
+    tcase_add_loop_test(tc, creator_killed, 0, 2);
     tcase_add_loop_test(tc, stale_names, 0, 2);
     suite_add_tcase(s, tc);
     return s;

@@ -132,10 +132,10 @@ static int send_one(struct am_seg_view *v, struct am_queue_view *q, unsigned who
     return -EAGAIN;
 }
 
-/* F_REWRITE_LOCKED: the image the peer writes again, at `base`, when the claim
- * hook next reports a held lock; base NULL when not armed. */
+/* F_REWRITE_LOCKED: the image the peer writes again over `view`'s segment
+ * when the claim hook next reports a held lock. */
 static struct rewrite {
-    void *base;
+    const struct am_seg_view *view; /* NULL when not armed */
     const uint8_t *d;
     size_t n;
 } rewrite;
@@ -150,13 +150,11 @@ static void peer_rewrite(const struct am_seg_view *v, const uint8_t *d, size_t n
         memcpy((unsigned char *)v->seg.base + from, d + from, n - from);
 }
 
-static const struct am_seg_view *rewrite_view;
-
 static void rewrite_hook(enum am_hook where)
 {
-    if (where == AM_HOOK_LOCKED && rewrite.base) {
-        peer_rewrite(rewrite_view, rewrite.d, rewrite.n);
-        rewrite.base = NULL;
+    if (where == AM_HOOK_LOCKED && rewrite.view) {
+        peer_rewrite(rewrite.view, rewrite.d, rewrite.n);
+        rewrite.view = NULL;
     }
 }
 
@@ -172,11 +170,10 @@ static void peer_send(struct am_seg_view *v, unsigned flags, size_t len, const u
     if (am__sender_register(v, "fuzz-sender", &index, &who) != 0)
         return;
     n = n < v->seg.size ? n : v->seg.size;
-    rewrite = (struct rewrite){flags & F_REWRITE_LOCKED ? v->seg.base : NULL, d, n};
-    rewrite_view = v;
+    rewrite = (struct rewrite){flags & F_REWRITE_LOCKED ? v : NULL, d, n};
     if (send_one(v, &v->q[qid], who, NULL, 0) != -EPIPE)
         send_one(v, &v->q[qid], who, bulk_data, len);
-    rewrite.base = NULL;
+    rewrite.view = NULL;
     if (flags & F_ORPHANS)
         am__claim_orphans_ask(v, qid);
     if (flags & F_REWRITE)

@@ -42,8 +42,10 @@ TEST_HELPER_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_HELPER_SRC))
 TEST_COMMON := $(B)/obj/tests/testutil.o
 
 # bench/X.c -> build/bench/X; bench/mpi/X.c -> build/bench/mpi_X (built with mpicc);
-# bench/common/*.c (measuring helpers) go into both.
+# bench/common/*.c (measuring helpers) go into both, but am_*.c (which need
+# libshmam) only into the shmam programs.
 BENCH_COMMON := $(wildcard bench/common/*.c)
+BENCH_COMMON_MPI := $(filter-out bench/common/am_%.c,$(BENCH_COMMON))
 BENCH_COMMON_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_COMMON))
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
@@ -113,10 +115,10 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(BENCH_COMMON_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lm
 
-$(B)/bench/mpi_%: bench/mpi/%.c $(BENCH_COMMON) $(wildcard bench/common/*.h)
+$(B)/bench/mpi_%: bench/mpi/%.c $(BENCH_COMMON_MPI) $(wildcard bench/common/*.h)
 	@mkdir -p $(@D)
 	$(MPICC) $(MPI_OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Ibench $< \
-	  $(BENCH_COMMON) -o $@ -lm
+	  $(BENCH_COMMON_MPI) -o $@ -lm
 
 $(SPLITC_LIB): $(SPLITC_OBJ)
 	@mkdir -p $(@D)

@@ -25,8 +25,10 @@
  *      stops the others: SIGTERM, then SIGKILL after a grace period.  A signal to
  *      the launcher is forwarded the same way (a second one kills at once), and
  *      --timeout stops the job with status 124.
- *   6. Once every rank is reaped, unlink every rank's endpoint segment in both
- *      backends (ENOENT is expected and ignored), so nothing outlives the job even
+ *   6. Once every rank is reaped, unlink every rank's endpoint segment, and every
+ *      other segment named under the job ("JOB.RANK.anything": an endpoint a rank
+ *      made beside its own), in both backends (ENOENT is expected and ignored),
+ *      so nothing outlives the job even
  *      if ranks were SIGKILLed; tell the guardian "done" and reap it; then exit
  *      with the decided status (0 if every rank exited 0, its exit code or
  *      128+signal otherwise).
@@ -416,20 +418,48 @@ static void stop_job(struct job *job)
         signal_ranks(job, SIGTERM);
 }
 
-/* Unlink every rank's segment in both backends; none may outlive the job. */
+/* Unlink one segment; ENOENT is expected (someone removed it first). */
+static void unlink_segment(enum am_shm b, const char *name)
+{
+    int rc = am__segment_unlink(b, name);
+    if (rc != 0 && rc != -ENOENT)
+        fprintf(stderr, "shmamrun: cannot remove %s segment %s: %s\n", am__shm_name(b),
+                name, strerror(-rc));
+}
+
+/* am__segment_list callback: unlinks a name under the job ("JOB." and more, an
+ * endpoint a rank made beside its own, e.g. one per claim algorithm in the
+ * benchmarks); arg is the prefix "JOB.", then the backend. */
+struct sweep {
+    const char *prefix;
+    enum am_shm backend;
+};
+
+static int sweep_one(const char *name, void *arg)
+{
+    const struct sweep *s = arg;
+    if (strncmp(name, s->prefix, strlen(s->prefix)) == 0)
+        unlink_segment(s->backend, name);
+    return 0;
+}
+
+/* Unlink every rank's segment, and every other segment named under the job
+ * ("JOB.*"), in both backends; none may outlive the job. */
 static void remove_segments(const struct job *job)
 {
-    char name[AM_MAX_NAME + 1];
+    char name[AM_MAX_NAME + 1], prefix[AM_MAX_NAME + 2];
+
+    snprintf(prefix, sizeof prefix, "%s.", job->name);
+    for (int b = AM_SHM_POSIX; b <= AM_SHM_SYSV; b++) {
+        struct sweep s = {prefix, (enum am_shm)b};
+        am__segment_list((enum am_shm)b, sweep_one, &s);
+    }
 
     for (int r = 0; r < job->nprocs; r++) {
         if (am__job_ep_name(job->name, r, name, sizeof name) != 0)
             continue;
-        for (int b = AM_SHM_POSIX; b <= AM_SHM_SYSV; b++) {
-            int rc = am__segment_unlink((enum am_shm)b, name);
-            if (rc != 0 && rc != -ENOENT)
-                fprintf(stderr, "shmamrun: cannot remove %s segment %s: %s\n",
-                        am__shm_name((enum am_shm)b), name, strerror(-rc));
-        }
+        for (int b = AM_SHM_POSIX; b <= AM_SHM_SYSV; b++)
+            unlink_segment((enum am_shm)b, name);
     }
 }
 

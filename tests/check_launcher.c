@@ -87,18 +87,28 @@ static void run(const char *const *argv, const char *const *env, struct run *r)
     parse_ready(r);
 }
 
+/* Rank r's names: k = 0 its endpoint "JOB.R", k = 1 the extra segment
+ * "JOB.R.extra" prog_rank makes beside it. */
+static void rank_name(const char *job, int r, int k, char *buf, size_t n)
+{
+    ck_assert(am__job_ep_name(job, r, buf, n) == 0);
+    if (k)
+        strncat(buf, ".extra", n - strlen(buf) - 1);
+}
+
 /* Whether any segment of the job exists in backend b (POSIX: any file of the
- * job's prefix; System V: the key of any of its ranks). */
+ * job's prefix; System V: the key of any of its ranks' names). */
 static int job_segments(const char *job, int nprocs, enum am_shm b)
 {
     char name[AM_MAX_NAME + 1], prefix[64];
     int found = 0;
 
     if (b == AM_SHM_SYSV) {
-        for (int rank = 0; rank < nprocs; rank++) {
-            ck_assert(am__job_ep_name(job, rank, name, sizeof name) == 0);
-            found += shmget(am__segment_key(name), 0, 0) >= 0;
-        }
+        for (int rank = 0; rank < nprocs; rank++)
+            for (int k = 0; k < 2; k++) {
+                rank_name(job, rank, k, name, sizeof name);
+                found += shmget(am__segment_key(name), 0, 0) >= 0;
+            }
         return found;
     }
     DIR *d = opendir("/dev/shm");
@@ -118,8 +128,10 @@ static int remove_leftovers(const char *job, int nprocs, enum am_shm b)
     int found = job_segments(job, nprocs, b);
 
     for (int rank = 0; rank < nprocs; rank++)
-        if (am__job_ep_name(job, rank, name, sizeof name) == 0)
+        for (int k = 0; k < 2; k++) {
+            rank_name(job, rank, k, name, sizeof name);
             am__segment_unlink(b, name);
+        }
     return found;
 }
 
@@ -228,7 +240,7 @@ static void signalled(int loop, int sig)
     memset(&r, 0, sizeof r);
     pid_t pid = tu_start(argv, NULL, TU_ERR_MERGED, RUN_LIMIT_S, &r.o);
     await_ready(&r, 2);
-    ck_assert_msg(job_segments(r.job, 2, (enum am_shm)loop) == 2,
+    ck_assert_msg(job_segments(r.job, 2, (enum am_shm)loop) == 4, /* 2 ranks x 2 names */
                   "%s: segments of running job %s not found", bn, r.job);
     kill(pid, sig);
     tu_finish(&r.o);

@@ -6,8 +6,9 @@
  *   prog_rank kill RANK           rank RANK kills itself with SIGKILL
  *   prog_rank stubborn RANK CODE  every rank ignores SIGTERM; RANK exits CODE
  *
- * Every rank first creates its endpoint segment under its job name (backend from
- * SHMAM_SHM, default posix) and never removes it: that is the launcher's job.
+ * Every rank first creates a segment "JOB.RANK.extra" and its endpoint segment
+ * "JOB.RANK" (backend from SHMAM_SHM, default posix) and never removes them:
+ * that is the launcher's job.
  * It prints one line (one write, so lines from several ranks never mix)
  *   rank R pid PID job JOB ready
  * and release-stores a ready flag in the first word of its segment.  Once every
@@ -67,15 +68,33 @@ static int is_ready(int r)
     return ready;
 }
 
-/* Create this rank's segment, say so, then wait (up to 10 s) for everybody. */
-static void create_and_gather(void)
+/* The name of rank r's extra segment, "JOB.R.extra", in buf. */
+static int extra_name(int r, char *buf, size_t n)
 {
     char name[AM_MAX_NAME + 1];
-    struct am_segment s;
+    int len;
+
+    if (am__job_ep_name(job, r, name, sizeof name) != 0)
+        return -1;
+    len = snprintf(buf, n, "%s.extra", name);
+    return len < 0 || (size_t)len >= n ? -1 : 0;
+}
+
+/* Create this rank's extra segment (as a benchmark's endpoint per algorithm
+ * is named under the job), then its own, say so, then wait (up to 10 s) for
+ * everybody. */
+static void create_and_gather(void)
+{
+    char name[AM_MAX_NAME + 1], xname[AM_MAX_NAME + 1];
+    struct am_segment s, x;
     struct timespec ms = {0, 1000000};
 
     if (am__job_ep_name(job, rank, name, sizeof name) != 0)
         die("bad job name");
+    if (extra_name(rank, xname, sizeof xname) != 0 ||
+        am__segment_create(backend, xname, 4096, &x) != 0)
+        die("cannot create my extra segment");
+    am__segment_unmap(&x);
     if (am__segment_create(backend, name, 4096, &s) != 0)
         die("cannot create my segment");
     dprintf(1, "rank %d pid %ld job %s ready\n", rank, (long)getpid(), job);

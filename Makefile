@@ -144,6 +144,7 @@ check: deps
 	@scripts/format.sh
 	@$(MAKE) --no-print-directory programs $(TEST_BIN) $(TEST_HELPER_BIN)
 	@scripts/run-tests.sh $(TEST_BIN)
+	@python3 -m unittest discover -s scripts/report -p 'test_*.py'
 
 run: deps
 	@$(MAKE) --no-print-directory programs

@@ -5,40 +5,46 @@
  *   shmamrun -n 2 --bind -a ALG build/bench/rtt [--iters N] [--warmup N]
  *                                               [--rounds R] [--header] [--verbose]
  *
- * Method.  Rank 0 measures two round trips, interleaved in R rounds (AM, then
- * raw, R times), so that both see the same machine state:
+ * Method.  Rank 0 measures round trips of every claim algorithm of --algs
+ * (default: the job's own, shmamrun -a) and a raw ping-pong, interleaved in R
+ * rounds, so that all see the same machine state and every ratio between them
+ * is an in-run ratio:
  *   AM   rank 0 sends a request with one argument (a sequence number) to rank 1,
  *        whose handler replies with the same argument; rank 0 busy-polls with
  *        am_poll until the reply has run.  Rank 1 busy-polls too (no am_wait).
+ *        Each algorithm has its own endpoint pair in the job (am_algs.h).
  *   raw  two cache lines in a small POSIX segment of their own: rank 0
  *        release-stores a counter into the ping line and spins on an acquire
  *        load of the pong line until rank 1, spinning on the ping line, has
  *        echoed the counter back.  This is the floor any shared-memory message
  *        pays: one line to the other core and one line back.
- * Each round times N/R round trips of each kind after W warmup trips (W per
- * round and kind), reading CLOCK_MONOTONIC every BATCH (64) trips.  A round's
- * figure is the median of its batch means: on a machine busy with other work a
- * pinned rank is still preempted now and then, and one preemption (milliseconds,
- * while the partner spins) inflates a plain round mean many times over, whereas
- * it spoils only a batch or two.  On a quiet machine the two agree within a few
- * percent; --verbose prints both.  The row reports the median over the R rounds
- * and the AM spread (lowest..highest round), in microseconds.
- * am_vs_raw = AM median / raw median: how many raw round trips one AM round
- * trip costs.  The goal for `lockfree` is am_vs_raw <= 2: an AM round trip moves the same
- * two lines to and fro (the request packet, the reply packet) plus the claim and
- * the handler's work, so it should cost at most two raw round trips.
+ * In each round every kind (raw, then the algorithms) runs W warm-up trips and
+ * N/R timed ones, in ABBA order (bm_abba: reversed in odd rounds, so neither AM
+ * nor raw always runs first).  The estimator is the instrument's one
+ * (bench/common/stat.h): a round's figure is its plain mean, the row's value
+ * the median over the rounds, its spread the lowest and highest round; a
+ * preemption (milliseconds, while the partner spins) spoils the round it hits,
+ * which the median leaves out as long as fewer than half are hit.
+ * am_vs_raw: per round, the AM mean over that round's raw mean, then median and
+ * spread: how many raw round trips one AM round trip costs (goal for lockfree:
+ * at most 2).  am_rtt_vs_lockfree, likewise per round: an algorithm against
+ * lockfree (when both are measured).
  *
  * Spinning: pause while waiting; if both ranks may share one CPU (not pinned
  * to distinct CPUs), yield after a short spin, and at once on a single CPU, so
  * that the waiter never burns the timeslice of the process it waits for.
  *
- * Checks: rank 1 counts requests and checks their sequence numbers; rank 0
- * counts replies and checks theirs; raw echoes must match.  Any mismatch exits
- * nonzero with a message.  Rank 0 prints three rows of the common schema
+ * Checks: rank 1 counts requests and checks their sequence numbers (one
+ * sequence across the algorithms: their runs never overlap); rank 0 counts
+ * replies and checks theirs; raw echoes must match.  Any mismatch exits nonzero
+ * with a message.  Rank 0 prints rows of the common schema
  *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
- * with metrics am_rtt and raw_rtt (us) and am_vs_raw (their ratio), each with
- * its spread over the rounds as LOW-HIGH (the header line first with
- * --header; --verbose adds every round's figures on stderr).
+ *   rtt,raw,SHM,2,P,N,raw_rtt,US,us,LO-HI              once
+ *   rtt,ALG,SHM,2,P,N,am_rtt,US,us,LO-HI               per algorithm
+ *   rtt,ALG,SHM,2,P,N,am_vs_raw,X,ratio,LO-HI
+ *   rtt,ALG,SHM,2,P,N,am_rtt_vs_lockfree,X,ratio,LO-HI  (ALG other than lockfree)
+ * (the header line first with --header; --verbose adds every round's figures
+ * on stderr).
  *
  * The raw segment is named "/shmam-JOB.rtt"; rank 0 creates it, rank 1 opens it
  * after a barrier, and rank 0 unlinks it as soon as both have it mapped.
@@ -56,7 +62,9 @@
 #include <atomic_ops.h>
 
 #include "shmam.h"
+#include "common/am_algs.h"
 #include "common/measure.h"
+#include "common/stat.h"
 
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release)
 #error "rtt needs AO_load_acquire and AO_store_release"
@@ -81,9 +89,11 @@ struct raw {
 struct opts {
     long iters, warmup, rounds;
     int header, verbose;
+    const char *algs;
 };
 
-static am_ep_t *ep;
+static am_ep_t *ep;         /* the job's endpoint: barriers */
+static struct bm_algs algs; /* an endpoint per algorithm measured */
 static int rank;
 static unsigned yield_after; /* empty spins before a yield */
 
@@ -137,82 +147,45 @@ static void relax(unsigned *spins)
 #endif
 }
 
-static int poll_once(void)
+static int poll_once(am_ep_t *e)
 {
-    int n = am_poll(ep);
+    int n = am_poll(e);
     if (n < 0)
         die("am_poll", n);
     return n;
 }
 
-/* Timing of one run of round trips: the overall mean, and the median over
- * batches of BATCH trips, which a preemption in the middle hardly moves. */
-#define BATCH 64
-struct timing {
-    double mean, batch_median;
-};
-struct marks {
-    double t0, last;
-    double *batch; /* room for n / BATCH means */
-    long n;
-};
-static double *batch_buf;
-
-static void marks_start(struct marks *m)
+/* Rank 0: `n` AM round trips through endpoint e; the mean in us. */
+static double am_trips(am_ep_t *e, long n)
 {
-    *m = (struct marks){.batch = batch_buf};
-    m->t0 = m->last = bm_now_us();
-}
-
-static inline void marks_step(struct marks *m, long i)
-{
-    if ((i + 1) % BATCH == 0) {
-        double t = bm_now_us();
-        m->batch[m->n++] = (t - m->last) / BATCH;
-        m->last = t;
-    }
-}
-
-static struct timing marks_end(struct marks *m, long n)
-{
-    double mean = n > 0 ? (bm_now_us() - m->t0) / (double)n : 0.0;
-    return (struct timing){mean, m->n ? bm_median(m->batch, (int)m->n) : mean};
-}
-
-/* Rank 0: `n` AM round trips. */
-static struct timing am_trips(long n)
-{
-    struct marks m;
-    marks_start(&m);
+    double t0 = bm_now_us();
     for (long i = 0; i < n; i++) {
         uint32_t seq = last_reply + 1;
         unsigned long want = replies + 1;
-        int rc = am_request(ep, 1, H_PING, &seq, 1);
+        int rc = am_request(e, 1, H_PING, &seq, 1);
         if (rc < 0)
             die("am_request", rc);
         for (unsigned spins = 0; replies < want;)
-            if (poll_once() == 0)
+            if (poll_once(e) == 0)
                 relax(&spins);
-        marks_step(&m, i);
     }
-    return marks_end(&m, n);
+    return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
 }
 
-/* Rank 1: serve requests until `total` have been handled. */
-static void am_serve(unsigned long total)
+/* Rank 1: serve requests on e until `total` have been handled in all. */
+static void am_serve(am_ep_t *e, unsigned long total)
 {
     for (unsigned spins = 0; requests < total;)
-        if (poll_once() == 0)
+        if (poll_once(e) == 0)
             relax(&spins);
 }
 
-/* Rank 0: `n` raw round trips continuing from counter *c; the release store
- * pairs with rank 1's acquire load of ping, and rank 1's release store of pong
- * with our acquire load of it. */
-static struct timing raw_trips(struct raw *r, long n, AO_t *c)
+/* Rank 0: `n` raw round trips continuing from counter *c; the mean in us.  The
+ * release store pairs with rank 1's acquire load of ping, and rank 1's release
+ * store of pong with our acquire load of it. */
+static double raw_trips(struct raw *r, long n, AO_t *c)
 {
-    struct marks m;
-    marks_start(&m);
+    double t0 = bm_now_us();
     for (long i = 0; i < n; i++) {
         AO_t v = ++*c;
         AO_store_release(&r->ping, v);
@@ -223,9 +196,8 @@ static struct timing raw_trips(struct raw *r, long n, AO_t *c)
                 die("raw ping-pong echoed a value never sent", 0);
             relax(&spins);
         }
-        marks_step(&m, i);
     }
-    return marks_end(&m, n);
+    return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
 }
 
 /* Rank 1: echo `n` raw pings continuing from counter *c (see raw_trips). */
@@ -244,7 +216,6 @@ static void raw_serve(struct raw *r, long n, AO_t *c)
     }
 }
 
-/* The CPU this process is pinned to, or -1 if it may run on several. */
 /* Create (rank 0) or open (rank 1) the raw segment, unlinking it once both
  * have it mapped, so that its name never outlives this function. */
 static struct raw *raw_map(void)
@@ -278,8 +249,9 @@ static struct raw *raw_map(void)
  * stderr and 2 for a bad command line. */
 static void usage(FILE *f, int status)
 {
-    fprintf(f, "usage: shmamrun -n 2 [--bind] [-a ALG] rtt [--iters N] [--warmup N] "
-               "[--rounds R] [--header] [--verbose]\n");
+    fprintf(f,
+            "usage: shmamrun -n 2 [--bind] [-a ALG] rtt [--algs ALG,...|all] [--iters N] "
+            "[--warmup N] [--rounds R] [--header] [--verbose]\n");
     exit(status);
 }
 
@@ -304,6 +276,8 @@ static struct opts parse(int argc, char **argv)
             o.warmup = arg_long(argv[++i], "--warmup", 0);
         else if (strcmp(argv[i], "--rounds") == 0)
             o.rounds = arg_long(argv[++i], "--rounds", 1);
+        else if (strcmp(argv[i], "--algs") == 0 && i + 1 < argc)
+            o.algs = argv[++i];
         else if (strcmp(argv[i], "--header") == 0)
             o.header = 1;
         else if (strcmp(argv[i], "--verbose") == 0)
@@ -318,61 +292,99 @@ static struct opts parse(int argc, char **argv)
     return o;
 }
 
-/* Verbose: every round's plain mean and batch median on stderr. */
-static void report_rounds(int rounds, const struct timing *am, const struct timing *raw)
+/* Kinds measured in a round: 0 the raw ping-pong, 1 + i algorithm i. */
+#define RAW 0
+
+/* One round: every kind, in ABBA order; t[kind] its mean (rank 0). */
+static void round_trips(struct raw *r, int k, long warmup, long n, AO_t *counter,
+                        unsigned long *served, double *t)
 {
-    double am_m[MAX_ROUNDS], raw_m[MAX_ROUNDS];
-    for (int i = 0; i < rounds; i++) {
-        fprintf(stderr,
-                "rtt: round %d: am %.3f us (plain mean %.3f), raw %.3f us (plain mean "
-                "%.3f)\n",
-                i, am[i].batch_median, am[i].mean, raw[i].batch_median, raw[i].mean);
-        am_m[i] = am[i].mean;
-        raw_m[i] = raw[i].mean;
+    int kinds = 1 + algs.n;
+    for (int j = 0; j < kinds; j++) {
+        int kind = bm_abba(k, j, kinds);
+        am_ep_t *e = kind == RAW ? NULL : algs.ep[kind - 1];
+        if (rank == 0 && kind == RAW) {
+            raw_trips(r, warmup, counter);
+            t[kind] = raw_trips(r, n, counter);
+        } else if (rank == 0) {
+            am_trips(e, warmup);
+            t[kind] = am_trips(e, n);
+        } else if (kind == RAW) {
+            raw_serve(r, warmup + n, counter);
+        } else {
+            *served += (unsigned long)(warmup + n);
+            am_serve(e, *served);
+        }
     }
-    double a = bm_median(am_m, rounds), r = bm_median(raw_m, rounds);
-    fprintf(stderr,
-            "rtt: medians of the plain round means: am %.3f us, raw %.3f us, "
-            "ratio %.2f\n",
-            a, r, a / r);
 }
 
-/* One row of the common schema; `spread` is the lowest and highest round. */
-static void row(const struct opts *o, int pinned, const char *metric, double value,
-                const char *unit, double lo, double hi, const char *fmt)
+/* The rows (rank 0): t[round][kind] are the round means. */
+static void report(const struct opts *o, double t[][1 + BM_MAX_ALGS], int pinned)
 {
+    int n = (int)o->rounds, lf = -1;
+    double raw[MAX_ROUNDS], am[BM_MAX_ALGS][MAX_ROUNDS];
     const char *shm = getenv("SHMAM_SHM");
-    char v[32], l[32], h[32];
-    snprintf(v, sizeof v, fmt, value);
-    snprintf(l, sizeof l, fmt, lo);
-    snprintf(h, sizeof h, fmt, hi);
-    printf("rtt,%s,%s,%d,%d,%ld,%s,%s,%s,%s-%s\n", am_ep_claim(ep),
-           shm && *shm ? shm : "posix", am_nprocs(), pinned,
-           o->iters / o->rounds * o->rounds, metric, v, unit, l, h);
+    struct bm_row row = {stdout, "rtt", shm && *shm ? shm : "posix", am_nprocs(), pinned};
+    long iters = o->iters / o->rounds * o->rounds;
+
+    for (int k = 0; k < n; k++) {
+        raw[k] = t[k][RAW];
+        for (int i = 0; i < algs.n; i++)
+            am[i][k] = t[k][1 + i];
+        if (o->verbose) {
+            fprintf(stderr, "rtt: round %d: raw %.3f us", k, raw[k]);
+            for (int i = 0; i < algs.n; i++)
+                fprintf(stderr, ", %s %.3f", algs.name[i], am[i][k]);
+            fprintf(stderr, "\n");
+        }
+    }
+    if (o->header)
+        bm_print_header(stdout);
+    bm_print(&row, "raw", iters, "raw_rtt", bm_stat_of(raw, n), "us", 3);
+    for (int i = 0; i < algs.n; i++)
+        if (strcmp(algs.name[i], "lockfree") == 0)
+            lf = i;
+    for (int i = 0; i < algs.n; i++) {
+        bm_print(&row, algs.name[i], iters, "am_rtt", bm_stat_of(am[i], n), "us", 3);
+        bm_print(&row, algs.name[i], iters, "am_vs_raw", bm_stat_ratio(am[i], raw, n),
+                 "ratio", 3);
+        if (lf >= 0 && i != lf)
+            bm_print(&row, algs.name[i], iters, "am_rtt_vs_lockfree",
+                     bm_stat_ratio(am[i], am[lf], n), "ratio", 3);
+    }
+    fflush(stdout);
 }
 
-static void report(const struct opts *o, const struct timing *am, const struct timing *raw,
-                   int pinned)
+/* Each rank publishes its CPU; after the barrier (whose messages order it)
+ * both read both and decide alike how to spin.  Returns whether the two are
+ * pinned to distinct CPUs. */
+static int decide_spinning(struct raw *r)
 {
-    int n = (int)o->rounds;
-    double am_r[MAX_ROUNDS], raw_r[MAX_ROUNDS], ratio_r[MAX_ROUNDS];
-    if (o->verbose)
-        report_rounds(n, am, raw);
-    for (int i = 0; i < n; i++) {
-        am_r[i] = am[i].batch_median;
-        raw_r[i] = raw[i].batch_median;
-        ratio_r[i] = am_r[i] / raw_r[i];
-    }
-    /* bm_median() sorts, so each array's ends are its spread afterwards. */
-    double am_med = bm_median(am_r, n), raw_med = bm_median(raw_r, n);
-    bm_median(ratio_r, n);
-    if (o->header)
-        printf("# bench,impl,shm,procs,pinned,iters,metric,value,unit,spread\n");
-    row(o, pinned, "am_rtt", am_med, "us", am_r[0], am_r[n - 1], "%.3f");
-    row(o, pinned, "raw_rtt", raw_med, "us", raw_r[0], raw_r[n - 1], "%.3f");
-    row(o, pinned, "am_vs_raw", am_med / raw_med, "ratio", ratio_r[0], ratio_r[n - 1],
-        "%.2f");
-    fflush(stdout);
+    AO_store(&r->cpu[rank], (AO_t)(bm_pinned_cpu() + 1));
+    int rc = am_barrier(ep);
+    if (rc < 0)
+        die("am_barrier", rc);
+    int cpu0 = (int)AO_load(&r->cpu[0]) - 1, cpu1 = (int)AO_load(&r->cpu[1]) - 1;
+    int pinned = cpu0 >= 0 && cpu1 >= 0 && cpu0 != cpu1;
+    int shared = sysconf(_SC_NPROCESSORS_ONLN) <= 1 || (cpu0 >= 0 && cpu0 == cpu1);
+    yield_after = shared ? 1 : pinned ? 1u << 14 : 256;
+    return pinned;
+}
+
+/* Rank 0 after the final barrier: every count and sequence right? */
+static int verify(struct raw *r, unsigned long sent)
+{
+    unsigned long got_req = AO_load(&r->requests), req_err = AO_load(&r->errors);
+    unsigned long bad = AO_load(&r->bad);
+    for (int i = 0; i < algs.n; i++)
+        bad += am_ep_bad_packets(algs.ep[i]);
+    if (replies == sent && got_req == sent && !errors && !req_err && !bad)
+        return 0;
+    fprintf(stderr,
+            "rtt: FAILED: sent %lu requests, rank 1 handled %lu (%lu out of sequence), %lu "
+            "replies came back (%lu out of sequence), %lu bad packets\n",
+            sent, got_req, req_err, replies, errors, bad);
+    return 1;
 }
 
 int main(int argc, char **argv)
@@ -386,68 +398,39 @@ int main(int argc, char **argv)
     struct opts o = parse(argc, argv);
     if (am_nprocs() != 2)
         die("run me with exactly two ranks (shmamrun -n 2)", 0);
-    if ((rc = am_set_handler(ep, H_PING, on_ping)) < 0 ||
-        (rc = am_set_handler(ep, H_PONG, on_pong)) < 0)
-        die("am_set_handler", rc);
+    if (bm_algs_parse(o.algs ? o.algs : am_ep_claim(ep), &algs) != 0)
+        exit(2);
+    const struct bm_handler h[] = {{H_PING, on_ping}, {H_PONG, on_pong}};
+    if ((rc = bm_algs_open(ep, &algs, h, 2)) < 0)
+        die("cannot make the endpoints per algorithm", rc);
 
     struct raw *r = raw_map();
-    /* Each rank publishes its CPU; after the barrier (whose messages order it)
-     * both read both and decide alike how to spin. */
-    AO_store(&r->cpu[rank], (AO_t)(bm_pinned_cpu() + 1));
-    if ((rc = am_barrier(ep)) < 0)
-        die("am_barrier", rc);
-    int cpu0 = (int)AO_load(&r->cpu[0]) - 1, cpu1 = (int)AO_load(&r->cpu[1]) - 1;
-    int pinned = cpu0 >= 0 && cpu1 >= 0 && cpu0 != cpu1;
-    int shared = sysconf(_SC_NPROCESSORS_ONLN) <= 1 || (cpu0 >= 0 && cpu0 == cpu1);
-    yield_after = shared ? 1 : pinned ? 1u << 14 : 256;
-
+    int pinned = decide_spinning(r);
     long per_round = o.iters / o.rounds;
-    struct timing am[MAX_ROUNDS], raw[MAX_ROUNDS];
-    batch_buf = malloc(((size_t)(per_round > o.warmup ? per_round : o.warmup) / BATCH + 1) *
-                       sizeof *batch_buf);
-    if (!batch_buf)
-        die("out of memory", 0);
+    static double t[MAX_ROUNDS][1 + BM_MAX_ALGS];
     AO_t counter = 0;
-    unsigned long total = 0;
-    for (long k = 0; k < o.rounds; k++) {
-        if (rank == 0) {
-            am_trips(o.warmup);
-            am[k] = am_trips(per_round);
-            raw_trips(r, o.warmup, &counter);
-            raw[k] = raw_trips(r, per_round, &counter);
-        } else {
-            total += (unsigned long)(o.warmup + per_round);
-            am_serve(total);
-            raw_serve(r, o.warmup + per_round, &counter);
-        }
-    }
+    unsigned long served = 0;
+    for (int k = 0; k < o.rounds; k++)
+        round_trips(r, k, o.warmup, per_round, &counter, &served, t[k]);
 
     if (rank == 1) {
+        unsigned long bad = 0;
+        for (int i = 0; i < algs.n; i++)
+            bad += am_ep_bad_packets(algs.ep[i]);
         AO_store(&r->requests, requests); /* read by rank 0 after the barrier */
         AO_store(&r->errors, errors);
-        AO_store(&r->bad, am_ep_bad_packets(ep));
+        AO_store(&r->bad, bad);
     }
     if ((rc = am_barrier(ep)) < 0)
         die("am_barrier", rc);
     int fail = 0;
     if (rank == 0) {
-        unsigned long sent = (unsigned long)((o.warmup + per_round) * o.rounds);
-        unsigned long got_req = AO_load(&r->requests);
-        unsigned long req_err = AO_load(&r->errors);
-        unsigned long bad = am_ep_bad_packets(ep) + AO_load(&r->bad);
-        if (replies != sent || got_req != sent || errors || req_err || bad) {
-            fprintf(stderr,
-                    "rtt: FAILED (%s): sent %lu requests, rank 1 handled %lu (%lu out of "
-                    "sequence), %lu replies came back (%lu out of sequence), %lu bad "
-                    "packets\n",
-                    am_ep_claim(ep), sent, got_req, req_err, replies, errors, bad);
-            fail = 1;
-        } else {
-            report(&o, am, raw, pinned);
-        }
+        fail = verify(r, (unsigned long)((o.warmup + per_round) * o.rounds * algs.n));
+        if (!fail)
+            report(&o, t, pinned);
     }
     munmap(r, sizeof *r);
-    free(batch_buf);
+    bm_algs_close(ep, &algs);
     if ((rc = am_finalize(ep)) < 0)
         die("am_finalize", rc);
     return fail;

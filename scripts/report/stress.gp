@@ -9,7 +9,7 @@ set logscale y
 set xrange [0.5:7.5]
 set xtics (1, 3, 7)
 set xlabel 'writers (one reader; 2 CPUs, so 3 and 7 writers share them)'
-set ylabel 'seconds (log scale)'
+set ylabel 'seconds per 10^6 integers (log scale)'
 set title 'Many-to-one stress test (Table 2)'
 set grid
 plot for [i=2:8] dir.'/stress.dat' using 1:i with linespoints lw 2 pt i

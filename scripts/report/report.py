@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""report.py - the measured sections of report.md, and the plots' data, from
+all.csv and paper.toml.
+
+    report.py ALL_CSV PAPER_TOML tables     Tables 1 and 2, locks, delivery
+    report.py ALL_CSV PAPER_TOML targets    shmam's targets, judged
+    report.py ALL_CSV PAPER_TOML findings   the paper's conclusions, judged
+    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat locks.dat
+
+Every figure is printed with its spread (lowest–highest round) and every row
+names its method.  The claim algorithms are those that ran (rtt's rows, in the
+order the benchmark printed them, which is am_claim_names'); nothing here
+counts them.  Verdicts come from verdict.py alone.
+"""
+
+import sys
+import tomllib
+
+from verdict import Engine, Rows, fmt, fmt_fig
+
+DASH = "–"
+WRITERS = (1, 3, 7)
+
+
+def cell(f, scale=1.0):
+    """A figure as "value <sub>lo–hi</sub>", or a dash."""
+    if f is None:
+        return DASH
+    f = f.scaled(scale)
+    if f.lo == f.hi:
+        return fmt(f.value)
+    return f"{fmt(f.value)} <sub>{fmt(f.lo)}–{fmt(f.hi)}</sub>"
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 2) + "---|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def tally(outs):
+    """ "k of n checks hold, ...: " when there are several."""
+    if len(outs) < 2:
+        return ""
+    res = [o.result for o in outs]
+    parts = [f"{res.count(r)} {w}" for r, w in (("holds", "hold"), ("fails", "fail"),
+                                                  ("noise", "within noise"),
+                                                  ("missing", "not measured")) if res.count(r)]
+    return f"of {len(outs)} checks, " + ", ".join(parts) + ": "
+
+
+class Report:
+    def __init__(self, csv_path, paper_path):
+        self.rows = Rows(csv_path)
+        with open(paper_path, "rb") as f:
+            self.paper = tomllib.load(f)
+        known = self.rows.impls.get("rtt", []) or self.rows.impls.get("logp", [])
+        self.algs = [a for a in known if a != "raw"]
+        self.engine = Engine(self.rows, self.algs)
+
+    def get(self, *a, **k):
+        return self.rows.get(*a, **k)
+
+    # ---- Table 1 ----
+    def table1(self):
+        r, A = self.rows, self.algs
+        mp = lambda m: self.get("mpi_pingpong", "mpich", m)
+        lines = []
+
+        def row(label, bench, metric, mpich=None, method="", scale=1.0):
+            cells = [cell(self.get(bench, a, metric), scale) for a in A]
+            lines.append([label] + cells + [cell(mpich, scale) if mpich else DASH, method])
+
+        row("Latency L = RTT/2 − o<sub>s</sub> − o<sub>r</sub>", "logp", "L",
+            method="logp, o<sub>r</sub> by poll timing")
+        row("Latency L, Culler's sweep", "logp", "L_sweep", method="logp, o<sub>r</sub> by the sweep")
+        row("Send overhead o<sub>s</sub>", "logp", "os", method="logp, bursts of 8, clock cost taken off")
+        row("Receive overhead o<sub>r</sub>, poll timing", "logp", "or",
+            method="logp: a poll that ran one message − an empty poll (rank 1)")
+        row("Receive overhead o<sub>r</sub>, Culler's sweep", "logp", "or_sweep",
+            method="logp: send, delay Δ, poll; slope-1 intercept − o<sub>s</sub>")
+        row("Gap g, request + reply", "logp", "g", mp("g_reply_4B"),
+            "stream, each request answered; MPICH the same with 4-byte messages")
+        row("Gap g, one way", "logp", "g_oneway", mp("g_oneway_4B"),
+            "stream of one-way messages; MPICH a flood of 4-byte MPI_Isend")
+        row("**Round trip**, one-word request", "rtt", "am_rtt", mp("rtt_4B"),
+            "rtt; MPICH 4-byte ping-pong (separate job)")
+        row("Round trip in logp's run", "logp", "rtt", method="logp, same job as o<sub>s</sub>, o<sub>r</sub>")
+        raw = self.get("rtt", "raw", "raw_rtt")
+        lines.append(["Raw cache-line ping-pong"] + [cell(raw)] + [DASH] * len(A[1:]) + [DASH,
+                     "rtt, interleaved with every algorithm's rounds"])
+        row("*RTT / raw ping-pong*", "rtt", "am_vs_raw", method="rtt, per-round ratio (in-run)")
+        row("*RTT / lockfree's*", "rtt", "am_rtt_vs_lockfree", method="rtt, per-round ratio (in-run)")
+        rtt4 = mp("rtt_4B")
+        lines.append(["*RTT / MPICH's 4-byte RTT*"]
+                     + [cell(self.ratio(self.get("rtt", a, "am_rtt"), rtt4)) for a in A]
+                     + [DASH, "separate jobs: medians' quotient, spread from the extremes"])
+        row("Peak bulk bandwidth, MB/s", "logp", "bulk_peak_MBps", mp("bw_8192_MBps"),
+            "logp 8 KB stream; MPICH 8 KB windows")
+        row("memcpy of 8 KB, MB/s", "logp", "memcpy_MBps_8192", method="private buffers, rank 0")
+        row("*Bulk / memcpy*", "logp", "bulk_vs_memcpy", method="logp, same run")
+        head = ["µs"] + A + ["MPICH", "method"]
+        return table(head, lines) + "\n\n" + self.paper_table1()
+
+    def ratio(self, a, b):
+        if a is None or b is None or b.value == 0 or b.lo <= 0:
+            return None
+        from verdict import Figure
+        return Figure(a.value / b.value, a.lo / b.hi, a.hi / b.lo)
+
+    def paper_table1(self):
+        t = self.paper["table1"]
+        names = {"L": "L", "os": "o<sub>s</sub>", "or": "o<sub>r</sub>", "g": "g", "rtt": "RTT"}
+        rows = [[names[k]] + [str(v) for v in t[k]] + [""] for k in names]
+        return ("The paper's Table 1 (Sun Enterprise 5000, 167 MHz UltraSPARC), µs:\n\n"
+                + table(["µs"] + t["algs"] + [""], rows))
+
+    # ---- Table 2 ----
+    def table2(self):
+        A = self.algs
+        lines, stalls = [], []
+        for w in WRITERS:
+            p = w + 1
+            cells = []
+            for a in A + ["unbound"]:
+                f = (self.get("stress_unbound", "lockfree", "s_per_1e6", p) if a == "unbound"
+                     else self.get("stress", a, "s_per_1e6", p))
+                cells.append(cell(f))
+                if f and f.hi > 2 * f.value:
+                    stalls.append(f"{a} at {w} writer{'s' if w > 1 else ''}: slowest run "
+                                  f"{fmt(f.hi)} s against a median of {fmt(f.value)} s")
+            m = self.get("mpi_stress", "mpich", "s_per_1e6", p)
+            lines.append([f"{w} writer{'s' if w > 1 else ''}"] + cells + [cell(m)])
+        for w in WRITERS:
+            lines.append([f"*/ lockfree, {w} w. (in-run)*"]
+                         + [cell(self.get("stress", a, "s_per_1e6_vs_lockfree", w + 1)) for a in A]
+                         + [DASH, DASH])
+        for w in WRITERS:
+            lines.append([f"*messages per poll, {w} w.*"]
+                         + [cell(self.get("stress", a, "msgs_per_poll", w + 1)) for a in A]
+                         + [cell(self.get("stress_unbound", "lockfree", "msgs_per_poll", w + 1)), DASH])
+        head = ["s per 10⁶ integers"] + A + ["lockfree, unbound", "MPICH, unbound"]
+        out = table(head, lines)
+        if stalls:
+            out += ("\n\nRuns slower than twice their median (a stall or a convoy in one "
+                    "run): " + "; ".join(stalls) + ".")
+        t = self.paper["table2"]
+        paper = [[f"{w} writer{'s' if w > 1 else ''}"] + [str(v) for v in t[str(w)]] + [""]
+                 for w in WRITERS]
+        return (out + "\n\nThe paper's Table 2 (10⁶ integers, one process per processor), "
+                "seconds:\n\n" + table(["seconds"] + t["algs"] + [""], paper))
+
+    # ---- locks and delivery ----
+    def locks(self):
+        impls = self.rows.impls.get("lockbench", [])
+        if not impls:
+            return "(no rows: the lock benchmark did not run)"
+        procs = sorted({k[2] for k in self.rows.by_key if k[0] == "lockbench"})
+        head = ["lock"] + [f"{p} proc{'s' if p > 1 else ''}, M acq/s" for p in procs] \
+            + [f"fairness, {p}" for p in procs if p > 1]
+        lines = []
+        for l in impls:
+            c = [cell(self.get("lockbench", l, "acq_per_s", p), 1e-6) for p in procs]
+            c += [cell(self.get("lockbench", l, "fairness_min_over_max", p)) for p in procs if p > 1]
+            lines.append([l] + c)
+        return table(head + [""], [x + [""] for x in lines])
+
+    def delivery(self):
+        lines = []
+        for a in self.algs:
+            s = self.get("demo_many", a, "short_msgs_per_s")
+            b = self.get("demo_many", a, "bulk_MBps")
+            if s or b:
+                lines.append([a, cell(s), cell(b), ""])
+        return table(["algorithm", "short msgs/s", "bulk MB/s (8 KB)", ""], lines)
+
+    # ---- judged sections ----
+    def targets(self):
+        out = []
+        for t in self.paper["target"]:
+            v, outs = self.engine.judge(t)
+            word = {"agrees": "met", "differs": "missed"}.get(v, v)
+            out.append(f"- **{word}** — {t['title']}: " + tally(outs)
+                       + "; ".join(o.text + f" ({o.result})" for o in outs))
+        return "\n".join(out)
+
+    def findings(self):
+        out, section = [], None
+        heads = {"4.1": "LogP microbenchmarks (paper 4.1)", "4.2": "Stress test (paper 4.2)",
+                 "4.3": "Applications (paper 4.3)"}
+        for c in self.paper["claim"]:
+            if c["section"] != section:
+                section = c["section"]
+                out.append(f"### {heads.get(section, section)}\n")
+            v, outs = self.engine.judge(c)
+            here = tally(outs) + "; ".join(f"{o.text} ({o.result})" for o in outs)
+            s = f"- **{c['title']}** *{v}.* The paper: {c['paper']} Here: {here}."
+            if c.get("note"):
+                s += f" ({c['note']})"
+            if c.get("machine"):
+                s += " *Not testable as the paper ran it on this machine: it needs one process per processor.*"
+            out.append(s + "\n")
+        return "\n".join(out)
+
+    # ---- plot data ----
+    def plotdata(self, d):
+        A = self.algs
+        v = lambda f: "-" if f is None else repr(f.value)
+        mp = lambda m: self.get("mpi_pingpong", "mpich", m)
+        with open(f"{d}/logp.dat", "w") as f:
+            f.write("param " + " ".join(A) + " MPICH\n")
+            for name, m, mpi in (("L", "L", None), ("o_s", "os", None), ("o_r", "or", None),
+                                 ("g", "g", "g_reply_4B"), ("RTT", "rtt", "rtt_4B")):
+                f.write(name + " " + " ".join(v(self.get("logp", a, m)) for a in A)
+                        + " " + (v(mp(mpi)) if mpi else "-") + "\n")
+        with open(f"{d}/stress.dat", "w") as f:
+            f.write("writers " + " ".join(A) + " MPICH\n")
+            for w in WRITERS:
+                f.write(f"{w} " + " ".join(v(self.get("stress", a, "s_per_1e6", w + 1)) for a in A)
+                        + " " + v(self.get("mpi_stress", "mpich", "s_per_1e6", w + 1)) + "\n")
+        sizes = sorted({int(k[3][7:]) for k in self.rows.by_key
+                        if k[0] == "logp" and k[3].startswith("bulk_t_") and k[3][7:].isdigit()})
+        with open(f"{d}/bw.dat", "w") as f:
+            f.write("bytes " + " ".join(A) + " MPICH memcpy\n")
+            for z in sizes:
+                bw = []
+                for a in A:
+                    t = self.get("logp", a, f"bulk_t_{z}")
+                    bw.append("-" if t is None or t.value <= 0 else repr(z / t.value))
+                f.write(f"{z} " + " ".join(bw) + " " + v(mp(f"bw_{z}_MBps")) + " "
+                        + v(self.get("logp", A[0] if A else "", f"memcpy_MBps_{z}")) + "\n")
+        impls = self.rows.impls.get("lockbench", [])
+        impls = [i for i in impls if i.startswith("shmam:")] + [i for i in impls if not i.startswith("shmam:")]
+        procs = sorted({k[2] for k in self.rows.by_key if k[0] == "lockbench"})
+        with open(f"{d}/locks.dat", "w") as f:
+            f.write("procs " + " ".join(impls) + "\n")
+            for p in procs:
+                f.write(f"{p} " + " ".join(
+                    "-" if (x := self.get("lockbench", i, "acq_per_s", p)) is None else repr(x.value / 1e6)
+                    for i in impls) + "\n")
+
+
+def main(argv):
+    if len(argv) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    r = Report(argv[1], argv[2])
+    what = argv[3]
+    if what == "plotdata":
+        r.plotdata(argv[4])
+    elif what in ("table1", "table2", "locks", "delivery", "targets", "findings"):
+        print(getattr(r, what)())
+    else:
+        print(f"report.py: unknown section {what}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,99 @@
+"""test_verdict.py - the verdict engine's rules (make check runs it):
+    python3 -m unittest discover -s scripts/report -p 'test_*.py'
+"""
+
+import os
+import tempfile
+import tomllib
+import unittest
+
+from verdict import FAILS, HOLDS, MISSING, NOISE, Engine, Figure, Outcome, Rows, compare, verdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fig(v, lo, hi):
+    return Figure(v, lo, hi)
+
+
+class Compare(unittest.TestCase):
+    def test_overlapping_spreads_are_noise_even_if_medians_differ(self):
+        # o_s +4 %: 0.104 against 0.100, spreads overlapping
+        self.assertEqual(compare(fig(0.104, 0.099, 0.11), "<", fig(0.100, 0.095, 0.105)), NOISE)
+        self.assertEqual(compare(fig(0.104, 0.099, 0.11), ">", fig(0.100, 0.095, 0.105)), NOISE)
+
+    def test_disjoint_spreads_decide(self):
+        a, b = fig(1.0, 0.9, 1.1), fig(2.0, 1.8, 2.2)
+        self.assertEqual(compare(a, "<", b), HOLDS)
+        self.assertEqual(compare(a, ">", b), FAILS)
+        self.assertEqual(compare(b, ">", a), HOLDS)
+
+    def test_between(self):
+        lo, hi = Figure(0.9, 0.9, 0.9), Figure(1.1, 1.1, 1.1)
+        self.assertEqual(compare(fig(1.0, 0.95, 1.05), "between", (lo, hi)), HOLDS)
+        self.assertEqual(compare(fig(1.5, 1.3, 1.6), "between", (lo, hi)), FAILS)
+        self.assertEqual(compare(fig(1.05, 0.95, 1.2), "between", (lo, hi)), NOISE)
+
+
+class Verdicts(unittest.TestCase):
+    def o(self, *rs):
+        return [Outcome("", r) for r in rs]
+
+    def test_rules(self):
+        self.assertEqual(verdict(self.o(HOLDS, HOLDS)), "agrees")
+        self.assertEqual(verdict(self.o(FAILS, FAILS)), "differs")
+        self.assertEqual(verdict(self.o(HOLDS, FAILS)), "partly")
+        self.assertEqual(verdict(self.o(NOISE, NOISE)), "within noise")
+        self.assertEqual(verdict(self.o(MISSING)), "no numbers")
+        self.assertTrue(verdict(self.o(HOLDS, MISSING)).startswith("agrees (some"))
+        self.assertEqual(verdict(self.o(NOISE, HOLDS), any_=True), "agrees")
+        self.assertEqual(verdict(self.o(NOISE, FAILS), any_=True), "within noise")
+
+
+ROWS = """bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
+rtt,lockfree,posix,2,1,10,am_rtt,0.70,us,0.68-0.72
+rtt,tas,posix,2,1,10,am_rtt,0.71,us,0.69-0.90
+rtt,tas,posix,2,1,10,am_rtt_vs_lockfree,1.01,ratio,0.97-1.30
+logp,lockfree,posix,2,1,10,L,-0.02,us,-0.05--0.01
+stress,lockfree,posix,2,1,10,s_per_1e6,0.2,s,0.19-0.21
+stress,lockfree,posix,8,1,10,s_per_1e6,0.1,s,0.09-0.11
+"""
+
+
+class Engines(unittest.TestCase):
+    def setUp(self):
+        f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+        f.write(ROWS)
+        f.close()
+        self.path = f.name
+        self.rows = Rows(self.path)
+
+    def tearDown(self):
+        os.unlink(self.path)
+
+    def test_negative_spread_parsed(self):
+        l = self.rows.ref("logp/lockfree/L")
+        self.assertEqual((l.lo, l.hi), (-0.05, -0.01))
+
+    def test_procs_and_sets(self):
+        e = Engine(self.rows, ["lockfree", "tas"])
+        v, outs = e.judge({"checks": [{"a": "stress/lockfree@8/s_per_1e6", "op": "<",
+                                       "b": "stress/lockfree@2/s_per_1e6"}]})
+        self.assertEqual(v, "agrees")
+        v, outs = e.judge({"checks": [{"a": "rtt/{alg}/am_rtt_vs_lockfree", "each": "locks",
+                                       "op": "between", "x": [0.9, 1.1]}]})
+        self.assertEqual((v, len(outs)), ("within noise", 1))
+        v, _ = e.judge({"checks": [{"a": "logp/{alg}/L", "each": "algs", "op": "<", "x": 0}]})
+        self.assertEqual(v, "agrees (some figures not measured)")
+
+    def test_paper_file_expands(self):
+        with open(os.path.join(HERE, "paper.toml"), "rb") as f:
+            paper = tomllib.load(f)
+        e = Engine(self.rows, ["lockfree", "tas", "mutex"])
+        for item in paper["claim"] + paper["target"]:
+            v, outs = e.judge(item)
+            self.assertTrue(outs, item["title"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,204 @@
+"""verdict.py - the report's rows and its one verdict engine.
+
+Rows come from all.csv (the common schema of bench/README.md):
+    bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
+A figure is a row's value with its spread, the lowest and highest round
+(empty spread: one measurement, lowest = highest = value).
+
+A check (paper.toml explains the form) compares a figure with a bound, a
+number or a number times another figure.  Verdicts never come from comparing
+two medians: a check holds when the figure's whole spread lies on the claimed
+side of the bound's whole spread, fails when it lies wholly on the other
+side, and is "noise" otherwise.
+"""
+
+import csv
+import re
+from dataclasses import dataclass
+
+HOLDS, FAILS, NOISE, MISSING = "holds", "fails", "noise", "missing"
+
+
+@dataclass
+class Figure:
+    value: float
+    lo: float
+    hi: float
+    unit: str = ""
+    iters: int = 0
+    pinned: int = 0
+
+    def scaled(self, x):
+        lo, hi = sorted((self.lo * x, self.hi * x))
+        return Figure(self.value * x, lo, hi, self.unit)
+
+
+_SPREAD = re.compile(r"^\s*([-+]?[0-9.]+(?:[eE][-+]?\d+)?)-([-+]?[0-9.]+(?:[eE][-+]?\d+)?)\s*$")
+
+
+def parse_spread(text, value):
+    """(lo, hi) from "LOW-HIGH" (either may be negative), else (value, value)."""
+    m = _SPREAD.match(text or "")
+    if not m:
+        return value, value
+    lo, hi = float(m.group(1)), float(m.group(2))
+    return min(lo, hi), max(lo, hi)
+
+
+class Rows:
+    """Every row of all.csv, looked up by bench, impl, procs and metric."""
+
+    def __init__(self, path):
+        self.by_key = {}  # (bench, impl, procs, metric) -> Figure
+        self.any_procs = {}  # (bench, impl, metric) -> Figure (the last row)
+        self.impls = {}  # bench -> impls in order of appearance
+        with open(path, newline="") as f:
+            for r in csv.reader(f):
+                if len(r) != 10 or r[0].startswith("#") or r[0] == "bench":
+                    continue
+                bench, impl, _, procs, pinned, iters, metric, value, unit, spread = r
+                try:
+                    v = float(value)
+                except ValueError:
+                    continue
+                lo, hi = parse_spread(spread, v)
+                fig = Figure(v, lo, hi, unit, int(iters or 0), int(pinned or 0))
+                self.by_key[(bench, impl, int(procs), metric)] = fig
+                self.any_procs[(bench, impl, metric)] = fig
+                self.impls.setdefault(bench, [])
+                if impl not in self.impls[bench]:
+                    self.impls[bench].append(impl)
+
+    def get(self, bench, impl, metric, procs=None):
+        if procs is None:
+            return self.any_procs.get((bench, impl, metric))
+        return self.by_key.get((bench, impl, procs, metric))
+
+    def ref(self, text):
+        """A figure named "BENCH/IMPL/METRIC" or "BENCH/IMPL@PROCS/METRIC"."""
+        bench, impl, metric = text.split("/")
+        procs = None
+        if "@" in impl:
+            impl, p = impl.split("@")
+            procs = int(p)
+        return self.get(bench, impl, metric, procs)
+
+
+def compare(a, op, bound):
+    """HOLDS, FAILS or NOISE for figure `a` against bound (a Figure or a pair
+    of Figures for "between")."""
+    if op == "<":
+        return HOLDS if a.hi < bound.lo else FAILS if a.lo >= bound.hi else NOISE
+    if op == ">":
+        return HOLDS if a.lo > bound.hi else FAILS if a.hi <= bound.lo else NOISE
+    low, high = bound
+    if a.lo >= low.hi and a.hi <= high.lo:
+        return HOLDS
+    if a.hi < low.lo or a.lo > high.hi:
+        return FAILS
+    return NOISE
+
+
+@dataclass
+class Outcome:
+    text: str  # "a < bound", with the figures
+    result: str  # HOLDS, FAILS, NOISE or MISSING
+
+
+def fmt(x):
+    a = abs(x)
+    return f"{x:.0f}" if a >= 100 else f"{x:.1f}" if a >= 10 else f"{x:.2f}" if a >= 0.995 else f"{x:.3f}"
+
+
+def fmt_fig(f):
+    if f.lo == f.hi:
+        return fmt(f.value)
+    return f"{fmt(f.value)} ({fmt(f.lo)}–{fmt(f.hi)})"
+
+
+class Engine:
+    """Expands and judges the checks of paper.toml against the rows."""
+
+    def __init__(self, rows, algs):
+        self.rows = rows
+        self.algs = algs  # every claim algorithm that ran, in the one table's order
+        self.sets = {
+            "algs": algs,
+            "locks": [a for a in algs if a != "lockfree"],
+            "five": [a for a in algs if a not in ("lockfree", "mutex")],
+        }
+        self.runs = [r for r in ("fft", "con_comm", "con_comp", "sample")
+                     if any(rows.get("apps", i, r) for i in rows.impls.get("apps", []))]
+
+    def expand(self, check):
+        """The check once per value of its each/at/run placeholders."""
+        names = check.get("each")
+        names = self.sets.get(names, names) if isinstance(names, str) else names or [None]
+        procs = [w + 1 for w in check.get("at", [])] or [None]
+        runs = (self.runs or [None]) if check.get("run") == "all" else [None]
+        for n in names:
+            for p in procs:
+                for r in runs:
+                    def sub(s):
+                        if s is None:
+                            return None
+                        s = s.replace("{alg}", n) if n else s
+                        s = s.replace("{procs}", str(p)) if p else s
+                        return s.replace("{run}", r) if r else s
+                    yield dict(check, a=sub(check["a"]), b=sub(check.get("b")))
+
+    def judge_one(self, c):
+        a = self.rows.ref(c["a"])
+        b = self.rows.ref(c["b"]) if c.get("b") else Figure(1, 1, 1)
+        x = c.get("x", 1)
+        op = c["op"]
+        label = c["a"] + (f" vs {c['b']}" if c.get("b") else "")
+        if a is None or b is None:
+            return Outcome(f"{label}: not measured", MISSING)
+        if op == "between":
+            bound = (b.scaled(x[0]), b.scaled(x[1]))
+            btext = f"[{fmt_fig(bound[0])}, {fmt_fig(bound[1])}]"
+        else:
+            bound = b.scaled(x)
+            btext = fmt_fig(bound)
+        res = compare(a, op, bound)
+        sign = {"<": "<", ">": ">", "between": "in"}[op]
+        text = f"{short(c['a'])} {fmt_fig(a)} {sign} {btext}"
+        if c.get("b"):
+            xs = f"{x[0]}–{x[1]}" if op == "between" else f"{x}"
+            text += f" (= {xs} × {short(c['b'])})"
+        return Outcome(text, res)
+
+    def judge(self, item):
+        """(verdict, outcomes) for a claim or target."""
+        outs = [self.judge_one(c) for check in item["checks"] for c in self.expand(check)]
+        return verdict(outs, item.get("any", False)), outs
+
+
+def short(ref):
+    return ref.replace("/", " ").replace("_vs_lockfree", "/lockfree")
+
+
+def verdict(outs, any_=False):
+    """agrees / partly / differs / within noise / no numbers, from the decided
+    checks; checks without numbers are left out (and said so)."""
+    res = [o.result for o in outs if o.result != MISSING]
+    gap = " (some figures not measured)" if len(res) < len(outs) else ""
+    if not res:
+        return "no numbers"
+    held, failed = res.count(HOLDS), res.count(FAILS)
+    if any_:
+        v = "agrees" if held else "differs" if failed == len(res) else "within noise"
+    elif held == len(res):
+        v = "agrees"
+    elif held and failed:
+        v = "partly"
+    elif held:
+        v = "partly (the rest within noise)"
+    elif failed == len(res):
+        v = "differs"
+    elif failed:
+        v = "differs where decided (the rest within noise)"
+    else:
+        v = "within noise"
+    return v + gap

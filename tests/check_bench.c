@@ -43,7 +43,7 @@ struct row {
 /* What a run must have printed. */
 struct expect {
     const char *bench;
-    const char *impl;     /* NULL: any (lockbench) */
+    const char *impl;     /* space-separated impls; NULL: any (lockbench) */
     int procs;            /* 0: any */
     int pinned;           /* -1: any */
     long iters;           /* 0: any positive; else for the metrics in iters_of */
@@ -123,14 +123,33 @@ static int split_row(const char *line, struct row *r)
     }
 }
 
+/* The spread, empty or "LOW-HIGH" (either may be negative), brackets the
+ * value: the median of rounds lies between the lowest and the highest. */
+static void check_spread(const struct row *r, double v, const char *what)
+{
+    char *end;
+    if (!r->f[9][0])
+        return;
+    double lo = strtod(r->f[9], &end);
+    ck_assert_msg(end != r->f[9] && *end == '-', "%s: %s: spread '%s' is not LOW-HIGH",
+                  what, r->f[6], r->f[9]);
+    const char *h = end + 1;
+    double hi = strtod(h, &end);
+    ck_assert_msg(end != h && !*end, "%s: %s: spread '%s' is not LOW-HIGH", what, r->f[6],
+                  r->f[9]);
+    double eps = 1e-9 + 1e-3 * fabs(v); /* the printed decimals */
+    ck_assert_msg(lo <= v + eps && v <= hi + eps, "%s: %s: value %s outside its spread %s",
+                  what, r->f[6], r->f[7], r->f[9]);
+}
+
 /* Check one data row against e; `what` names the run in messages. */
 static void check_row(const struct row *r, const struct expect *e, const char *what)
 {
     char *end;
     ck_assert_msg(strcmp(r->f[0], e->bench) == 0, "%s: bench '%s', not '%s'", what, r->f[0],
                   e->bench);
-    ck_assert_msg(!e->impl || strcmp(r->f[1], e->impl) == 0, "%s: impl '%s', not '%s'",
-                  what, r->f[1], e->impl);
+    ck_assert_msg(!e->impl || in_list(r->f[1], e->impl), "%s: impl '%s', not of '%s'", what,
+                  r->f[1], e->impl);
     ck_assert_msg(r->f[2][0], "%s: empty shm field", what);
     ck_assert_msg(is_int(r->f[3]) && (!e->procs || atoi(r->f[3]) == e->procs),
                   "%s: procs '%s', not %d", what, r->f[3], e->procs);
@@ -146,6 +165,7 @@ static void check_row(const struct row *r, const struct expect *e, const char *w
     ck_assert_msg(r->f[7][0] && !*end && isfinite(v), "%s: %s: value '%s' is not a number",
                   what, r->f[6], r->f[7]);
     ck_assert_msg(r->f[8][0], "%s: %s: no unit", what, r->f[6]);
+    check_spread(r, v, what);
 }
 
 /* Check every line of r's output; returns the number of data rows, and puts
@@ -196,6 +216,29 @@ static double value_of(const struct row *rows, int n, const char *m)
     return NAN;
 }
 
+/* The row of impl and metric m, or NULL. */
+static const struct row *row_of(const struct row *rows, int n, const char *impl,
+                                const char *m)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].f[1], impl) == 0 && strcmp(rows[i].f[6], m) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+/* Its value and spread (lo = hi = value for an empty spread). */
+static double fig(const struct row *r, double *lo, double *hi)
+{
+    double v = strtod(r->f[7], NULL);
+    char *end;
+    *lo = *hi = v;
+    if (r->f[9][0]) {
+        *lo = strtod(r->f[9], &end);
+        *hi = strtod(end + 1, NULL);
+    }
+    return v;
+}
+
 static struct tu_output out; /* static: large; each test runs in its own process */
 static struct row rows[MAX_ROWS];
 
@@ -209,31 +252,47 @@ static int run_and_check(const char *const *argv, const struct expect *e, const 
     return n;
 }
 
+/* rtt of two algorithms in one job: the raw ping-pong once, each algorithm's
+ * round trip and ratio to it, and ticket's in-run ratio to lockfree; each
+ * per-round ratio lies within the bounds the figures' spreads allow. */
 START_TEST(test_rtt)
 {
-    char prog[PATH_MAX], what[128];
-    const char *alg = algs[_i];
+    char prog[PATH_MAX];
+    const char *what = "rtt --algs lockfree,ticket";
     if (!built(prog, "rtt"))
         return;
-    snprintf(what, sizeof what, "rtt (%s)", alg);
-    const char *argv[] = {launcher, "-n",       "2",  "--bind",   "--timeout", "30",
-                          "-a",     alg,        prog, "--iters",  "2000",      "--warmup",
-                          "100",    "--rounds", "4",  "--header", NULL};
+    const char *argv[] = {launcher,   "-n",       "2",      "--bind",          "--timeout",
+                          "30",       prog,       "--algs", "lockfree,ticket", "--iters",
+                          "2000",     "--warmup", "100",    "--rounds",        "4",
+                          "--header", NULL};
     struct expect e = {.bench = "rtt",
-                       .impl = alg,
+                       .impl = "raw lockfree ticket",
                        .procs = 2,
                        .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
                        .iters = 2000,
                        .iters_of = NULL,
-                       .known = "am_rtt raw_rtt am_vs_raw",
-                       .needed = "am_rtt raw_rtt am_vs_raw"};
+                       .known = "am_rtt raw_rtt am_vs_raw am_rtt_vs_lockfree",
+                       .needed = "am_rtt raw_rtt am_vs_raw am_rtt_vs_lockfree"};
     int n = run_and_check(argv, &e, what);
-    ck_assert_msg(n == 3, "%s: %d rows, not 3", what, n);
-    double am = value_of(rows, n, "am_rtt"), raw = value_of(rows, n, "raw_rtt");
-    double ratio = value_of(rows, n, "am_vs_raw");
-    ck_assert_msg(am > 0 && raw > 0 && fabs(ratio - am / raw) < 0.02 * ratio + 0.01,
-                  "%s: am_vs_raw %.3f is not am_rtt / raw_rtt = %.3f / %.3f", what, ratio,
-                  am, raw);
+    ck_assert_msg(n == 6, "%s: %d rows, not 6", what, n);
+    const struct row *raw = row_of(rows, n, "raw", "raw_rtt");
+    ck_assert_msg(raw != NULL, "%s: no raw row", what);
+    double rlo, rhi, alo, ahi, qlo, qhi;
+    fig(raw, &rlo, &rhi);
+    for (int k = 0; k < 2; k++) {
+        const char *alg = algs[k];
+        const struct row *am = row_of(rows, n, alg, "am_rtt"),
+                         *q = row_of(rows, n, alg, "am_vs_raw");
+        ck_assert_msg(am && q, "%s: %s lacks am_rtt or am_vs_raw", what, alg);
+        fig(am, &alo, &ahi);
+        double x = fig(q, &qlo, &qhi);
+        ck_assert_msg(rlo > 0 && x >= 0.99 * alo / rhi && x <= 1.01 * ahi / rlo,
+                      "%s: %s: am_vs_raw %.3f outside [%.3f, %.3f] that am_rtt %s and "
+                      "raw_rtt %s allow",
+                      what, alg, x, alo / rhi, ahi / rlo, am->f[9], raw->f[9]);
+    }
+    ck_assert_msg(row_of(rows, n, "lockfree", "am_rtt_vs_lockfree") == NULL,
+                  "%s: lockfree compared with itself", what);
 }
 END_TEST
 
@@ -426,7 +485,7 @@ static Suite *bench_suite(void)
         const TTest *test;
         int loops;
     } cases[] = {
-        {"rtt", test_rtt, 2},
+        {"rtt", test_rtt, 1},
         {"logp", test_logp, 2},
         {"stress", test_stress, 4},
         {"demo_many", test_demo_many, 2},

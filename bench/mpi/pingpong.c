@@ -2,83 +2,101 @@
  * pingpong.c - the MPICH baseline for shmam's point-to-point figures: round
  * trip, gap and streaming bandwidth between two ranks, with MPI.
  *
- *   mpiexec -n 2 [-bind-to core] build/bench/mpi_pingpong [--quick] [--header]
- *           [--iters N] [--warmup W] [--rounds R] [--windows K] [--timeout S]
- *           [--verbose]
+ *   mpiexec -n 2 -bind-to core build/bench/mpi_pingpong [--quick] [--header]
+ *           [--iters N] [--rounds R] [--windows K] [--timeout S] [--verbose]
  *
- * Method.  Rank 0 measures every metric once per round, in R rounds (default
- * 5), so that all of them see the same mix of machine states:
- *   rtt_0B, rtt_4B, rtt_32B  N/R round trips each (after W warmup trips) of an
- *        MPI_Send of 0, 1 or 8 uint32 words (a short AM with 0, 1 or 8
- *        arguments) answered by rank 1 with the same words (MPI_Recv, MPI_Send).
- *   g_4B  a flood of N/R one-word messages: rank 0 issues windows of WIN
- *        MPI_Isend and waits for each window (MPI_Waitall), rank 1 pre-posts
- *        windows of WIN MPI_Irecv; rank 1 sends a 0-byte ack after the last.
- *        Time per message is the gap g (the sender cannot run ahead of the
- *        receiver by more than MPI's eager buffering, a few windows at most).
+ * Kinds.  Rank 0 measures every kind below once per round:
+ *   rtt_0B, rtt_4B, rtt_32B  N/R round trips each of an MPI_Send of 0, 1 or 8
+ *        uint32 words (a short AM with 0, 1 or 8 arguments), answered by rank 1
+ *        with the same words (MPI_Recv, MPI_Send); time per round trip.
+ *   g_oneway_4B  a one-way flood of N/R one-word messages: rank 0 issues
+ *        windows of WIN (64) MPI_Isend and waits for each window (MPI_Waitall),
+ *        rank 1 pre-posts windows of WIN MPI_Irecv and sends a 0-byte ack after
+ *        the last; time per message, the ack included.  Nothing comes back per
+ *        message, so this is less work than shmam's g.
+ *   g_reply_4B  the same work as shmam's g (bench/logp.c): a stream of N/R
+ *        one-word requests, each answered by rank 1 with a one-word reply that
+ *        rank 0 receives.  Rank 0 posts an MPI_Irecv for a request's reply and
+ *        MPI_Sends the request, then MPI_Tests the oldest outstanding replies
+ *        until one has not arrived (never blocking: AM's one am_poll after each
+ *        send); with REPLY_WIN (128, a shmam queue) requests outstanding it
+ *        MPI_Waits for the oldest first, as a full queue blocks an am_request.
+ *        Rank 1 MPI_Recvs each request and MPI_Sends its reply.  Time per
+ *        request over the whole stream, the last replies drained.
  *   bw_S  for S = 64, 128, ..., 8192 bytes: K windows (default 50) of WIN
  *        MPI_Isend of S bytes, each window acknowledged by a 0-byte message
  *        once rank 1 has all of it (osu_bw's scheme), in MB/s (10^6 bytes).
- * Robust statistics as in bench/rtt.c: the round trips read CLOCK_MONOTONIC
- * every BATCH (64) trips, the flood and the bandwidth loops every window, and
- * a round's figure is the median of its batch means, which a preemption of
- * either rank on this busy machine spoils a batch or two of instead of
- * inflating the whole mean.  A row reports the median over the rounds and the
- * spread (lowest-highest round).
  *
- * Checks.  Every message carries a sequence number (in its tag modulo
- * 2^15 and, when it has a payload, in its first word); each receiver checks
- * source, tag, length and sequence of every message, rank 1 checks all eight
- * words of each 32-byte message and rank 0 the echo of each; bandwidth
- * warmup windows carry a full pattern that rank 1 checks byte by byte (timed
- * windows rewrite only the sequence word).  At the end rank 1 reports how many
- * messages and bytes it received and rank 0 compares them with what it sent.
- * Any mismatch prints "FAILED" on stderr and aborts the job (exit nonzero); a
- * run that hangs (a lost message) is stopped by a SIGALRM after --timeout
- * seconds (default 600).  MPI errors abort (MPI_ERRORS_ARE_FATAL).
+ * Estimator (the instrument's one, bench/common/stat.h).  One unmeasured
+ * warm-up round, then R measured rounds (--rounds, default 5).  Within a
+ * round the kinds run in ABBA order (bm_abba: the reverse order in odd
+ * rounds), so that no kind always runs first or after the same neighbour.  A
+ * round's figure is the MEAN over that kind's whole run in the round (total
+ * time over its operations, one clock reading at each end); the row's value is
+ * the median over the rounds and its spread the lowest and highest round.  A
+ * preemption of either rank spoils the round it hits, which shows in the
+ * spread and leaves the median alone as long as fewer than half are hit.
  *
- * Output: rank 0 prints one row per metric in the schema shared by all shmam
- * benchmarks (the header first with --header):
- *   # bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
- *   mpi_pingpong,mpich,-,2,1,100000,rtt_0B,0.950,us,0.900-1.100
- * pinned is 1 when each rank's affinity is a single CPU and the two CPUs
- * differ (as `mpiexec -bind-to core` places them on a 2-CPU machine).
- * Defaults: N = 100000, W = 1000, K = 50; --quick: N = 10000, W = 200,
- * K = 10.  MPICH's waits spin; unpinned, both ranks may share a CPU.
+ * Checks.  Every message carries a sequence number (in its tag modulo 2^15
+ * and, when it has a payload, in its first word); each receiver checks
+ * source, tag, length and sequence of every message, replies and echoes
+ * included; rank 1 checks all eight words of each 32-byte message and rank 0
+ * the echo of each.  In the warm-up round every bandwidth message carries a
+ * full pattern that rank 1 checks byte by byte (timed windows rewrite only
+ * the sequence word).  At the end rank 1 reports how many messages and bytes
+ * it received and rank 0 compares them with what it sent.  Any mismatch
+ * prints "FAILED" on stderr and aborts the job (exit nonzero); a run that
+ * hangs (a lost message) is stopped by a SIGALRM after --timeout seconds
+ * (default 600).  MPI errors abort (MPI_ERRORS_ARE_FATAL).
+ *
+ * Output: rank 0 prints one row per kind in the schema shared by all shmam
+ * benchmarks (the header first with --header; every round's figure on stderr
+ * with --verbose):
+ *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
+ *   mpi_pingpong,mpich,-,2,1,100000,rtt_0B,0.330,us,0.318-0.352
+ * iters: the round trips, messages or requests of all measured rounds (N
+ * rounded down to a multiple of R; the flood to whole windows; bw_S: K x WIN
+ * x R messages).  pinned is 1 when each rank's affinity is a single CPU and
+ * the two differ (`mpiexec -bind-to core` on a 2-CPU machine), as shmam's
+ * `shmamrun --bind`: MPICH's waits spin without ever yielding (see the MPICH
+ * section of bench/README.md), so unpinned both ranks may share a CPU and the
+ * figures then measure the scheduler.  Defaults: N = 100000, K = 50;
+ * --quick: N = 10000, K = 10.
  */
 #include <mpi.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "common/measure.h"
+#include "common/stat.h"
 #include "mpi/usage.h"
 
-#define BATCH 64 /* round trips per clock reading */
-#define WIN 64   /* messages per window of the flood and bandwidth loops */
+#define WIN 64        /* messages per window of the flood and bandwidth loops */
+#define REPLY_WIN 128 /* g_reply_4B's outstanding requests at most: a shmam queue */
 #define MAX_ROUNDS 101
 #define MAX_SIZE 8192
 #define N_SIZES 8     /* 64 B .. 8 KB */
 #define TAG_ACK 32767 /* the ack of a flood or window; sequence tags stay below */
 #define TAG_SUMMARY 32766
 
-enum { M_RTT0, M_RTT4, M_RTT32, M_G4, M_BW0, N_METRICS = M_BW0 + N_SIZES };
+/* The kinds, in the order of the rows; bw_<64 << i>_MBps for K_BW0 + i. */
+enum { K_RTT0, K_RTT4, K_RTT32, K_GONEWAY, K_GREPLY, K_BW0, N_KINDS = K_BW0 + N_SIZES };
+
+static const char *const kind_names[K_BW0] = {"rtt_0B", "rtt_4B", "rtt_32B", "g_oneway_4B",
+                                              "g_reply_4B"};
 
 struct opts {
-    long iters, warmup, rounds, windows, timeout;
+    long iters, rounds, windows, timeout;
     int header, verbose;
 };
 
 static int rank;
 static uint32_t seq;        /* rank 0: messages sent; rank 1: messages received */
 static unsigned long bytes; /* rank 0: payload bytes sent; rank 1: received */
-static double *batch_buf;   /* room for one round's batch means */
-static int verbose;
 
 /* A failed check: say so on stderr and take the whole job down. */
 __attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
@@ -100,30 +118,6 @@ static void on_alarm(int sig)
     if (write(2, msg, sizeof msg - 1) < 0)
         _exit(1);
     _exit(1);
-}
-
-/* Batch means of one timed loop (see bench/rtt.c). */
-struct marks {
-    double last;
-    int n;
-};
-
-static void marks_start(struct marks *m)
-{
-    m->n = 0;
-    m->last = bm_now_us();
-}
-
-static void marks_batch(struct marks *m, long per_batch)
-{
-    double t = bm_now_us();
-    batch_buf[m->n++] = (t - m->last) / (double)per_batch;
-    m->last = t;
-}
-
-static double marks_median(struct marks *m)
-{
-    return bm_median(batch_buf, m->n);
 }
 
 /* Word k of message s: what the sender writes and the receiver expects. */
@@ -148,13 +142,12 @@ static void check_status(const MPI_Status *st, uint32_t s, int len)
         fail("message %u of %d bytes arrived with %d", s, len, got);
 }
 
-/* Rank 0: n round trips of `words` words; returns the median batch mean. */
+/* Rank 0: n round trips of `words` words; returns microseconds per trip. */
 static double rtt_trips(long n, int words)
 {
     uint32_t out[8], in[8];
     MPI_Status st;
-    struct marks m;
-    marks_start(&m);
+    double t0 = bm_now_us();
     for (long i = 0; i < n; i++) {
         uint32_t s = seq++;
         for (int k = 0; k < words; k++)
@@ -165,13 +158,12 @@ static double rtt_trips(long n, int words)
         if (words && memcmp(in, out, 4 * (size_t)words) != 0)
             fail("round trip %u came back with word 0 = %u", s, in[0]);
         bytes += 4 * (unsigned long)words;
-        if ((i + 1) % BATCH == 0)
-            marks_batch(&m, BATCH);
     }
-    return m.n ? marks_median(&m) : 0.0;
+    return (bm_now_us() - t0) / (double)n;
 }
 
-/* Rank 1: echo n messages of `words` words. */
+/* Rank 1: answer n messages of `words` words with the same words (the round
+ * trips' echo and g_reply_4B's reply). */
 static void rtt_serve(long n, int words)
 {
     uint32_t in[8];
@@ -186,6 +178,54 @@ static void rtt_serve(long n, int words)
         bytes += 4 * (unsigned long)words;
         MPI_Send(in, words, MPI_UINT32_T, 0, seq_tag(s), MPI_COMM_WORLD);
     }
+}
+
+/* Rank 0: has the reply to request s (receive *req into *in) run?  Waits for
+ * it if `block`, else tests once; checks it when it has. */
+static int reply_arrived(MPI_Request *req, const uint32_t *in, uint32_t s, int block)
+{
+    MPI_Status st;
+    int done = 1;
+    if (block)
+        MPI_Wait(req, &st);
+    else
+        MPI_Test(req, &done, &st);
+    if (done) {
+        check_status(&st, s, 4);
+        if (*in != s)
+            fail("the reply to request %u carries %u", s, *in);
+    }
+    return done;
+}
+
+/* Rank 0: g_reply_4B's stream of n one-word requests (rank 1: rtt_serve(n,
+ * 1)); returns microseconds per request. */
+static double reply_stream(long n)
+{
+    static uint32_t in[REPLY_WIN];
+    MPI_Request req[REPLY_WIN];
+    uint32_t first = seq; /* request i carries first + i */
+    long head = 0;        /* the oldest request whose reply has not run */
+    double t0 = bm_now_us();
+    for (long i = 0; i < n; i++) {
+        if (i - head == REPLY_WIN) {
+            reply_arrived(&req[head % REPLY_WIN], &in[head % REPLY_WIN],
+                          first + (uint32_t)head, 1);
+            head++;
+        }
+        uint32_t s = seq++;
+        MPI_Irecv(&in[i % REPLY_WIN], 1, MPI_UINT32_T, 1, MPI_ANY_TAG, MPI_COMM_WORLD,
+                  &req[i % REPLY_WIN]);
+        MPI_Send(&s, 1, MPI_UINT32_T, 1, seq_tag(s), MPI_COMM_WORLD);
+        bytes += 4;
+        while (head <= i && reply_arrived(&req[head % REPLY_WIN], &in[head % REPLY_WIN],
+                                          first + (uint32_t)head, 0))
+            head++;
+    }
+    for (; head < n; head++)
+        reply_arrived(&req[head % REPLY_WIN], &in[head % REPLY_WIN], first + (uint32_t)head,
+                      1);
+    return (bm_now_us() - t0) / (double)n;
 }
 
 /* Rank 0: one window of WIN messages of `size` bytes from buffer `buf` (WIN
@@ -248,23 +288,14 @@ static void wait_ack(void)
 }
 
 /* Rank 0: a flood of `windows` windows of one-word messages and the final
- * ack; returns the median per-message time over the windows (the last one
- * includes the ack). */
+ * ack; returns microseconds per message. */
 static double flood(long windows, unsigned char *buf)
 {
-    struct marks m;
-    marks_start(&m);
-    double t0 = m.last;
-    for (long w = 0; w < windows; w++) {
+    double t0 = bm_now_us();
+    for (long w = 0; w < windows; w++)
         send_window(buf, 4, 0);
-        if (w + 1 == windows)
-            wait_ack();
-        marks_batch(&m, WIN);
-    }
-    if (verbose)
-        fprintf(stderr, "mpi_pingpong: flood of %ld messages: plain mean %.3f us\n",
-                windows * WIN, (m.last - t0) / (double)(windows * WIN));
-    return m.n ? marks_median(&m) : 0.0;
+    wait_ack();
+    return (bm_now_us() - t0) / (double)(windows * WIN);
 }
 
 static void flood_serve(long windows, unsigned char *buf)
@@ -274,37 +305,70 @@ static void flood_serve(long windows, unsigned char *buf)
     send_ack();
 }
 
-/* Rank 0: `warmup` patterned windows, then `windows` timed ones of `size`
- * bytes, each acknowledged; returns MB/s from the median window time. */
-static double bandwidth(int size, long warmup, long windows, unsigned char *buf)
+/* Rank 0: `windows` windows of `size` bytes, each acknowledged, patterned in
+ * full if `full`; returns MB/s (bytes per microsecond). */
+static double bandwidth(int size, long windows, int full, unsigned char *buf)
 {
-    struct marks m;
-    for (long w = 0; w < warmup; w++) {
-        send_window(buf, size, 1);
-        wait_ack();
-    }
-    marks_start(&m);
+    double t0 = bm_now_us();
     for (long w = 0; w < windows; w++) {
-        send_window(buf, size, 0);
+        send_window(buf, size, full);
         wait_ack();
-        marks_batch(&m, 1);
     }
-    return (double)WIN * size / marks_median(&m);
+    return (double)windows * WIN * size / (bm_now_us() - t0);
 }
 
-static void bandwidth_serve(int size, long warmup, long windows, unsigned char *buf)
+static void bandwidth_serve(int size, long windows, int full, unsigned char *buf)
 {
-    for (long w = 0; w < warmup + windows; w++) {
-        recv_window(buf, size, w < warmup);
+    for (long w = 0; w < windows; w++) {
+        recv_window(buf, size, full);
         send_ack();
     }
 }
 
+/* Both ranks: one run of kind k (n round trips, messages or requests; the
+ * warm-up round patterns bandwidth messages in full); rank 0 returns its
+ * figure, rank 1 0. */
+static double run_kind(int k, long n, long windows, int warmup, unsigned char *buf)
+{
+    static const int words[3] = {0, 1, 8};
+    if (k <= K_RTT32) {
+        if (rank == 1) {
+            rtt_serve(n, words[k]);
+            return 0;
+        }
+        return rtt_trips(n, words[k]);
+    }
+    if (k == K_GONEWAY) {
+        if (rank == 1) {
+            flood_serve(n / WIN, buf);
+            return 0;
+        }
+        return flood(n / WIN, buf);
+    }
+    if (k == K_GREPLY) {
+        if (rank == 1) {
+            rtt_serve(n, 1);
+            return 0;
+        }
+        return reply_stream(n);
+    }
+    int size = 64 << (k - K_BW0);
+    if (rank == 1) {
+        bandwidth_serve(size, windows, warmup, buf);
+        return 0;
+    }
+    return bandwidth(size, windows, warmup, buf);
+}
+
 /* The usage, for --help and bad command lines (mpi/usage.h). */
 static const char usage_text[] =
-    "usage: mpiexec -n 2 [-bind-to core] mpi_pingpong [--quick] [--header] "
-    "[--iters N] [--warmup W] [--rounds R] [--windows K] [--timeout S] "
-    "[--verbose]\n";
+    "usage: mpiexec -n 2 -bind-to core mpi_pingpong [--quick] [--header] [--iters N]\n"
+    "           [--rounds R] [--windows K] [--timeout S] [--verbose]\n"
+    "  rtt_0B rtt_4B rtt_32B g_oneway_4B g_reply_4B bw_64_MBps .. bw_8192_MBps:\n"
+    "  N/R trips/messages/requests (K windows of 64 for bw) per kind and round,\n"
+    "  R rounds (default 5) after one warm-up round, kinds in ABBA order;\n"
+    "  value = median of the round means, spread = lowest-highest round.\n"
+    "  Defaults N = 100000, K = 50; --quick: N = 10000, K = 10.\n";
 
 static void usage(FILE *f, int status)
 {
@@ -327,15 +391,12 @@ static long arg_long(const char *s, const char *why, long min)
 
 static struct opts parse(int argc, char **argv)
 {
-    struct opts o = {
-        .iters = 100000, .warmup = 1000, .rounds = 5, .windows = 50, .timeout = 600};
+    struct opts o = {.iters = 100000, .rounds = 5, .windows = 50, .timeout = 600};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
-            o.iters = 10000, o.warmup = 200, o.windows = 10;
+            o.iters = 10000, o.windows = 10;
         else if (strcmp(argv[i], "--iters") == 0)
             o.iters = arg_long(argv[++i], "--iters needs an integer >= 1", 1);
-        else if (strcmp(argv[i], "--warmup") == 0)
-            o.warmup = arg_long(argv[++i], "--warmup needs an integer >= 0", 0);
         else if (strcmp(argv[i], "--rounds") == 0)
             o.rounds = arg_long(argv[++i], "--rounds needs an integer >= 1", 1);
         else if (strcmp(argv[i], "--windows") == 0)
@@ -354,64 +415,27 @@ static struct opts parse(int argc, char **argv)
     return o;
 }
 
-/* One round of every metric; rank 0 stores its figures in r[metric]. */
-static void round_all(const struct opts *o, unsigned char *buf, double *r)
+/* Rank 0: the rows, from per-round figures res[kind][round]. */
+static void report(const struct opts *o, int pinned, double res[N_KINDS][MAX_ROUNDS])
 {
-    static const int words[3] = {0, 1, 8};
-    long n = o->iters / o->rounds, warm_windows = o->warmup / WIN + 1;
-    for (int k = 0; k < 3; k++) {
-        if (rank == 0) {
-            rtt_trips(o->warmup, words[k]);
-            r[M_RTT0 + k] = rtt_trips(n, words[k]);
-        } else {
-            rtt_serve(o->warmup + n, words[k]);
-        }
-    }
-    if (rank == 0) {
-        flood(warm_windows, buf);
-        r[M_G4] = flood(n / WIN, buf);
-    } else {
-        flood_serve(warm_windows, buf);
-        flood_serve(n / WIN, buf);
-    }
-    for (int k = 0; k < N_SIZES; k++) {
-        int size = 64 << k;
-        if (rank == 0)
-            r[M_BW0 + k] = bandwidth(size, 2, o->windows, buf);
-        else
-            bandwidth_serve(size, 2, o->windows, buf);
-    }
-}
-
-/* Rank 0: the rows, from per-round figures res[metric][round]. */
-static void report(const struct opts *o, int procs, int pinned,
-                   double res[N_METRICS][MAX_ROUNDS])
-{
-    static const char *const names[] = {"rtt_0B", "rtt_4B", "rtt_32B", "g_4B"};
-    long n = o->iters / o->rounds;
-    int rounds = (int)o->rounds;
+    struct bm_row row = {stdout, "mpi_pingpong", "-", 2, pinned};
+    long n = o->iters / o->rounds, r = o->rounds;
     if (o->header)
-        printf("# bench,impl,shm,procs,pinned,iters,metric,value,unit,spread\n");
-    for (int k = 0; k < N_METRICS; k++) {
+        bm_print_header(stdout);
+    for (int k = 0; k < N_KINDS; k++) {
         char name[32];
-        long iters = k < M_G4    ? n * rounds
-                     : k == M_G4 ? n / WIN * WIN * rounds
-                                 : o->windows * WIN * rounds;
-        const char *fmt = k < M_BW0 ? "%.3f" : "%.1f";
-        char med[32], lo[32], hi[32];
-        if (k < M_BW0)
-            snprintf(name, sizeof name, "%s", names[k]);
+        long iters = k == K_GONEWAY ? n / WIN * WIN * r
+                     : k < K_BW0    ? n * r
+                                    : o->windows * WIN * r;
+        if (k < K_BW0)
+            snprintf(name, sizeof name, "%s", kind_names[k]);
         else
-            snprintf(name, sizeof name, "bw_%d_MBps", 64 << (k - M_BW0));
+            snprintf(name, sizeof name, "bw_%d_MBps", 64 << (k - K_BW0));
         if (o->verbose)
-            for (int i = 0; i < rounds; i++)
+            for (int i = 0; i < r; i++)
                 fprintf(stderr, "mpi_pingpong: %s round %d: %.3f\n", name, i, res[k][i]);
-        double m = bm_median(res[k], rounds); /* sorts res[k] */
-        snprintf(med, sizeof med, fmt, m);
-        snprintf(lo, sizeof lo, fmt, res[k][0]);
-        snprintf(hi, sizeof hi, fmt, res[k][rounds - 1]);
-        printf("mpi_pingpong,mpich,-,%d,%d,%ld,%s,%s,%s,%s-%s\n", procs, pinned, iters,
-               name, med, k < M_BW0 ? "us" : "MB/s", lo, hi);
+        bm_print(&row, "mpich", iters, name, bm_stat_of(res[k], (int)r),
+                 k < K_BW0 ? "us" : "MB/s", k < K_BW0 ? 3 : 1);
     }
     fflush(stdout);
 }
@@ -425,7 +449,6 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &procs);
     struct opts o = parse(argc, argv);
-    verbose = o.verbose;
     if (procs != 2) {
         if (rank == 0)
             fprintf(stderr, "mpi_pingpong: run me with exactly two ranks (mpiexec -n 2)\n");
@@ -439,20 +462,20 @@ int main(int argc, char **argv)
     MPI_Allgather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, MPI_COMM_WORLD);
     int pinned = cpus[0] >= 0 && cpus[1] >= 0 && cpus[0] != cpus[1];
     long n = o.iters / o.rounds;
-    batch_buf = malloc(((size_t)(n > o.warmup ? n : o.warmup) / BATCH + o.windows + 2) *
-                       sizeof *batch_buf);
     unsigned char *buf = calloc(WIN, MAX_SIZE);
-    static double res[N_METRICS][MAX_ROUNDS];
-    if (!batch_buf || !buf)
+    static double res[N_KINDS][MAX_ROUNDS];
+    if (!buf)
         fail("out of memory");
 
+    /* Round -1 is the warm-up; then the kinds of round r in ABBA order. */
     MPI_Barrier(MPI_COMM_WORLD);
-    for (long k = 0; k < o.rounds; k++) {
-        double r[N_METRICS];
-        round_all(&o, buf, r);
-        for (int m = 0; m < N_METRICS; m++)
-            res[m][k] = r[m];
-    }
+    for (long r = -1; r < o.rounds; r++)
+        for (int j = 0; j < N_KINDS; j++) {
+            int k = bm_abba((int)(r < 0 ? 0 : r), j, N_KINDS);
+            double v = run_kind(k, n, o.windows, r < 0, buf);
+            if (r >= 0)
+                res[k][r] = v;
+        }
 
     /* Rank 1's totals against rank 0's: every message and byte accounted for. */
     unsigned long totals[2] = {seq, bytes};
@@ -465,14 +488,13 @@ int main(int argc, char **argv)
         if (got[0] != totals[0] || got[1] != totals[1])
             fail("sent %lu messages (%lu bytes), rank 1 received %lu (%lu bytes)",
                  totals[0], totals[1], got[0], got[1]);
-        for (int m = 0; m < N_METRICS; m++)
-            for (long k = 0; k < o.rounds; k++)
-                if (!(res[m][k] > 0))
-                    fail("metric %d has no figure in round %ld", m, k);
-        report(&o, procs, pinned, res);
+        for (int k = 0; k < N_KINDS; k++)
+            for (long r = 0; r < o.rounds; r++)
+                if (!(res[k][r] > 0))
+                    fail("kind %d has no figure in round %ld", k, r);
+        report(&o, pinned, res);
     }
     free(buf);
-    free(batch_buf);
     MPI_Finalize();
     return 0;
 }

@@ -338,31 +338,55 @@ START_TEST(test_logp)
 }
 END_TEST
 
-/* stress with W writers (W = 1, 3 for _i = 0, 1; for each, both algorithms). */
+/* stress with W writers (W = 1, 3 for _i = 0, 1), lockfree and ticket in one
+ * job, runs of T = 0.05 s: each figure is consistent with the others (rate and
+ * time per 10^6 from the same median run; no run shorter than its duration),
+ * and ticket's in-run ratio lies within what the two spreads allow. */
 START_TEST(test_stress)
 {
     char prog[PATH_MAX], what[128], procs[8];
-    int w = _i / 2 ? 3 : 1;
-    const char *alg = algs[_i % 2];
+    int w = _i ? 3 : 1;
     if (!built(prog, "stress"))
         return;
-    snprintf(what, sizeof what, "stress --quick, %d writer(s) (%s)", w, alg);
+    snprintf(what, sizeof what, "stress --seconds 0.05, %d writer(s)", w);
     snprintf(procs, sizeof procs, "%d", w + 1);
-    const char *argv[] = {launcher,   "-n", procs,      "--bind",  "--timeout", "30",
-                          "-a",       alg,  prog,       "--quick", "--total",   "3000",
-                          "--repeat", "2",  "--header", NULL};
+    const char *argv[] = {launcher, "-n",       procs,    "--bind",          "--timeout",
+                          "30",     prog,       "--algs", "lockfree,ticket", "--seconds",
+                          "0.05",   "--rounds", "3",      "--header",        NULL};
     struct expect e = {.bench = "stress",
-                       .impl = alg,
+                       .impl = "lockfree ticket",
                        .procs = w + 1,
                        .pinned = -1,
-                       .iters = 3000,
+                       .iters = 0,
                        .iters_of = NULL,
-                       .known = "seconds msgs_per_s msgs_per_poll writers",
-                       .needed = "seconds msgs_per_s"};
+                       .known = "s_per_1e6 msgs_per_s run_seconds msgs_per_poll "
+                                "s_per_1e6_vs_lockfree",
+                       .needed = "s_per_1e6 msgs_per_s run_seconds msgs_per_poll "
+                                 "s_per_1e6_vs_lockfree"};
     int n = run_and_check(argv, &e, what);
-    double writers = value_of(rows, n, "writers");
-    ck_assert_msg(isnan(writers) || writers == w, "%s: writers %g, not %d", what, writers,
-                  w);
+    ck_assert_msg(n == 9, "%s: %d rows, not 9", what, n);
+    double lo, hi, llo, lhi, tlo, thi, qlo, qhi;
+    for (int k = 0; k < 2; k++) {
+        const struct row *s1 = row_of(rows, n, algs[k], "s_per_1e6"),
+                         *rate = row_of(rows, n, algs[k], "msgs_per_s"),
+                         *dur = row_of(rows, n, algs[k], "run_seconds");
+        ck_assert_msg(s1 && rate && dur, "%s: %s lacks a row", what, algs[k]);
+        double x = fig(s1, &lo, &hi) * fig(rate, &lo, &hi);
+        ck_assert_msg(fabs(x - 1e6) < 1e4, "%s: %s: s_per_1e6 x msgs_per_s = %.0f, not 1e6",
+                      what, algs[k], x);
+        fig(dur, &lo, &hi);
+        ck_assert_msg(lo >= 0.9 * 0.05, "%s: %s: a run of %.4f s, shorter than 0.05 s",
+                      what, algs[k], lo);
+    }
+    fig(row_of(rows, n, "lockfree", "s_per_1e6"), &llo, &lhi);
+    fig(row_of(rows, n, "ticket", "s_per_1e6"), &tlo, &thi);
+    const struct row *q = row_of(rows, n, "ticket", "s_per_1e6_vs_lockfree");
+    double r = fig(q, &qlo, &qhi);
+    ck_assert_msg(r >= 0.99 * tlo / lhi && r <= 1.01 * thi / llo,
+                  "%s: ticket/lockfree %.3f outside [%.3f, %.3f] the spreads allow", what,
+                  r, tlo / lhi, thi / llo);
+    ck_assert_msg(row_of(rows, n, "lockfree", "s_per_1e6_vs_lockfree") == NULL,
+                  "%s: lockfree compared with itself", what);
 }
 END_TEST
 
@@ -487,7 +511,7 @@ static Suite *bench_suite(void)
     } cases[] = {
         {"rtt", test_rtt, 1},
         {"logp", test_logp, 2},
-        {"stress", test_stress, 4},
+        {"stress", test_stress, 2},
         {"demo_many", test_demo_many, 2},
         {"lockbench", test_lockbench, 1},
         {"mpi_pingpong", test_mpi_pingpong, 1},

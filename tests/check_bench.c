@@ -472,32 +472,41 @@ START_TEST(test_mpi_pingpong)
                        .pinned = -1,
                        .iters = 2000,
                        .iters_of = "rtt_0B rtt_4B rtt_32B",
-                       .known = "rtt_0B rtt_4B rtt_32B g_4B bw_#_MBps",
-                       .needed = "rtt_0B rtt_4B rtt_32B g_4B bw_8192_MBps"};
+                       .known = "rtt_0B rtt_4B rtt_32B g_oneway_4B g_reply_4B bw_#_MBps",
+                       .needed =
+                           "rtt_0B rtt_4B rtt_32B g_oneway_4B g_reply_4B bw_8192_MBps"};
     run_and_check(argv, &e, what);
 }
 END_TEST
 
-/* mpi_stress with W = 1 and 3 writers. */
+/* mpi_stress with W = 1 and 3 writers, runs of 0.05 s: rate and time per
+ * 10^6 from the same median run, no run shorter than its duration. */
 START_TEST(test_mpi_stress)
 {
     char prog[PATH_MAX], what[128], procs[8];
     int w = _i ? 3 : 1;
     if (!built(prog, "mpi_stress"))
         return;
-    snprintf(what, sizeof what, "mpi_stress --quick, %d writer(s)", w);
+    snprintf(what, sizeof what, "mpi_stress --seconds 0.05, %d writer(s)", w);
     snprintf(procs, sizeof procs, "%d", w + 1);
-    const char *argv[] = {"mpiexec", "-n",   procs,      prog, "--quick",
-                          "--total", "2000", "--header", NULL};
+    const char *argv[] = {"mpiexec", "-n",       procs, prog,       "--seconds",
+                          "0.05",    "--repeat", "3",   "--header", NULL};
     struct expect e = {.bench = "mpi_stress",
                        .impl = "mpich",
                        .procs = w + 1,
                        .pinned = -1,
-                       .iters = 2000,
+                       .iters = 0,
                        .iters_of = NULL,
-                       .known = "seconds msgs_per_s",
-                       .needed = "seconds"};
-    run_and_check(argv, &e, what);
+                       .known = "s_per_1e6 msgs_per_s run_seconds",
+                       .needed = "s_per_1e6 msgs_per_s run_seconds"};
+    int n = run_and_check(argv, &e, what);
+    double lo, hi;
+    double x = fig(row_of(rows, n, "mpich", "s_per_1e6"), &lo, &hi) *
+               fig(row_of(rows, n, "mpich", "msgs_per_s"), &lo, &hi);
+    ck_assert_msg(fabs(x - 1e6) < 1e4, "%s: s_per_1e6 x msgs_per_s = %.0f, not 1e6", what,
+                  x);
+    fig(row_of(rows, n, "mpich", "run_seconds"), &lo, &hi);
+    ck_assert_msg(lo >= 0.9 * 0.05, "%s: a run of %.4f s, shorter than 0.05 s", what, lo);
 }
 END_TEST
 

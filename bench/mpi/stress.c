@@ -11,8 +11,9 @@
  * broadcast has given it t0, so no writer starts before rank 0's clock.  Writer
  * w then sends integers, each one blocking MPI_Send of two uint32 words
  * {sequence number, value(w, sequence)}, until t0 + T (CLOCK_MONOTONIC, which
- * all ranks of one node share; read every 64 sends, since a read costs about
- * 150 ns on this VM), then one end marker carrying its count.  With --total N
+ * all ranks of one node share; read after the first send and then every 64,
+ * since a read costs about 150 ns on this VM: every writer sends at least one
+ * integer, so no run is empty), then one end marker carrying its count.  With --total N
  * instead, writer w sends N/W integers (the first N%W writers one more) and
  * then its end marker.  Rank 0 receives from MPI_ANY_SOURCE until every writer
  * has ended; the run's time is from t0 to the last integer (its clock is read
@@ -140,12 +141,13 @@ static void wait_yielding(MPI_Request *req)
 }
 
 /* Writer w: integers until `limit` are sent or the clock passes `deadline`
- * (checked every CLOCK_EVERY sends), then the end marker; returns the count. */
+ * (checked after the first send and every CLOCK_EVERY after it), then the end
+ * marker; returns the count. */
 static uint32_t write_run(int w, uint32_t limit, double deadline, int yield)
 {
     uint32_t s = 0;
     for (; s < limit; s++) {
-        if (s % CLOCK_EVERY == 0 && bm_now_s() >= deadline)
+        if (s % CLOCK_EVERY == 1 && bm_now_s() >= deadline)
             break;
         uint32_t msg[2] = {s, value(w, s)};
         if (yield) {

@@ -33,7 +33,10 @@ def cell(f, scale=1.0):
 
 
 def table(head, rows):
-    out = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 2) + "---|"]
+    """Markdown; numbers right-aligned, a last column of text ("method" or
+    unnamed) left-aligned."""
+    last = "---|" if head[-1] in ("method", "") else "---:|"
+    out = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 2) + last]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
 
@@ -130,16 +133,20 @@ class Report:
                     stalls.append(f"{a} at {w} writer{'s' if w > 1 else ''}: slowest run "
                                   f"{fmt(f.hi)} s against a median of {fmt(f.value)} s")
             m = self.get("mpi_stress", "mpich", "s_per_1e6", p)
-            lines.append([f"{w} writer{'s' if w > 1 else ''}"] + cells + [cell(m)])
+            mu = self.get("mpi_stress_unbound", "mpich", "s_per_1e6", p)
+            lines.append([f"{w} writer{'s' if w > 1 else ''}"] + cells[:-1] + [cell(m), cells[-1],
+                                                                                cell(mu)])
         for w in WRITERS:
             lines.append([f"*/ lockfree, {w} w. (in-run)*"]
                          + [cell(self.get("stress", a, "s_per_1e6_vs_lockfree", w + 1)) for a in A]
-                         + [DASH, DASH])
+                         + [DASH, DASH, DASH])
         for w in WRITERS:
             lines.append([f"*messages per poll, {w} w.*"]
                          + [cell(self.get("stress", a, "msgs_per_poll", w + 1)) for a in A]
-                         + [cell(self.get("stress_unbound", "lockfree", "msgs_per_poll", w + 1)), DASH])
-        head = ["s per 10⁶ integers"] + A + ["lockfree, unbound", "MPICH, unbound"]
+                         + [DASH, cell(self.get("stress_unbound", "lockfree", "msgs_per_poll", w + 1)),
+                            DASH])
+        head = ["s per 10⁶ integers"] + A + ["MPICH, pinned, yielding", "lockfree, unbound",
+                                            "MPICH, unbound (spins)"]
         out = table(head, lines)
         if stalls:
             out += ("\n\nRuns slower than twice their median (a stall or a convoy in one "

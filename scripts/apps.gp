@@ -1,16 +1,18 @@
 # apps.gp - Table 4 as bar charts: one panel per application run, one bar per
-# claim algorithm and one (grey) for MPICH, in seconds, each bar labelled with
-# its time.  Called by scripts/apps.sh:
+# claim algorithm and one (grey) for MPICH, in seconds: each bar the median of
+# the verified runs, labelled with it, and an error bar from the lowest to the
+# highest run.  Called by scripts/apps.sh:
 #
 #   gnuplot -e "datafile='DIR/table4.dat'; outfile='DIR/table4.png'; \
 #               term='pngcairo'; sub='P = 4 on 2 CPUs'" scripts/apps.gp
 #
-# datafile: a header row of quoted names ("impl", then the runs), then one row
-# per implementation (the paper's column order, MPICH last): its name, quoted,
-# and the seconds of each run, "-" where there is no verified time.
-# Each panel's scale fits the six shmam algorithms, which are what Table 4
-# compares; an MPICH bar taller than that is cut at the top (its label says
-# its time).
+# datafile: a header row of quoted names ("impl", then per run its name, "low"
+# and "high"), then one row per implementation (the paper's column order, MPICH
+# last): its name, quoted, and per run the median, lowest and highest seconds,
+# "-" where there is no verified time.
+# Each panel's scale fits the six shmam algorithms' runs, which are what
+# Table 4 compares; an MPICH bar taller than that is cut at the top (its label
+# says its time).
 if (!exists("term")) term = "pngcairo"
 if (!exists("sub")) sub = ""
 set terminal term size 1200,850
@@ -28,17 +30,19 @@ set xtics rotate by -30 nomirror
 set multiplot layout 2,2 title "Application execution times (Table 4)   ".sub
 # Panel titles: the header row's names (gnuplot's word() keeps quoted words).
 runs = system(sprintf("head -n 1 '%s'", datafile))
-do for [c = 2:5] {
+do for [r = 1:4] {
+    c = 3 * r - 1  # the run's median; its lowest and highest follow
     set title word(runs, c)
-    # The tallest shmam bar (data rows 0..5) sets the scale; none: 1 s.
+    # The highest shmam run (data rows 0..5) sets the scale; none: 1 s.
     set autoscale y  # stats leaves out points outside the current range
-    stats datafile every ::0::5 using c nooutput
+    stats datafile every ::0::5 using (column(c + 2)) nooutput
     top = (exists("STATS_max") && STATS_records > 0) ? 1.25 * STATS_max : 1
     undefine STATS_*
     set yrange [0:top]
     plot datafile using 0:c:($0 == 6 ? 0x888888 : $0 == 5 ? 0x1f77b4 : 0xff7f0e):xtic(1) \
         with boxes lc rgb variable, \
-        '' using 0:(column(c) < top ? column(c) : 0.85 * top):(sprintf("%.3f", column(c))) \
+        '' using 0:c:(column(c + 1)):(column(c + 2)) with yerrorbars lc rgb "black" pt 0, \
+        '' using 0:(column(c + 2) < top ? column(c + 2) : 0.85 * top):(sprintf("%.3f", column(c))) \
         with labels offset 0,0.8 font ",9", \
         0 with lines lc rgb "black" notitle  # keeps a panel without data drawable
 }

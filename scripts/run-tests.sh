@@ -1,15 +1,30 @@
 #!/bin/sh
 # Runs each Check test binary given, from the repository root, and prints one
-# closing line "N passed, N failed" over all of them.  Fails if any test failed
-# or a binary crashed.  Leftover segments are each suite's own check: it looks
-# only for the names it created (its run prefix, or its launchers' job names),
-# so other shmam programs running on the machine meanwhile do not fail it.
+# closing line "N passed, N failed" over all of them.  Fails if any test failed,
+# a binary crashed, or this run left a segment behind.
+#
+# Leftovers: only this run's names are looked at, in both backends (POSIX
+# /dev/shm and System V), so other shmam programs running on the machine
+# meanwhile neither fail the run nor hide a leak of ours.  Each suite checks the
+# endpoints it made itself (its run prefix, testutil.c) and fails for any left.
+# The jobs suites start under shmamrun are named j<launcher pid>-... (the
+# default prefix: SHMAM_JOB_PREFIX is unset here, as the suites that look for
+# their jobs' names expect); every program a suite starts is listed in
+# $TU_PIDS_FILE (testutil.c, tu_start), and at the end shmamstat lists what is
+# left under exactly those names: j<pid>- (a launcher's jobs) and s<pid>. (a
+# program run alone that made a one-rank job).  What it finds fails the run and
+# is removed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 export CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-120}"
-passed=0 failed=0 broken=""
+unset SHMAM_JOB_PREFIX
+TU_PIDS_FILE=$(mktemp "${TMPDIR:-/tmp}/shmam-test-pids.XXXXXX") || exit 1
+export TU_PIDS_FILE
+trap 'rm -f "$TU_PIDS_FILE"' EXIT
+passed=0 failed=0 broken="" stat=""
 for t in "$@"; do
     echo "== $t"
+    [ -z "$stat" ] && stat="$(dirname "$(dirname "$t")")/bin/shmamstat"
     out=$("$t" 2>&1); rc=$?
     printf '%s\n' "$out"
     line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: [0-9]+' | tail -n 1)
@@ -23,6 +38,24 @@ for t in "$@"; do
     passed=$((passed + checks - bad)); failed=$((failed + bad))
     [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ] && { broken="$broken $t"; failed=$((failed + 1)); }
 done
+# The names of the programs the suites started: j<pid>- and s<pid>. each.
+names=$(sort -un "$TU_PIDS_FILE" | sed 's/.*/j&- s&./')
+if [ -n "$names" ]; then
+    if [ ! -x "$stat" ]; then
+        echo "cannot look for leftover segments: $stat is not built"
+        failed=$((failed + 1))
+    else
+        # shellcheck disable=SC2086 # one argument per name
+        list=$("$stat" $names) || { echo "shmamstat could not list the segments"; failed=$((failed + 1)); }
+        left=$(printf '%s\n' "$list" | awk 'NR > 1 && !/^\(/ { printf " %s (%s)", $1, $2 }')
+        if [ -n "$left" ]; then
+            echo "segments left by this run's jobs (now removed):$left"
+            # shellcheck disable=SC2086
+            "$stat" --clean --yes $names >/dev/null
+            failed=$((failed + 1))
+        fi
+    fi
+fi
 [ -n "$broken" ] && echo "did not finish cleanly:$broken"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -346,7 +346,10 @@ START_TEST(parked_sender_killed)
     ck_assert_msg(am_ep_abandoned(ep) == stage_abandons(stage, lockfree),
                   "%s: %lu claims abandoned, want %lu", what, am_ep_abandoned(ep),
                   stage_abandons(stage, lockfree));
-    ck_assert_msg(!t_skip || t_skip - t_dead < 1.0, "%s: first skip %.3f s after the death",
+    /* The claim is skipped a few polls after the death (milliseconds here); 3 s
+     * allows for a machine shared with other tests, and still fails a skip
+     * that waits seconds. */
+    ck_assert_msg(!t_skip || t_skip - t_dead < 3.0, "%s: first skip %.3f s after the death",
                   what, t_skip - t_dead);
     if (getenv("SHMAM_VERBOSE"))
         printf("%s: skipped %.1f ms after the death\n", what, (t_skip - t_dead) * 1e3);
@@ -534,7 +537,9 @@ START_TEST(random_kill_soak)
         am__segment_unlink(AM_SHM_POSIX, doomed);
         am__segment_unlink(AM_SHM_SYSV, doomed);
         double t0 = tu_now_s();
-        int rc = ask(probe, (k + 1) % 2, H_ECHO, (uint32_t)k, 1.0, NULL, 1);
+        /* The answer comes milliseconds after a kill; 3 s allows for a machine
+         * shared with other tests. */
+        int rc = ask(probe, (k + 1) % 2, H_ECHO, (uint32_t)k, 3.0, NULL, 1);
         double dt = tu_now_s() - t0;
         worst = dt > worst ? dt : worst;
         ck_assert_msg(rc == 0, "%s: after kill %d the next client got %s after %.3f s",

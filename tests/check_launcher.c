@@ -225,7 +225,9 @@ START_TEST(stubborn_ranks)
     double dt = tu_now_s() - t0;
     assert_status(&r, 5, bn);
     assert_clean(&r, 3, bn);
-    ck_assert_msg(dt > 0.8 && dt < 5, "%s: stopping took %.2f s", bn, dt);
+    /* At least the grace period; at most a generous bound for starting and
+     * stopping three ranks on a machine shared with other tests. */
+    ck_assert_msg(dt > 0.8 && dt < 10, "%s: stopping took %.2f s (want 0.8 to 10)", bn, dt);
 }
 END_TEST
 

@@ -9,7 +9,11 @@
  *                    counts replies exactly
  *   misuse           a second reply in one handler is -EALREADY, a request or
  *                    wait or destroy from a handler -EDEADLK, a reply from a
- *                    reply handler -EDEADLK; failed replies do not count as one
+ *                    reply handler -EDEADLK; failed replies do not count as one;
+ *                    every message is counted at both ends: the one reply to
+ *                    each request arrives with its contents, nothing refused
+ *                    arrives anywhere, and both endpoints still answer after
+ *                    the refused calls (an echo round trip)
  *   standalone_*     separately exec'ed processes (this binary run again with
  *                    --server / --client): clients map the server by name only;
  *                    the server never maps anyone, replies to what it learns from
@@ -18,8 +22,14 @@
  *                    clients on the other backend than the server's
  *   client_restart   a client that leaves and comes back under the same name
  *                    gets replies again (the server maps it anew)
- *   goodbye          messages sent just before their sender destroys its
- *                    endpoint are delivered (its sender entry stays CLOSED)
+ *   goodbye          a receiver with one sender entry: messages sent just
+ *                    before their sender destroys its endpoint are delivered,
+ *                    in order, with their contents, to an unknown source
+ *                    (a reply is -EPIPE); the entry is CLOSED and its lifeline
+ *                    let go while the sender still lives, a send on the
+ *                    destroyed handle is refused, and the entry is taken again
+ *                    by the next sender, to whom no earlier sender's message
+ *                    is credited
  *   dead_peer        sends to a server that destroyed its endpoint, exited
  *                    without destroying it, or was SIGKILLed while the client is
  *                    blocked on its full queue (2 packets, 1 bulk block) end with
@@ -47,9 +57,18 @@
 #include "testutil.h"
 
 /* Handler ids.  Requests to the server: */
-enum { H_ECHO = 10, H_BULK_ECHO, H_BULK_GEN, H_STOP, H_MISUSE, H_MISUSE_BULK, H_NOREPLY };
+enum {
+    H_ECHO = 10,
+    H_BULK_ECHO,
+    H_BULK_GEN,
+    H_STOP,
+    H_MISUSE,
+    H_MISUSE_BULK,
+    H_NOREPLY,
+    H_BYE
+};
 /* Replies to the client, and the stand-alone programs' messages: */
-enum { H_R_ECHO = 20, H_R_BULK_ECHO, H_R_BULK_GEN, H_R_MISUSE };
+enum { H_R_ECHO = 20, H_R_BULK_ECHO, H_R_BULK_GEN, H_R_MISUSE, H_R_BYE };
 enum { H_REQ = 30, H_PUSH, H_DONE, H_NOP, H_R_REQ, H_R_PUSH, H_R_DONE };
 
 static char self_exe[512];
@@ -63,7 +82,9 @@ struct shared {
     struct tu_errors err; /* what the helper processes saw */
     int misuse[12];       /* results of the server's misuse handlers */
     AO_t noreply;         /* H_NOREPLY requests the server ran */
-    AO_t sent, calling;   /* dead_peer: the blocked client's progress */
+    AO_t stray;           /* H_R_MISUSE replies the server got (all refused) */
+    unsigned long srv_delivered, srv_bad; /* the server's counts at its end */
+    AO_t sent, calling;                   /* dead_peer: the blocked client's progress */
     int client_rc;
     double t_ret; /* when the blocked send returned */
 };
@@ -203,6 +224,12 @@ static void srv_noreply(am_token_t *t, const uint32_t *a, int n, void *d, size_t
     AO_fetch_and_add1(&sh->noreply);
 }
 
+/* A reply the client's reply handler tried (refused): must never arrive. */
+static void srv_stray(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    AO_fetch_and_add1(&sh->stray);
+}
+
 static void server(void *arg)
 {
     const struct srv_cfg *c = arg;
@@ -220,6 +247,7 @@ static void server(void *arg)
     am_set_handler(srv_ep, H_MISUSE, srv_misuse);
     am_set_handler(srv_ep, H_MISUSE_BULK, srv_misuse_bulk);
     am_set_handler(srv_ep, H_NOREPLY, srv_noreply);
+    am_set_handler(srv_ep, H_R_MISUSE, srv_stray);
     AO_store_release(&sh->ready, 1);
     while (!srv_stop && !AO_load(&sh->stop)) {
         rc = am_wait(srv_ep, 100);
@@ -228,6 +256,8 @@ static void server(void *arg)
             break;
         }
     }
+    sh->srv_delivered = srv_ep->delivered;
+    sh->srv_bad = am_ep_bad_packets(srv_ep);
     rc = am_ep_destroy(srv_ep);
     if (rc != 0)
         tu_error(&sh->err, "server: destroy: %s", am_strerror(rc));
@@ -369,12 +399,29 @@ END_TEST
 
 /* ---- (b) misuse from handlers ---- */
 
-static int misuse_replies, cli_res[6];
+/* What the client got: the replies to its two misuse requests (nargs, first
+ * argument, bulk length and bytes), requests the server's handler tried to
+ * send (refused: none may arrive), and the echo after the misuse. */
+static struct {
+    int replies, nargs[3], noreply, echoes;
+    uint32_t arg0[3], echo;
+    size_t len[3];
+    char data[3][8];
+} mu;
+static int cli_res[6];
 
 static void cli_misuse(am_token_t *t, const uint32_t *args, int nargs, void *d, size_t len)
 {
     am_ep_t *ep = am_token_ep(t);
-    if (misuse_replies++ == 0) {
+    int k = mu.replies++;
+    if (k < 3) {
+        mu.nargs[k] = nargs;
+        mu.arg0[k] = nargs > 0 ? args[0] : 0;
+        mu.len[k] = len;
+        if (len)
+            memcpy(mu.data[k], d, len < sizeof mu.data[k] ? len : sizeof mu.data[k]);
+    }
+    if (k == 0) {
         cli_res[0] = am_reply(t, H_R_MISUSE, NULL, 0);
         cli_res[1] = am_reply_bulk(t, H_R_MISUSE, "abcd", 4, NULL, 0);
         cli_res[2] = am_request(ep, 0, H_NOREPLY, NULL, 0);
@@ -382,6 +429,26 @@ static void cli_misuse(am_token_t *t, const uint32_t *args, int nargs, void *d, 
         cli_res[4] = am_wait(ep, 0);
         cli_res[5] = am_ep_destroy(ep);
     }
+}
+
+static void cli_misuse_noreply(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    mu.noreply++;
+}
+
+static void cli_misuse_echo(am_token_t *t, const uint32_t *args, int nargs, void *d,
+                            size_t len)
+{
+    mu.echoes++;
+    mu.echo = nargs == 1 ? args[0] : ~0u;
+}
+
+/* am_wait on ep until *count reaches want or 10 s pass. */
+static void wait_count(am_ep_t *ep, const int *count, int want)
+{
+    double end = tu_now_s() + 10;
+    while (*count < want && tu_now_s() < end)
+        am_wait(ep, 50);
 }
 
 START_TEST(misuse)
@@ -392,18 +459,33 @@ START_TEST(misuse)
     am_ep_t *ep;
     pid_t p = start_server(&c, a, b, &ep);
     am_set_handler(ep, H_R_MISUSE, cli_misuse);
-    uint32_t x = 42;
+    am_set_handler(ep, H_NOREPLY, cli_misuse_noreply);
+    am_set_handler(ep, H_R_ECHO, cli_misuse_echo);
+    uint32_t x = 42, y = 43, z = 7;
     ck_assert_msg(am_request(ep, 0, H_MISUSE, &x, 1) == 0, "%s: request", what);
-    ck_assert_msg(am_request(ep, 0, H_MISUSE_BULK, &x, 1) == 0, "%s: request", what);
-    double end = tu_now_s() + 10;
-    while (misuse_replies < 2 && tu_now_s() < end)
-        am_wait(ep, 50);
-    /* Wait a little more: a second reply must not come. */
-    end = tu_now_s() + 0.1;
-    while (tu_now_s() < end)
-        am_wait(ep, 10);
-    ck_assert_msg(misuse_replies == 2, "%s: %d replies to 2 requests (%s)", what,
-                  misuse_replies, tu_first_error(&sh->err, ""));
+    ck_assert_msg(am_request(ep, 0, H_MISUSE_BULK, &y, 1) == 0, "%s: request", what);
+    wait_count(ep, &mu.replies, 2);
+    /* Both endpoints still work after the refused calls (destroy, poll and
+     * wait in handlers): a round trip after them.  A second reply to either
+     * request would have been queued before the echo's, so it is here by now. */
+    int rc = am_request(ep, 0, H_ECHO, &z, 1);
+    ck_assert_msg(rc == 0, "%s: echo request after the misuse: %s", what, am_strerror(rc));
+    wait_count(ep, &mu.echoes, 1);
+    ck_assert_msg(mu.echoes == 1 && mu.echo == echo_arg(z, 0, 1),
+                  "%s: %d echo replies after the misuse, value %#x, want 1 of %#x (%s)",
+                  what, mu.echoes, mu.echo, echo_arg(z, 0, 1),
+                  tu_first_error(&sh->err, "no server error"));
+    ck_assert_msg(mu.replies == 2, "%s: %d replies to 2 misuse requests (%s)", what,
+                  mu.replies, tu_first_error(&sh->err, ""));
+    /* The one reply each: H_MISUSE's short one, H_MISUSE_BULK's bulk one. */
+    ck_assert_msg(mu.nargs[0] == 1 && mu.arg0[0] == x && mu.len[0] == 0,
+                  "%s: reply to the request: %d args, first %u, %zu bytes; want 1, %u, 0",
+                  what, mu.nargs[0], mu.arg0[0], mu.len[0], x);
+    ck_assert_msg(mu.nargs[1] == 1 && mu.arg0[1] == y && mu.len[1] == 4 &&
+                      memcmp(mu.data[1], "abcd", 4) == 0,
+                  "%s: reply to the bulk request: %d args, first %u, %zu bytes '%.4s'; "
+                  "want 1, %u, 4 'abcd'",
+                  what, mu.nargs[1], mu.arg0[1], mu.len[1], mu.data[1], y);
     stop_server(ep, p);
     static const struct {
         int want;
@@ -430,7 +512,22 @@ START_TEST(misuse)
     for (int i = 0; i < 6; i++)
         ck_assert_msg(cli_res[i] == -EDEADLK, "%s: %s from a reply handler gave %d (%s)",
                       what, cw[i], cli_res[i], am_strerror(cli_res[i]));
-    ck_assert_msg(AO_load(&sh->noreply) == 0, "%s: a refused request was delivered", what);
+    /* Every message counted at both ends: nothing refused arrived. */
+    am_poll(ep);
+    ck_assert_msg(AO_load(&sh->noreply) == 0 && AO_load(&sh->stray) == 0,
+                  "%s: the server got %lu refused requests and %lu refused replies", what,
+                  (unsigned long)AO_load(&sh->noreply), (unsigned long)AO_load(&sh->stray));
+    ck_assert_msg(sh->srv_delivered == 4 && sh->srv_bad == 0,
+                  "%s: the server ran %lu messages (%lu bad) for 4 requests (2 misuse, "
+                  "echo, stop)",
+                  what, sh->srv_delivered, sh->srv_bad);
+    ck_assert_msg(mu.noreply == 0,
+                  "%s: the client got %d of the requests refused to the "
+                  "server's handler",
+                  what, mu.noreply);
+    ck_assert_msg(ep->delivered == 3 && am_ep_bad_packets(ep) == 0,
+                  "%s: the client ran %lu messages (%lu bad) for 3 replies", what,
+                  ep->delivered, am_ep_bad_packets(ep));
     ck_assert_msg(am_ep_destroy(ep) == 0, "%s: destroy", what);
     /* NULL and destroyed handles are errors, not crashes. */
     ck_assert_msg(am_ep_destroy(ep) == -EINVAL, "%s: second destroy", what);
@@ -739,9 +836,10 @@ END_TEST
 
 /* ---- a client that comes back under the same name ----
  *
- * Fails today: the server resolves the new client's sender entry by name to the
- * peer it mapped for the old client (poll.c, am__source_index), whose segment is
- * CLOSED, so its reply fails with -EPIPE and the new client never gets one. */
+ * Three rounds of a client that maps the server, asks once and destroys its
+ * endpoint, each under the same name: the server's mapping of the last round's
+ * client (CLOSED) is dropped and the name mapped anew (peers.c, am__peer_learn),
+ * so each round's request gets exactly one reply. */
 
 struct restart_arg {
     char srv[AM_NAME_MAX], cli[AM_NAME_MAX];
@@ -807,58 +905,275 @@ START_TEST(client_restart)
 }
 END_TEST
 
-/* ---- a sender that says goodbye ---- */
+/* ---- a sender that says goodbye ----
+ *
+ * The receiver (the test process) has one sender entry (max_senders 1), so
+ * every sender takes the entry the last one left.  Sender 0 sends three
+ * messages and destroys its endpoint; the receiver polls them.  Sender 1 does
+ * the same, but before the receiver polls, sender 2 maps the receiver (taking
+ * the entry again, while senders 0 and 1 still live) and asks three requests.
+ * Senders 0 and 1 stay alive until the end, so only their goodbye, not their
+ * death, can free the entry. */
+
+enum { BYE_SENDERS = 3, BYE_MSGS = 3 };
 
 struct goodbye_arg {
-    char rcv[AM_NAME_MAX], snd[AM_NAME_MAX];
+    char rcv[AM_NAME_MAX], snd[BYE_SENDERS][AM_NAME_MAX];
     int alg, b;
 };
 
-static int goodbye_got;
+/* In shared memory: what each sender did. */
+struct goodbye_shared {
+    AO_t done[BYE_SENDERS];      /* sent, destroyed (sender 2: had its replies) */
+    AO_t go;                     /* senders 0 and 1 may exit */
+    AO_t mapped;                 /* sender 2 has mapped the receiver */
+    unsigned entry[BYE_SENDERS]; /* its entry in the receiver's table */
+    int after[BYE_SENDERS];      /* a send on the destroyed handle (want -EINVAL) */
+    int replies, wrong;          /* sender 2: replies received in order, and not */
+};
+static struct goodbye_shared *gs;
 
-static void goodbye_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+/* What the receiver saw of each sender's messages. */
+static struct {
+    int got[BYE_SENDERS]; /* in order, with the right contents */
+    int wrong;            /* messages out of order or with wrong contents */
+    unsigned source[BYE_SENDERS][BYE_MSGS];
+    int reply_rc[BYE_SENDERS][BYE_MSGS];
+} gb;
+
+/* Message `seq` of sender `id`: args {id, seq}, then for seq 1 a bulk "bye<id>",
+ * for seq 2 a third argument. */
+static int bye_send(am_ep_t *ep, uint32_t id, uint32_t seq)
 {
-    goodbye_got++;
+    uint32_t args[3] = {id, seq, 0xb1e00u + id};
+    char data[8];
+    snprintf(data, sizeof data, "bye%u", id);
+    if (seq == 1)
+        return am_request_bulk(ep, 0, H_BYE, data, 4, args, 2);
+    return am_request(ep, 0, H_BYE, args, seq == 2 ? 3 : 2);
 }
 
-/* Sends three messages and destroys its endpoint at once. */
-static void goodbye_sender(void *arg)
+static void bye_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    uint32_t id = n >= 2 ? a[0] : ~0u, seq = n >= 2 ? a[1] : ~0u;
+    char want[8];
+    if (id >= BYE_SENDERS || seq != (uint32_t)gb.got[id]) {
+        gb.wrong++;
+        return;
+    }
+    snprintf(want, sizeof want, "bye%u", id);
+    int ok = seq == 1 ? n == 2 && len == 4 && memcmp(d, want, 4) == 0
+                      : len == 0 && n == (seq == 2 ? 3 : 2) &&
+                            (seq != 2 || a[2] == 0xb1e00u + id);
+    if (!ok) {
+        gb.wrong++;
+        return;
+    }
+    gb.source[id][seq] = am_token_source(t);
+    gb.reply_rc[id][seq] = am_reply(t, H_R_BYE, a, 2);
+    gb.got[id]++;
+}
+
+static am_ep_t *gb_ep; /* the receiver */
+
+/* Sender 2's replies: its own {2, seq}, in order. */
+static void bye_reply_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    if (n == 2 && a[0] == 2 && a[1] == (uint32_t)gs->replies)
+        gs->replies++;
+    else
+        gs->wrong++;
+}
+
+/* Sender `id` (0 or 1): sends its three messages, destroys its endpoint, tries
+ * one more send on the handle, and lives on until told. */
+static void goodbye_sender(const struct goodbye_arg *g, int id)
+{
+    struct am_ep_opts o = {am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0};
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(g->snd[id], &o, &ep);
+    if (rc == 0 && (rc = am_ep_map(ep, 0, g->rcv)) == 0) {
+        gs->entry[id] = am__peer(ep, 0)->sender_index;
+        for (uint32_t seq = 0; seq < BYE_MSGS && rc == 0; seq++)
+            rc = bye_send(ep, (uint32_t)id, seq);
+    }
+    if (rc != 0)
+        tu_error(&sh->err, "sender %d: %s", id, am_strerror(rc));
+    if ((rc = am_ep_destroy(ep)) != 0)
+        tu_error(&sh->err, "sender %d: destroy: %s", id, am_strerror(rc));
+    gs->after[id] = bye_send(ep, (uint32_t)id, 0);
+    AO_store_release(&gs->done[id], 1);
+    tu_wait_flag(&gs->go, 1, 30);
+}
+
+static void goodbye_sender0(void *arg)
+{
+    goodbye_sender(arg, 0);
+}
+
+static void goodbye_sender1(void *arg)
+{
+    goodbye_sender(arg, 1);
+}
+
+/* Sender 2: maps the receiver (its one entry, left by sender 1), asks three
+ * requests, waits for their replies and leaves. */
+static void goodbye_asker(void *arg)
 {
     const struct goodbye_arg *g = arg;
     struct am_ep_opts o = {am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0};
     am_ep_t *ep;
-    uint32_t x = 1;
-    int rc = am_ep_create(g->snd, &o, &ep);
-    if (rc == 0 && (rc = am_ep_map(ep, 0, g->rcv)) == 0 &&
-        (rc = am_request(ep, 0, H_ECHO, &x, 1)) == 0 &&
-        (rc = am_request_bulk(ep, 0, H_ECHO, "bye", 3, &x, 1)) == 0)
-        rc = am_request(ep, 0, H_ECHO, NULL, 0);
+    int rc = am_ep_create(g->snd[2], &o, &ep);
+    if (rc != 0) {
+        tu_error(&sh->err, "sender 2: create: %s", am_strerror(rc));
+        _exit(2);
+    }
+    am_set_handler(ep, H_R_BYE, bye_reply_h);
+    if ((rc = am_ep_map(ep, 0, g->rcv)) == 0) {
+        gs->entry[2] = am__peer(ep, 0)->sender_index;
+        AO_store_release(&gs->mapped, 1);
+        for (uint32_t seq = 0; seq < BYE_MSGS && rc == 0; seq++)
+            rc = bye_send(ep, 2, seq);
+    }
     if (rc != 0)
-        tu_error(&sh->err, "sender: %s", am_strerror(rc));
+        tu_error(&sh->err, "sender 2: map/send (senders 0 and 1 have left): %s",
+                 am_strerror(rc));
+    double end = tu_now_s() + 10;
+    while (rc == 0 && gs->replies < BYE_MSGS && tu_now_s() < end)
+        am_wait(ep, 20);
+    am_poll(ep); /* a reply too many would be here by now */
     am_ep_destroy(ep);
+    AO_store_release(&gs->done[2], 1);
 }
 
-/* Messages sent before their sender destroyed its endpoint are still delivered
- * (today they are dropped as "unknown source": the sender's entry in the
- * receiver's table is freed by am_ep_destroy before they are polled). */
+/* Entry i of ep's own sender table, and the name in it. */
+static AO_t entry_state(am_ep_t *ep, unsigned i, char *name)
+{
+    const struct am_sender *e = am__sender(&ep->own, i);
+    memcpy(name, e->name, AM_NAME_MAX);
+    name[AM_NAME_MAX - 1] = '\0';
+    return AO_load_acquire(&e->state);
+}
+
+/* The entry sender `id` left: CLOSED, lifeline let go, its name; returns its
+ * generation. */
+static unsigned assert_left(am_ep_t *ep, const struct goodbye_arg *g, int id)
+{
+    char name[AM_NAME_MAX];
+    tu_assert_flag(&gs->done[id], 1, 10, "a sender to leave", what, &sh->err);
+    ck_assert_msg(gs->entry[id] == 0, "%s: sender %d got entry %u of a 1-entry table", what,
+                  id, gs->entry[id]);
+    AO_t st = entry_state(ep, 0, name);
+    ck_assert_msg(AM_SENDER_ST(st) == AM_SENDER_CLOSED &&
+                      am__lifeline_gone(&am__sender(&ep->own, 0)->life) &&
+                      strcmp(name, g->snd[id]) == 0,
+                  "%s: after sender %d's goodbye (it still lives) its entry is in state "
+                  "%u (want %d, CLOSED), lifeline %s, name '%s'",
+                  what, id, AM_SENDER_ST(st), AM_SENDER_CLOSED,
+                  am__lifeline_gone(&am__sender(&ep->own, 0)->life) ? "free" : "held",
+                  name);
+    ck_assert_msg(gs->after[id] == -EINVAL,
+                  "%s: sender %d: a send after destroy gave %d (%s)", what, id,
+                  gs->after[id], am_strerror(gs->after[id]));
+    return AM_SENDER_GEN(st);
+}
+
+/* Sender id's messages all arrived, in order, from an unknown source (its
+ * endpoint is gone), and the reply to each was refused with -EPIPE. */
+static void assert_orphans(int id)
+{
+    ck_assert_msg(gb.got[id] == BYE_MSGS && gb.wrong == 0,
+                  "%s: %d of sender %d's %d last messages delivered in order, %d wrong, "
+                  "%lu dropped as bad",
+                  what, gb.got[id], id, BYE_MSGS, gb.wrong, am_ep_bad_packets(gb_ep));
+    for (int k = 0; k < BYE_MSGS; k++)
+        ck_assert_msg(gb.source[id][k] == ~0u && gb.reply_rc[id][k] == -EPIPE,
+                      "%s: sender %d's message %d (sent before its goodbye) credited to "
+                      "index %u, reply %s; want unknown, EPIPE",
+                      what, id, k, gb.source[id][k], am_err_name(gb.reply_rc[id][k]));
+}
 START_TEST(goodbye)
 {
     struct goodbye_arg g = {.alg = _i / 2, .b = _i % 2};
-    snprintf(what, sizeof what, "%s/%s: last messages before destroy",
-             am_claim_names[g.alg], tu_backend_name(g.b));
+    snprintf(what, sizeof what, "%s/%s: goodbye", am_claim_names[g.alg],
+             tu_backend_name(g.b));
+    gs = tu_shared_alloc(sizeof *gs);
     tu_ep_name(g.rcv, sizeof g.rcv, "rcv", g.alg, g.b);
-    tu_ep_name(g.snd, sizeof g.snd, "snd", g.alg, g.b);
-    struct am_ep_opts o = {am_claim_names[g.alg], tu_backend_name(g.b), 0, 0, 0, 0};
-    am_ep_t *ep = create_ok(g.rcv, &o);
-    am_set_handler(ep, H_ECHO, goodbye_h);
-    tu_assert_exit0(tu_reap(spawn(goodbye_sender, &g, 1), 10), "sender", what, &sh->err);
-    tu_assert_no_errors(what, &sh->err);
+    for (int k = 0; k < BYE_SENDERS; k++) {
+        char role[8];
+        snprintf(role, sizeof role, "snd%d", k);
+        tu_ep_name(g.snd[k], sizeof g.snd[k], role, g.alg, g.b);
+    }
+    struct am_ep_opts o = {am_claim_names[g.alg], tu_backend_name(g.b), 0, 0, 1, 0};
+    am_ep_t *ep = gb_ep = create_ok(g.rcv, &o);
+    am_set_handler(ep, H_BYE, bye_h);
+
+    /* Sender 0 leaves; then its messages are polled. */
+    pid_t p0 = spawn(goodbye_sender0, &g, 1);
+    unsigned gen0 = assert_left(ep, &g, 0);
+    int n = am_poll(ep);
+    ck_assert_msg(n == BYE_MSGS,
+                  "%s: the poll after sender 0 left ran %d messages, want %d", what, n,
+                  BYE_MSGS);
+    assert_orphans(0);
+
+    /* Sender 1 takes the entry and leaves; sender 2 takes it before sender 1's
+     * messages are polled. */
+    pid_t p1 = spawn(goodbye_sender1, &g, 1);
+    unsigned gen1 = assert_left(ep, &g, 1);
+    ck_assert_msg(gen1 == ((gen0 + 1) & AM_GEN_MASK),
+                  "%s: sender 1 has the entry in generation %u, sender 0 had %u", what,
+                  gen1, gen0);
+    pid_t p2 = spawn(goodbye_asker, &g, 1);
+    tu_assert_flag(&gs->mapped, 1, 10, "sender 2 to map the receiver", what, &sh->err);
+    char name[AM_NAME_MAX];
+    AO_t st = entry_state(ep, 0, name);
+    ck_assert_msg(gs->entry[2] == 0 && AM_SENDER_ST(st) == AM_SENDER_READY &&
+                      AM_SENDER_GEN(st) == ((gen1 + 1) & AM_GEN_MASK) &&
+                      strcmp(name, g.snd[2]) == 0,
+                  "%s: sender 2 mapped the receiver: its entry %u; entry 0 in state %u, "
+                  "generation %u, name '%s'; want 0, %d, %u, %s",
+                  what, gs->entry[2], AM_SENDER_ST(st), AM_SENDER_GEN(st), name,
+                  AM_SENDER_READY, (gen1 + 1) & AM_GEN_MASK, g.snd[2]);
+    double end = tu_now_s() + 10;
+    while (gb.got[2] < BYE_MSGS && gb.wrong == 0 && tu_now_s() < end)
+        am_wait(ep, 20);
+    tu_assert_flag(&gs->done[2], 1, 10, "sender 2 to have its replies", what, &sh->err);
     am_poll(ep);
-    ck_assert_msg(goodbye_got == 3 && am_ep_bad_packets(ep) == 0,
-                  "%s: %d of 3 delivered, %lu dropped as bad", what, goodbye_got,
-                  am_ep_bad_packets(ep));
+    assert_orphans(1);
+    ck_assert_msg(gb.got[2] == BYE_MSGS, "%s: %d of sender 2's %d requests delivered (%s)",
+                  what, gb.got[2], BYE_MSGS, tu_first_error(&sh->err, "no sender error"));
+    for (int k = 0; k < BYE_MSGS; k++) {
+        const struct am_peer *peer = am__peer(ep, gb.source[2][k]);
+        ck_assert_msg(peer && strcmp(peer->name, g.snd[2]) == 0 && gb.reply_rc[2][k] == 0,
+                      "%s: sender 2's request %d credited to index %u (%s), reply %s", what,
+                      k, gb.source[2][k], peer ? peer->name : "no peer",
+                      am_err_name(gb.reply_rc[2][k]));
+    }
+    ck_assert_msg(gs->replies == BYE_MSGS && gs->wrong == 0,
+                  "%s: sender 2 got %d replies in order and %d others to %d requests", what,
+                  gs->replies, gs->wrong, BYE_MSGS);
+    st = entry_state(ep, 0, name);
+    ck_assert_msg(AM_SENDER_ST(st) == AM_SENDER_CLOSED &&
+                      AM_SENDER_GEN(st) == ((gen1 + 1) & AM_GEN_MASK) &&
+                      strcmp(name, g.snd[2]) == 0,
+                  "%s: after sender 2 left, entry 0: state %u, generation %u, name '%s'; "
+                  "want %d, %u, %s",
+                  what, AM_SENDER_ST(st), AM_SENDER_GEN(st), name, AM_SENDER_CLOSED,
+                  (gen1 + 1) & AM_GEN_MASK, g.snd[2]);
+    /* Every message counted: 3 of each sender, nothing else. */
+    ck_assert_msg(ep->delivered == BYE_SENDERS * BYE_MSGS && am_ep_bad_packets(ep) == 0,
+                  "%s: the receiver ran %lu messages (%lu bad), want %d", what,
+                  ep->delivered, am_ep_bad_packets(ep), BYE_SENDERS * BYE_MSGS);
+
+    AO_store_release(&gs->go, 1);
+    tu_assert_exit0(tu_reap(p0, 10), "sender 0", what, &sh->err);
+    tu_assert_exit0(tu_reap(p1, 10), "sender 1", what, &sh->err);
+    tu_assert_exit0(tu_reap(p2, 10), "sender 2", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
     ck_assert_msg(am_ep_destroy(ep) == 0, "%s: destroy", what);
     tu_assert_clean(what);
+    tu_shared_free(gs, sizeof *gs);
 }
 END_TEST
 

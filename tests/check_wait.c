@@ -236,7 +236,9 @@ START_TEST(timeout)
         double t0 = tu_now_s();
         rc = am_wait(ep, tm[k]);
         double dt = tu_now_s() - t0;
-        ck_assert_msg(rc == 1 && dt < 0.5,
+        /* At once: a generous bound (a machine shared with other tests), still
+         * a fifth of the longest timeout here. */
+        ck_assert_msg(rc == 1 && dt < 2.0,
                       "%s: am_wait(%d) with a message: %d after %.3f s", what, tm[k], rc,
                       dt);
     }

@@ -16,6 +16,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
@@ -548,6 +549,20 @@ static _Noreturn void exec_child(const char *const *argv, const char *const *env
     _exit(127);
 }
 
+/* Appends pid to the file TU_PIDS_FILE names, if set (scripts/run-tests.sh sets
+ * it, and looks for what the jobs of these programs left).  One write in
+ * append mode: concurrent tests do not mix their lines. */
+static void note_pid(pid_t pid)
+{
+    const char *f = getenv("TU_PIDS_FILE");
+    int fd = f && *f ? open(f, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
+
+    if (fd >= 0) {
+        dprintf(fd, "%ld\n", (long)pid);
+        close(fd);
+    }
+}
+
 pid_t tu_start(const char *const *argv, const char *const *env, enum tu_stderr err,
                double timeout_s, struct tu_output *o)
 {
@@ -561,6 +576,7 @@ pid_t tu_start(const char *const *argv, const char *const *env, enum tu_stderr e
     ck_assert_msg(o->pid >= 0, "tu_start: fork: %s", strerror(errno));
     if (o->pid == 0)
         exec_child(argv, env, out_pipe, err_pipe, timeout_s > 0);
+    note_pid(o->pid);
     close(out_pipe[1]);
     if (err_pipe[1] >= 0)
         close(err_pipe[1]);

@@ -240,6 +240,9 @@ struct tu_output {
 
 /* Starts argv (NULL-terminated; argv[0] is looked up in PATH unless it holds a
  * slash) with stdout, and stderr as `err` says, going to o, which it clears.
+ * Its pid is appended to the file named by TU_PIDS_FILE, if set: a launcher
+ * started so names its jobs j<pid>-... (SHMAM_JOB_PREFIX unset), and
+ * scripts/run-tests.sh looks for what those jobs left.
  * env ("NAME=VALUE" to set, "NAME" to unset, NULL-terminated; may be NULL)
  * changes the program's environment only.  The program gets SIGTERM if the
  * test process dies (a launcher then stops its job and cleans up).  With

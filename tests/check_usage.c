@@ -44,6 +44,7 @@ static const struct {
     {"apps/mpi_con", 1},
     {"apps/mpi_fft", 1},
     {"apps/mpi_sample", 1},
+    {"apps/mpi_repro_onesided", 1},
 };
 #define N_PROGRAMS ((int)(sizeof programs / sizeof programs[0]))
 

@@ -140,8 +140,9 @@ py() {
 # plots: the gnuplot data files and PNGs; a plot that fails is noted in the log.
 plots() {
     py plotdata "$OUT" 2>>"$LOG" || echo "plot data failed" >>"$LOG"
+    nalg=$(echo $ALGS | wc -w)
     for p in logp stress bandwidth; do
-        gnuplot -e "dir='$OUT'" $R/$p.gp >>"$LOG" 2>&1 || echo "plot $p failed" >>"$LOG"
+        gnuplot -e "dir='$OUT'; nalg=$nalg" $R/$p.gp >>"$LOG" 2>&1 || echo "plot $p failed" >>"$LOG"
     done
     ncol=$(head -n 1 "$OUT/locks.dat" | wc -w)
     nshm=$(head -n 1 "$OUT/locks.dat" | tr ' ' '\n' | grep -c '^shmam:')

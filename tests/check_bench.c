@@ -207,15 +207,6 @@ static void check_needed(const struct row *rows, int n, const struct expect *e,
     }
 }
 
-/* The value of metric m in rows (NaN if absent). */
-static double value_of(const struct row *rows, int n, const char *m)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(rows[i].f[6], m) == 0)
-            return strtod(rows[i].f[7], NULL);
-    return NAN;
-}
-
 /* The row of impl and metric m, or NULL. */
 static const struct row *row_of(const struct row *rows, int n, const char *impl,
                                 const char *m)
@@ -297,23 +288,57 @@ START_TEST(test_rtt)
 END_TEST
 
 static const char *const logp_known =
-    "os or g rtt L os_plus_or bulk_t_# bulk_G bulk_peak_MBps bulk_invG_MBps "
-    "memcpy_MBps_# bulk_vs_memcpy";
-static const char *const logp_needed = "os or g rtt L bulk_t_8192 bulk_peak_MBps "
-                                       "memcpy_MBps_8192 bulk_vs_memcpy";
+    "os or g g_oneway rtt L os_plus_or os_plus_or_sweep or_sweep L_sweep sweep_slope "
+    "sweep_t_# bulk_t_# bulk_G bulk_peak_MBps bulk_invG_MBps memcpy_MBps_# memcpy_mem_MBps "
+    "copy_fresh_MBps_# bulk_vs_memcpy os_vs_lockfree g_vs_lockfree rtt_vs_lockfree "
+    "bulk_peak_MBps_vs_lockfree";
+static const char *const logp_needed =
+    "os or g g_oneway rtt L os_plus_or_sweep or_sweep L_sweep sweep_slope sweep_t_0 "
+    "bulk_t_8192 bulk_peak_MBps memcpy_MBps_8192 memcpy_mem_MBps copy_fresh_MBps_8192 "
+    "bulk_vs_memcpy os_vs_lockfree g_vs_lockfree rtt_vs_lockfree "
+    "bulk_peak_MBps_vs_lockfree";
 
+/* v of impl's metric m (NaN if absent). */
+static double val(int n, const char *impl, const char *m)
+{
+    const struct row *r = row_of(rows, n, impl, m);
+    return r ? strtod(r->f[7], NULL) : NAN;
+}
+
+/* Is the per-round ratio `ratio` of impl within what the spreads of a (of
+ * impl_a) over b (of impl_b) allow? */
+static void ratio_within(int n, const char *impl, const char *ratio, const char *ia,
+                         const char *a, const char *ib, const char *b, const char *what)
+{
+    double alo, ahi, blo, bhi, qlo, qhi;
+    const struct row *ra = row_of(rows, n, ia, a), *rb = row_of(rows, n, ib, b),
+                     *rq = row_of(rows, n, impl, ratio);
+    ck_assert_msg(ra && rb && rq, "%s: %s: %s, %s or %s missing", what, impl, a, b, ratio);
+    fig(ra, &alo, &ahi);
+    fig(rb, &blo, &bhi);
+    double q = fig(rq, &qlo, &qhi);
+    ck_assert_msg(blo > 0 && q >= 0.99 * alo / bhi && q <= 1.01 * ahi / blo,
+                  "%s: %s: %s %.3f outside [%.3f, %.3f] that %s %s and %s %s allow", what,
+                  impl, ratio, q, alo / bhi, ahi / blo, a, ra->f[9], b, rb->f[9]);
+}
+
+/* logp of lockfree and ticket in one job: LogP's relations hold for each (with
+ * a margin for estimates from different samples: a message's gap covers its
+ * send overhead, a round trip both overheads, Culler's sweep has slope 1 and
+ * an intercept near o_s + o_r), and every ratio lies within what the spreads
+ * of the figures it divides allow. */
 START_TEST(test_logp)
 {
-    char prog[PATH_MAX], what[128];
-    const char *alg = algs[_i];
+    char prog[PATH_MAX];
+    const char *what = "logp --quick --algs lockfree,ticket";
     if (!built(prog, "logp"))
         return;
-    snprintf(what, sizeof what, "logp --quick (%s)", alg);
-    const char *argv[] = {launcher,   "-n", "2",        "--bind",  "--timeout", "30",
-                          "-a",       alg,  prog,       "--quick", "--iters",   "3000",
-                          "--rounds", "3",  "--header", NULL};
+    const char *argv[] = {launcher,          "-n",      "2",        "--bind",
+                          "--timeout",       "30",      prog,       "--algs",
+                          "lockfree,ticket", "--quick", "--iters",  "3000",
+                          "--rounds",        "3",       "--header", NULL};
     struct expect e = {.bench = "logp",
-                       .impl = alg,
+                       .impl = "lockfree ticket",
                        .procs = 2,
                        .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
                        .iters = 3000,
@@ -321,20 +346,27 @@ START_TEST(test_logp)
                        .known = logp_known,
                        .needed = logp_needed};
     int n = run_and_check(argv, &e, what);
-    /* LogP's own relations, with a margin for estimates from different samples:
-     * a message's gap covers its send overhead, a round trip both overheads,
-     * and the ratio printed is the ratio of the figures printed. */
-    double os = value_of(rows, n, "os"), or = value_of(rows, n, "or");
-    double g = value_of(rows, n, "g"), rtt = value_of(rows, n, "rtt");
-    double peak = value_of(rows, n, "bulk_peak_MBps"),
-           mc = value_of(rows, n, "memcpy_MBps_8192");
-    double vs = value_of(rows, n, "bulk_vs_memcpy");
-    ck_assert_msg(os > 0 && or > 0 && g >= 0.8 * os, "%s: g %.3f below o_s %.3f", what, g,
-                  os);
-    ck_assert_msg(rtt >= 0.8 * (os + or), "%s: rtt %.3f below o_s + o_r = %.3f", what, rtt,
-                  os + or);
-    ck_assert_msg(peak > 0 && mc > 0 && fabs(vs - peak / mc) < 0.02 * vs + 0.01,
-                  "%s: bulk_vs_memcpy %.3f is not %.1f / %.1f", what, vs, peak, mc);
+    for (int k = 0; k < 2; k++) {
+        const char *a = algs[k];
+        double os = val(n, a, "os"), or = val(n, a, "or"), g = val(n, a, "g");
+        double gow = val(n, a, "g_oneway"), rtt = val(n, a, "rtt");
+        double sw = val(n, a, "os_plus_or_sweep"), slope = val(n, a, "sweep_slope");
+        ck_assert_msg(os > 0 && or > 0 && g >= 0.8 * os && gow >= 0.7 * os,
+                      "%s: %s: g %.3f or g_oneway %.3f below o_s %.3f", what, a, g, gow,
+                      os);
+        ck_assert_msg(rtt >= 0.8 * (os + or) && rtt >= 0.8 * sw,
+                      "%s: %s: rtt %.3f below o_s + o_r = %.3f or the sweep's %.3f", what,
+                      a, rtt, os + or, sw);
+        ck_assert_msg(sw >= 0.8 * (os + or) && slope > 0.5 && slope < 2,
+                      "%s: %s: sweep intercept %.3f (o_s + o_r %.3f), slope %.3f", what, a,
+                      sw, os + or, slope);
+        ratio_within(n, a, "bulk_vs_memcpy", a, "bulk_peak_MBps", a, "memcpy_mem_MBps",
+                     what);
+    }
+    ratio_within(n, "ticket", "rtt_vs_lockfree", "ticket", "rtt", "lockfree", "rtt", what);
+    ratio_within(n, "ticket", "os_vs_lockfree", "ticket", "os", "lockfree", "os", what);
+    ck_assert_msg(row_of(rows, n, "lockfree", "rtt_vs_lockfree") == NULL,
+                  "%s: lockfree compared with itself", what);
 }
 END_TEST
 
@@ -519,7 +551,7 @@ static Suite *bench_suite(void)
         int loops;
     } cases[] = {
         {"rtt", test_rtt, 1},
-        {"logp", test_logp, 2},
+        {"logp", test_logp, 1},
         {"stress", test_stress, 2},
         {"demo_many", test_demo_many, 2},
         {"lockbench", test_lockbench, 1},

@@ -1,6 +1,7 @@
 # bandwidth.gp - bulk bandwidth against message size per claim algorithm, with
-# MPICH's streaming bandwidth and the memcpy rate of each size for reference.
-#   gnuplot -e "dir='results/DATE'" scripts/report/bandwidth.gp   (reads bw.dat)
+# MPICH's streaming bandwidth and the memory copy rate for reference.
+#   gnuplot -e "dir='results/DATE'; nalg=N" scripts/report/bandwidth.gp
+#   (reads bw.dat: sizes, N algorithms, MPICH, memory copy rate)
 set terminal pngcairo size 800,500 font ",10"
 set output dir.'/bandwidth.png'
 set datafile missing '-'
@@ -12,6 +13,6 @@ set xlabel 'message size (bytes)'
 set ylabel 'MB/s (log scale)'
 set title 'Bulk bandwidth against size'
 set grid
-plot for [i=2:7] dir.'/bw.dat' using 1:i with linespoints lw 2 pt i, \
-     dir.'/bw.dat' using 1:8 with linespoints lw 2 dt 2 lc rgb 'black', \
-     dir.'/bw.dat' using 1:9 with lines lw 2 dt 3 lc rgb 'red'
+plot for [i=2:nalg+1] dir.'/bw.dat' using 1:i with linespoints lw 2 pt i, \
+     dir.'/bw.dat' using 1:nalg+2 with linespoints lw 2 dt 2 lc rgb 'black', \
+     dir.'/bw.dat' using 1:nalg+3 with lines lw 2 dt 3 lc rgb 'red'

@@ -1,6 +1,7 @@
 # logp.gp - LogP parameters and round trip per claim algorithm (and MPICH's g
-# and 0-byte RTT) as grouped bars: the paper's Table 1 as a picture.
-#   gnuplot -e "dir='results/DATE'" scripts/report/logp.gp   (reads logp.dat)
+# with replies and 4-byte RTT) as grouped bars: the paper's Table 1 as a picture.
+#   gnuplot -e "dir='results/DATE'; nalg=N" scripts/report/logp.gp
+#   (reads logp.dat: N algorithms, then MPICH)
 set terminal pngcairo size 900,500 font ",10"
 set output dir.'/logp.png'
 set datafile missing '-'
@@ -13,4 +14,4 @@ set ylabel 'microseconds'
 set title 'LogP parameters and round trip (Table 1)'
 set grid ytics
 set xzeroaxis
-plot for [i=2:8] dir.'/logp.dat' using i:xtic(1)
+plot for [i=2:nalg+2] dir.'/logp.dat' using i:xtic(1)

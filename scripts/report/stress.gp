@@ -1,6 +1,7 @@
 # stress.gp - the many-to-one stress test (Table 2): time against the number
 # of writers, one line per claim algorithm and MPICH, log scale.
-#   gnuplot -e "dir='results/DATE'" scripts/report/stress.gp   (reads stress.dat)
+#   gnuplot -e "dir='results/DATE'; nalg=N" scripts/report/stress.gp
+#   (reads stress.dat: N algorithms, then MPICH)
 set terminal pngcairo size 800,500 font ",10"
 set output dir.'/stress.png'
 set datafile missing '-'
@@ -12,4 +13,4 @@ set xlabel 'writers (one reader; 2 CPUs, so 3 and 7 writers share them)'
 set ylabel 'seconds per 10^6 integers (log scale)'
 set title 'Many-to-one stress test (Table 2)'
 set grid
-plot for [i=2:8] dir.'/stress.dat' using 1:i with linespoints lw 2 pt i
+plot for [i=2:nalg+2] dir.'/stress.dat' using 1:i with linespoints lw 2 pt i

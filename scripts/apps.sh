@@ -37,7 +37,7 @@
 # Progress goes to stderr.  The exit status is nonzero if any run failed,
 # warm-ups included (verification, exit status, timeout or no final line).
 # Environment: SCALE (quick|paper), NPROCS (4 | 8), RESULTS (output directory),
-# REPEAT (3), TIMEOUT (seconds per run: 300 | 1800), MPI_TIMEOUT (seconds per MPICH
+# REPEAT (5 | 3), TIMEOUT (seconds per run: 300 | 1800), MPI_TIMEOUT (seconds per MPICH
 # run: 60 | 300; unbound MPICH ranks can crawl when they outnumber the CPUs, and
 # a run stopped there is reported as timed out, not as a failure), B (build directory).
 set -u
@@ -49,7 +49,7 @@ ALGS=$("$RUN" --list-claims | tr '\n' ' ') || exit 1 # the one list: am_claim_na
 case $SCALE in
 quick)
     P=${NPROCS:-4} FFT_N=128 COMM_S=80 COMP_S=800 KEYS=262144
-    REPEAT=${REPEAT:-3} TIMEOUT=${TIMEOUT:-300} MPI_TIMEOUT=${MPI_TIMEOUT:-60}
+    REPEAT=${REPEAT:-5} TIMEOUT=${TIMEOUT:-300} MPI_TIMEOUT=${MPI_TIMEOUT:-60}
     ;;
 paper)
     P=${NPROCS:-8} FFT_N=256 COMM_S=80 COMP_S=800 KEYS=262144

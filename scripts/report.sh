@@ -204,8 +204,7 @@ and highest round beside it in small type (\`value lo–hi\`); a round hit by a
 preemption of this shared machine shows in the spread, not in the value. The
 claim algorithms of one table are measured in one job, an endpoint pair each,
 rounds interleaved in ABBA order, so ratios between them (rows in italics,
-"in-run") are per-round quotients, each round's figures taken minutes apart at
-most. MPICH runs in its own jobs with the same warm-up and rounds; a comparison
+"in-run") are per-round quotients of figures taken moments apart. MPICH runs in its own jobs with the same warm-up and rounds; a comparison
 across jobs says so. A verdict counts a check only when the two spreads do not
 overlap; otherwise it says "within noise".
 EOT
@@ -272,7 +271,8 @@ EOT
     echo "## Targets"
     echo
     echo "Judged from this run's numbers by \`scripts/report/verdict.py\` (the targets are in" \
-        "\`scripts/report/paper.toml\`): met or missed only when the spreads say so."
+        "\`scripts/report/paper.toml\`): met when every check holds, missed when one fails," \
+        "within noise otherwise; a check holds or fails only when the spreads do not overlap."
     echo
     py targets
     echo

@@ -192,7 +192,9 @@ class Report:
         out = []
         for t in self.paper["target"]:
             v, outs = self.engine.judge(t)
-            word = {"agrees": "met", "differs": "missed"}.get(v, v)
+            res = [o.result for o in outs]
+            word = ("not measured" if v == "no numbers" else "missed" if "fails" in res
+                    else "met" if v.startswith("agrees") else "within noise")
             out.append(f"- **{word}** — {t['title']}: " + tally(outs)
                        + "; ".join(o.text + f" ({o.result})" for o in outs))
         return "\n".join(out)

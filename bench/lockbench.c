@@ -3,7 +3,7 @@
  * side by side with Concurrency Kit's spin locks and a plain process-shared
  * pthread mutex, in forked processes.
  *
- *   build/bench/lockbench [--procs 1,2,4,8] [--seconds S] [--quick]
+ *   build/bench/lockbench [--procs 1,2,4,8] [--seconds S] [--rounds R] [--quick]
  *                         [--locks NAME,...] [--header] [--verbose]
  *
  * The locks (impl column):
@@ -44,11 +44,17 @@
  * "lockbench: FAILED ..." on stderr, the remaining locks are still measured, and
  * the exit status is 1.
  *
+ * Rounds (--rounds R, default 3): for each P, every lock is measured once per
+ * round, the locks in ABBA order (reversed in odd rounds), so that every lock
+ * sees the machine in every state; each figure is the median over the rounds,
+ * with the lowest and highest round as spread (bench/common/stat.h).
+ *
  * Rows, in the common schema of shmam's benchmarks (header with --header):
  *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
- *   lockbench,IMPL,-,P,1,ACQUISITIONS,acq_per_s,V,1/s,
- *   lockbench,IMPL,-,P,1,ACQUISITIONS,fairness_min_over_max,V,ratio,
- *   lockbench,IMPL,-,P,1,ACQUISITIONS,fairness_cv,V,ratio,
+ *   lockbench,IMPL,-,P,1,ACQUISITIONS,acq_per_s,V,1/s,LO-HI
+ *   lockbench,IMPL,-,P,1,ACQUISITIONS,fairness_min_over_max,V,ratio,LO-HI
+ *   lockbench,IMPL,-,P,1,ACQUISITIONS,fairness_cv,V,ratio,LO-HI
+ * (ACQUISITIONS: of all rounds together).
  * acq_per_s is all processes' acquisitions per second; fairness_min_over_max is
  * the fewest acquisitions of one process over the most (1 = even, 0 = some
  * process never got in); fairness_cv is the standard deviation of the
@@ -83,6 +89,7 @@
 #include "lock.h"
 #include "spin.h"
 #include "common/measure.h"
+#include "common/stat.h"
 
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release) ||                   \
     !defined(AO_HAVE_fetch_and_add1)
@@ -92,6 +99,7 @@
 #define LINE 128 /* one destructive line pair: nothing shared by accident */
 #define MAX_PROCS 64
 #define MAX_LOCKS 32
+#define MAX_ROUNDS 21
 #define CS_PAUSES 4     /* work inside the critical section, besides the counter */
 #define NCS_PAUSES 16   /* work between unlock and the next lock */
 #define LOCK_BYTES 8192 /* room for any lock's state at the end of the region */
@@ -488,20 +496,40 @@ static int measure(const struct bench_lock *b, unsigned procs, double secs,
     return -1;
 }
 
-static void report(const struct bench_lock *b, unsigned procs, const struct result *res)
+/* The rounds' figures of one lock at one process count. */
+struct figures {
+    double acq[MAX_ROUNDS], fair[MAX_ROUNDS], cv[MAX_ROUNDS];
+    unsigned long total[MAX_ROUNDS];
+    int n;
+};
+
+static void record(struct figures *f, const struct result *res)
 {
-    char pre[96];
-    snprintf(pre, sizeof pre, "lockbench,%.31s,-,%u,1,%lu", b->name, procs, res->total);
-    printf("%s,acq_per_s,%.0f,1/s,\n", pre, (double)res->total / res->seconds);
-    printf("%s,fairness_min_over_max,%.3f,ratio,\n", pre,
-           res->max ? (double)res->min / (double)res->max : 0.0);
-    printf("%s,fairness_cv,%.3f,ratio,\n", pre, res->cv);
+    f->acq[f->n] = (double)res->total / res->seconds;
+    f->fair[f->n] = res->max ? (double)res->min / (double)res->max : 0.0;
+    f->cv[f->n] = res->cv;
+    f->total[f->n++] = res->total;
+}
+
+/* The rows of one lock and process count: median over the rounds, spread
+ * lowest-highest; iters is the acquisitions of all its rounds. */
+static void report(const struct bench_lock *b, unsigned procs, const struct figures *f)
+{
+    struct bm_row row = {stdout, "lockbench", "-", (int)procs, 1};
+    unsigned long total = 0;
+    for (int i = 0; i < f->n; i++)
+        total += f->total[i];
+    bm_print(&row, b->name, (long)total, "acq_per_s", bm_stat_of(f->acq, f->n), "1/s", 0);
+    bm_print(&row, b->name, (long)total, "fairness_min_over_max", bm_stat_of(f->fair, f->n),
+             "ratio", 3);
+    bm_print(&row, b->name, (long)total, "fairness_cv", bm_stat_of(f->cv, f->n), "ratio",
+             3);
     fflush(stdout);
 }
 
 struct opts {
     unsigned procs[MAX_PROCS];
-    int nprocs, header, verbose;
+    int nprocs, rounds, header, verbose;
     double seconds;
     char *only; /* comma-separated lock names, or NULL for all */
 };
@@ -510,7 +538,7 @@ struct opts {
  * stderr and 2 for a bad command line. */
 static void usage(FILE *f, int status)
 {
-    fprintf(f, "usage: lockbench [--procs 1,2,4,8] [--seconds S] [--quick] "
+    fprintf(f, "usage: lockbench [--procs 1,2,4,8] [--seconds S] [--rounds R] [--quick] "
                "[--locks NAME,...] [--header] [--verbose]\n");
     exit(status);
 }
@@ -532,7 +560,7 @@ static void parse_procs(struct opts *o, const char *s)
 
 static struct opts parse(int argc, char **argv)
 {
-    struct opts o = {.procs = {1, 2, 4, 8}, .nprocs = 4, .seconds = 1.0};
+    struct opts o = {.procs = {1, 2, 4, 8}, .nprocs = 4, .seconds = 1.0, .rounds = 3};
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--procs") == 0 && next)
@@ -541,6 +569,11 @@ static struct opts parse(int argc, char **argv)
             char *end;
             o.seconds = strtod(argv[++i], &end);
             if (*end || !(o.seconds > 0 && o.seconds <= 3600))
+                usage(stderr, 2);
+        } else if (strcmp(argv[i], "--rounds") == 0 && next) {
+            char *end;
+            o.rounds = (int)strtol(argv[++i], &end, 10);
+            if (*end || o.rounds < 1 || o.rounds > MAX_ROUNDS)
                 usage(stderr, 2);
         } else if (strcmp(argv[i], "--quick") == 0)
             o.seconds = 0.2;
@@ -556,6 +589,11 @@ static struct opts parse(int argc, char **argv)
     return o;
 }
 
+/* Every chosen lock with `procs` processes, o->rounds rounds, the locks in
+ * ABBA order; a lock that fails a round is reported failed and not printed.
+ * Returns 1 if any failed. */
+static int measure_all(const struct opts *o, unsigned procs, const cpu_set_t *allowed);
+
 /* Is `name` in the comma-separated list (NULL: everything is)? */
 static int selected(const char *list, const char *name)
 {
@@ -564,6 +602,29 @@ static int selected(const char *list, const char *name)
         if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
             return 1;
     return list == NULL;
+}
+
+static int measure_all(const struct opts *o, unsigned procs, const cpu_set_t *allowed)
+{
+    static struct figures f[MAX_LOCKS];
+    int bad[MAX_LOCKS] = {0}, failed = 0;
+
+    memset(f, 0, sizeof f);
+    for (int r = 0; r < o->rounds; r++)
+        for (int j = 0; j < nlocks; j++) {
+            int k = bm_abba(r, j, nlocks);
+            struct result res = {0};
+            if (!selected(o->only, locks[k].name) || bad[k])
+                continue;
+            if (measure(&locks[k], procs, o->seconds, allowed, o->verbose, &res) == 0)
+                record(&f[k], &res);
+            else
+                bad[k] = failed = 1;
+        }
+    for (int k = 0; k < nlocks; k++)
+        if (selected(o->only, locks[k].name) && !bad[k])
+            report(&locks[k], procs, &f[k]);
+    return failed;
 }
 
 int main(int argc, char **argv)
@@ -588,17 +649,9 @@ int main(int argc, char **argv)
         return 2;
     }
     if (o.header)
-        printf("# bench,impl,shm,procs,pinned,iters,metric,value,unit,spread\n");
+        bm_print_header(stdout);
     int failed = 0;
     for (int p = 0; p < o.nprocs; p++)
-        for (int k = 0; k < nlocks; k++) {
-            struct result res = {0};
-            if (!selected(o.only, locks[k].name))
-                continue;
-            if (measure(&locks[k], o.procs[p], o.seconds, &allowed, o.verbose, &res) == 0)
-                report(&locks[k], o.procs[p], &res);
-            else
-                failed = 1;
-        }
+        failed |= measure_all(&o, o.procs[p], &allowed);
     return failed;
 }

@@ -54,7 +54,7 @@ quick)
     STRESS_ARGS="--seconds 1 --rounds 3"
     MPI_STRESS_ARGS="--seconds 1 --repeat 3"
     DEMO_ARGS="--msgs 20000 --bulk 1000"
-    LOCK_ARGS="--procs 1,2,4,8 --seconds 0.5"
+    LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3"
     TIMEOUT=${TIMEOUT:-300}
     ;;
 paper)
@@ -64,7 +64,7 @@ paper)
     STRESS_ARGS="--seconds 3 --rounds 5"
     MPI_STRESS_ARGS="--seconds 3 --repeat 5"
     DEMO_ARGS="--msgs 100000 --bulk 1000"
-    LOCK_ARGS="--procs 1,2,4,8 --seconds 2"
+    LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5"
     TIMEOUT=${TIMEOUT:-1800}
     ;;
 *)
@@ -243,7 +243,7 @@ EOT
         "take the lock in a loop around a short critical section, in millions of" \
         "acquisitions per second; fairness is the fewest acquisitions of one process" \
         "over the most (1 = even, 0 = one starved). \`shmam:\` locks back off and yield;" \
-        "Concurrency Kit's (\`ck:\`) spin without yielding. One run each (no spread)."
+        "Concurrency Kit's (\`ck:\`) spin without yielding. Every lock in every round, ABBA."
     echo
     py locks
     echo

@@ -211,7 +211,8 @@ static void stall(am_ep_t *e, const struct runspec *rs)
 
 /* Reader: start a run on e (t0, then a go to every writer) and poll until
  * every writer has ended; returns the seconds from t0 to the last integer
- * (the first clock read after the poll that handled it).  Gives up loudly if
+ * (the first clock read after the poll that handled it, at the latest the one
+ * after the loop: the poll that ran the last end message).  Gives up loudly if
  * nothing arrives for STALL_S seconds. */
 static double receive(am_ep_t *e, const struct runspec *rs, unsigned long *polls)
 {
@@ -256,6 +257,8 @@ static double receive(am_ep_t *e, const struct runspec *rs, unsigned long *polls
             stall(e, rs);
         }
     }
+    if (tally.got != seen) /* integers handled since the last clock read */
+        last = bm_now_s();
     return last - t0;
 }
 

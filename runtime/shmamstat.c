@@ -150,7 +150,8 @@ static int read_table(struct table *t, char **prefix)
         if (rc < 0)
             return rc;
     }
-    qsort(t->rows, t->n, sizeof *t->rows, by_name);
+    if (t->n > 1) /* rows is NULL while empty */
+        qsort(t->rows, t->n, sizeof *t->rows, by_name);
     return 0;
 }
 

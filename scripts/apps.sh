@@ -179,24 +179,15 @@ while IFS='|' read -r label prog args; do
     done
 done <"$TMP/runs"
 
-# Table 4 (markdown) and its data for gnuplot, from the CSV: per run and
-# implementation the median of the verified runs and their lowest and highest.
+# Table 4 (markdown) and its data for gnuplot, from the rows apps.awk makes of
+# the CSV: per run and implementation the median of the verified runs and
+# their lowest and highest.
+awk -f scripts/report/apps.awk "$CSV" |
 awk -F, -v failed="$TMP/failed" -v dat="$OUT/table4.dat" -v P="$P" -v cpus="$CPUS" \
     -v rep="$REPEAT" -v scale="$SCALE" -v mpi_pinned="$MPI_PINNED" '
-function run_of(name, input) {
-    if (name == "fft") return "3-D FFT"
-    if (name == "sample") return "SAMPLE"
-    if (name == "con") return input ~ /^comm/ ? "CON/comm" : "CON/comp"
-    return name
-}
-# median(k): the median of the n[k] times t[k, 1..n[k]], sorting them in place.
-function median(k,    i, j, x, m) {
-    for (i = 2; i <= n[k]; i++)
-        for (j = i; j > 1 && t[k, j - 1] > t[k, j]; j--) {
-            x = t[k, j]; t[k, j] = t[k, j - 1]; t[k, j - 1] = x
-        }
-    m = int((n[k] + 1) / 2)
-    return n[k] % 2 ? t[k, m] : (t[k, m] + t[k, m + 1]) / 2
+function run_of(m) {
+    return m == "fft" ? "3-D FFT" : m == "sample" ? "SAMPLE" : m == "con_comm" ? "CON/comm" : \
+        m == "con_comp" ? "CON/comp" : m
 }
 function cell(k) {
     if (lo[k] == hi[k]) return sprintf("%.3f", med[k])
@@ -210,16 +201,14 @@ BEGIN {
           head, "|")
     while ((getline l < failed) > 0) { split(l, f, "|"); bad[f[1], f[2]] = 1 }
 }
-/^app,/ && $8 == "verified" {
-    k = run_of($2, $3) SUBSEP $4
-    t[k, ++n[k]] = $7 + 0
+$1 == "apps" {
+    k = run_of($7) SUBSEP $2
+    med[k] = $8 + 0
+    split($10, sp, "-")
+    lo[k] = sp[1] + 0
+    hi[k] = sp[2] + 0
 }
 END {
-    for (k in n) {
-        med[k] = median(k)
-        lo[k] = t[k, 1]
-        hi[k] = t[k, n[k]]
-    }
     print "# Table 4: application execution times (seconds)"
     print ""
     printf "P = %d processes on %d CPUs", P, cpus
@@ -290,7 +279,7 @@ END {
     print "| CON/comm | 2.04 | 2.02 | 1.98 | 2.20 | 3.5 | **1.96** |"
     print "| CON/comp | 1.43 | 1.43 | 1.43 | 1.45 | 1.6 | **1.40** |"
     print "| SAMPLE | 2.3 | 2.3 | 2.5 | 2.8 | 9.5 | **2.2** |"
-}' "$CSV" >"$OUT/table4.md"
+}' >"$OUT/table4.md"
 
 # Table 3: input parameters and memory.  Data = the main arrays per process
 # (FFT: three N^3/P complex arrays, 16 B each; CON: 1 B of edge bits, 4 B

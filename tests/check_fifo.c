@@ -1,0 +1,234 @@
+/*
+ * check_fifo.c - the shared heap's lock-free FIFO (heap/fifo.h, after XMalloc):
+ * single-process semantics (order, empty, full, wrap-around of the sequence
+ * numbers), a FIFO whose words a peer overwrote, and many processes at once.
+ *
+ * The concurrent test forks P pinned processes through a start gate, each both
+ * enqueuing its own tagged values (process << 24 | sequence) and dequeuing,
+ * on a small FIFO (8 messages) so that it is full and empty all the time and
+ * its sequence numbers lap the array thousands of times.  The FIFO's stall
+ * hook widens the windows between an operation's reads and its CAS: now and
+ * then a process yields or pauses there (tu_widen), and one time in 256 it
+ * sleeps a millisecond, long enough for the others to lap the array, which is
+ * what a stale transfer or a stale head would need to do harm.  Every value is counted:
+ * each dequeued exactly once (a shared bitmap per producer), none lost (the
+ * drained rest accounts for the others), and every consumer sees each
+ * producer's values in increasing order (a FIFO's per-producer order).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fifo.h"
+#include "testutil.h"
+
+#define SHIFT 3 /* 8 messages: full and empty all the time */
+#define PROCS 4
+#define PER_PROC 20000 /* values each process enqueues, times the stress factor */
+#define PROC_TIMEOUT_S 60
+
+static struct am_fifo *make(unsigned s, size_t *size)
+{
+    *size = am_fifo_size(s);
+    struct am_fifo *f = tu_shared_alloc(*size);
+    am_fifo_init(f, s);
+    return f;
+}
+
+START_TEST(order_empty_full)
+{
+    size_t size;
+    struct am_fifo *f = make(SHIFT, &size);
+    uint32_t v;
+
+    ck_assert_int_eq(am_fifo_get(f, &v), -ENOENT);
+    for (uint32_t round = 0; round < 3 * (1u << SHIFT); round++) {
+        for (uint32_t i = 0; i < (1u << SHIFT); i++)
+            ck_assert_int_eq(am_fifo_put(f, round * 100 + i), 0);
+        ck_assert_int_eq(am_fifo_put(f, 7), -ENOSPC);
+        ck_assert_uint_eq(am_fifo_count(f), 1u << SHIFT);
+        for (uint32_t i = 0; i < (1u << SHIFT); i++) {
+            ck_assert_int_eq(am_fifo_get(f, &v), 0);
+            ck_assert_uint_eq(v, round * 100 + i);
+        }
+        ck_assert_int_eq(am_fifo_get(f, &v), -ENOENT);
+        /* one in, one out: the tail message alone */
+        ck_assert_int_eq(am_fifo_put(f, 42), 0);
+        ck_assert_int_eq(am_fifo_get(f, &v), 0);
+        ck_assert_uint_eq(v, 42);
+    }
+    tu_shared_free(f, size);
+}
+END_TEST
+
+/* The sequence numbers wrap at 2^32: start a FIFO just below and run across. */
+START_TEST(sequence_wraps)
+{
+    size_t size;
+    struct am_fifo *f = make(SHIFT, &size);
+    uint32_t start = UINT32_MAX - 20, cap = 1u << SHIFT, v;
+
+    for (uint32_t i = 0; i < cap; i++)
+        f->slot[i] = (AO_t)(uint32_t)(start + i - cap) << 32; /* as init, shifted */
+    f->head = start;
+    f->tail = (AO_t)(uint32_t)(start - 1) << 32;
+    uint32_t next = 0; /* the value the next get must return */
+    for (uint32_t i = 0; i < 100; i++) {
+        ck_assert_int_eq(am_fifo_put(f, i), 0);
+        while (am_fifo_count(f) > cap - 3) {
+            ck_assert_int_eq(am_fifo_get(f, &v), 0);
+            ck_assert_uint_eq(v, next++);
+        }
+    }
+    ck_assert_uint_eq((uint32_t)f->head, start + next); /* it did wrap */
+    while (am_fifo_get(f, &v) == 0)
+        ck_assert_uint_eq(v, next++);
+    ck_assert_uint_eq(next, 100);
+    ck_assert_int_eq(am_fifo_get(f, &v), -ENOENT);
+    tu_shared_free(f, size);
+}
+END_TEST
+
+/* A peer wrote garbage into the words: every call returns (an error or a
+ * value), none spins for ever, and a bad size word is refused. */
+START_TEST(corrupt_words)
+{
+    size_t size;
+    struct am_fifo *f = make(SHIFT, &size);
+    uint32_t v;
+
+    f->tail = (AO_t)0x1234 << 32; /* count far beyond the capacity */
+    ck_assert_int_eq(am_fifo_put(f, 1), -EAGAIN);
+    ck_assert_int_eq(am_fifo_get(f, &v), -EAGAIN);
+    ck_assert_uint_eq(am_fifo_count(f), 0);
+    am_fifo_init(f, SHIFT);
+    ck_assert_int_eq(am_fifo_put(f, 1), 0);
+    ck_assert_int_eq(am_fifo_put(f, 2), 0);
+    f->slot[0] = 0xdeadbeefdeadbeefull; /* the head message's slot */
+    ck_assert_int_eq(am_fifo_get(f, &v), -EAGAIN);
+    f->shift = 63;
+    ck_assert_int_eq(am_fifo_put(f, 1), -EINVAL);
+    ck_assert_int_eq(am_fifo_get(f, &v), -EINVAL);
+    tu_shared_free(f, size);
+}
+END_TEST
+
+struct shared {
+    struct tu_gate gate;
+    AO_t put[PROCS], got[PROCS], errors;
+    struct am_fifo *f;
+    unsigned char *seen; /* [producer][sequence] dequeue counts */
+    long per;
+};
+
+/* Records a dequeued value; last[] is this consumer's latest sequence per
+ * producer, for the order check. */
+static void take(struct shared *s, uint32_t v, long *last)
+{
+    uint32_t p = v >> 24, q = v & 0xffffff;
+    if (p >= PROCS || q >= (uint32_t)s->per || (long)q <= last[p]) {
+        AO_fetch_and_add1(&s->errors);
+        return;
+    }
+    last[p] = q;
+    AO_char_fetch_and_add(&s->seen[p * s->per + q], 1); /* shared counts */
+}
+
+static unsigned hook_calls;
+
+static void stall(enum am_fifo_hook where)
+{
+    unsigned n = hook_calls++;
+    if (n % 256 == 255)
+        tu_sleep_ms(1);
+    else
+        tu_widen(n * 2 + (unsigned)where);
+}
+
+static void worker(int idx, void *arg)
+{
+    struct shared *s = arg;
+    long last[PROCS], sent = 0, got = 0;
+    uint32_t v;
+
+    for (int p = 0; p < PROCS; p++)
+        last[p] = -1;
+    hook_calls = (unsigned)idx * 97;
+    am_fifo_stall_hook = stall;
+    tu_gate_wait(&s->gate);
+    while (sent < s->per) {
+        int rc = am_fifo_put(s->f, (uint32_t)idx << 24 | (uint32_t)sent);
+        if (rc == 0)
+            sent++;
+        else if (rc != -ENOSPC)
+            AO_fetch_and_add1(&s->errors);
+        if (am_fifo_get(s->f, &v) == 0) {
+            take(s, v, last);
+            got++;
+        }
+    }
+    AO_store(&s->put[idx], (AO_t)sent);
+    AO_store(&s->got[idx], (AO_t)got);
+}
+
+START_TEST(many_processes)
+{
+    size_t size, seen_size;
+    struct shared *s = tu_shared_alloc(sizeof *s);
+    long per = PER_PROC * tu_stress_factor();
+    long last[PROCS];
+    uint32_t v;
+
+    s->f = make(SHIFT, &size);
+    s->per = per;
+    seen_size = (size_t)PROCS * (size_t)per;
+    s->seen = tu_shared_alloc(seen_size);
+    tu_gate_init(&s->gate, PROCS);
+    ck_assert_int_eq(tu_run_procs(PROCS, worker, s, PROC_TIMEOUT_S * tu_stress_factor()),
+                     0);
+    for (int p = 0; p < PROCS; p++)
+        last[p] = -1; /* the drain is one consumer too */
+    long drained = 0;
+    while (am_fifo_get(s->f, &v) == 0) {
+        take(s, v, last);
+        drained++;
+    }
+    long got = drained, once = 0, twice = 0;
+    for (int p = 0; p < PROCS; p++)
+        got += (long)s->got[p];
+    for (size_t i = 0; i < seen_size; i++) {
+        once += s->seen[i] == 1;
+        twice += s->seen[i] > 1;
+    }
+    ck_assert_msg(s->errors == 0, "%lu values out of order, unknown, or failed calls",
+                  (unsigned long)s->errors);
+    ck_assert_msg(twice == 0 && once == PROCS * per && got == PROCS * per,
+                  "of %ld values: %ld dequeued once, %ld more than once, %ld dequeues "
+                  "(%ld in the final drain)",
+                  PROCS * per, once, twice, got, drained);
+    tu_shared_free(s->seen, seen_size);
+    tu_shared_free(s->f, size);
+    tu_shared_free(s, sizeof *s);
+}
+END_TEST
+
+static Suite *fifo_suite(void)
+{
+    Suite *s = suite_create("fifo");
+    TCase *tc = tcase_create("fifo");
+    tcase_set_timeout(tc, PROC_TIMEOUT_S * tu_stress_factor() + 20);
+    tcase_add_test(tc, order_empty_full);
+    tcase_add_test(tc, sequence_wraps);
+    tcase_add_test(tc, corrupt_words);
+    tcase_add_test(tc, many_processes);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    tu_run_init("ff");
+    return tu_run_suite(fifo_suite(), "check_fifo");
+}

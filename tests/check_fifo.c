@@ -158,15 +158,17 @@ static void worker(int idx, void *arg)
     hook_calls = (unsigned)idx * 97;
     am_fifo_stall_hook = stall;
     tu_gate_wait(&s->gate);
-    while (sent < s->per) {
+    while (sent < s->per && !AO_load(&s->errors)) { /* the first error ends all */
         int rc = am_fifo_put(s->f, (uint32_t)idx << 24 | (uint32_t)sent);
         if (rc == 0)
             sent++;
         else if (rc != -ENOSPC)
             AO_fetch_and_add1(&s->errors);
-        if (am_fifo_get(s->f, &v) == 0) {
+        if ((rc = am_fifo_get(s->f, &v)) == 0) {
             take(s, v, last);
             got++;
+        } else if (rc != -ENOENT) {
+            AO_fetch_and_add1(&s->errors);
         }
     }
     AO_store(&s->put[idx], (AO_t)sent);

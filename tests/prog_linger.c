@@ -2,13 +2,17 @@
  * prog_linger.c - a rank for check_launcher's launcher-crash test, started by
  * shmamrun:
  *
- *   prog_linger MS     am_init, a barrier, sleep MS milliseconds, am_finalize
+ *   prog_linger MS     am_init, an endpoint of its own beside the job's
+ *                      ("JOB.RANK.x", as the benchmarks make one per claim
+ *                      algorithm), a barrier, sleep MS milliseconds, destroy
+ *                      it, am_finalize
  *
  * Each rank prints "rank R start" first thing and "rank R init" once am_init has
  * returned (one write each, so lines of several ranks never mix), so that a test
  * that kills the launcher at a random moment can tell how far the ranks got.
  */
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -19,18 +23,24 @@ int main(int argc, char **argv)
     long ms = argc > 1 ? atol(argv[1]) : 100;
     const char *rank = getenv("SHMAM_RANK");
     struct timespec nap = {ms / 1000, ms % 1000 * 1000000};
-    am_ep_t *ep;
+    am_ep_t *ep, *extra = NULL;
+    char name[AM_MAX_NAME + 1];
 
     dprintf(1, "rank %s start\n", rank ? rank : "?");
     int rc = am_init(&argc, &argv, &ep);
     if (rc == 0) {
         dprintf(1, "rank %d init\n", am_rank());
-        rc = am_barrier(ep);
+        snprintf(name, sizeof name, "%s.x", am_ep_name(ep));
+        rc = am_ep_create(name, NULL, &extra);
     }
+    if (rc == 0)
+        rc = am_barrier(ep);
     if (rc == 0) {
         nanosleep(&nap, NULL);
-        rc = am_finalize(ep);
+        rc = am_ep_destroy(extra);
     }
+    if (rc == 0)
+        rc = am_finalize(ep);
     if (rc != 0)
         fprintf(stderr, "prog_linger: %s\n", am_strerror(rc));
     return rc != 0;

@@ -14,12 +14,19 @@
  * each dequeued exactly once (a shared bitmap per producer), none lost (the
  * drained rest accounts for the others), and every consumer sees each
  * producer's values in increasing order (a FIFO's per-producer order).
+ * Crashes: a process kills itself at each hook (between an operation's reads
+ * and its CAS), and another is SIGKILLed at random moments; afterwards the
+ * FIFO holds what it held, in order, and takes new values.
  */
 #include <check.h>
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fifo.h"
 #include "testutil.h"
@@ -216,6 +223,110 @@ START_TEST(many_processes)
 }
 END_TEST
 
+/* ---- processes killed in the middle of an operation ---- */
+
+struct victim {
+    struct am_fifo *f;
+    int where; /* the hook at which it kills itself, or -1: never */
+    AO_t done; /* operations completed (put then get), stored after each */
+};
+
+static struct victim *self_victim;
+
+static void die_here(enum am_fifo_hook where)
+{
+    if ((int)where == self_victim->where)
+        raise(SIGKILL);
+}
+
+/* Puts and gets its own increasing values until it is killed, counting each
+ * completed operation: the FIFO must stay usable with at most the one
+ * operation under way lost or done. */
+static void victim_run(void *arg)
+{
+    struct victim *v = arg;
+    uint32_t x;
+
+    self_victim = v;
+    am_fifo_stall_hook = die_here;
+    for (uint32_t i = 0;; i++) {
+        if (am_fifo_put(v->f, i) != 0 || am_fifo_get(v->f, &x) != 0)
+            _exit(3);
+        AO_store(&v->done, i + 1);
+    }
+}
+
+/* After the victim died: every value left comes out once, in order, and the
+ * FIFO takes new ones. */
+static void assert_usable(struct am_fifo *f, const char *what)
+{
+    uint32_t v, prev = 0, n = 0;
+    int rc;
+
+    while ((rc = am_fifo_get(f, &v)) == 0) {
+        ck_assert_msg(n == 0 || v > prev, "%s: %u after %u", what, v, prev);
+        prev = v;
+        n++;
+    }
+    ck_assert_msg(rc == -ENOENT && n <= 2, "%s: drain ended %d after %u values", what, rc,
+                  n);
+    for (uint32_t i = 0; i < 3u << SHIFT; i++) {
+        ck_assert_int_eq(am_fifo_put(f, i), 0);
+        ck_assert_int_eq(am_fifo_get(f, &v), 0);
+        ck_assert_uint_eq(v, i);
+    }
+}
+
+/* Killed by itself at each hook: between reading the tail and its slot and the
+ * CAS of a put, and between reading the head message and the CAS of a get. */
+START_TEST(killed_at_hook)
+{
+    size_t size;
+    struct victim *v = tu_shared_alloc(sizeof *v);
+
+    v->f = make(SHIFT, &size);
+    v->where = _i;
+    am_fifo_put(v->f, 1000000); /* one resident, so a get reads a slot */
+    pid_t p = tu_spawn(victim_run, v, 0);
+    int st = tu_reap(p, 10);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "victim: status %d", st);
+    uint32_t x;
+    ck_assert_int_eq(am_fifo_get(v->f, &x), 0);
+    ck_assert_uint_eq(x, 1000000); /* the resident is still first */
+    assert_usable(v->f, _i == AM_FIFO_PUT_READ ? "killed in put" : "killed in get");
+    tu_shared_free(v->f, size);
+    tu_shared_free(v, sizeof *v);
+}
+END_TEST
+
+/* Killed by SIGKILL from outside at a random moment, many times. */
+START_TEST(killed_at_random)
+{
+    size_t size;
+    struct victim *v = tu_shared_alloc(sizeof *v);
+    unsigned seed = (unsigned)getpid();
+    char what[64];
+
+    v->f = make(SHIFT, &size);
+    for (int run = 0; run < 20 * tu_stress_factor(); run++) {
+        am_fifo_init(v->f, SHIFT);
+        v->where = -1;
+        AO_store(&v->done, 0);
+        pid_t p = tu_spawn(victim_run, v, run);
+        while (AO_load(&v->done) < 100)
+            sched_yield();
+        tu_sleep_ms((int)(rand_r(&seed) % 5));
+        kill(p, SIGKILL);
+        tu_reap(p, 10);
+        snprintf(what, sizeof what, "run %d, killed after %lu operations", run,
+                 (unsigned long)AO_load(&v->done));
+        assert_usable(v->f, what);
+    }
+    tu_shared_free(v->f, size);
+    tu_shared_free(v, sizeof *v);
+}
+END_TEST
+
 static Suite *fifo_suite(void)
 {
     Suite *s = suite_create("fifo");
@@ -225,6 +336,8 @@ static Suite *fifo_suite(void)
     tcase_add_test(tc, sequence_wraps);
     tcase_add_test(tc, corrupt_words);
     tcase_add_test(tc, many_processes);
+    tcase_add_loop_test(tc, killed_at_hook, AM_FIFO_PUT_READ, AM_FIFO_GET_READ + 1);
+    tcase_add_test(tc, killed_at_random);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -371,13 +371,20 @@ static int decide_spinning(struct raw *r)
     return pinned;
 }
 
+/* Corrupt packets this rank's endpoints dropped. */
+static unsigned long bad_packets(void)
+{
+    unsigned long bad = 0;
+    for (int i = 0; i < algs.n; i++)
+        bad += am_ep_bad_packets(algs.ep[i]);
+    return bad;
+}
+
 /* Rank 0 after the final barrier: every count and sequence right? */
 static int verify(struct raw *r, unsigned long sent)
 {
     unsigned long got_req = AO_load(&r->requests), req_err = AO_load(&r->errors);
-    unsigned long bad = AO_load(&r->bad);
-    for (int i = 0; i < algs.n; i++)
-        bad += am_ep_bad_packets(algs.ep[i]);
+    unsigned long bad = AO_load(&r->bad) + bad_packets();
     if (replies == sent && got_req == sent && !errors && !req_err && !bad)
         return 0;
     fprintf(stderr,
@@ -414,12 +421,9 @@ int main(int argc, char **argv)
         round_trips(r, k, o.warmup, per_round, &counter, &served, t[k]);
 
     if (rank == 1) {
-        unsigned long bad = 0;
-        for (int i = 0; i < algs.n; i++)
-            bad += am_ep_bad_packets(algs.ep[i]);
         AO_store(&r->requests, requests); /* read by rank 0 after the barrier */
         AO_store(&r->errors, errors);
-        AO_store(&r->bad, bad);
+        AO_store(&r->bad, bad_packets());
     }
     if ((rc = am_barrier(ep)) < 0)
         die("am_barrier", rc);

@@ -444,7 +444,10 @@ static int sweep_one(const char *name, void *arg)
 }
 
 /* Unlink every rank's segment, and every other segment named under the job
- * ("JOB.*"), in both backends; none may outlive the job. */
+ * ("JOB.*"), in both backends; none may outlive the job.  The sweep finds the
+ * extra names; the rank names are also unlinked one by one because the System
+ * V listing cannot read the name of a segment whose creator died before
+ * writing it (ENOENT for the rest is expected). */
 static void remove_segments(const struct job *job)
 {
     char name[AM_MAX_NAME + 1], prefix[AM_MAX_NAME + 2];

@@ -16,7 +16,7 @@ counts them.  Verdicts come from verdict.py alone.
 import sys
 import tomllib
 
-from verdict import Engine, Rows, fmt, fmt_fig
+from verdict import Engine, Figure, Rows, fmt
 
 DASH = "–"
 WRITERS = (1, 3, 7)
@@ -66,7 +66,7 @@ class Report:
 
     # ---- Table 1 ----
     def table1(self):
-        r, A = self.rows, self.algs
+        A = self.algs
         mp = lambda m: self.get("mpi_pingpong", "mpich", m)
         lines = []
 
@@ -114,7 +114,6 @@ class Report:
     def ratio(self, a, b):
         if a is None or b is None or b.value == 0 or b.lo <= 0:
             return None
-        from verdict import Figure
         return Figure(a.value / b.value, a.lo / b.hi, a.hi / b.lo)
 
     def paper_table1(self):

@@ -354,7 +354,11 @@ START_TEST(test_logp)
         ck_assert_msg(os > 0 && or > 0 && g >= 0.8 * os && gow >= 0.7 * os,
                       "%s: %s: g %.3f or g_oneway %.3f below o_s %.3f", what, a, g, gow,
                       os);
-        ck_assert_msg(rtt >= 0.8 * (os + or) && rtt >= 0.8 * sw,
+        double swlo, swhi;
+        fig(row_of(rows, n, a, "os_plus_or_sweep"), &swlo, &swhi);
+        /* against the sweep's lowest round: one preempted sweep round moves its
+         * median on a loaded machine (seen: 12.4 us under make stress + asan) */
+        ck_assert_msg(rtt >= 0.8 * (os + or) && rtt >= 0.8 * swlo,
                       "%s: %s: rtt %.3f below o_s + o_r = %.3f or the sweep's %.3f", what,
                       a, rtt, os + or, sw);
         ck_assert_msg(sw >= 0.8 * (os + or) && slope > 0.5 && slope < 2,

@@ -13,7 +13,8 @@
 #                  bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
 #   all.csv        every row, one header
 #   report.md      machine, Tables 1 and 2 in the paper's layout with MPICH
-#                  columns, locks, applications, targets, and how our numbers
+#                  columns, one-way bandwidth 64 B .. 4 MB against MPICH and
+#                  a raw floor, locks, applications, targets, and how our numbers
 #                  compare with the paper's conclusions (scripts/report/report.py,
 #                  the paper's figures and claims in scripts/report/paper.toml,
 #                  judged by scripts/report/verdict.py)
@@ -51,6 +52,7 @@ quick)
     RTT_ARGS="--iters 700000 --warmup 2000 --rounds 7"
     LOGP_ARGS="--rounds 5"
     PINGPONG_ARGS="--rounds 5"
+    BW_ARGS="--rounds 5"
     STRESS_ARGS="--seconds 1 --rounds 3"
     MPI_STRESS_ARGS="--seconds 1 --repeat 3"
     DEMO_ARGS="--msgs 20000 --bulk 1000"
@@ -61,6 +63,7 @@ paper)
     RTT_ARGS="--iters 3000000 --warmup 10000 --rounds 11"
     LOGP_ARGS="--rounds 11"
     PINGPONG_ARGS="--rounds 11"
+    BW_ARGS="--rounds 11 --bytes 134217728 --max-msgs 50000"
     STRESS_ARGS="--seconds 3 --rounds 5"
     MPI_STRESS_ARGS="--seconds 3 --repeat 5"
     DEMO_ARGS="--msgs 100000 --bulk 1000"
@@ -141,7 +144,7 @@ py() {
 plots() {
     py plotdata "$OUT" 2>>"$LOG" || echo "plot data failed" >>"$LOG"
     nalg=$(echo $ALGS | wc -w)
-    for p in logp stress bandwidth; do
+    for p in logp stress bandwidth oneway; do
         gnuplot -e "dir='$OUT'; nalg=$nalg" $R/$p.gp >>"$LOG" 2>&1 || echo "plot $p failed" >>"$LOG"
     done
     ncol=$(head -n 1 "$OUT/locks.dat" | wc -w)
@@ -186,6 +189,7 @@ write_report() {
     echo
     echo "Run by \`scripts/report.sh\` at $scale in $((ELAPSED / 60)) min $((ELAPSED % 60)) s" \
         "(rtt \`$RTT_ARGS\`; logp \`$LOGP_ARGS\`; mpi_pingpong \`$PINGPONG_ARGS\`;" \
+        "bw and mpi_bw \`$BW_ARGS\`;" \
         "stress \`$STRESS_ARGS\`, mpi_stress \`$MPI_STRESS_ARGS\`; demo_many \`$DEMO_ARGS\`;" \
         "lockbench \`$LOCK_ARGS\`; applications at SCALE=$SCALE)."
     if [ -s "$FAILED" ]; then
@@ -222,7 +226,33 @@ EOT
     py table1
     echo
     img logp.png "LogP parameters per algorithm"
-    img bandwidth.png "Bulk bandwidth against size"
+    img bandwidth.png "Bulk bandwidth of the request/reply stream against size"
+    echo "## Bandwidth, one way"
+    echo
+    echo "Streams of n bytes from rank 0 to rank 1 in which the receiver copies every" \
+        "message out into its own buffers (what \`MPI_Recv\` does), 64 B to 4 MB" \
+        "(\`bw -a lockfree $BW_ARGS\`, ranks pinned with \`--bind\`). shmam's streams are" \
+        "one way: the receiver answers every 16th message with a credit and the sender" \
+        "keeps at most 64 beyond the last one, no reply per message. *bulk*:" \
+        "\`am_request_bulk\` (to 8 KB); *long*: \`am_request_long\`, copied into a block of" \
+        "the receiver's shared heap; *long_at*: \`am_request_long_at\`, written straight" \
+        "into the receiver's region. The *raw floor*, measured in the same job between" \
+        "the same two processes, rounds interleaved: a ring of 16 slots in shared memory," \
+        "the sender copies in and sets a flag, the receiver copies out and clears it." \
+        "MPICH (\`mpi_bw\`, \`-bind-to core\`, a separate job) streams as osu_bw does:" \
+        "windows of 64 \`MPI_Isend\`, then a one-byte ack. Both programs move the same" \
+        "bytes per size from the same buffers (a ring of 64 per rank). Table 1's bulk" \
+        "figures are a different stream, every message answered (request/reply)."
+    echo
+    py oneway
+    echo
+    img oneway.png "Bandwidth one way against size"
+    echo "The honest bulk figures at 8 KB: a one-way flood in which the handler does" \
+        "not touch the data, and a stream in which it copies it out, each beside the" \
+        "raw floor of the same mode (the ring above; its receiver copies out or not)."
+    echo
+    py floors
+    echo
     echo "## Table 2: many-to-one stress test"
     echo
     echo "Seconds per 10⁶ integers (the paper's Table 2 sends 10⁶) for W writers sending" \
@@ -314,6 +344,13 @@ step logp "logp, every algorithm" $B/bench/logp \
 step mpi_pingpong "mpi_pingpong (MPICH)" $B/bench/mpi_pingpong \
     timeout -k 10 $TIMEOUT mpiexec -n 2 -bind-to core $B/bench/mpi_pingpong $PINGPONG_ARGS
 
+# One-way bandwidth, 64 B .. 4 MB: shmam's streams beside the raw floor in one
+# job, MPICH's osu_bw-style stream in its own.
+step bw "bw, one-way streams (lockfree) and the raw floor" $B/bench/bw \
+    $RUN -n 2 --bind --timeout $TIMEOUT -a lockfree $B/bench/bw $BW_ARGS
+step mpi_bw "mpi_bw (MPICH, osu_bw)" $B/bench/mpi_bw \
+    timeout -k 10 $TIMEOUT mpiexec -n 2 -bind-to core $B/bench/mpi_bw $BW_ARGS
+
 # Many to one: the stress test, every algorithm in one job per writer count,
 # ranks pinned; MPICH pinned too, its waits made to yield as shmam's do
 # (mpi_stress --yield: MPICH's own waits only spin, and bound spinning ranks
@@ -360,7 +397,7 @@ fi
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp mpi_pingpong stress mpi_stress demo_many lockbench; do
+    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench; do
         [ -f "$OUT/$f.csv" ] && awk -f $R/rows.awk "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && awk -f $R/apps.awk "$OUT/apps.csv"

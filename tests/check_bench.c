@@ -4,8 +4,8 @@
  *
  *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
  *
- * For each program (rtt, logp, stress with 1 and 3 writers, demo_many, lockbench,
- * mpi_pingpong, mpi_stress), with two claim algorithms where it takes one, the
+ * For each program (rtt, logp, bw, stress with 1 and 3 writers, demo_many, lockbench,
+ * mpi_pingpong, mpi_bw, mpi_stress), with two claim algorithms where it takes one, the
  * test checks that every line is a header, a comment or a row of 10 fields; that
  * bench, impl, procs and pinned are what the run was; that iters is a positive
  * integer and, where the program was told a count, that count; that the value is
@@ -374,6 +374,85 @@ START_TEST(test_logp)
 }
 END_TEST
 
+/* Messages per stream that bw and mpi_bw send of n bytes with --bytes B
+ * --max-msgs M: B / n, at least 64 and at most M. */
+static long bw_count(long n, long bytes, long max_msgs)
+{
+    long c = bytes / n < max_msgs ? bytes / n : max_msgs;
+    return c > 64 ? c : 64;
+}
+
+/* The size a bw or mpi_bw metric ends with ("..._8192"). */
+static long size_of(const char *metric)
+{
+    const char *u = strrchr(metric, '_');
+    return u ? atol(u + 1) : 0;
+}
+
+#define BW_SIZES "64,8192,65536"
+#define BW_BYTES 1048576L
+#define BW_MAX 2000L
+#define BW_ROUNDS 3L
+
+/* bw at three sizes, 64 B and 8 KB (bulk) and 64 KB (above bulk): every
+ * stream's row and ratio is there with the messages of all rounds as iters,
+ * each ratio lies within what its figures' spreads allow; the program itself
+ * has checked that rank 1 took every message and byte rank 0 sent, in order,
+ * and verified each warm-up message by a checksum it computed.  A second run
+ * spoils a byte of one message per verified stream (--corrupt 5) and must
+ * fail: the checksums are really compared. */
+START_TEST(test_bw)
+{
+    char prog[PATH_MAX], bytes[24], max[24], rounds[8];
+    const char *what = "bw --sizes " BW_SIZES;
+    if (!built(prog, "bw"))
+        return;
+    snprintf(bytes, sizeof bytes, "%ld", BW_BYTES);
+    snprintf(max, sizeof max, "%ld", BW_MAX);
+    snprintf(rounds, sizeof rounds, "%ld", BW_ROUNDS);
+    const char *argv[] = {launcher, "-n",         "2",  "--bind",   "--timeout", "30",
+                          "-a",     "lockfree",   prog, "--sizes",  BW_SIZES,    "--bytes",
+                          bytes,    "--max-msgs", max,  "--rounds", rounds,      "--header",
+                          NULL,     NULL,         NULL};
+    struct expect e = {.bench = "bw",
+                       .impl = "raw lockfree",
+                       .procs = 2,
+                       .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
+                       .iters = 0,
+                       .iters_of = NULL,
+                       .known = "raw_flood_MBps_# raw_copy_MBps_# bw_flood_MBps_# "
+                                "bw_copy_MBps_# flood_vs_raw_# copy_vs_raw_#",
+                       .needed =
+                           "raw_flood_MBps_64 raw_copy_MBps_64 bw_flood_MBps_64 "
+                           "bw_copy_MBps_64 flood_vs_raw_64 copy_vs_raw_64 "
+                           "raw_flood_MBps_8192 raw_copy_MBps_8192 bw_flood_MBps_8192 "
+                           "bw_copy_MBps_8192 flood_vs_raw_8192 copy_vs_raw_8192 "
+                           "raw_flood_MBps_65536 raw_copy_MBps_65536"};
+    int n = run_and_check(argv, &e, what);
+    for (int i = 0; i < n; i++) {
+        long z = size_of(rows[i].f[6]);
+        ck_assert_msg(z == 64 || z == 8192 || z == 65536, "%s: %s: a size not asked for",
+                      what, rows[i].f[6]);
+        ck_assert_msg(z <= 8192 || strncmp(rows[i].f[6], "raw_", 4) == 0,
+                      "%s: %s: a bulk stream above 8 KB", what, rows[i].f[6]);
+        ck_assert_msg(atol(rows[i].f[5]) == bw_count(z, BW_BYTES, BW_MAX) * BW_ROUNDS,
+                      "%s: %s: iters %s, not %ld x %ld rounds", what, rows[i].f[6],
+                      rows[i].f[5], bw_count(z, BW_BYTES, BW_MAX), BW_ROUNDS);
+    }
+    ratio_within(n, "lockfree", "flood_vs_raw_8192", "lockfree", "bw_flood_MBps_8192",
+                 "raw", "raw_flood_MBps_8192", what);
+    ratio_within(n, "lockfree", "copy_vs_raw_64", "lockfree", "bw_copy_MBps_64", "raw",
+                 "raw_copy_MBps_64", what);
+
+    argv[17] = "--corrupt", argv[18] = "5";
+    tu_run_capture(argv, NULL, TU_ERR_APART, RUN_TIMEOUT_S, &out);
+    ck_assert_msg(out.status != 0 && strstr(out.err, "FAILED") &&
+                      strstr(out.err, "bad checksums") && !strstr(out.out, "MBps"),
+                  "bw --corrupt 5: spoiled messages went unnoticed (exit %d)\nstderr:\n%s",
+                  out.status, out.err);
+}
+END_TEST
+
 /* stress with W writers (W = 1, 3 for _i = 0, 1), lockfree and ticket in one
  * job, runs of T = 0.05 s: each figure is consistent with the others (rate and
  * time per 10^6 from the same median run; no run shorter than its duration),
@@ -515,6 +594,40 @@ START_TEST(test_mpi_pingpong)
 }
 END_TEST
 
+/* mpi_bw at 64 B and 64 KB: a row per size, iters the messages of whole
+ * windows of 64 in all rounds. */
+START_TEST(test_mpi_bw)
+{
+    char prog[PATH_MAX], bytes[24], max[24], rounds[8];
+    const char *what = "mpi_bw --sizes 64,65536";
+    if (!built(prog, "mpi_bw"))
+        return;
+    snprintf(bytes, sizeof bytes, "%ld", BW_BYTES);
+    snprintf(max, sizeof max, "%ld", BW_MAX);
+    snprintf(rounds, sizeof rounds, "%ld", BW_ROUNDS);
+    const char *argv[] = {"mpiexec",  "-n",      "2",        prog,         "--sizes",
+                          "64,65536", "--bytes", bytes,      "--max-msgs", max,
+                          "--rounds", rounds,    "--header", NULL};
+    struct expect e = {.bench = "mpi_bw",
+                       .impl = "mpich",
+                       .procs = 2,
+                       .pinned = -1,
+                       .iters = 0,
+                       .iters_of = NULL,
+                       .known = "mpi_bw_MBps_#",
+                       .needed = "mpi_bw_MBps_64 mpi_bw_MBps_65536"};
+    int n = run_and_check(argv, &e, what);
+    ck_assert_msg(n == 2, "%s: %d rows, not 2", what, n);
+    for (int i = 0; i < n; i++) {
+        long c = bw_count(size_of(rows[i].f[6]), BW_BYTES, BW_MAX);
+        long w = c / 64 > 0 ? c / 64 : 1;
+        ck_assert_msg(atol(rows[i].f[5]) == w * 64 * BW_ROUNDS,
+                      "%s: %s: iters %s, not %ld windows of 64 x %ld rounds", what,
+                      rows[i].f[6], rows[i].f[5], w, BW_ROUNDS);
+    }
+}
+END_TEST
+
 /* mpi_stress with W = 1 and 3 writers, runs of 0.05 s: rate and time per
  * 10^6 from the same median run, no run shorter than its duration. */
 START_TEST(test_mpi_stress)
@@ -556,10 +669,12 @@ static Suite *bench_suite(void)
     } cases[] = {
         {"rtt", test_rtt, 1},
         {"logp", test_logp, 1},
+        {"bw", test_bw, 1},
         {"stress", test_stress, 2},
         {"demo_many", test_demo_many, 2},
         {"lockbench", test_lockbench, 1},
         {"mpi_pingpong", test_mpi_pingpong, 1},
+        {"mpi_bw", test_mpi_bw, 1},
         {"mpi_stress", test_mpi_stress, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

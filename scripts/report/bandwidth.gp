@@ -1,5 +1,7 @@
-# bandwidth.gp - bulk bandwidth against message size per claim algorithm, with
-# MPICH's streaming bandwidth and the memory copy rate for reference.
+# bandwidth.gp - bulk bandwidth of logp's request/reply stream (every message
+# answered) against message size per claim algorithm, with MPICH's streaming
+# bandwidth and the memory copy rate for reference.  The one-way streams are
+# oneway.gp's.
 #   gnuplot -e "dir='results/DATE'; nalg=N" scripts/report/bandwidth.gp
 #   (reads bw.dat: sizes, N algorithms, MPICH, memory copy rate)
 set terminal pngcairo size 800,500 font ",10"
@@ -11,7 +13,7 @@ set logscale y
 set format x '%.0f'
 set xlabel 'message size (bytes)'
 set ylabel 'MB/s (log scale)'
-set title 'Bulk bandwidth against size'
+set title 'Bulk bandwidth, request/reply stream, against size'
 set grid
 plot for [i=2:nalg+1] dir.'/bw.dat' using 1:i with linespoints lw 2 pt i, \
      dir.'/bw.dat' using 1:nalg+2 with linespoints lw 2 dt 2 lc rgb 'black', \

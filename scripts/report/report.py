@@ -2,10 +2,12 @@
 """report.py - the measured sections of report.md, and the plots' data, from
 all.csv and paper.toml.
 
-    report.py ALL_CSV PAPER_TOML tables     Tables 1 and 2, locks, delivery
+    report.py ALL_CSV PAPER_TOML table1|table2|locks|delivery
+    report.py ALL_CSV PAPER_TOML oneway     bandwidth one way, 64 B .. 4 MB
+    report.py ALL_CSV PAPER_TOML floors     flood and copy at 8 KB beside their floors
     report.py ALL_CSV PAPER_TOML targets    shmam's targets, judged
     report.py ALL_CSV PAPER_TOML findings   the paper's conclusions, judged
-    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat locks.dat
+    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat
 
 Every figure is printed with its spread (lowest–highest round) and every row
 names its method.  The claim algorithms are those that ran (rtt's rows, in the
@@ -30,6 +32,14 @@ def cell(f, scale=1.0):
     if f.lo == f.hi:
         return fmt(f.value)
     return f"{fmt(f.value)} <sub>{fmt(f.lo)}–{fmt(f.hi)}</sub>"
+
+
+def size_name(z):
+    """64 B, 8 KB, 4 MB."""
+    for unit, b in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if z >= b and z % b == 0:
+            return f"{z // b} {unit}"
+    return f"{z} B"
 
 
 def table(head, rows):
@@ -98,15 +108,17 @@ class Report:
         lines.append(["*RTT / MPICH's 4-byte RTT*"]
                      + [cell(self.ratio(self.get("rtt", a, "am_rtt"), rtt4)) for a in A]
                      + [DASH, "separate jobs: medians' quotient, spread from the extremes"])
-        row("Peak bulk bandwidth, MB/s", "logp", "bulk_peak_MBps", mp("bw_8192_MBps"),
-            "logp 8 KB stream; MPICH 8 KB windows")
+        row("Peak bulk bandwidth, request/reply, MB/s", "logp", "bulk_peak_MBps",
+            mp("bw_8192_MBps"),
+            "logp 8 KB request/reply stream (each message answered); MPICH 8 KB windows, "
+            "one ack each (one way: see Bandwidth, one way)")
         row("Memory copy rate, MB/s", "logp", "memcpy_mem_MBps",
             method="8 KB memcpy chunks through 64 MB buffers (out of cache), rank 0")
         row("memcpy of 8 KB in L1, MB/s", "logp", "memcpy_MBps_8192",
             method="private 8 KB buffers, warm")
         row("memcpy of 8 KB just written by the other core, MB/s", "logp", "copy_fresh_MBps_8192",
             method="a bulk reply's block, copied by its handler")
-        row("*Bulk / memory copy rate*", "logp", "bulk_vs_memcpy",
+        row("*Bulk request/reply / memory copy rate*", "logp", "bulk_vs_memcpy",
             method="logp, per-round ratio (the paper: about 0.8)")
         head = ["µs"] + A + ["MPICH", "method"]
         return table(head, lines) + "\n\n" + self.paper_table1()
@@ -122,6 +134,52 @@ class Report:
         rows = [[names[k]] + [str(v) for v in t[k]] + [""] for k in names]
         return ("The paper's Table 1 (Sun Enterprise 5000, 167 MHz UltraSPARC), µs:\n\n"
                 + table(["µs"] + t["algs"] + [""], rows))
+
+    # ---- one-way bandwidth ----
+    ONEWAY = (("bulk", "bw_copy"), ("long", "long_copy"), ("long_at", "longat_copy"))
+
+    def oneway_sizes(self):
+        """The sizes bw or mpi_bw measured, ascending."""
+        out = set()
+        for k in self.rows.by_key:
+            for bench, pre in (("bw", "raw_copy_MBps_"), ("mpi_bw", "mpi_bw_MBps_")):
+                if k[0] == bench and k[3].startswith(pre) and k[3][len(pre):].isdigit():
+                    out.add(int(k[3][len(pre):]))
+        return sorted(out)
+
+    def oneway(self):
+        """MB/s of the copy streams, the floor and MPICH per size; then the
+        ratios: in-run to the floor, across jobs to MPICH."""
+        sizes = self.oneway_sizes()
+        if not sizes:
+            return "(no rows: bw and mpi_bw did not run)"
+        alg = "lockfree"
+        bw = lambda m, z: self.get("bw", alg, f"{m}_MBps_{z}")
+        mpi = lambda z: self.get("mpi_bw", "mpich", f"mpi_bw_MBps_{z}")
+        lines, ratios = [], []
+        for z in sizes:
+            lines.append([size_name(z)] + [cell(bw(m, z)) for _, m in self.ONEWAY]
+                         + [cell(mpi(z)), cell(self.get("bw", "raw", f"raw_copy_MBps_{z}")), ""])
+            ratios.append([size_name(z)]
+                          + [cell(self.get("bw", alg, f"{m.replace('bw_', '')}_vs_raw_{z}"))
+                             for _, m in self.ONEWAY]
+                          + [cell(self.ratio(bw(m, z), mpi(z))) for _, m in self.ONEWAY] + [""])
+        head = (["MB/s"] + [f"shmam {k}" for k, _ in self.ONEWAY]
+                + ["MPICH osu_bw, window 64", "raw floor", ""])
+        rhead = (["ratio"] + [f"{k} / floor (in-run)" for k, _ in self.ONEWAY]
+                 + [f"{k} / MPICH (separate jobs)" for k, _ in self.ONEWAY] + [""])
+        return table(head, lines) + "\n\n" + table(rhead, ratios)
+
+    def floors(self):
+        """Bulk flood and copy at 8 KB beside their floors, with the in-run ratios."""
+        lines = []
+        for mode, what in (("flood", "flood: the handler does not touch the data"),
+                           ("copy", "copy: the handler copies the data out")):
+            lines.append([what, cell(self.get("bw", "lockfree", f"bw_{mode}_MBps_8192")),
+                          cell(self.get("bw", "raw", f"raw_{mode}_MBps_8192")),
+                          cell(self.get("bw", "lockfree", f"{mode}_vs_raw_8192")), ""])
+        return table(["8 KB, one way", "shmam bulk, MB/s", "raw floor, MB/s",
+                      "bulk / floor (in-run)", ""], lines)
 
     # ---- Table 2 ----
     def table2(self):
@@ -243,6 +301,14 @@ class Report:
                     bw.append("-" if t is None or t.value <= 0 else repr(z / t.value))
                 f.write(f"{z} " + " ".join(bw) + " " + v(mp(f"bw_{z}_MBps")) + " "
                         + v(self.get("logp", A[0] if A else "", "memcpy_mem_MBps")) + "\n")
+        with open(f"{d}/oneway.dat", "w") as f:
+            f.write("bytes " + " ".join(f"shmam_{k}" for k, _ in self.ONEWAY)
+                    + " MPICH_osu_bw raw_floor\n")
+            for z in self.oneway_sizes():
+                f.write(f"{z} " + " ".join(v(self.get("bw", "lockfree", f"{m}_MBps_{z}"))
+                                           for _, m in self.ONEWAY)
+                        + " " + v(self.get("mpi_bw", "mpich", f"mpi_bw_MBps_{z}"))
+                        + " " + v(self.get("bw", "raw", f"raw_copy_MBps_{z}")) + "\n")
         impls = self.rows.impls.get("lockbench", [])
         impls = [i for i in impls if i.startswith("shmam:")] + [i for i in impls if not i.startswith("shmam:")]
         procs = sorted({k[2] for k in self.rows.by_key if k[0] == "lockbench"})
@@ -262,7 +328,8 @@ def main(argv):
     what = argv[3]
     if what == "plotdata":
         r.plotdata(argv[4])
-    elif what in ("table1", "table2", "locks", "delivery", "targets", "findings"):
+    elif what in ("table1", "table2", "locks", "delivery", "targets", "findings", "oneway",
+                  "floors"):
         print(getattr(r, what)())
     else:
         print(f"report.py: unknown section {what}", file=sys.stderr)

@@ -57,6 +57,10 @@ rtt,tas,posix,2,1,10,am_rtt_vs_lockfree,1.01,ratio,0.97-1.30
 logp,lockfree,posix,2,1,10,L,-0.02,us,-0.05--0.01
 stress,lockfree,posix,2,1,10,s_per_1e6,0.2,s,0.19-0.21
 stress,lockfree,posix,8,1,10,s_per_1e6,0.1,s,0.09-0.11
+bw,lockfree,posix,2,1,10,copy_vs_raw_64,0.5,ratio,0.4-0.6
+bw,lockfree,posix,2,1,10,copy_vs_raw_8192,0.95,ratio,0.92-0.97
+bw,lockfree,posix,2,1,10,bw_copy_MBps_64,300,MB/s,280-320
+mpi_bw,mpich,-,2,1,10,mpi_bw_MBps_64,240,MB/s,230-250
 """
 
 
@@ -85,6 +89,16 @@ class Engines(unittest.TestCase):
         self.assertEqual((v, len(outs)), ("within noise", 1))
         v, _ = e.judge({"checks": [{"a": "logp/{alg}/L", "each": "algs", "op": "<", "x": 0}]})
         self.assertEqual(v, "agrees (some figures not measured)")
+
+    def test_sizes(self):
+        e = Engine(self.rows, ["lockfree"])
+        v, outs = e.judge({"checks": [{"a": "bw/lockfree/copy_vs_raw_{size}", "size": [64, 8192],
+                                       "op": ">", "x": 0.9}]})
+        self.assertEqual([o.result for o in outs], [FAILS, HOLDS])
+        self.assertEqual(v, "partly")
+        v, outs = e.judge({"checks": [{"a": "bw/lockfree/bw_copy_MBps_{size}", "size": [64],
+                                       "op": ">", "x": 1.2, "b": "mpi_bw/mpich/mpi_bw_MBps_{size}"}]})
+        self.assertEqual((v, outs[0].result), ("within noise", NOISE))
 
     def test_paper_file_expands(self):
         with open(os.path.join(HERE, "paper.toml"), "rb") as f:

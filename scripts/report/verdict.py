@@ -131,21 +131,24 @@ class Engine:
                      if any(rows.get("apps", i, r) for i in rows.impls.get("apps", []))]
 
     def expand(self, check):
-        """The check once per value of its each/at/run placeholders."""
+        """The check once per value of its each/at/run/size placeholders."""
         names = check.get("each")
         names = self.sets.get(names, names) if isinstance(names, str) else names or [None]
         procs = [w + 1 for w in check.get("at", [])] or [None]
         runs = (self.runs or [None]) if check.get("run") == "all" else [None]
+        sizes = check.get("size", []) or [None]
         for n in names:
             for p in procs:
                 for r in runs:
-                    def sub(s):
-                        if s is None:
-                            return None
-                        s = s.replace("{alg}", n) if n else s
-                        s = s.replace("{procs}", str(p)) if p else s
-                        return s.replace("{run}", r) if r else s
-                    yield dict(check, a=sub(check["a"]), b=sub(check.get("b")))
+                    for z in sizes:
+                        def sub(s):
+                            if s is None:
+                                return None
+                            s = s.replace("{alg}", n) if n else s
+                            s = s.replace("{procs}", str(p)) if p else s
+                            s = s.replace("{size}", str(z)) if z else s
+                            return s.replace("{run}", r) if r else s
+                        yield dict(check, a=sub(check["a"]), b=sub(check.get("b")))
 
     def judge_one(self, c):
         a = self.rows.ref(c["a"])

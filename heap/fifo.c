@@ -10,8 +10,6 @@
 #error "the heap's FIFO needs AO_compare_and_swap_full and AO_load_acquire"
 #endif
 
-#define MAX_SHIFT 20
-
 void (*am_fifo_stall_hook)(enum am_fifo_hook where);
 
 static inline void hook(enum am_fifo_hook where)
@@ -48,11 +46,11 @@ void am_fifo_init(struct am_fifo *f, unsigned s)
     AO_store_release(&f->tail, msg(UINT32_MAX, 0)); /* count = 0 */
 }
 
-/* The capacity from the private copy of the size word, 0 if out of range. */
-static uint32_t capacity(struct am_fifo *f)
+/* The capacity from the caller's s, 0 if s is out of range or the shared size
+ * word disagrees with it. */
+static uint32_t capacity(struct am_fifo *f, unsigned s)
 {
-    AO_t s = AO_load(&f->shift);
-    return s >= 1 && s <= MAX_SHIFT ? 1u << s : 0;
+    return s >= 1 && s <= AM_FIFO_MAX_SHIFT && AO_load(&f->shift) == s ? 1u << s : 0;
 }
 
 /* A consistent view: the head's sequence number, the tail message and the
@@ -73,8 +71,9 @@ static int look(struct am_fifo *f, uint32_t cap, struct snap *s)
     return s->n <= cap ? 0 : -1;
 }
 
-/* One attempt to append *v: 1 if it did, 0 to look again, -ENOSPC if full. */
-static int put_once(struct am_fifo *f, uint32_t cap, const struct snap *s, uint32_t *v)
+/* One attempt to append the payload (uint32_t)*m: 1 if it did, 0 to look
+ * again, -ENOSPC if full. */
+static int put_once(struct am_fifo *f, uint32_t cap, const struct snap *s, AO_t *m)
 {
     if (s->n == cap)
         return -ENOSPC;
@@ -87,57 +86,88 @@ static int put_once(struct am_fifo *f, uint32_t cap, const struct snap *s, uint3
     hook(AM_FIFO_PUT_READ);
     if ((int32_t)(seq_of(old) - seq_of(s->t)) < 0)
         AO_compare_and_swap_full(slot, old, s->t); /* failure: done by another */
-    return AO_compare_and_swap_full(&f->tail, s->t, msg(seq_of(s->t) + 1, *v));
+    return AO_compare_and_swap_full(&f->tail, s->t, msg(seq_of(s->t) + 1, (uint32_t)*m));
 }
 
-/* One attempt to take the head into *v: 1 if it did, 0 to look again,
+/* One look at the head message, into *m: 1 if there is one, 0 to look again,
  * -ENOENT if empty. */
-static int get_once(struct am_fifo *f, uint32_t cap, const struct snap *s, uint32_t *v)
+static int peek_once(struct am_fifo *f, uint32_t cap, const struct snap *s, AO_t *m)
 {
     if (s->n == 0)
         return -ENOENT;
-    AO_t m = s->n == 1 ? s->t : AO_load_acquire(&f->slot[s->h & (cap - 1)]);
-    if (seq_of(m) != s->h)
-        return 0; /* the head moved on meanwhile, or the slot is garbage */
-    hook(AM_FIFO_GET_READ);
-    if (!AO_compare_and_swap_full(&f->head, s->h, (AO_t)(uint32_t)(s->h + 1)))
-        return 0;
-    *v = (uint32_t)m;
-    return 1;
+    *m = s->n == 1 ? s->t : AO_load_acquire(&f->slot[s->h & (cap - 1)]);
+    return seq_of(*m) == s->h; /* else the head moved on, or the slot is garbage */
 }
 
-typedef int once_fn(struct am_fifo *f, uint32_t cap, const struct snap *s, uint32_t *v);
+/* One attempt to take the head message into *m: 1 if it did, 0 to look again,
+ * -ENOENT if empty. */
+static int get_once(struct am_fifo *f, uint32_t cap, const struct snap *s, AO_t *m)
+{
+    int rc = peek_once(f, cap, s, m);
+    if (rc != 1)
+        return rc;
+    hook(AM_FIFO_GET_READ);
+    return AO_compare_and_swap_full(&f->head, s->h, (AO_t)(uint32_t)(s->h + 1));
+}
+
+typedef int once_fn(struct am_fifo *f, uint32_t cap, const struct snap *s, AO_t *m);
 
 /* Tries `once` on fresh snapshots until it is done (0) or says why not (its
  * negative errno); -EAGAIN after AM_FIFO_TRIES tries, -EINVAL for a bad size. */
-static int attempt(struct am_fifo *f, once_fn *once, uint32_t *v)
+static int attempt(struct am_fifo *f, unsigned shift, once_fn *once, AO_t *m)
 {
-    uint32_t cap = capacity(f);
+    uint32_t cap = capacity(f, shift);
     struct snap s;
 
     if (!cap)
         return -EINVAL;
     for (long tries = 0; tries < AM_FIFO_TRIES; tries++) {
-        int rc = look(f, cap, &s) == 0 ? once(f, cap, &s, v) : 0;
+        int rc = look(f, cap, &s) == 0 ? once(f, cap, &s, m) : 0;
         if (rc != 0)
             return rc < 0 ? rc : 0;
     }
     return -EAGAIN;
 }
 
-int am_fifo_put(struct am_fifo *f, uint32_t v)
+int am_fifo_put(struct am_fifo *f, unsigned s, uint32_t v)
 {
-    return attempt(f, put_once, &v);
+    AO_t m = v;
+    return attempt(f, s, put_once, &m);
 }
 
-int am_fifo_get(struct am_fifo *f, uint32_t *v)
+int am_fifo_get(struct am_fifo *f, unsigned s, uint32_t *v)
 {
-    return attempt(f, get_once, v);
+    AO_t m;
+    int rc = attempt(f, s, get_once, &m);
+    if (rc == 0)
+        *v = (uint32_t)m;
+    return rc;
 }
 
-uint32_t am_fifo_count(struct am_fifo *f)
+int am_fifo_peek(struct am_fifo *f, unsigned s, uint32_t *seq, uint32_t *v)
 {
-    uint32_t cap = capacity(f);
+    AO_t m;
+    int rc = attempt(f, s, peek_once, &m);
+    if (rc == 0) {
+        *seq = seq_of(m);
+        *v = (uint32_t)m;
+    }
+    return rc;
+}
+
+int am_fifo_pop(struct am_fifo *f, uint32_t seq)
+{
+    return AO_compare_and_swap_full(&f->head, seq, (AO_t)(uint32_t)(seq + 1));
+}
+
+int am_fifo_at_head(struct am_fifo *f, uint32_t seq)
+{
+    return (uint32_t)AO_load_acquire(&f->head) == seq;
+}
+
+uint32_t am_fifo_count(struct am_fifo *f, unsigned shift)
+{
+    uint32_t cap = capacity(f, shift);
     struct snap s;
     return cap && look(f, cap, &s) == 0 ? s.n : 0;
 }

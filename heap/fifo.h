@@ -23,7 +23,16 @@
  * Everything read from the shared words is checked before it is used (a peer
  * may write garbage): an inconsistent count or a slot of the wrong sequence
  * number makes the operation retry, and after AM_FIFO_TRIES retries it gives
- * up with -EAGAIN rather than spin for ever on a corrupted FIFO.
+ * up with -EAGAIN rather than spin for ever on a corrupted FIFO.  The size is
+ * the caller's own record (every call takes s): the shared size word must
+ * agree with it (-EINVAL if not), and only the caller's s bounds the indices,
+ * so a peer that rewrites the size word cannot send a call outside the array.
+ *
+ * Peek and pop split a get in two for the heap (heap/heap.c), which claims a
+ * block's header between reading the head message and removing it: pop
+ * removes message seq only while it is still the head (one CAS of the head
+ * from seq to seq + 1), so any process may pop a message another one peeked,
+ * and exactly one pop of it succeeds.
  */
 #ifndef SHMAM_HEAP_FIFO_H
 #define SHMAM_HEAP_FIFO_H
@@ -33,6 +42,7 @@
 #include <atomic_ops.h>
 
 #define AM_FIFO_TRIES 1000000
+#define AM_FIFO_MAX_SHIFT 20
 
 struct am_fifo {
     _Alignas(64) AO_t head;  /* sequence number of the head message */
@@ -41,21 +51,37 @@ struct am_fifo {
     AO_t slot[];             /* 2^s messages */
 };
 
-/* Bytes an am_fifo of 2^s messages takes (1 <= s <= 20). */
+/* Bytes an am_fifo of 2^s messages takes (1 <= s <= AM_FIFO_MAX_SHIFT). */
 size_t am_fifo_size(unsigned s);
 
 /* Lays out an empty FIFO of 2^s messages in f (am_fifo_size(s) bytes, zeroed or
  * not), before any other process uses it. */
 void am_fifo_init(struct am_fifo *f, unsigned s);
 
-/* Appends payload v.  0, -ENOSPC if the FIFO is full, -EAGAIN if it looked
- * inconsistent AM_FIFO_TRIES times in a row (corrupted), -EINVAL for a FIFO
- * whose size word is out of range. */
-int am_fifo_put(struct am_fifo *f, uint32_t v);
+/* Appends payload v to the FIFO of 2^s messages f.  Any process, concurrently.
+ * 0, -ENOSPC if the FIFO is full, -EAGAIN if it looked inconsistent
+ * AM_FIFO_TRIES times in a row (corrupted), -EINVAL if s is out of range or
+ * the FIFO's size word is not s. */
+int am_fifo_put(struct am_fifo *f, unsigned s, uint32_t v);
 
 /* Removes the head payload into *v.  0, -ENOENT if the FIFO is empty, -EAGAIN
  * or -EINVAL as am_fifo_put. */
-int am_fifo_get(struct am_fifo *f, uint32_t *v);
+int am_fifo_get(struct am_fifo *f, unsigned s, uint32_t *v);
+
+/* Reads the head message without removing it: its sequence number into *seq,
+ * its payload into *v.  Returns as am_fifo_get.  The message may be removed by
+ * anyone as soon as it is read: pair with am_fifo_at_head or am_fifo_pop. */
+int am_fifo_peek(struct am_fifo *f, unsigned s, uint32_t *seq, uint32_t *v);
+
+/* Removes message seq if it is the head now (a CAS of the head from seq to
+ * seq + 1, full barrier): 1 if this call removed it, 0 if it was gone.  Only
+ * for a seq that am_fifo_peek returned (the message then exists while the head
+ * is seq, so the CAS never empties an empty FIFO). */
+int am_fifo_pop(struct am_fifo *f, uint32_t seq);
+
+/* 1 if message seq is the head now (an acquire load of the head, which orders
+ * the caller's earlier acquire loads before it), else 0. */
+int am_fifo_at_head(struct am_fifo *f, uint32_t seq);
 
 /* Points where a test may stall an operation, to widen its race windows:
  * after reading the tail and the slot it transfers into, before the transfer
@@ -63,7 +89,8 @@ int am_fifo_get(struct am_fifo *f, uint32_t *v);
 enum am_fifo_hook { AM_FIFO_PUT_READ, AM_FIFO_GET_READ };
 extern void (*am_fifo_stall_hook)(enum am_fifo_hook where);
 
-/* How many payloads it holds now (a snapshot; 0 for an inconsistent FIFO). */
-uint32_t am_fifo_count(struct am_fifo *f);
+/* How many payloads it holds now (a snapshot; 0 for an inconsistent FIFO or
+ * one whose size word is not s). */
+uint32_t am_fifo_count(struct am_fifo *f, unsigned s);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * check_fifo.c - the shared heap's lock-free FIFO (heap/fifo.h, after XMalloc):
  * single-process semantics (order, empty, full, wrap-around of the sequence
- * numbers), a FIFO whose words a peer overwrote, and many processes at once.
+ * numbers), a FIFO whose words a peer overwrote (its size word too: every call
+ * takes the caller's own size), and many processes at once.
  *
  * The concurrent test forks P pinned processes through a start gate, each both
  * enqueuing its own tagged values (process << 24 | sequence) and dequeuing,
@@ -50,20 +51,20 @@ START_TEST(order_empty_full)
     struct am_fifo *f = make(SHIFT, &size);
     uint32_t v;
 
-    ck_assert_int_eq(am_fifo_get(f, &v), -ENOENT);
+    ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), -ENOENT);
     for (uint32_t round = 0; round < 3 * (1u << SHIFT); round++) {
         for (uint32_t i = 0; i < (1u << SHIFT); i++)
-            ck_assert_int_eq(am_fifo_put(f, round * 100 + i), 0);
-        ck_assert_int_eq(am_fifo_put(f, 7), -ENOSPC);
-        ck_assert_uint_eq(am_fifo_count(f), 1u << SHIFT);
+            ck_assert_int_eq(am_fifo_put(f, SHIFT, round * 100 + i), 0);
+        ck_assert_int_eq(am_fifo_put(f, SHIFT, 7), -ENOSPC);
+        ck_assert_uint_eq(am_fifo_count(f, SHIFT), 1u << SHIFT);
         for (uint32_t i = 0; i < (1u << SHIFT); i++) {
-            ck_assert_int_eq(am_fifo_get(f, &v), 0);
+            ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), 0);
             ck_assert_uint_eq(v, round * 100 + i);
         }
-        ck_assert_int_eq(am_fifo_get(f, &v), -ENOENT);
+        ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), -ENOENT);
         /* one in, one out: the tail message alone */
-        ck_assert_int_eq(am_fifo_put(f, 42), 0);
-        ck_assert_int_eq(am_fifo_get(f, &v), 0);
+        ck_assert_int_eq(am_fifo_put(f, SHIFT, 42), 0);
+        ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), 0);
         ck_assert_uint_eq(v, 42);
     }
     tu_shared_free(f, size);
@@ -83,17 +84,17 @@ START_TEST(sequence_wraps)
     f->tail = (AO_t)(uint32_t)(start - 1) << 32;
     uint32_t next = 0; /* the value the next get must return */
     for (uint32_t i = 0; i < 100; i++) {
-        ck_assert_int_eq(am_fifo_put(f, i), 0);
-        while (am_fifo_count(f) > cap - 3) {
-            ck_assert_int_eq(am_fifo_get(f, &v), 0);
+        ck_assert_int_eq(am_fifo_put(f, SHIFT, i), 0);
+        while (am_fifo_count(f, SHIFT) > cap - 3) {
+            ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), 0);
             ck_assert_uint_eq(v, next++);
         }
     }
     ck_assert_uint_eq((uint32_t)f->head, start + next); /* it did wrap */
-    while (am_fifo_get(f, &v) == 0)
+    while (am_fifo_get(f, SHIFT, &v) == 0)
         ck_assert_uint_eq(v, next++);
     ck_assert_uint_eq(next, 100);
-    ck_assert_int_eq(am_fifo_get(f, &v), -ENOENT);
+    ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), -ENOENT);
     tu_shared_free(f, size);
 }
 END_TEST
@@ -107,17 +108,23 @@ START_TEST(corrupt_words)
     uint32_t v;
 
     f->tail = (AO_t)0x1234 << 32; /* count far beyond the capacity */
-    ck_assert_int_eq(am_fifo_put(f, 1), -EAGAIN);
-    ck_assert_int_eq(am_fifo_get(f, &v), -EAGAIN);
-    ck_assert_uint_eq(am_fifo_count(f), 0);
+    ck_assert_int_eq(am_fifo_put(f, SHIFT, 1), -EAGAIN);
+    ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), -EAGAIN);
+    ck_assert_uint_eq(am_fifo_count(f, SHIFT), 0);
     am_fifo_init(f, SHIFT);
-    ck_assert_int_eq(am_fifo_put(f, 1), 0);
-    ck_assert_int_eq(am_fifo_put(f, 2), 0);
+    ck_assert_int_eq(am_fifo_put(f, SHIFT, 1), 0);
+    ck_assert_int_eq(am_fifo_put(f, SHIFT, 2), 0);
     f->slot[0] = 0xdeadbeefdeadbeefull; /* the head message's slot */
-    ck_assert_int_eq(am_fifo_get(f, &v), -EAGAIN);
+    ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), -EAGAIN);
     f->shift = 63;
-    ck_assert_int_eq(am_fifo_put(f, 1), -EINVAL);
-    ck_assert_int_eq(am_fifo_get(f, &v), -EINVAL);
+    ck_assert_int_eq(am_fifo_put(f, SHIFT, 1), -EINVAL);
+    ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), -EINVAL);
+    /* a size word in range but not the caller's: trusting it would index a
+     * million slots past this 8-slot array */
+    f->shift = AM_FIFO_MAX_SHIFT;
+    ck_assert_int_eq(am_fifo_put(f, SHIFT, 1), -EINVAL);
+    ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), -EINVAL);
+    ck_assert_uint_eq(am_fifo_count(f, SHIFT), 0);
     tu_shared_free(f, size);
 }
 END_TEST
@@ -166,12 +173,12 @@ static void worker(int idx, void *arg)
     am_fifo_stall_hook = stall;
     tu_gate_wait(&s->gate);
     while (sent < s->per && !AO_load(&s->errors)) { /* the first error ends all */
-        int rc = am_fifo_put(s->f, (uint32_t)idx << 24 | (uint32_t)sent);
+        int rc = am_fifo_put(s->f, SHIFT, (uint32_t)idx << 24 | (uint32_t)sent);
         if (rc == 0)
             sent++;
         else if (rc != -ENOSPC)
             AO_fetch_and_add1(&s->errors);
-        if ((rc = am_fifo_get(s->f, &v)) == 0) {
+        if ((rc = am_fifo_get(s->f, SHIFT, &v)) == 0) {
             take(s, v, last);
             got++;
         } else if (rc != -ENOENT) {
@@ -200,7 +207,7 @@ START_TEST(many_processes)
     for (int p = 0; p < PROCS; p++)
         last[p] = -1; /* the drain is one consumer too */
     long drained = 0;
-    while (am_fifo_get(s->f, &v) == 0) {
+    while (am_fifo_get(s->f, SHIFT, &v) == 0) {
         take(s, v, last);
         drained++;
     }
@@ -250,7 +257,7 @@ static void victim_run(void *arg)
     self_victim = v;
     am_fifo_stall_hook = die_here;
     for (uint32_t i = 0;; i++) {
-        if (am_fifo_put(v->f, i) != 0 || am_fifo_get(v->f, &x) != 0)
+        if (am_fifo_put(v->f, SHIFT, i) != 0 || am_fifo_get(v->f, SHIFT, &x) != 0)
             _exit(3);
         AO_store(&v->done, i + 1);
     }
@@ -263,7 +270,7 @@ static void assert_usable(struct am_fifo *f, const char *what)
     uint32_t v, prev = 0, n = 0;
     int rc;
 
-    while ((rc = am_fifo_get(f, &v)) == 0) {
+    while ((rc = am_fifo_get(f, SHIFT, &v)) == 0) {
         ck_assert_msg(n == 0 || v > prev, "%s: %u after %u", what, v, prev);
         prev = v;
         n++;
@@ -271,8 +278,8 @@ static void assert_usable(struct am_fifo *f, const char *what)
     ck_assert_msg(rc == -ENOENT && n <= 2, "%s: drain ended %d after %u values", what, rc,
                   n);
     for (uint32_t i = 0; i < 3u << SHIFT; i++) {
-        ck_assert_int_eq(am_fifo_put(f, i), 0);
-        ck_assert_int_eq(am_fifo_get(f, &v), 0);
+        ck_assert_int_eq(am_fifo_put(f, SHIFT, i), 0);
+        ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), 0);
         ck_assert_uint_eq(v, i);
     }
 }
@@ -286,12 +293,12 @@ START_TEST(killed_at_hook)
 
     v->f = make(SHIFT, &size);
     v->where = _i;
-    am_fifo_put(v->f, 1000000); /* one resident, so a get reads a slot */
+    am_fifo_put(v->f, SHIFT, 1000000); /* one resident, so a get reads a slot */
     pid_t p = tu_spawn(victim_run, v, 0);
     int st = tu_reap(p, 10);
     ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "victim: status %d", st);
     uint32_t x;
-    ck_assert_int_eq(am_fifo_get(v->f, &x), 0);
+    ck_assert_int_eq(am_fifo_get(v->f, SHIFT, &x), 0);
     ck_assert_uint_eq(x, 1000000); /* the resident is still first */
     assert_usable(v->f, _i == AM_FIFO_PUT_READ ? "killed in put" : "killed in get");
     tu_shared_free(v->f, size);

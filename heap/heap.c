@@ -121,6 +121,7 @@ static int claim(struct am_heap_view *h, unsigned c, unsigned who, uint32_t q, u
         am_fifo_pop(f, q); /* garbage: drop it */
         return 0;
     }
+    am__heap_hook(AM_HEAP_PEEKED);
     AO_t *hp = header_at(h, x), w = AO_load_acquire(hp);
     if (!am_fifo_at_head(f, q))
         return 0; /* w may be x's state under a later message */
@@ -128,7 +129,7 @@ static int claim(struct am_heap_view *h, unsigned c, unsigned who, uint32_t q, u
         am_fifo_pop(f, q); /* claimed by a stalled or dead peer (I2), or corrupt */
         return 0;
     }
-    am__heap_hook(AM_HEAP_PEEKED);
+    am__heap_hook(AM_HEAP_CHECKED);
     if (!AO_compare_and_swap_full(hp, w, hw_next(w, H_ALLOC, who)))
         return 0;
     am__heap_hook(AM_HEAP_CLAIMED);
@@ -212,6 +213,7 @@ int am_heap_free(struct am_heap_view *h, uint64_t off, unsigned who)
 
     if (!w)
         return -EINVAL;
+    am__heap_hook(AM_HEAP_FREE_READ);
     if (hw_kind(w) == H_LARGE)
         return am__large_free(h, (uint32_t)(u / AM_HEAP_UNITS), w);
     return am__free_small(h, u, w);

@@ -178,13 +178,15 @@ static inline size_t class_bytes(unsigned c)
 /* Points where a test may stall or kill a call (check_heap.c), in the order a
  * call meets them.  Stops inside the FIFO are fifo.h's hooks. */
 enum am_heap_hook {
-    AM_HEAP_PEEKED,     /* alloc: head message and its header read, before the header CAS */
+    AM_HEAP_PEEKED,     /* alloc: head message read, its block's header not yet */
+    AM_HEAP_CHECKED,    /* alloc: header read, message still the head; before the CAS */
     AM_HEAP_CLAIMED,    /* alloc: header CAS done, message not yet popped */
     AM_HEAP_CARVING,    /* carve: superblock claimed, headers not yet written */
     AM_HEAP_CARVED,     /* carve: published, half its blocks handed to the FIFO */
     AM_HEAP_RUN_PART,   /* large: the run's top superblock claimed, the rest not */
     AM_HEAP_RUN_HEADER, /* large: run claimed and its header ALLOCATED, not published */
-    AM_HEAP_FREEING, /* free: header CAS done, block not yet in its FIFO or run released */
+    AM_HEAP_FREE_READ,  /* free: header read and checked, before its CAS */
+    AM_HEAP_FREEING,    /* free: header CAS done, block not yet in its FIFO or released */
     AM_HEAP_HOOKS
 };
 extern void (*am_heap_stall_hook)(enum am_heap_hook where);

@@ -15,8 +15,13 @@
  * Free: the header CAS ALLOCATED(who) -> FREE (double free and wrong who fail
  * there), then each superblock of the run back to FREE by CAS of the state
  * read, from the top down, the head last: until the head is FREE no other run
- * can have this head, so a state RUN(head, ...) or CLAIM(head, ...) met on the
- * way is this run's.
+ * can have this head.  The run's extent is its recorded length, not the
+ * states that name its head: a claimer that found these superblocks free
+ * before this run took them may hold CLAIM(head, its who) just above the run,
+ * stalled after its first CAS, and must keep it (a release that took it was
+ * caught by check_heap's owner map: two runs on one superblock).  A run freed
+ * before it was published (reclaim of a dead claimer) extends over the
+ * states CLAIM(head, its who) or RUN(head, ...).
  *
  * Dead claimers: reclaim frees a run whose header is ALLOCATED by a dead who
  * (published or not: am__large_free accepts CLAIM states of its head), and
@@ -35,10 +40,28 @@ void am__lower_hint(struct am_heap_view *h, uint32_t sb)
         AO_compare_and_swap_full(low, k, sb); /* a hint: a lost race costs a scan */
 }
 
-/* Is state s part of the run with this head (claimed or published)? */
-static int of_run(AO_t s, uint32_t head)
+/* Is state s part of the run with this head, allocated by who: published, or
+ * still claimed by who?  A CLAIM of the same head by another claimer is not:
+ * one that found these superblocks free before this run took them may have
+ * claimed the top of its window above the run and be stalled there. */
+static int of_run(AO_t s, uint32_t head, unsigned who)
 {
-    return (sb_kind(s) == SB_RUN || sb_kind(s) == SB_CLAIM) && sb_head(s) == head;
+    return sb_head(s) == head &&
+           (sb_kind(s) == SB_RUN || (sb_kind(s) == SB_CLAIM && sb_who(s) == who));
+}
+
+/* One past the run's last superblock: its recorded length if published, else
+ * (a dead claimer's run, freed by reclaim) as far as its states go. */
+static uint32_t run_end(const struct am_heap_view *h, uint32_t head, unsigned who)
+{
+    AO_t s = AO_load(state_at(h, head));
+    if (sb_kind(s) == SB_RUN && sb_head(s) == head && sb_len(s) >= 1 &&
+        sb_len(s) <= h->superblocks - head)
+        return head + sb_len(s);
+    uint32_t end = head;
+    while (end < h->superblocks && of_run(AO_load(state_at(h, end)), head, who))
+        end++;
+    return end;
 }
 
 /* Looks for n FREE superblocks in a row at or below top: 1 and *head, or 0. */
@@ -119,15 +142,12 @@ int am__large_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *
     return -EAGAIN;
 }
 
-/* Returns the run [head, ...) to the free space, top first, head last. */
-static void release(struct am_heap_view *h, uint32_t head)
+/* Returns the run [head, ...) of who to the free space, top first, head last. */
+static void release(struct am_heap_view *h, uint32_t head, unsigned who)
 {
-    uint32_t end = head;
-    while (end < h->superblocks && of_run(AO_load(state_at(h, end)), head))
-        end++;
-    for (int64_t k = (int64_t)end - 1; k >= head; k--) {
+    for (int64_t k = (int64_t)run_end(h, head, who) - 1; k >= head; k--) {
         AO_t *st = state_at(h, (uint32_t)k), s = AO_load(st);
-        if (of_run(s, head))
+        if (of_run(s, head, who))
             AO_compare_and_swap_full(st, s, SB_FREE);
     }
     am__lower_hint(h, head);
@@ -139,7 +159,7 @@ int am__large_free(struct am_heap_view *h, uint32_t head, AO_t w)
                                   hw_next(w, H_FREE, 0)))
         return -EINVAL;
     am__heap_hook(AM_HEAP_FREEING);
-    release(h, head);
+    release(h, head, hw_who(w));
     return 0;
 }
 

@@ -229,17 +229,19 @@ static void units(const struct am_heap_view *h, uint64_t off, size_t len, uint64
     *end = (off - h->meta + (len ? len : 1) + 255) / 256;
 }
 
-/* Marks the block's units as owned by `me` (CAS from 0); 0, or -1 if some
- * unit already had an owner (marks made so far are undone). */
-static int own(AO_t *map, const struct am_heap_view *h, uint64_t off, size_t len, AO_t me)
+/* Marks the block's units as owned by `me` (CAS from 0); 0, or the unit + 1
+ * that already had an owner (marks made so far are undone). */
+static uint64_t own(AO_t *map, const struct am_heap_view *h, uint64_t off, size_t len,
+                    AO_t me)
 {
     uint64_t first, end;
     units(h, off, len, &first, &end);
     for (uint64_t u = first; u < end; u++) {
         if (!AO_compare_and_swap_full(&map[u], 0, me)) {
+            uint64_t bad = u + 1;
             while (u-- > first)
                 AO_store(&map[u], 0);
-            return -1;
+            return bad;
         }
     }
     return 0;
@@ -452,9 +454,15 @@ static void get_one(struct shared *s, int idx, struct held *w, long *n, uint64_t
         am_heap_data(&s->h, b.off, b.len, (unsigned)idx + 1) != s->h.base + b.off)
         return tu_error(&s->err, "p%d: alloc of %zu: %d, off %llu", idx, b.len, rc,
                         (unsigned long long)b.off);
-    if (own(s->map, &s->h, b.off, b.len, (AO_t)idx + 1) != 0)
-        return tu_error(&s->err, "p%d: block at %llu (%zu bytes) handed out twice", idx,
-                        (unsigned long long)b.off, b.len);
+    uint64_t bad = own(s->map, &s->h, b.off, b.len, (AO_t)idx + 1);
+    if (bad--)
+        return tu_error(&s->err,
+                        "p%d: block at %llu (%zu bytes) handed out twice: unit %llu is "
+                        "p%lu's (superblock %llu, state %#lx, header %#lx)",
+                        idx, (unsigned long long)b.off, b.len, (unsigned long long)bad,
+                        (unsigned long)s->map[bad] - 1, (unsigned long long)bad / 256,
+                        (unsigned long)*state_at(&s->h, (uint32_t)(bad / 256)),
+                        (unsigned long)*header_at(&s->h, bad));
     stamp(s->h.base + b.off, b.len, b.tag);
     w[(*n)++] = b;
     AO_fetch_and_add1(&s->allocs);
@@ -540,6 +548,58 @@ START_TEST(many_processes)
     tu_shared_free(s->map, units_of(&a.h) * sizeof(AO_t));
     arena_free(&a);
     tu_shared_free(s, sizeof *s);
+}
+END_TEST
+
+/* Several processes free the same blocks at once: each block is freed by
+ * exactly one of them, and the FIFOs name it once. */
+#define RACED 200
+
+struct race {
+    struct tu_gate gate;
+    struct am_heap_view h;
+    uint64_t offs[RACED];
+    AO_t freed, errors;
+};
+
+static void racer(int idx, void *arg)
+{
+    struct race *r = arg;
+    hook_calls = (unsigned)idx * 61;
+    am_heap_stall_hook = heap_stall;
+    tu_gate_wait(&r->gate);
+    for (int i = 0; i < RACED; i++) {
+        int rc = am_heap_free(&r->h, r->offs[(i + idx * 7) % RACED], 1);
+        if (rc == 0)
+            AO_fetch_and_add1(&r->freed);
+        else if (rc != -EINVAL)
+            AO_fetch_and_add1(&r->errors);
+    }
+}
+
+START_TEST(racing_frees)
+{
+    struct race *r = tu_shared_alloc(sizeof *r);
+    struct arena a;
+    uint64_t x = 77;
+
+    arena_make(&a, am_heap_bytes_for(SB, 64));
+    r->h = a.h;
+    for (int round = 0; round < 5 * tu_stress_factor(); round++) {
+        for (int i = 0; i < RACED; i++)
+            ck_assert_int_eq(
+                am_heap_alloc(&a.h, i % 10 ? pick_len(&x) % 8192 : SB, 1, &r->offs[i]), 0);
+        AO_store(&r->freed, 0);
+        tu_gate_init(&r->gate, PROCS);
+        ck_assert_int_eq(tu_run_procs(PROCS, racer, r, 30), 0);
+        ck_assert_msg(r->freed == RACED && r->errors == 0,
+                      "round %d: %lu frees of %d blocks succeeded, %lu errors", round,
+                      (unsigned long)r->freed, RACED, (unsigned long)r->errors);
+        assert_audit(&a.h, "racing frees");
+    }
+    assert_drains(&a.h, "racing frees");
+    arena_free(&a);
+    tu_shared_free(r, sizeof *r);
 }
 END_TEST
 
@@ -666,8 +726,10 @@ static int ended(pid_t p, int *st)
     return waitpid(p, st, WNOHANG) == p;
 }
 
-static const char *const hook_names[] = {"peeked",   "claimed",    "carving", "carved",
-                                         "run_part", "run_header", "freeing"};
+static const char *const hook_names[] = {"peeked",     "checked",   "claimed",
+                                         "carving",    "carved",    "run_part",
+                                         "run_header", "free_read", "freeing"};
+_Static_assert(sizeof hook_names / sizeof hook_names[0] == AM_HEAP_HOOKS, "a name each");
 
 /* Killed by itself at each hook of the allocation path, the 3rd time there. */
 START_TEST(killed_at_hook)
@@ -861,6 +923,7 @@ static Suite *heap_suite(void)
     tcase_add_test(tc, exhaustion);
     tcase_add_test(tc, runs_and_classes);
     tcase_add_test(tc, many_processes);
+    tcase_add_test(tc, racing_frees);
     tcase_add_loop_test(tc, killed_at_hook, AM_HEAP_PEEKED, AM_HEAP_RUN_HEADER + 1);
     tcase_add_test(tc, killed_at_random);
     tcase_add_test(tc, killed_in_free);

@@ -3,8 +3,9 @@
  *
  * Each process owns an endpoint: a shared segment holding a request queue and a
  * reply queue.  A process maps peers' endpoints to small indices, registers
- * handlers by id (0..255), and sends short messages (0..8 32-bit arguments) or bulk
- * messages (up to AM_MAX_BULK bytes) to a peer's handler.  The owner of an endpoint
+ * handlers by id (0..255), and sends short messages (0..8 32-bit arguments), bulk
+ * messages (up to AM_MAX_BULK bytes) or long messages (up to the destination's
+ * long_max, 1 MiB by default) to a peer's handler.  The owner of an endpoint
  * runs handlers when it polls.  A request handler may reply once to its source;
  * reply handlers do not send.  Messages from one sender to one queue are delivered
  * in the order they were sent, exactly once.
@@ -22,9 +23,11 @@
  *   call                       may call                    blocks
  *   am_ep_create, _map,        the owner, not in a handler no (destroy drains first)
  *     _destroy, am_set_handler
- *   am_request, _bulk          the owner, not in a handler while the queue is full
- *   am_reply, _bulk            the owner, in a request     while the queue is full
- *                              handler, once per request
+ *   am_request, _bulk, _long,  the owner, not in a handler while the queue (or
+ *     _long_at                                             heap) is full
+ *   am_reply, _bulk, _long,    the owner, in a request     while the queue (or
+ *     _long_at                 handler, once per request   heap) is full
+ *   am_region_create           the owner, not in a handler no
  *   am_poll                    the owner, not in a handler no
  *   am_wait                    the owner, not in a handler until a message or timeout
  *   am_barrier, am_finalize    the owner (a job's rank)    until every rank arrives
@@ -68,12 +71,16 @@ typedef void (*am_handler_t)(am_token_t *tok, const uint32_t *args, int nargs, v
  *   abandon_ms  the longest am_wait sleeps while a queue waits on a claim whose
  *               sender may have died: a dead sender's claim is skipped within
  *               this bound, default 100, 1..60000                 (SHMAM_ABANDON_MS)
+ *   long_max    the longest long message this endpoint takes, in bytes,
+ *               4096 .. 2^30, default 1 MiB (1048576); each queue keeps a
+ *               shared heap that holds two of them at once    (SHMAM_LONG_MAX)
  */
 struct am_ep_opts {
     const char *claim;
     const char *shm;
     unsigned packets, bulk_blocks, max_senders;
     unsigned abandon_ms;
+    unsigned long_max;
 };
 
 /* Endpoints.  Names are 1..AM_MAX_NAME (40) characters of [A-Za-z0-9._-].  An endpoint
@@ -114,6 +121,37 @@ int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler, const void *da
 int am_reply(am_token_t *tok, unsigned handler, const uint32_t *args, int nargs);
 int am_reply_bulk(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs);
+
+/* Long messages, of 0 .. long_max bytes (the destination's option).  The data
+ * is copied into a block of the destination queue's shared heap, allocated
+ * before the packet is claimed, and the handler gets a pointer to it in place
+ * (valid until it returns) and its length, as for bulk.  One sender's short,
+ * bulk and long messages to a queue arrive in the order sent.  A heap that is
+ * full now makes the send back off and poll, as a full queue does (dead
+ * senders' blocks are taken back); -EMSGSIZE for more than long_max bytes.
+ * Otherwise the errors of am_request_bulk; data may be NULL when len is 0. */
+int am_request_long(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
+                    size_t len, const uint32_t *args, int nargs);
+int am_reply_long(am_token_t *tok, unsigned handler, const void *data, size_t len,
+                  const uint32_t *args, int nargs);
+
+/* One-copy long messages (GASNet's AMLong).  am_region_create, by the owner
+ * once per endpoint, makes `bytes` (1 .. 2^40) of shared memory that peers may
+ * write into, and sets *base to it: e.g. a Split-C spread array.  It lives as
+ * long as the endpoint.  -EEXIST for a second region, -ENOSPC, -ENOMEM, -EINVAL.
+ * am_request_long_at / am_reply_long_at copy len bytes of data straight into
+ * the destination's region at `offset`, then the handler runs with a pointer to
+ * them there (data = region + offset, len).  -ENXIO if the destination has no
+ * region, -EMSGSIZE if offset + len passes its end (the receiver checks
+ * against its own record too: a packet naming bytes outside is dropped as
+ * corrupt).  The sender writes the region before the handler runs; when two
+ * senders write the same bytes, the application orders them. */
+int am_region_create(am_ep_t *ep, size_t bytes, void **base);
+int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
+                       size_t len, size_t offset, const uint32_t *args, int nargs);
+int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t len,
+                     size_t offset, const uint32_t *args, int nargs);
+
 unsigned am_token_source(const am_token_t *tok); /* UINT_MAX if unknown or NULL */
 am_ep_t *am_token_ep(const am_token_t *tok);     /* NULL for NULL */
 
@@ -137,6 +175,7 @@ const char *am_ep_name(const am_ep_t *ep);
 const char *am_ep_claim(const am_ep_t *ep);
 unsigned long am_ep_bad_packets(const am_ep_t *ep);
 unsigned long am_ep_abandoned(const am_ep_t *ep); /* dead senders' claims skipped */
+size_t am_ep_long_max(const am_ep_t *ep);         /* the longest long message it takes */
 
 /* Jobs started by shmamrun.  am_init, by the thread that will own the rank's
  * endpoint, creates it, maps every rank and waits at a barrier for all of

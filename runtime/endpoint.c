@@ -74,7 +74,10 @@ static int reclaim_stale(enum am_shm b, const char *name)
         gone = am__ep_stale(&seg);
         am__segment_unmap(&seg);
     }
-    return gone && am__segment_unlink(b, name) == 0;
+    if (!gone || am__segment_unlink(b, name) != 0)
+        return 0;
+    am__region_unlink_stale(b, name);
+    return 1;
 }
 
 /* Lay out a fresh segment, view it as its owner, take its lifeline, go LIVE,
@@ -163,6 +166,7 @@ int am_ep_destroy(am_ep_t *ep)
     am__wake(ep->own.shared);
     am__peers_close(ep);
     am__pending_free(ep);
+    am__region_destroy(ep);
     int rc = am__ep_unlink(ep);
     am__lifeline_release(&ep->own.hdr->owner_life); /* before the unmap: glibc
                                                        lists it while held */
@@ -213,4 +217,9 @@ unsigned long am_ep_bad_packets(const am_ep_t *ep)
 unsigned long am_ep_abandoned(const am_ep_t *ep)
 {
     return am__ep_ok(ep) ? ep->abandoned : 0;
+}
+
+size_t am_ep_long_max(const am_ep_t *ep)
+{
+    return am__ep_ok(ep) ? ep->own.long_max : 0;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "heap.h"
 #include "layout.h"
 #include "lifeline.h"
 #include "lock.h"
@@ -29,6 +30,7 @@ struct am_config {
     enum am_claim claim;
     enum am_shm backend;
     uint32_t packets, bulk_blocks, max_senders;
+    uint32_t long_max;   /* the longest long message */
     uint32_t abandon_ms; /* longest a waiting owner sleeps on a stuck claim */
 };
 
@@ -42,6 +44,8 @@ enum am_hook {
     AM_HOOK_BULK_HALF,    /* half of the bulk data copied */
     AM_HOOK_REGISTERING,  /* sender entry taken (lifeline held, BUSY), not READY */
     AM_HOOK_CREATING,     /* endpoint segment made and laid out, not yet LIVE */
+    AM_HOOK_LONG_STAGED,  /* long message's heap block allocated and filled,
+                           * packet not yet claimed */
     AM_HOOK_COUNT
 };
 
@@ -54,6 +58,7 @@ struct am_queue_view {
     struct am_bulk_state *bulk_state;
     unsigned char *bulk;
     uint32_t packets_n, bulk_n; /* Q and B, powers of two */
+    struct am_heap_view heap;   /* long messages' blocks */
 };
 
 struct am_seg_view {
@@ -66,6 +71,7 @@ struct am_seg_view {
     const struct am_lock_ops *lock; /* NULL for lockfree */
     uint32_t max_senders;
     uint32_t page;
+    uint32_t long_max; /* the longest long message it takes */
 };
 
 /* Sender entry i (i < max_senders), alone on its page. */
@@ -82,6 +88,8 @@ struct am_peer {
     unsigned who;             /* our claimant id there: AM_WHO(index, generation) */
     int learned;              /* mapped because it sent to us, not by am_ep_map */
     unsigned long backoffs;   /* rounds our sends to it waited (see send.c) */
+    struct am_segment region; /* its one-copy region, mapped on first use */
+    size_t region_bytes;      /* its size as read then: our bound; 0: unmapped */
     char name[AM_NAME_MAX];
 };
 
@@ -131,6 +139,8 @@ struct am_ep {
     unsigned barrier_arrived; /* job barrier: arrivals seen (rank 0) */
     unsigned barrier_epoch;   /* job barrier: releases seen */
     int holding;              /* in am_init: hold messages for user handlers */
+    struct am_segment region; /* am_region_create's NAME.r; base NULL: none */
+    size_t region_bytes;      /* our own record of its size, the receiver's bound */
     struct am_pending *pending, *pending_last; /* held messages, oldest first */
 };
 
@@ -178,8 +188,20 @@ int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
  * again; -EPIPE, -EPROTO), any number of senders at once.  orphans_ask: any
  * sender waiting for a bulk block.  publish: the sender that completed the
  * claim, once (release-stores READY).  am__send: the owner of ep, blocks while
- * the queue is full (polling ep); the errors of am_request.  report_broken:
- * a sender that found a peer's segment unusable; -EPROTO, one line on stderr. */
+ * the queue (or for a long message the heap) is full, polling ep; the errors
+ * of am_request.  report_broken: a sender that found a peer's segment
+ * unusable; -EPROTO, one line on stderr. */
+enum am_kind { AM_SHORT, AM_BULK, AM_LONG, AM_LONG_AT };
+struct am_msg {
+    enum am_kind kind;
+    unsigned handler;
+    const uint32_t *args;
+    int nargs;
+    const void *data; /* bulk and long: the payload */
+    size_t len;
+    uint64_t off; /* AM_LONG: its heap block once staged; AM_LONG_AT: the
+                   * offset in the destination's region */
+};
 struct am_claim_state {
     uint64_t ticket, bulk_ticket;
     unsigned who; /* the claimant's id in the destination segment */
@@ -196,10 +218,9 @@ static inline void am__hook(enum am_hook where)
         am__claim_stall_hook(where);
 }
 
-void am__publish(struct am_queue_view *q, const struct am_claim_state *c, unsigned handler,
-                 const void *data, size_t len, const uint32_t *args, int nargs);
-int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
-             const void *data, size_t len, const uint32_t *args, int nargs);
+void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
+                 const struct am_msg *m);
+int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m);
 int am__report_broken(const struct am_seg_view *v, const char *why);
 
 /* poll.c: the receiver's half; the owner only, never inside a handler, never
@@ -233,6 +254,17 @@ int am__pending_hold(am_ep_t *ep, const am_token_t *tok, const struct am_packet 
                      const void *data, size_t len);
 int am__pending_run(am_ep_t *ep);
 void am__pending_free(am_ep_t *ep);
+
+/* region.c: one-copy long messages.  write: the sender, before claiming its
+ * packet; maps the destination's region on first use and copies m's data in
+ * at m->off, bounds-checked by the size it read then; 0, -ENXIO (no region),
+ * -EMSGSIZE (does not fit), -EPROTO.  close: unmap a peer's region.
+ * destroy: the owner's region goes with its endpoint.  unlink_stale: a
+ * creator reclaiming a dead owner's name removes its region too. */
+int am__region_write(struct am_peer *peer, const struct am_msg *m);
+void am__region_close(struct am_peer *peer);
+void am__region_destroy(am_ep_t *ep);
+void am__region_unlink_stale(enum am_shm b, const char *name);
 
 /* peers.c */
 struct am_peer *am__peer(am_ep_t *ep, unsigned index);

@@ -147,13 +147,14 @@ int am_barrier(am_ep_t *ep)
     unsigned others = (unsigned)job_nprocs - 1, epoch = ep->barrier_epoch + 1;
     int rc = 0;
     if (job_rank != 0) {
-        rc = am__send(ep, 0, AM_REQUEST, AM_H_BARRIER_ARRIVE, NULL, 0, NULL, 0);
+        rc = am__send(ep, 0, AM_REQUEST, &(struct am_msg){.handler = AM_H_BARRIER_ARRIVE});
         return rc < 0 ? rc : wait_for(ep, &ep->barrier_epoch, epoch);
     }
     rc = wait_for(ep, &ep->barrier_arrived, others);
     ep->barrier_arrived -= others;
     for (int r = 1; rc == 0 && r < job_nprocs; r++)
-        rc = am__send(ep, (unsigned)r, AM_REQUEST, AM_H_BARRIER_RELEASE, NULL, 0, NULL, 0);
+        rc = am__send(ep, (unsigned)r, AM_REQUEST,
+                      &(struct am_msg){.handler = AM_H_BARRIER_RELEASE});
     ep->barrier_epoch = epoch;
     return rc;
 }

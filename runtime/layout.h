@@ -18,6 +18,8 @@
  *       struct am_packet[Q]     one cache line each
  *       AO_t bulk_state[B]      one cache line each
  *       bulk data[B]            AM_BULK_BYTES each, cache-line aligned
+ *       heap                    long messages' blocks (heap/heap.h), sized so
+ *                               that two of long_max bytes fit at once
  *
  * Slot states and laps.  Tails and heads are free-running 64-bit counters: ticket
  * t names slot t % N in lap t / N.  A slot's state word is (lap << 24) | (who << 2)
@@ -54,7 +56,7 @@
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-#define AM_LAYOUT_VERSION 5u
+#define AM_LAYOUT_VERSION 6u
 #define AM_LINE 64u   /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
@@ -127,7 +129,7 @@ struct am_seg_header {
     uint32_t max_senders; /* S */
     uint32_t owner_pid;   /* for tools (shmamstat); liveness is owner_life's */
     uint32_t page_size;   /* P: the layout's page; attachers must have the same */
-    uint32_t pad;
+    uint32_t long_max;    /* the longest long message, AM_MIN_LONG .. AM_MAX_LONG */
     uint64_t segment_size;
     uint64_t senders_off; /* offsets from the segment start: P; entry i at
                            * senders_off + i * P */
@@ -138,6 +140,8 @@ struct am_seg_header {
     uint64_t packets_off[2];
     uint64_t bulk_state_off[2];
     uint64_t bulk_off[2];
+    uint64_t heap_off[2];   /* per queue: its heap (heap/heap.h), 64-byte aligned */
+    uint64_t heap_bytes[2]; /* the heap's span, am_heap_bytes_for(long_max, 2) */
     char name[AM_NAME_MAX];
     /* Statistics, kept by the owner for tools (shmamstat): stored, never read
      * back (the private counters are the truth). */
@@ -145,6 +149,11 @@ struct am_seg_header {
     AO_t abandoned;      /* claims of dead senders skipped */
     AO_t delivered;      /* messages delivered (handlers run or held) */
     AO_t delivered_bulk; /* of them, bulk */
+    /* The owner's one-copy region (am_region_create): its size, release-stored
+     * once the segment NAME.r is complete; 0 while there is none.  A sender
+     * maps NAME.r on its first am_request_long_at and keeps the size it read
+     * then as its bound. */
+    AO_t region_bytes;
     /* What every send reads first, on one line that changes only at open and
      * close: is the owner there? */
     _Alignas(AM_LINE) AO_t state;  /* enum am_seg_state; release-stored by the owner */
@@ -158,6 +167,8 @@ struct am_seg_shared {
     unsigned int wake_seq;                    /* futex word, bumped by senders */
     AO_t orphans[2]; /* per queue: a sender asks the owner to repair the
                       * bulk blocks (dead claims, impossible states) */
+    AO_t reclaim[2]; /* per queue: a sender finding the heap full asks the
+                      * owner to free blocks that dead senders hold */
 };
 
 /* One sender entry, alone on its page.  Whoever holds an entry's lifeline owns
@@ -199,14 +210,23 @@ struct am_queue_recv {
 
 struct am_packet {
     _Alignas(AM_LINE) AO_t state; /* AM_STATE(lap, type) */
-    uint64_t bulk_ticket;         /* READY_BULK: bulk ticket (block t % B, lap t / B) */
+    uint64_t bulk_ticket;         /* READY_BULK: bulk ticket (block t % B, lap t / B);
+                                   * long: heap offset; long_at: region offset */
     uint16_t handler;             /* handler id */
     uint8_t nargs;                /* 0 .. AM_MAX_ARGS */
-    uint8_t flags;                /* reserved, 0 */
+    uint8_t flags;                /* READY: 0, AM_PKT_LONG or AM_PKT_LONG_AT */
     uint32_t pad;                 /* the sender is the claimant in the state word */
-    uint32_t bulk_len;            /* 0 .. AM_BULK_BYTES */
+    uint32_t bulk_len;            /* bulk: 0 .. AM_BULK_BYTES; long: 0 .. long_max */
     uint32_t args[AM_MAX_ARGS];
 };
+
+/* A READY packet's flags: a long message whose data is a block of the queue's
+ * heap allocated by the packet's claimant (bulk_ticket its offset, bulk_len its
+ * length), or one whose data the sender wrote into the owner's region. */
+enum am_pkt_flag { AM_PKT_LONG = 1, AM_PKT_LONG_AT = 2 };
+#define AM_MIN_LONG 4096u
+#define AM_MAX_LONG (1u << 30)
+#define AM_DEFAULT_LONG (1u << 20)
 
 /* A bulk block's state word is AM_STATE(lap, 0, AM_FREE) or
  * AM_STATE(lap, claimant, AM_CLAIMED). */

@@ -95,6 +95,9 @@ int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
     if (rc == 0)
         rc = pick_count(o->abandon_ms, "SHMAM_ABANDON_MS", AM_DEFAULT_ABANDON_MS, 1,
                         AM_MAX_ABANDON_MS, 0, &cfg->abandon_ms);
+    if (rc == 0)
+        rc = pick_count(o->long_max, "SHMAM_LONG_MAX", AM_DEFAULT_LONG, AM_MIN_LONG,
+                        AM_MAX_LONG, 0, &cfg->long_max);
     return rc;
 }
 
@@ -119,7 +122,10 @@ static const struct am_error {
     {ETIMEDOUT, "ETIMEDOUT", "timed out"},
     {ENOMEM, "ENOMEM", "out of memory"},
     {EACCES, "EACCES", "permission denied (another user's segment, or one open to others)"},
-    {EMSGSIZE, "EMSGSIZE", "message too long (more than 8 arguments or 8192 bytes)"},
+    {EMSGSIZE, "EMSGSIZE",
+     "message too long (more than 8 arguments, 8192 bulk bytes, the destination's "
+     "long_max, or past the end of its region)"},
+    {ENXIO, "ENXIO", "the destination has no region for one-copy long messages"},
 };
 
 static const struct am_error *error_of(int err)

@@ -79,6 +79,7 @@ static int peer_open(am_ep_t *ep, struct am_peer *p, const char *name)
 static void peer_close(struct am_peer *p)
 {
     am__sender_release(p->view, p->sender_index);
+    am__region_close(p);
     if (p->view == &p->view_store)
         am__segment_unmap(&p->view_store.seg);
     free(p);

@@ -21,8 +21,17 @@
  * asks (header word `orphans`): only the receiver may free them, since only it
  * knows which blocks queued packets still use.
  *
+ * Long messages.  A READY packet flagged AM_PKT_LONG names a block of the
+ * queue's heap that its claimant allocated (the heap's header says so; the
+ * receiver checks before the handler and frees the block after it); one
+ * flagged AM_PKT_LONG_AT names bytes of our region, bounded by our own record
+ * of its size.  Blocks that dead senders allocated and never published are
+ * taken back when such a claim is skipped, or when a sender finding the heap
+ * full asks (header word `reclaim`).
+ *
  * Nothing read from shared memory is trusted: a packet whose handler id, argument
- * count, claimant, bulk block or length is wrong is counted, reported once on
+ * count, claimant, bulk block, heap block, region bounds or length is wrong is
+ * counted, reported once on
  * stderr and freed; a head slot whose state no sender could have written is
  * counted and reset to FREE for its lap; a tail or bulk tail that a peer moved
  * somewhere impossible is put back (checked every AM_TAIL_CHECK idle polls).  The receiver
@@ -48,28 +57,62 @@ void am__report_bad(am_ep_t *ep, const char *why)
                 ep->name, why);
 }
 
-/* Validate the copy `m` of a packet in state `s` of queue `q`; returns NULL or
- * why it is bad.  Sets *bulk to the block to free (NULL if none is ours). */
-static const char *check(am_ep_t *ep, struct am_queue_view *q, const struct am_packet *m,
-                         AO_t s, unsigned *source, struct am_bulk_state **bulk)
+/* Where a message's data lies: a bulk block, a heap block (long) or our
+ * region (long_at); every address derived from our own records. */
+struct payload {
+    struct am_bulk_state *bulk; /* the bulk block to free, or NULL */
+    int heap;                   /* a heap block to free (at m->bulk_ticket) */
+    void *data;
+    size_t len;
+};
+
+/* The payload of the copy `m` of a packet in state s (claimant who) of queue
+ * q; NULL or why it is bad. */
+static const char *payload(am_ep_t *ep, struct am_queue_view *q, const struct am_packet *m,
+                           AO_t s, struct payload *pl)
 {
     unsigned who = AM_STATE_WHO(s);
-    *bulk = NULL;
+    *pl = (struct payload){0};
     if (AM_STATE_TYPE(s) == AM_READY_BULK) {
         struct am_bulk_state *b = &q->bulk_state[m->bulk_ticket & (q->bulk_n - 1)];
         if (AO_load(&b->state) !=
             AM_STATE(am_lap(m->bulk_ticket, q->bulk_n), who, AM_CLAIMED))
             return "bulk block not claimed for this message";
-        *bulk = b;
+        pl->bulk = b;
         if (m->bulk_len > AM_BULK_BYTES)
             return "bulk length over 8192";
-    }
+        pl->data = q->bulk + (m->bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES;
+        pl->len = m->bulk_len;
+    } else if (m->flags == AM_PKT_LONG) {
+        if (!(pl->data = am_heap_data(&q->heap, m->bulk_ticket, m->bulk_len, who)))
+            return "long message's heap block not allocated for it";
+        pl->heap = 1;
+        pl->len = m->bulk_len;
+    } else if (m->flags == AM_PKT_LONG_AT) {
+        if (m->bulk_ticket > ep->region_bytes ||
+            m->bulk_len > ep->region_bytes - m->bulk_ticket)
+            return "long message outside the region";
+        pl->data = (char *)ep->region.base + m->bulk_ticket;
+        pl->len = m->bulk_len;
+    } else if (m->flags != 0)
+        return "unknown packet flags";
+    return NULL;
+}
+
+/* Validate the copy `m` of a packet in state `s` of queue `q`; returns NULL or
+ * why it is bad.  Fills *pl with its payload (what to free even if bad). */
+static const char *check(am_ep_t *ep, struct am_queue_view *q, const struct am_packet *m,
+                         AO_t s, unsigned *source, struct payload *pl)
+{
+    const char *why = payload(ep, q, m, s, pl);
+    if (why)
+        return why;
     if (m->nargs > AM_MAX_ARGS)
         return "more than 8 arguments";
     if (m->handler >= AM_HANDLER_TOTAL ||
         (!ep->handlers[m->handler] && !(ep->holding && m->handler < AM_MAX_HANDLERS)))
         return "no such handler";
-    if (am__source_index(ep, who, source) < 0)
+    if (am__source_index(ep, AM_STATE_WHO(s), source) < 0)
         return "unknown source";
     return NULL;
 }
@@ -79,28 +122,29 @@ static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
 {
     struct am_queue_view *q = &ep->own.q[qid];
     struct am_packet m;
-    struct am_bulk_state *bulk;
+    struct payload pl;
     memcpy(&m, p, sizeof m);
     am_token_t tok = {.ep = ep, .qid = (uint8_t)qid};
-    const char *why = check(ep, q, &m, s, &tok.source, &bulk);
-    void *data = bulk ? q->bulk + (m.bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES : NULL;
-    size_t len = bulk ? m.bulk_len : 0;
+    const char *why = check(ep, q, &m, s, &tok.source, &pl);
     if (!why)
-        ep->delivered++, ep->delivered_bulk += bulk != NULL;
+        ep->delivered++, ep->delivered_bulk += pl.bulk != NULL;
     if (why)
         am__report_bad(ep, why);
     else if (!ep->handlers[m.handler]) {
-        if (am__pending_hold(ep, &tok, &m, data, len) < 0)
+        if (am__pending_hold(ep, &tok, &m, pl.data, pl.len) < 0)
             am__report_bad(ep, "no memory to hold a message during am_init");
     } else {
         ep->in_handler++;
-        ep->handlers[m.handler](&tok, m.args, m.nargs, data, len);
+        ep->handlers[m.handler](&tok, m.args, m.nargs, pl.data, pl.len);
         ep->in_handler--;
     }
-    /* Both pair with the next sender's claim (CAS, or acquire under the lock):
-     * our reads of this message happen before its writes of the next one. */
-    if (bulk)
-        AO_store_release(&bulk->state,
+    /* All three pair with the next sender's claim or allocation (CAS, or
+     * acquire under the lock): our reads of this message happen before its
+     * writes of the next one. */
+    if (pl.heap && am_heap_free(&q->heap, m.bulk_ticket, AM_STATE_WHO(s)) != 0)
+        am__report_bad(ep, "long message's heap block freed by another");
+    if (pl.bulk)
+        AO_store_release(&pl.bulk->state,
                          AM_STATE(am_lap(m.bulk_ticket, q->bulk_n) + 1, 0, AM_FREE));
     AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE));
 }
@@ -144,6 +188,40 @@ static void free_orphans(am_ep_t *ep, enum am_qid qid)
     }
 }
 
+/* am_heap_reclaim's questions about queue qid's heap: has a claimant died,
+ * and does a queued packet still use a block? */
+struct reclaim_ctx {
+    am_ep_t *ep;
+    struct am_queue_view *q;
+};
+
+static int reclaim_dead(void *ctx, unsigned who)
+{
+    return am__who_dead(&((struct reclaim_ctx *)ctx)->ep->own, who);
+}
+
+static int reclaim_in_use(void *ctx, uint64_t off)
+{
+    struct am_queue_view *q = ((struct reclaim_ctx *)ctx)->q;
+    for (uint32_t i = 0; i < q->packets_n; i++)
+        if (AM_STATE_TYPE(AO_load_acquire(&q->packets[i].state)) == AM_READY &&
+            q->packets[i].flags == AM_PKT_LONG && q->packets[i].bulk_ticket == off)
+            return 1;
+    return 0;
+}
+
+/* Free the heap blocks of queue qid that dead senders allocated and that no
+ * queued packet uses (a sender that died between allocating and publishing).
+ * Owner only, outside handlers (a handler's block is in use): a dead sender
+ * publishes nothing more, so what this reads of its packets is stable. */
+static void reclaim_heap(am_ep_t *ep, enum am_qid qid)
+{
+    struct reclaim_ctx ctx = {ep, &ep->own.q[qid]};
+    unsigned n = am_heap_reclaim(&ctx.q->heap, reclaim_dead, reclaim_in_use, &ctx);
+    ep->abandoned += n;
+    AO_fetch_and_add(&ep->own.hdr->abandoned, n);
+}
+
 /* The head ticket `head` of queue qid is claimed (state s) but not ready.  Has
  * it waited long enough, and is its claimant dead?  Checks every
  * AM_STUCK_POLLS polls of the same claim. */
@@ -171,6 +249,7 @@ static void skip(am_ep_t *ep, enum am_qid qid, struct am_packet *p, uint64_t hea
     ep->abandoned++;
     AO_fetch_and_add1(&ep->own.hdr->abandoned);
     free_orphans(ep, qid);
+    reclaim_heap(ep, qid);
 }
 
 /* A head slot may legally be FREE or CLAIMED for the head's lap; any other value
@@ -298,15 +377,22 @@ static void repair_bulk_tail(am_ep_t *ep, struct am_queue_view *q)
         am__report_bad(ep, "impossible bulk tail");
 }
 
-/* Repair the bulk blocks and bulk tails a sender asked about; on idle polls. */
+/* Repair the bulk blocks and bulk tails, and take back the heap blocks, that
+ * a sender asked about; on idle polls. */
 static void orphans_asked(am_ep_t *ep)
 {
-    for (int qid = 0; qid < 2; qid++)
-        if (AO_load(&ep->own.shared->orphans[qid])) {
-            AO_store(&ep->own.shared->orphans[qid], 0);
+    struct am_seg_shared *sh = ep->own.shared;
+    for (int qid = 0; qid < 2; qid++) {
+        if (AO_load(&sh->orphans[qid])) {
+            AO_store(&sh->orphans[qid], 0);
             free_orphans(ep, (enum am_qid)qid);
             repair_bulk_tail(ep, &ep->own.q[qid]);
         }
+        if (AO_load(&sh->reclaim[qid])) {
+            AO_store(&sh->reclaim[qid], 0);
+            reclaim_heap(ep, (enum am_qid)qid);
+        }
+    }
 }
 
 /* The shared tails of our queues are sane.  Called every AM_TAIL_CHECK idle
@@ -317,6 +403,7 @@ static void check_tails(am_ep_t *ep)
         repair_tail(ep, (enum am_qid)qid, &ep->own.q[qid]);
         repair_free_slots(ep, (enum am_qid)qid, &ep->own.q[qid]);
         repair_bulk_tail(ep, &ep->own.q[qid]);
+        reclaim_heap(ep, (enum am_qid)qid); /* unasked too: nothing held for good */
     }
 }
 

@@ -37,10 +37,21 @@
  *   the lock.  Locks record their holder, so a waiter takes over the lock of a
  *   holder that died (locks/lock.h); the repair above is all a take-over needs.
  *
+ * Long messages.  A long message's data goes first into a block of the
+ * destination queue's heap (heap/heap.h), allocated with our claimant id, then
+ * a packet is claimed as for a short message and published READY with flag
+ * AM_PKT_LONG naming the block; the receiver frees the block after the
+ * handler.  Allocating before claiming keeps the copy off the queue (a sender
+ * holding a block never holds up a packet slot) and, like bulk-before-packet,
+ * never makes a packet's holder wait for memory.  A one-copy long message is
+ * copied into the destination's region (region.c), then claimed the same
+ * way, flagged AM_PKT_LONG_AT.  Per-sender order is the packets' order.
+ *
  * Dead claimants.  A claim whose sender died is skipped by the receiver
  * (poll.c), which moves the tail past it first if nobody did.  A bulk block
  * claimed by a sender that died before publishing its packet is freed by the
- * receiver when asked (am__claim_orphans_ask, from a sender waiting for it).
+ * receiver when asked (am__claim_orphans_ask, from a sender waiting for it); a
+ * heap block likewise (reclaim_ask, from a sender finding the heap full).
  *
  * Ordering: the claim CAS (full barrier) or the lock's acquire orders the
  * sender's reads of FREE before its writes of the packet; it pairs with the
@@ -273,9 +284,12 @@ void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
 
 #define AM_ORPHAN_EVERY 64 /* yields between looks for a dead sender's bulk block */
 
-/* One round of waiting for room in dest's queue qid. */
-static int backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid, int bulk,
-                   struct spin *sp, unsigned *yields)
+/* One round of waiting for room in dest's queue qid (or its heap).  Once
+ * spinning has clearly failed, every AM_ORPHAN_EVERY yields, `ask` (if any)
+ * asks the receiver to take back what dead senders hold. */
+static int backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
+                   void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
+                   unsigned *yields)
 {
     if (qid == AM_REQUEST)
         am__poll(ep);
@@ -283,9 +297,17 @@ static int backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid, int b
         am__drain(ep, AM_REPLY);
     if (!am__peer_alive(dest))
         return -EPIPE;
-    if (spin_wait(sp) && bulk && ++*yields % AM_ORPHAN_EVERY == 0)
-        am__claim_orphans_ask(dest, qid);
+    if (spin_wait(sp) && ask && ++*yields % AM_ORPHAN_EVERY == 0)
+        ask(dest, qid);
     return 0;
+}
+
+/* A sender finding dest's heap full: ask the receiver to free the blocks dead
+ * senders hold (poll.c), and wake it. */
+static void reclaim_ask(struct am_seg_view *v, enum am_qid qid)
+{
+    AO_store(&v->shared->reclaim[qid], 1);
+    am__wake(v->shared);
 }
 
 /* Add a send's backoff rounds to our entry's count in the peer's segment, for
@@ -298,29 +320,33 @@ static void count_backoffs(struct am_peer *peer, unsigned rounds)
 }
 
 /* Fill a claimed packet (and bulk block) and hand it to the receiver.  Only the
- * sender that completed claim `c` may call it, once. */
-void am__publish(struct am_queue_view *q, const struct am_claim_state *c, unsigned handler,
-                 const void *data, size_t len, const uint32_t *args, int nargs)
+ * sender that completed claim `c` may call it, once.  A long message's data
+ * is in place already (staged in the heap, or written into the region). */
+void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
+                 const struct am_msg *m)
 {
+    static const uint8_t flags[] = {[AM_LONG] = AM_PKT_LONG, [AM_LONG_AT] = AM_PKT_LONG_AT};
     struct am_packet *p = &q->packets[c->ticket & (q->packets_n - 1)];
     am__hook(AM_HOOK_FILLING);
-    p->handler = (uint16_t)handler;
-    p->nargs = (uint8_t)nargs;
-    p->flags = 0;
-    p->bulk_len = (uint32_t)len;
-    if (nargs)
-        memcpy(p->args, args, (size_t)nargs * sizeof *args);
-    if (c->want_bulk) {
+    p->handler = (uint16_t)m->handler;
+    p->nargs = (uint8_t)m->nargs;
+    p->flags = flags[m->kind];
+    p->bulk_len = (uint32_t)m->len;
+    p->bulk_ticket = m->off;
+    if (m->nargs)
+        memcpy(p->args, m->args, (size_t)m->nargs * sizeof *m->args);
+    if (m->kind == AM_BULK) {
         unsigned char *b = q->bulk + (c->bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES;
+        const unsigned char *d = m->data;
         p->bulk_ticket = c->bulk_ticket;
-        memcpy(b, data, len / 2);
+        memcpy(b, d, m->len / 2);
         am__hook(AM_HOOK_BULK_HALF);
-        memcpy(b + len / 2, (const unsigned char *)data + len / 2, len - len / 2);
+        memcpy(b + m->len / 2, d + m->len / 2, m->len - m->len / 2);
     }
     /* Pairs with the receiver's acquire-load of the state in poll.c: everything
-     * written above is visible once READY is. */
+     * written above (and a long message's data) is visible once READY is. */
     AO_store_release(&p->state, AM_STATE(am_lap(c->ticket, q->packets_n), c->who,
-                                         c->want_bulk ? AM_READY_BULK : AM_READY));
+                                         m->kind == AM_BULK ? AM_READY_BULK : AM_READY));
 }
 
 /* Wake the receiver if it sleeps in am_wait.  The full barrier orders our READY
@@ -333,92 +359,170 @@ static void wake_if_asleep(struct am_seg_shared *h)
         am__wake(h);
 }
 
-static int check_args(unsigned handler, const void *data, size_t len, const uint32_t *args,
-                      int nargs)
+/* Arguments a send may take to peer view v: -EINVAL, -EMSGSIZE or 0. */
+static int check_msg(const struct am_msg *m, const struct am_seg_view *v)
 {
-    if (handler >= AM_HANDLER_TOTAL || nargs < 0 || (nargs > 0 && !args) ||
-        (len > 0 && !data))
+    if (m->handler >= AM_HANDLER_TOTAL || m->nargs < 0 || (m->nargs > 0 && !m->args) ||
+        (m->len > 0 && !m->data))
         return -EINVAL;
-    return nargs > AM_MAX_ARGS || len > AM_BULK_BYTES ? -EMSGSIZE : 0;
+    size_t max = m->kind == AM_BULK ? AM_BULK_BYTES : m->kind == AM_LONG ? v->long_max : 0;
+    return m->nargs > AM_MAX_ARGS || (m->kind != AM_LONG_AT && m->len > max) ? -EMSGSIZE
+                                                                             : 0;
 }
 
-/* Send one message to peer `dest`'s queue `qid`; bulk if `data` is not NULL.
- * Called by the endpoint's owning thread only (endpoints are not thread-safe). */
-int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, unsigned handler,
-             const void *data, size_t len, const uint32_t *args, int nargs)
+/* A long message's data, copied into a block of the destination queue's heap
+ * allocated with our claimant id, before the packet is claimed (so the copy
+ * never holds up the queue).  While the heap is full, back off and poll as for
+ * a full queue; now and then ask the receiver to take back blocks that dead
+ * senders hold.  0 (m->off names the block), or -EPIPE, -EMSGSIZE, -EPROTO. */
+static int stage_long(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m)
 {
-    int rc = check_args(handler, data, len, args, nargs);
-    struct am_peer *peer = am__peer(ep, dest);
-    if (rc < 0 || !peer)
-        return rc < 0 ? rc : dest == AM_SOURCE_UNKNOWN ? -EPIPE : -EINVAL;
     struct am_seg_view *v = peer->view;
-    if (!am__peer_alive(v))
-        return -EPIPE;
-    struct am_queue_view *q = &v->q[qid];
-    struct am_claim_state c;
+    struct spin sp = SPIN_INIT;
+    unsigned yields = 0;
+    int rc;
+    void *block;
+    while ((rc = am_heap_alloc(&v->q[qid].heap, m->len, peer->who, &m->off)) == -ENOMEM)
+        if ((rc = backoff(ep, v, qid, reclaim_ask, &sp, &yields)) < 0)
+            return rc;
+    if (rc == -EMSGSIZE)
+        return rc;
+    if (rc < 0 || !(block = am_heap_data(&v->q[qid].heap, m->off, m->len, peer->who)))
+        return am__report_broken(v, "its heap is corrupt");
+    if (m->len)
+        memcpy(block, m->data, m->len);
+    am__hook(AM_HOOK_LONG_STAGED);
+    return 0;
+}
+
+/* Claim a packet (and bulk block) in v's queue, backing off while it is full. */
+static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
+                 struct am_claim_state *c, int bulk)
+{
+    struct am_seg_view *v = peer->view;
     struct spin sp = SPIN_INIT;
     unsigned yields = 0, rounds = 0;
-    am__claim_begin(&c, data != NULL, peer->who);
-    while ((rc = am__claim_try(v, q, &c)) <= 0) {
-        if (rc < 0 || (rc = backoff(ep, v, qid, data != NULL, &sp, &yields)) < 0)
+    int rc;
+    am__claim_begin(c, bulk, peer->who);
+    while ((rc = am__claim_try(v, &v->q[qid], c)) <= 0) {
+        if (rc < 0 || (rc = backoff(ep, v, qid, bulk ? am__claim_orphans_ask : NULL, &sp,
+                                    &yields)) < 0)
             return rc;
         rounds++;
     }
     if (rounds)
         count_backoffs(peer, rounds);
-    am__publish(q, &c, handler, data, len, args, nargs);
+    return 0;
+}
+
+/* Send message m to peer `dest`'s queue `qid`.  Called by the endpoint's
+ * owning thread only (endpoints are not thread-safe). */
+int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
+{
+    struct am_peer *peer = am__peer(ep, dest);
+    if (!peer)
+        return dest == AM_SOURCE_UNKNOWN ? -EPIPE : -EINVAL;
+    struct am_seg_view *v = peer->view;
+    int rc = check_msg(m, v);
+    if (rc < 0)
+        return rc;
+    if (!am__peer_alive(v))
+        return -EPIPE;
+    if (m->kind == AM_LONG && (rc = stage_long(ep, peer, qid, m)) < 0)
+        return rc;
+    if (m->kind == AM_LONG_AT && (rc = am__region_write(peer, m)) < 0)
+        return rc;
+    struct am_claim_state c;
+    if ((rc = claim(ep, peer, qid, &c, m->kind == AM_BULK)) < 0) {
+        if (m->kind == AM_LONG)
+            am_heap_free(&v->q[qid].heap, m->off, peer->who);
+        return rc;
+    }
+    am__publish(&v->q[qid], &c, m);
     wake_if_asleep(v->shared);
     return 0;
+}
+
+/* The request calls: from the owner, outside handlers. */
+static int request(am_ep_t *ep, unsigned dest, struct am_msg *m)
+{
+    if (!am__ep_ok(ep) || m->handler >= AM_MAX_HANDLERS ||
+        (m->kind != AM_SHORT && !m->data && m->len))
+        return -EINVAL;
+    if (ep->in_handler)
+        return -EDEADLK;
+    return am__send(ep, dest, AM_REQUEST, m);
 }
 
 int am_request(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
                int nargs)
 {
-    if (!am__ep_ok(ep) || handler >= AM_MAX_HANDLERS)
-        return -EINVAL;
-    if (ep->in_handler)
-        return -EDEADLK;
-    return am__send(ep, dest, AM_REQUEST, handler, NULL, 0, args, nargs);
+    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0};
+    return request(ep, dest, &m);
 }
 
 int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                     size_t len, const uint32_t *args, int nargs)
 {
-    if (!am__ep_ok(ep) || handler >= AM_MAX_HANDLERS || !data)
-        return -EINVAL;
-    if (ep->in_handler)
-        return -EDEADLK;
-    return am__send(ep, dest, AM_REQUEST, handler, data, len, args, nargs);
+    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0};
+    return data ? request(ep, dest, &m) : -EINVAL;
 }
 
-static int reply_check(am_token_t *tok, unsigned handler)
+int am_request_long(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
+                    size_t len, const uint32_t *args, int nargs)
 {
-    if (!tok || !am__ep_ok(tok->ep) || handler >= AM_MAX_HANDLERS)
+    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0};
+    return request(ep, dest, &m);
+}
+
+int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
+                       size_t len, size_t offset, const uint32_t *args, int nargs)
+{
+    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset};
+    return request(ep, dest, &m);
+}
+
+/* The reply calls: from a request handler, once per request. */
+static int reply(am_token_t *tok, struct am_msg *m)
+{
+    if (!tok || !am__ep_ok(tok->ep) || m->handler >= AM_MAX_HANDLERS ||
+        (m->kind != AM_SHORT && !m->data && m->len))
         return -EINVAL;
     if (tok->qid != AM_REQUEST)
         return -EDEADLK;
-    return tok->replied ? -EALREADY : 0;
+    if (tok->replied)
+        return -EALREADY;
+    int rc = am__send(tok->ep, tok->source, AM_REPLY, m);
+    if (rc == 0)
+        tok->replied = 1;
+    return rc;
 }
 
 int am_reply(am_token_t *tok, unsigned handler, const uint32_t *args, int nargs)
 {
-    int rc = reply_check(tok, handler);
-    if (rc == 0)
-        rc = am__send(tok->ep, tok->source, AM_REPLY, handler, NULL, 0, args, nargs);
-    if (rc == 0) /* not before: tok may be NULL */
-        tok->replied = 1;
-    return rc;
+    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0};
+    return reply(tok, &m);
 }
 
 int am_reply_bulk(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs)
 {
-    int rc = data ? reply_check(tok, handler) : -EINVAL;
-    if (rc == 0)
-        rc = am__send(tok->ep, tok->source, AM_REPLY, handler, data, len, args, nargs);
-    if (rc == 0)
-        tok->replied = 1;
-    return rc;
+    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0};
+    return data ? reply(tok, &m) : -EINVAL;
+}
+
+int am_reply_long(am_token_t *tok, unsigned handler, const void *data, size_t len,
+                  const uint32_t *args, int nargs)
+{
+    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0};
+    return reply(tok, &m);
+}
+
+int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t len,
+                     size_t offset, const uint32_t *args, int nargs)
+{
+    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset};
+    return reply(tok, &m);
 }
 
 unsigned am_token_source(const am_token_t *tok)

@@ -2,7 +2,8 @@
  * shmamrun.c - the job launcher, in the habit of mpiexec:
  *
  *   shmamrun -n P [-a ALG|--claim ALG] [--shm posix|sysv] [--bind]
- *            [--packets Q] [--bulk B] [--timeout SECONDS] program args...
+ *            [--packets Q] [--bulk B] [--long-max BYTES] [--timeout SECONDS]
+ *            program args...
  *
  * Lifecycle of a job:
  *   1. Parse and validate the options; bad input exits 2 before anything starts.
@@ -122,15 +123,21 @@ static int valid_shm(const char *v)
     return am__shm_parse(v, &b) == 0;
 }
 
-/* A decimal power of two in min..max. */
-static int pow2_within(const char *v, unsigned long min, unsigned long max)
+/* A decimal number in min..max. */
+static int number_within(const char *v, unsigned long min, unsigned long max)
 {
     char *end;
 
     errno = 0;
     unsigned long x = strtoul(v, &end, 10);
-    return errno == 0 && end != v && *end == '\0' && v[0] != '-' && x >= min && x <= max &&
-           (x & (x - 1)) == 0;
+    return errno == 0 && end != v && *end == '\0' && v[0] != '-' && x >= min && x <= max;
+}
+
+/* A decimal power of two in min..max. */
+static int pow2_within(const char *v, unsigned long min, unsigned long max)
+{
+    unsigned long x = strtoul(v, NULL, 10);
+    return number_within(v, min, max) && (x & (x - 1)) == 0;
 }
 
 static int valid_packets(const char *v)
@@ -141,13 +148,18 @@ static int valid_bulk(const char *v)
 {
     return pow2_within(v, 1, AM_MAX_BULK_BLOCKS);
 }
+static int valid_long(const char *v)
+{
+    return number_within(v, AM_MIN_LONG, AM_MAX_LONG);
+}
 
-enum { SET_CLAIM, SET_SHM, SET_PACKETS, SET_BULK, NSETTINGS };
+enum { SET_CLAIM, SET_SHM, SET_PACKETS, SET_BULK, SET_LONG, NSETTINGS };
 static const struct setting settings[NSETTINGS] = {
     [SET_CLAIM] = {SHMAM_CLAIM, "--claim", NULL /* claims(", ") */, valid_claim},
     [SET_SHM] = {SHMAM_SHM, "--shm", "posix or sysv", valid_shm},
     [SET_PACKETS] = {SHMAM_PACKETS, "--packets", "a power of two, 2..65536", valid_packets},
     [SET_BULK] = {SHMAM_BULK, "--bulk", "a power of two, 1..4096", valid_bulk},
+    [SET_LONG] = {SHMAM_LONG_MAX, "--long-max", "bytes, 4096..1073741824", valid_long},
 };
 
 struct opts {
@@ -183,10 +195,12 @@ static void usage(FILE *f)
             "      --bind           pin rank r to the (r %% ncpus)-th allowed CPU\n"
             "      --packets Q      packets per queue, a power of two\n"
             "      --bulk B         8 KB bulk blocks per queue, a power of two\n"
+            "      --long-max BYTES the longest long message (default 1 MiB)\n"
             "      --timeout SECS   stop the job after SECS seconds (exit status 124)\n"
             "      --list-claims    print the claim algorithms, one a line, and exit\n"
             "  -h, --help           print this help\n"
-            "Options override SHMAM_CLAIM, SHMAM_SHM, SHMAM_PACKETS, SHMAM_BULK.\n"
+            "Options override SHMAM_CLAIM, SHMAM_SHM, SHMAM_PACKETS, SHMAM_BULK,\n"
+            "SHMAM_LONG_MAX.\n"
             "Job names (and so segment names) start with SHMAM_JOB_PREFIX, default j.\n"
             "Exit status: 0 if every rank exits 0, else the first failure's status\n"
             "(its exit code or 128+signal); 124 on timeout; 2 on bad usage.\n",
@@ -228,13 +242,22 @@ static double parse_timeout(const char *v)
     return t;
 }
 
-enum { OPT_SHM = 256, OPT_BIND, OPT_PACKETS, OPT_BULK, OPT_TIMEOUT, OPT_LIST_CLAIMS };
+enum {
+    OPT_SHM = 256,
+    OPT_BIND,
+    OPT_PACKETS,
+    OPT_BULK,
+    OPT_LONG,
+    OPT_TIMEOUT,
+    OPT_LIST_CLAIMS
+};
 static const struct option long_opts[] = {
     {"claim", required_argument, NULL, 'a'},
     {"shm", required_argument, NULL, OPT_SHM},
     {"bind", no_argument, NULL, OPT_BIND},
     {"packets", required_argument, NULL, OPT_PACKETS},
     {"bulk", required_argument, NULL, OPT_BULK},
+    {"long-max", required_argument, NULL, OPT_LONG},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"list-claims", no_argument, NULL, OPT_LIST_CLAIMS},
     {"help", no_argument, NULL, 'h'},
@@ -262,6 +285,9 @@ static int take_option(int c, struct opts *o)
         break;
     case OPT_BULK:
         o->value[SET_BULK] = optarg;
+        break;
+    case OPT_LONG:
+        o->value[SET_LONG] = optarg;
         break;
     case OPT_TIMEOUT:
         o->timeout = parse_timeout(optarg);

@@ -62,6 +62,13 @@ static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
         h->bulk_off[q] = off;
         off += (uint64_t)cfg->bulk_blocks * AM_BULK_BYTES;
     }
+    for (int q = 0; q < 2; q++) { /* the heaps last: the rest stays close */
+        off = align_up(off, page);
+        h->heap_off[q] = off;
+        h->heap_bytes[q] = am_heap_bytes_for(cfg->long_max, 2);
+        off += h->heap_bytes[q];
+    }
+    h->long_max = cfg->long_max;
     h->claim = cfg->claim;
     h->packets = cfg->packets;
     h->bulk_blocks = cfg->bulk_blocks;
@@ -78,8 +85,8 @@ size_t am__layout_size(const struct am_config *cfg)
 
 /* Point a view's fields into the mapping at `base` as `h` says: a private,
  * validated copy of the header, never the shared one, which a peer may change
- * between two reads. */
-static void view_fill(struct am_seg_view *v, const struct am_seg_header *h)
+ * between two reads.  -EPROTO if a queue's heap is not one (heap.h). */
+static int view_fill(struct am_seg_view *v, const struct am_seg_header *h)
 {
     unsigned char *b = v->seg.base;
     v->hdr = (struct am_seg_header *)b;
@@ -99,7 +106,11 @@ static void view_fill(struct am_seg_view *v, const struct am_seg_header *h)
         q->bulk = b + h->bulk_off[i];
         q->packets_n = h->packets;
         q->bulk_n = h->bulk_blocks;
+        if (am_heap_attach(&q->heap, b + h->heap_off[i], h->heap_bytes[i]) != 0)
+            return -EPROTO;
     }
+    v->long_max = h->long_max;
+    return 0;
 }
 
 /* Initialise a fresh zero-filled segment.  Called by the creator only, before
@@ -117,6 +128,8 @@ int am__layout_write(void *base, const struct am_config *cfg, const char *name)
     for (uint32_t i = 0; i < cfg->max_senders && rc == 0; i++)
         rc = am__lifeline_init((struct am_lifeline *)((char *)base + h->senders_off +
                                                       (uint64_t)i * h->page_size));
+    for (int q = 0; q < 2 && rc == 0; q++)
+        rc = am_heap_init((char *)base + h->heap_off[q], h->heap_bytes[q]);
     for (int q = 0; q < 2 && rc == 0; q++)
         if (h->lock_off[q])
             rc = am__claim_lock(cfg->claim)
@@ -139,8 +152,10 @@ static int header_config(const struct am_seg_header *h, struct am_config *cfg)
     uint32_t q = h->packets, b = h->bulk_blocks;
     if (h->claim >= AM_CLAIM_COUNT || q < 2 || q > AM_MAX_PACKETS || (q & (q - 1)) ||
         b < 1 || b > AM_MAX_BULK_BLOCKS || (b & (b - 1)) || h->max_senders < 1 ||
-        h->max_senders > AM_MAX_SENDERS)
+        h->max_senders > AM_MAX_SENDERS || h->long_max < AM_MIN_LONG ||
+        h->long_max > AM_MAX_LONG)
         return -EPROTO;
+    cfg->long_max = h->long_max;
     cfg->claim = (enum am_claim)h->claim;
     cfg->packets = q;
     cfg->bulk_blocks = b;
@@ -183,8 +198,8 @@ int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const c
                    offsetof(struct am_seg_header, senders_off)) != 0)
         return -EPROTO;
     v->seg = *seg;
-    view_fill(v, &expect);
-    return protect(v, 0);
+    int rc = view_fill(v, &expect);
+    return rc < 0 ? rc : protect(v, 0);
 }
 
 /* The owner's view of the segment it has just laid out, before anyone else can
@@ -194,8 +209,8 @@ int am__view_own(struct am_seg_view *v, const struct am_segment *seg)
     struct am_seg_header copy;
     memcpy(&copy, seg->base, sizeof copy);
     v->seg = *seg;
-    view_fill(v, &copy);
-    return protect(v, v->page);
+    int rc = view_fill(v, &copy);
+    return rc < 0 ? rc : protect(v, v->page);
 }
 
 int am__view_entry_writable(struct am_seg_view *v, unsigned index, int writable)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # fuzz.sh - `make fuzz`: builds each libFuzzer target tests/fuzz_NAME.c with clang
 # under AddressSanitizer and UndefinedBehaviorSanitizer (runtime and lock sources
-# compiled in), and runs each of its modes (the target lists them:
+# compiled in, and the heap), and runs each of its modes (the target lists them:
 # --list-modes) for FUZZ_SECONDS seconds (60 by default).
 #
 # Seeds come from tests/fuzz/corpus/NAME, which is only read, and from the
@@ -16,7 +16,7 @@ B=build-fuzz
 SECS=${FUZZ_SECONDS:-60}
 CFLAGS="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 -fno-omit-frame-pointer -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
--pthread -Iinclude -Iruntime -Ilocks"
+-pthread -Iinclude -Iruntime -Ilocks -Iheap"
 LIBS="-latomic_ops -lrt -pthread"
 mkdir -p "$B"
 
@@ -40,7 +40,7 @@ if ! fuzzer_links; then
 fi
 
 SRC=""
-for f in runtime/*.c locks/*.c; do
+for f in runtime/*.c locks/*.c heap/*.c; do
     case $f in runtime/shmamrun.c | runtime/shmamstat.c) ;; *) SRC="$SRC $f" ;; esac
 done
 status=0
@@ -48,7 +48,7 @@ for t in tests/fuzz_*.c; do
     name=$(basename "$t" .c)
     bin="$B/$name"
     # Rebuild when any source or header is newer than the binary.
-    if [ ! -x "$bin" ] || [ -n "$(find "$t" runtime locks -newer "$bin" -name '*.[ch]' | head -1)" ]; then
+    if [ ! -x "$bin" ] || [ -n "$(find "$t" runtime locks heap -newer "$bin" -name '*.[ch]' | head -1)" ]; then
         echo "fuzz.sh: building $bin"
         # shellcheck disable=SC2086
         clang $CFLAGS "$t" $SRC -o "$bin" $LIBS

@@ -458,8 +458,8 @@ END_TEST
 /* ---- small_dev_shm ---- */
 
 /* In a child: a private mount namespace with a 512 KB tmpfs on /dev/shm, then
- * a 2 MB endpoint (must fail, -ENOSPC) and one of 16 senders, 350 KB (must
- * work).  Exit 0
+ * a 6 MB endpoint (must fail, -ENOSPC) and one of 16 senders and the smallest
+ * heaps, 490 KB (must work).  Exit 0
  * passed, 1 failed, 3 not permitted here. */
 static int small_shm(const char *name)
 {
@@ -467,7 +467,7 @@ static int small_shm(const char *name)
         mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=512k"))
         return 3;
     struct am_ep_opts big = {.shm = "posix", .bulk_blocks = 128},
-                      small = {.shm = "posix", .max_senders = 16};
+                      small = {.shm = "posix", .max_senders = 16, .long_max = 4096};
     am_ep_t *ep = NULL;
     if (am_ep_create(name, &big, &ep) != -ENOSPC)
         return 1;

@@ -125,7 +125,9 @@ static int send_one(struct am_seg_view *v, struct am_queue_view *q, unsigned who
         if (rc < 0)
             return rc;
         if (rc > 0) {
-            am__publish(q, &c, 1, data, len, args, data ? 2 : AM_MAX_ARGS);
+            struct am_msg m = {
+                data ? AM_BULK : AM_SHORT, 1, args, data ? 2 : AM_MAX_ARGS, data, len, 0};
+            am__publish(q, &c, &m);
             return 0;
         }
     }

@@ -179,7 +179,9 @@ static void *queue_sender(void *arg)
         am__claim_begin(&c, bulk, s->who);
         while (am__claim_try(&s->run->ep.own, q, &c) <= 0)
             sched_yield();
-        am__publish(q, &c, 0, bulk ? data : NULL, len, args, 2);
+        struct am_msg m = {bulk ? AM_BULK : AM_SHORT, 0,   args, 2,
+                           bulk ? data : NULL,        len, 0};
+        am__publish(q, &c, &m);
     }
     return NULL;
 }
@@ -308,7 +310,9 @@ static void *wait_sender(void *arg)
     for (uint32_t i = 0; i < WAIT_MSGS && AO_load_acquire(&wr.ready) == 1; i++) {
         while (AO_load_acquire(&wr.acked) < i && !AO_load(&wr.failed))
             sched_yield();
-        if (AO_load(&wr.failed) || am__send(wr.ep, 0, AM_REQUEST, 1, NULL, 0, &i, 1) != 0)
+        if (AO_load(&wr.failed) ||
+            am__send(wr.ep, 0, AM_REQUEST,
+                     &(struct am_msg){.handler = 1, .args = &i, .nargs = 1}) != 0)
             break;
         if (i % 4 == 0)
             usleep(i % 64);

@@ -34,6 +34,18 @@
  *          queue's own 16 bulk blocks bound it sooner: a full queue makes
  *          am_request_bulk back off and poll.  No message is answered one by
  *          one.
+ *   long   am_request_long, copied into a block of the receiver's shared heap
+ *          (which holds two messages of long_max bytes), to the same handler,
+ *          credited as bulk; a full heap makes the send back off and poll.
+ *          long_max: SHMAM_LONG_MAX if set (larger sizes are then left out
+ *          of the long streams), else the largest size (at least the default,
+ *          1 MiB), set in the environment before am_init.
+ *   long_at  am_request_long_at (one copy): message i is written straight
+ *          into slot i mod RAW_SLOTS (16) of rank 1's region (am_region_create,
+ *          16 slots of the largest size rounded up to 64, the raw ring's
+ *          depth), then the handler runs with a pointer to it.  The sender
+ *          must not overwrite a slot before its message has been taken, so
+ *          the window is the region's 16 slots, a credit every 4th message.
  * The application's buffers are the same for every kind: the sender sends
  * from, and the receiver copies into, a private ring of APP_SLOTS (64) slots
  * of n bytes (rounded up to 64), message i using slot i mod 64 (the buffers
@@ -54,8 +66,11 @@
  * messages of all measured rounds):
  *   raw_flood_MBps_<n>, raw_copy_MBps_<n>   the floors
  *   bw_flood_MBps_<n>, bw_copy_MBps_<n>     bulk streams, n <= 8192
- *   flood_vs_raw_<n>, copy_vs_raw_<n>       per round, stream over its floor,
- *                                           median and spread of the quotients
+ *   long_flood_MBps_<n>, long_copy_MBps_<n>, longat_flood_MBps_<n>,
+ *   longat_copy_MBps_<n>                    long streams, heap and one-copy
+ *   flood_vs_raw_<n>, copy_vs_raw_<n>,      per round, stream over the floor
+ *   long_flood_vs_raw_<n>, ...              of its mode, median and spread of
+ *                                           the quotients
  *
  * Checks.  The warm-up round verifies every byte: the sender sends a checksum
  * of each message (an argument; raw: the slot's header) and the receiver
@@ -69,8 +84,14 @@
  * K (0-based) of every verified stream after its checksum was taken: the run
  * must then fail.
  *
+ * long_at's flood leaves the data in the receiver's region, memory it chose
+ * (a spread array, say): that is its one-copy delivery.  Its copy stream
+ * copies it out once more, as every copy stream does, so that the copy
+ * figures compare the same work.
+ *
  * The raw segment is "/shmam-JOB.bw"; rank 0 creates it and unlinks it as
- * soon as both ranks have it mapped (the launcher sweeps JOB.* names too).
+ * soon as both ranks have it mapped.  Rank 1's region is its endpoint's
+ * (JOB.1.r) and goes with it; the launcher sweeps every JOB.* name anyway.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -95,11 +116,12 @@
 enum { H_DATA = 1, H_CREDIT };
 enum { F_COPY = 1, F_VERIFY = 2, F_CREDIT = 4 }; /* a message's flags (args[1]) */
 enum { RAW_SLOTS = 16, APP_SLOTS = 64, WINDOW = 64, CREDIT_EVERY = 16 };
+enum { AT_WINDOW = RAW_SLOTS, AT_CREDIT_EVERY = AT_WINDOW / 4 }; /* long_at's */
 enum { MIN_MSGS = 64, MAX_SIZES = 16, MAX_ROUNDS = 51, MAX_PHASES = 256 };
 #define RAW_MIN_SLOT 8192 /* the raw ring's slot spacing for n <= 8 KB */
 #define STALL_NS 10000000000LL
 
-enum transport { T_RAW, T_BULK };
+enum transport { T_RAW, T_BULK, T_LONG, T_LONGAT };
 
 /* The kinds of stream, in the order they run within a size. */
 static const struct kind {
@@ -111,7 +133,11 @@ static const struct kind {
 } kinds[] = {
     {"raw_flood", NULL, T_RAW, 0, SIZE_MAX},
     {"bw_flood", "flood", T_BULK, 0, AM_MAX_BULK},
+    {"long_flood", "long_flood", T_LONG, 0, SIZE_MAX},
+    {"longat_flood", "longat_flood", T_LONGAT, 0, SIZE_MAX},
     {"bw_copy", "copy", T_BULK, 1, AM_MAX_BULK},
+    {"long_copy", "long_copy", T_LONG, 1, SIZE_MAX},
+    {"longat_copy", "longat_copy", T_LONGAT, 1, SIZE_MAX},
     {"raw_copy", NULL, T_RAW, 1, SIZE_MAX},
 };
 #define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
@@ -158,6 +184,7 @@ static char *ring;        /* the raw ring, RAW_SLOTS slots of raw_stride */
 static size_t raw_stride; /* for the largest size */
 static char *app;         /* this rank's APP_SLOTS buffers (source or copy) */
 static size_t app_stride; /* for the largest size */
+static size_t long_max;   /* the largest long message (T_LONG) */
 static struct phase plan[MAX_PHASES];
 static int nplan;
 static double fig[MAX_ROUNDS][MAX_PHASES]; /* MB/s per round and phase */
@@ -372,21 +399,37 @@ static void unspoil(long i, char *p, size_t n, uint32_t f)
         p[n / 2] ^= 0x40;
 }
 
+/* Send message p of n bytes with arguments a through transport t. */
+static void am_send(enum transport t, const char *p, size_t n, const uint32_t *a)
+{
+    if (t == T_BULK)
+        check(am_request_bulk(ep, 1, H_DATA, p, n, a, 3), "am_request_bulk");
+    else if (t == T_LONG)
+        check(am_request_long(ep, 1, H_DATA, p, n, a, 3), "am_request_long");
+    else
+        check(
+            am_request_long_at(ep, 1, H_DATA, p, n, (a[0] % RAW_SLOTS) * round64(n), a, 3),
+            "am_request_long_at");
+}
+
 /* A stream of `count` AM messages of n bytes through transport t; flags f
  * (F_COPY, F_VERIFY) for every message.  Returns MB/s from the first send until
- * the last message's credit is back. */
+ * the last message's credit is back.  long_at's window is its region's slots:
+ * message s may overwrite slot s mod RAW_SLOTS once s - RAW_SLOTS is credited. */
 static double am_stream(enum transport t, size_t n, long count, uint32_t f)
 {
+    uint32_t window = t == T_LONGAT ? AT_WINDOW : WINDOW;
+    long every = t == T_LONGAT ? AT_CREDIT_EVERY : CREDIT_EVERY;
     credited = seq; /* every message before this stream has been taken */
     int64_t t0 = now_ns();
     for (long i = 0; i < count; i++) {
-        await_credit(WINDOW - 1);
+        await_credit(window - 1);
         uint64_t sum;
         ++seq;
         char *p = prepare(i, n, f, &sum);
-        int last = i + 1 == count || (i + 1) % CREDIT_EVERY == 0;
+        int last = i + 1 == count || (i + 1) % every == 0;
         uint32_t a[3] = {seq, f | (last ? F_CREDIT : 0), (uint32_t)sum};
-        check(am_request_bulk(ep, 1, H_DATA, p, n, a, 3), "am_request_bulk");
+        am_send(t, p, n, a);
         unspoil(i, p, n, f);
     }
     await_credit(0);
@@ -470,7 +513,8 @@ static void make_plan(void)
 {
     for (int s = 0; s < nsizes; s++)
         for (int k = 0; k < NKINDS; k++)
-            if (sizes[s] <= kinds[k].max_len && nplan < MAX_PHASES)
+            if (sizes[s] <= kinds[k].max_len && nplan < MAX_PHASES &&
+                (kinds[k].t != T_LONG || sizes[s] <= long_max))
                 plan[nplan++] = (struct phase){s, k};
 }
 
@@ -635,6 +679,31 @@ static void parse(int argc, char **argv)
         usage(stderr, 2);
 }
 
+/* long_max: SHMAM_LONG_MAX if set, else the largest size (at least 1 MiB,
+ * the default) put in the environment for am_init. */
+static void choose_long_max(void)
+{
+    const char *env = getenv("SHMAM_LONG_MAX");
+    char buf[24];
+    if (env && *env) {
+        long_max = strtoul(env, NULL, 10);
+        return;
+    }
+    long_max = sizes[nsizes - 1] > (1u << 20) ? sizes[nsizes - 1] : 1u << 20;
+    snprintf(buf, sizeof buf, "%zu", long_max);
+    setenv("SHMAM_LONG_MAX", buf, 1);
+}
+
+/* Rank 1's region for long_at: RAW_SLOTS slots of the largest size, every page
+ * touched before timing. */
+static void make_region(void)
+{
+    void *base;
+    size_t len = RAW_SLOTS * round64(sizes[nsizes - 1]);
+    check(am_region_create(ep, len, &base), "am_region_create");
+    memset(base, 0, len);
+}
+
 /* This rank's buffers: the raw ring's geometry, the application ring (rank 0
  * sends from it, rank 1 copies into it), every page touched before timing. */
 static void buffers(void)
@@ -653,14 +722,17 @@ int main(int argc, char **argv)
 {
     if (bm_asks_help(argc, argv))
         usage(stdout, 0);
+    parse(argc, argv);
+    choose_long_max();
     check(am_init(&argc, &argv, &ep), "am_init");
     rank = am_rank();
-    parse(argc, argv);
     if (am_nprocs() != 2)
         die("run me with exactly two ranks (shmamrun -n 2)", 0);
     check(am_set_handler(ep, H_DATA, on_data), "am_set_handler");
     check(am_set_handler(ep, H_CREDIT, on_credit), "am_set_handler");
     buffers();
+    if (rank == 1)
+        make_region(); /* before the barriers of map_shared: rank 0 maps it */
     map_shared();
     decide_spinning();
     make_plan();

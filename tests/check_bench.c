@@ -395,12 +395,13 @@ static long size_of(const char *metric)
 #define BW_ROUNDS 3L
 
 /* bw at three sizes, 64 B and 8 KB (bulk) and 64 KB (above bulk): every
- * stream's row and ratio is there with the messages of all rounds as iters,
- * each ratio lies within what its figures' spreads allow; the program itself
- * has checked that rank 1 took every message and byte rank 0 sent, in order,
- * and verified each warm-up message by a checksum it computed.  A second run
- * spoils a byte of one message per verified stream (--corrupt 5) and must
- * fail: the checksums are really compared. */
+ * stream's row and ratio is there (bulk up to 8 KB, long and long_at at every
+ * size) with the messages of all rounds as iters, each ratio lies within what
+ * its figures' spreads allow; the program itself has checked that rank 1 took
+ * every message and byte rank 0 sent, in order, and verified each warm-up
+ * message by a checksum it computed.  A second run spoils a byte of one
+ * message per verified stream (--corrupt 5) and must fail: the checksums are
+ * really compared. */
 START_TEST(test_bw)
 {
     char prog[PATH_MAX], bytes[24], max[24], rounds[8];
@@ -421,19 +422,28 @@ START_TEST(test_bw)
                        .iters = 0,
                        .iters_of = NULL,
                        .known = "raw_flood_MBps_# raw_copy_MBps_# bw_flood_MBps_# "
-                                "bw_copy_MBps_# flood_vs_raw_# copy_vs_raw_#",
+                                "bw_copy_MBps_# flood_vs_raw_# copy_vs_raw_# "
+                                "long_flood_MBps_# long_copy_MBps_# longat_flood_MBps_# "
+                                "longat_copy_MBps_# long_flood_vs_raw_# long_copy_vs_raw_# "
+                                "longat_flood_vs_raw_# longat_copy_vs_raw_#",
                        .needed =
                            "raw_flood_MBps_64 raw_copy_MBps_64 bw_flood_MBps_64 "
                            "bw_copy_MBps_64 flood_vs_raw_64 copy_vs_raw_64 "
                            "raw_flood_MBps_8192 raw_copy_MBps_8192 bw_flood_MBps_8192 "
                            "bw_copy_MBps_8192 flood_vs_raw_8192 copy_vs_raw_8192 "
-                           "raw_flood_MBps_65536 raw_copy_MBps_65536"};
+                           "raw_flood_MBps_65536 raw_copy_MBps_65536 "
+                           "long_copy_MBps_64 longat_copy_MBps_64 "
+                           "long_flood_MBps_65536 long_copy_MBps_65536 "
+                           "longat_flood_MBps_65536 longat_copy_MBps_65536 "
+                           "long_copy_vs_raw_65536 longat_copy_vs_raw_65536"};
     int n = run_and_check(argv, &e, what);
     for (int i = 0; i < n; i++) {
         long z = size_of(rows[i].f[6]);
         ck_assert_msg(z == 64 || z == 8192 || z == 65536, "%s: %s: a size not asked for",
                       what, rows[i].f[6]);
-        ck_assert_msg(z <= 8192 || strncmp(rows[i].f[6], "raw_", 4) == 0,
+        const char *m = rows[i].f[6];
+        ck_assert_msg(z <= 8192 || (strncmp(m, "bw_", 3) && strncmp(m, "flood_", 6) &&
+                                    strncmp(m, "copy_", 5)),
                       "%s: %s: a bulk stream above 8 KB", what, rows[i].f[6]);
         ck_assert_msg(atol(rows[i].f[5]) == bw_count(z, BW_BYTES, BW_MAX) * BW_ROUNDS,
                       "%s: %s: iters %s, not %ld x %ld rounds", what, rows[i].f[6],
@@ -443,6 +453,8 @@ START_TEST(test_bw)
                  "raw", "raw_flood_MBps_8192", what);
     ratio_within(n, "lockfree", "copy_vs_raw_64", "lockfree", "bw_copy_MBps_64", "raw",
                  "raw_copy_MBps_64", what);
+    ratio_within(n, "lockfree", "longat_copy_vs_raw_65536", "lockfree",
+                 "longat_copy_MBps_65536", "raw", "raw_copy_MBps_65536", what);
 
     argv[17] = "--corrupt", argv[18] = "5";
     tu_run_capture(argv, NULL, TU_ERR_APART, RUN_TIMEOUT_S, &out);

@@ -114,8 +114,12 @@ static void other(const struct am_heap_view *h, uint32_t sb, AO_t s,
         fault(a, &a->half, "a superblock half claimed or corrupt", sb);
         return;
     }
+    if (sb_head(s) > sb) {
+        fault(a, &a->half, "a run whose head is above it, superblock", sb);
+        return;
+    }
     AO_t w = AO_load(header_at(h, (uint64_t)sb_head(s) * AM_HEAP_UNITS));
-    if (sb_head(s) > sb || hw_state(w) != H_ALLOC || hw_kind(w) != H_LARGE)
+    if (hw_state(w) != H_ALLOC || hw_kind(w) != H_LARGE)
         fault(a, &a->half, "a run without an ALLOCATED head, superblock", sb);
     else if (sb_head(s) == sb)
         a->live_blocks++;

@@ -420,25 +420,28 @@ struct shared {
 
 static unsigned hook_calls;
 
-static void stall(void)
+/* Widens a window: a yield or a pause most times, and one time in `sleep_one_in`
+ * a millisecond's sleep, long enough for the others to allocate and free a
+ * block or a run in between. */
+static void stall(unsigned sleep_one_in)
 {
     unsigned n = hook_calls++;
-    if (n % 512 == 511)
+    if (n % sleep_one_in == sleep_one_in - 1)
         tu_sleep_ms(1);
     else
         tu_widen(n);
 }
 
+/* Claims of runs are rarer than anything else: their windows sleep more. */
 static void heap_stall(enum am_heap_hook where)
 {
-    (void)where;
-    stall();
+    stall(where == AM_HEAP_RUN_PART || where == AM_HEAP_RUN_HEADER ? 8 : 512);
 }
 
 static void fifo_stall(enum am_fifo_hook where)
 {
     (void)where;
-    stall();
+    stall(512);
 }
 
 /* Allocates one block into w[*n]; a full heap is not an error. */
@@ -836,12 +839,18 @@ static int all_dead(void *ctx, unsigned who)
 
 /* Every call on the corrupt heap returns, with an error or a result inside
  * the heap; exits 1 (with what) on a result outside it. */
-static void corrupt_calls(struct am_heap_view *h, uint64_t *x)
+static void corrupt_calls(struct am_heap_view *h, uint64_t *x, const uint64_t *live,
+                          int n_live)
 {
     struct am_heap_stats st;
     struct am__heap_audit au;
     uint64_t off, got[16];
     int n = 0;
+
+    for (int i = 0; i < n_live; i++) /* the blocks allocated before: data() in bounds */
+        for (size_t len = 0; len <= am_heap_max_alloc(h); len = len * 4 + 4096)
+            if (am_heap_data(h, live[i], len, 1) && live[i] + len > h->bytes)
+                _exit(1);
 
     for (int i = 0; i < 40; i++) {
         size_t len = pick_len(x) % am_heap_max_alloc(h);
@@ -869,41 +878,121 @@ static void corrupt_calls(struct am_heap_view *h, uint64_t *x)
         _exit(1);
 }
 
-/* A heap in use whose metadata gets random bytes, or plausible words (small
- * numbers: states, sequence numbers, units), at random places. */
+/* A random word that looks like one of the heap's: a state, a header, a
+ * unit, a sequence number near the real ones. */
+static AO_t plausible(uint64_t r, uint64_t near)
+{
+    switch (r % 4) {
+    case 0: /* a superblock state, any kind, random fields */
+        return ((r >> 8) & 0xffffffffffff8ull) | (r >> 2) % 8;
+    case 1: /* a header, any state and kind */
+        return (r >> 8) << 2 | (r >> 2) % 4;
+    case 2:
+        return near + (r >> 8) % 16 - 8;
+    default:
+        return (r >> 8) % 65536;
+    }
+}
+
+/* A superblock state of any kind whose fields are near the real ones: a run
+ * headed by this superblock or one near it, of any length; a class; a claim. */
+static AO_t valid_state(const struct am_heap_view *h, uint64_t r, uint64_t at)
+{
+    uint32_t sb = (uint32_t)(at % h->superblocks), head = sb - (uint32_t)((r >> 8) % 3);
+    unsigned who = 1 + (unsigned)(r >> 12) % 3;
+    switch (r % 6) {
+    case 0:
+        return sb_run(head, 1 + (uint32_t)(r >> 16) % ((uint32_t)1 << 24));
+    case 1:
+        return sb_run(sb, 1 + (uint32_t)(r >> 16) % 64);
+    case 2:
+        return sb_small((unsigned)(r >> 16) % AM_HEAP_CLASSES);
+    case 3:
+        return sb_claim(head, who);
+    case 4:
+        return sb_carving((unsigned)(r >> 16) % AM_HEAP_CLASSES, who);
+    default:
+        return SB_FREE;
+    }
+}
+
+/* Overwrites one random place of the metadata: a byte anywhere, a word of a
+ * table with a plausible value, or a message the FIFO holds now with a random
+ * unit (its sequence number kept, so it is read). */
+static void corrupt_one(struct am_heap_view *h, uint64_t *x)
+{
+    uint64_t r = next_rand(x), at = next_rand(x);
+    AO_t *words = (AO_t *)(void *)h->base;
+    unsigned c = (unsigned)(r >> 40) % AM_HEAP_CLASSES;
+    struct am_fifo *f = fifo_of(h, c);
+    uint32_t n = am_fifo_count(f, h->fifo_shift[c]);
+
+    switch (r % 6) {
+    case 0:
+        h->base[at % h->meta] = (unsigned char)(r >> 8);
+        break;
+    case 1:
+        *state_at(h, (uint32_t)(at % h->superblocks)) = valid_state(h, r >> 3, at);
+        break;
+    case 2:
+        *header_at(h, at % units_of(h)) = plausible(r >> 3, 0);
+        break;
+    case 3:
+        if (n > 1) {
+            AO_t *m = &f->slot[(f->head + at % (n - 1)) & ((1u << h->fifo_shift[c]) - 1)];
+            *m = (*m >> 32) << 32 | (r >> 16 & 1 ? (uint32_t)(r >> 20) : (r >> 20) % 65536);
+        }
+        break;
+    case 4: /* the FIFO's head, tail or size word */
+        if (r >> 3 & 1) {
+            f->shift = (r >> 8) % (AM_FIFO_MAX_SHIFT + 2);
+        } else if (r >> 4 & 1) {
+            *(r >> 5 & 1 ? &f->head : &f->tail) = plausible(r >> 6, f->head);
+        } else { /* far away, count kept: indices beyond any array */
+            AO_t d = (AO_t)1 << 19 | (r >> 16) % ((AO_t)1 << 31);
+            f->shift = AM_FIFO_MAX_SHIFT;
+            f->head = (uint32_t)(f->head + d);
+            f->tail += d << 32;
+        }
+        break;
+    default:
+        words[at % (h->meta / 8)] = plausible(r >> 3, words[at % (h->meta / 8)]);
+    }
+}
+
+/* A heap in use whose metadata gets random bytes and plausible words at
+ * random places, many times: every call then returns, with an error or a
+ * result inside the heap, in a heap mapped against an inaccessible page. */
 START_TEST(corrupt_metadata)
 {
     struct arena a;
-    uint64_t x = 0x853c49e6748fea9bull, offs[64];
+    uint64_t seed = 0x853c49e6748fea9bull ^ (uint64_t)getpid() << 20, x = seed, live[64];
     double t0 = tu_now_s();
     int trials = 0;
 
     arena_make(&a, am_heap_bytes_for(SB, 24));
     for (; trials < 150 * tu_stress_factor() && tu_now_s() - t0 < 4 * tu_stress_factor();
          trials++) {
+        int n = 0;
         am_heap_init(a.h.base, a.bytes);
         for (int i = 0; i < 64; i++)
-            if (am_heap_alloc(&a.h, pick_len(&x) / 4, 1, &offs[i]) == 0 && i % 2)
-                am_heap_free(&a.h, offs[i], 1);
-        for (int k = (int)(next_rand(&x) % 32); k >= 0; k--) {
-            uint64_t r = next_rand(&x), at = next_rand(&x) % a.h.meta;
-            if (r % 2)
-                a.h.base[at] = (unsigned char)(r >> 8);
-            else
-                ((AO_t *)(void *)a.h.base)[at / 8] =
-                    (r >> 8) % 4 == 0 ? r >> 8 : (r >> 8) % 4096;
-        }
+            if (am_heap_alloc(&a.h, pick_len(&x) / 2, 1, &live[n]) == 0 &&
+                (i % 2 || am_heap_free(&a.h, live[n], 1) != 0))
+                n++;
+        for (int k = (int)(next_rand(&x) % 16); k >= 0; k--)
+            corrupt_one(&a.h, &x);
         pid_t p = fork();
         if (p == 0) {
             alarm(10);
-            corrupt_calls(&a.h, &x);
+            corrupt_calls(&a.h, &x, live, n);
             _exit(0);
         }
         int st;
         ck_assert_int_eq(waitpid(p, &st, 0), p);
         ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-                      "trial %d: the calls on a corrupt heap ended with status %d", trials,
-                      st);
+                      "trial %d (seed %#llx): the calls on a corrupt heap ended with "
+                      "status %d",
+                      trials, (unsigned long long)seed, st);
         next_rand(&x);
     }
     fprintf(stderr, "corrupt_metadata: %d trials\n", trials);

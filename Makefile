@@ -17,7 +17,7 @@ INC_runtime := -Iinclude -Iruntime -Ilocks -Iheap
 INC_locks   := -Ilocks
 INC_heap    := -Iheap
 INC_tests   := -Iinclude -Iruntime -Ilocks -Iheap -Itests
-INC_bench   := -Iinclude -Ilocks -Ibench
+INC_bench   := -Iinclude -Ilocks -Iheap -Ibench
 INC_apps    := -Iinclude -Iapps
 LDLIBS  := -latomic_ops -lrt -pthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
@@ -69,7 +69,7 @@ MPI_APP_BIN := $(patsubst apps/mpi/%.c,$(B)/apps/mpi_%,$(MPI_APP_SRC))
 APP_LIBS := -lfftw3 -lm
 MPICC ?= mpicc
 MPI_OPT := -O2 -g # never sanitized: LeakSanitizer would report MPICH's own allocations
-PROGRAMS := $(BENCH_BIN) $(MPI_BENCH_BIN) $(APP_BIN) $(MPI_APP_BIN)
+PROGRAMS := $(BENCH_BIN) $(B)/bench/heap_boost $(MPI_BENCH_BIN) $(APP_BIN) $(MPI_APP_BIN)
 
 .PHONY: all deps programs check run bench stress asan tsan clean install
 all: $(LIB) $(SO) $(RUN) $(STAT)
@@ -116,6 +116,11 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(TEST_COMMON) $(LIB)
 $(B)/bench/%: $(B)/obj/bench/%.o $(BENCH_COMMON_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lm
+
+# heapbench's baseline, Boost.Interprocess (C++, header-only).
+$(B)/bench/heap_boost: bench/heap_boost.cpp bench/common/heapmix.h
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -std=c++17 -Wall -Wextra -Ibench $< -o $@ -lrt -pthread
 
 $(B)/bench/mpi_%: bench/mpi/%.c $(BENCH_COMMON_MPI) $(wildcard bench/common/*.h)
 	@mkdir -p $(@D)

@@ -2,7 +2,7 @@
 # Installs the Debian packages shmam needs, if any are missing (we run as root on
 # a fresh Debian machine; elsewhere, prints what to install).
 set -e
-need="build-essential pkg-config python3 libatomic-ops-dev check libsubunit-dev mpich libmpich-dev gnuplot-nox libfftw3-dev libck-dev clang-format"
+need="build-essential pkg-config python3 libatomic-ops-dev check libsubunit-dev mpich libmpich-dev gnuplot-nox libfftw3-dev libck-dev clang-format libboost-dev"
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

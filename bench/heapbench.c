@@ -1,0 +1,452 @@
+/*
+ * heapbench.c - allocation+free throughput of shmam's shared heap (heap/heap.h,
+ * after XMalloc) against Boost.Interprocess's managed_shared_memory over a
+ * segment of the same size, 1 to 8 processes, and the fragmentation each
+ * leaves.
+ *
+ *   build/bench/heapbench [--procs 1,2,4,8] [--ops N] [--rounds R] [--window W]
+ *                         [--mbytes M] [--seed S] [--quick] [--boost PATH]
+ *                         [--no-boost] [--header]
+ *
+ * Method.  For each P of --procs and each round, both heaps are measured, in
+ * ABBA order (shmam, boost in even rounds, boost, shmam in odd ones), each on
+ * a fresh POSIX shared memory segment of M MB (default 32; its name unlinked as
+ * soon as it is mapped, so nothing outlives a crash), after one unmeasured
+ * warm-up of each.  P processes are forked, process i pinned to the (i % n)-th
+ * CPU this program may use (round robin), and each runs the workload of
+ * bench/common/heapmix.h: fill a window of W blocks (default 64), then at the
+ * parent's gate do N operations (default 100000, --quick 20000), each freeing
+ * a block of its window at random (after checking its tag) and allocating a
+ * new one of a log-uniform length of 64 B .. 16 KB, tagged in its first 8
+ * bytes.  shmam's processes attach the heap and allocate with who = i + 1;
+ * Boost's run in build/bench/heap_boost (bench/heap_boost.cpp, started by
+ * this program each time, the same workload over managed_shared_memory with
+ * its default best-fit allocator and process-shared mutex).  A round's figure
+ * is all processes' operations over the time from the first process's start
+ * to the last one's end; a row's value is the median of R rounds (default 5,
+ * --quick 3), its spread the lowest and highest round (bench/common/stat.h).
+ * The processes keep their windows when they end: what the heap then has
+ * reserved against what is live is the fragmentation left.
+ *
+ * Rows (bench,impl,shm,procs,pinned,iters,metric,value,unit,spread):
+ *   heapbench,IMPL,posix,P,1,OPS,heap_ops_per_s,V,1/s,LO-HI
+ *       alloc+free pairs per second, all P processes (OPS: of all rounds)
+ *   heapbench,shmam,posix,P,1,OPS,shmam_vs_boost,V,ratio,LO-HI
+ *       the per-round quotient of the two (in-run, same segment size)
+ *   heapbench,IMPL,posix,P,1,OPS,frag_reserved_over_live,V,ratio,LO-HI
+ *       bytes taken from the segment's free space (shmam: superblocks carved
+ *       for a class or in runs; Boost: size - get_free_memory(), its own
+ *       bookkeeping included) over the bytes the windows asked for
+ *   heapbench,IMPL,posix,P,1,OPS,reserved_KB,V,KB,LO-HI  and  live_KB
+ *   heapbench,shmam,posix,P,1,0,meta_KB,V,KB,
+ *       shmam's fixed metadata (header words, FIFOs): the segment's bytes
+ *       outside the heap's capacity
+ * Any failed allocation, wrong tag, or process that fails or hangs prints
+ * "heapbench: FAILED ..." on stderr and the exit status is 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic_ops.h>
+
+#include "heap.h"
+#include "common/heapmix.h"
+#include "common/measure.h"
+#include "common/stat.h"
+
+#define LINE 128
+#define MAX_ROUNDS 21
+#define MAX_P 8
+#define STUCK_S 120.0 /* a measurement that takes longer failed */
+
+struct opts {
+    unsigned procs[MAX_P];
+    int nprocs, rounds, header;
+    long ops;
+    unsigned window;
+    size_t bytes;
+    uint64_t seed;
+    const char *boost; /* the heap_boost program, or NULL: shmam alone */
+};
+
+/* One measurement's figures. */
+struct result {
+    double ops_per_s, reserved, live;
+};
+
+/* Shared by the parent and the children of one shmam measurement. */
+struct ctl {
+    _Alignas(LINE) AO_t ready;
+    _Alignas(LINE) AO_t go;
+    struct {
+        _Alignas(LINE) double t0, t1;
+        AO_t live, failed;
+    } proc[HM_MAX_PROCS];
+};
+
+/* Pin the calling process to the (i % n)-th of the CPUs it may use now. */
+static void pin(unsigned i)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return;
+    int want = (int)(i % (unsigned)CPU_COUNT(&allowed));
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed) && want-- == 0) {
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            sched_setaffinity(0, sizeof one, &one);
+            return;
+        }
+}
+
+/* A fresh shared segment of `bytes`, its name already gone; NULL on failure. */
+static void *segment(size_t bytes)
+{
+    char name[64];
+    static unsigned count;
+    snprintf(name, sizeof name, "/heapbench-%d-%u", (int)getpid(), count++);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        return NULL;
+    shm_unlink(name);
+    void *p = ftruncate(fd, (off_t)bytes) == 0
+                  ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---- shmam: the child ---- */
+
+struct window {
+    uint64_t off[HM_MAX_WINDOW], tag[HM_MAX_WINDOW];
+    size_t len[HM_MAX_WINDOW];
+};
+
+/* Allocates slot i of w with a fresh length and tags it; 0 or -1. */
+static int take(struct am_heap_view *h, struct window *w, unsigned i, unsigned p,
+                uint64_t op, uint64_t *x)
+{
+    w->len[i] = hm_len(x);
+    w->tag[i] = hm_tag(p, op);
+    if (am_heap_alloc(h, w->len[i], p + 1, &w->off[i]) != 0)
+        return -1;
+    memcpy(h->base + w->off[i], &w->tag[i], 8);
+    return 0;
+}
+
+/* Checks and frees slot i of w; 0 or -1. */
+static int give(struct am_heap_view *h, struct window *w, unsigned i, unsigned p)
+{
+    uint64_t t;
+    memcpy(&t, h->base + w->off[i], 8);
+    return t == w->tag[i] && am_heap_free(h, w->off[i], p + 1) == 0 ? 0 : -1;
+}
+
+static void wait_go(struct ctl *c)
+{
+    AO_fetch_and_add1_full(&c->ready);
+    while (!AO_load_acquire(&c->go)) /* pairs with the parent's release */
+        sched_yield();
+}
+
+static int shmam_run(struct ctl *c, void *seg, const struct opts *o, unsigned p)
+{
+    static struct window w;
+    struct am_heap_view h;
+    uint64_t x = hm_seed(o->seed, p), live = 0;
+
+    int ok = am_heap_attach(&h, seg, o->bytes) == 0;
+    for (unsigned i = 0; ok && i < o->window; i++)
+        ok = take(&h, &w, i, p, i, &x) == 0;
+    wait_go(c); /* failed or not: the parent waits for all */
+    if (!ok)
+        return -1;
+    c->proc[p].t0 = bm_now_s();
+    for (long op = 0; op < o->ops; op++) {
+        unsigned i = hm_slot(&x, o->window);
+        if (give(&h, &w, i, p) != 0 ||
+            take(&h, &w, i, p, (uint64_t)op + o->window, &x) != 0)
+            return -1;
+    }
+    c->proc[p].t1 = bm_now_s();
+    for (unsigned i = 0; i < o->window; i++)
+        live += w.len[i];
+    c->proc[p].live = live;
+    return 0;
+}
+
+/* ---- shmam: the parent ---- */
+
+/* Waits for the n children in pid[], killing them after STUCK_S; returns how
+ * many failed. */
+static int reap(pid_t *pid, unsigned n)
+{
+    double end = bm_now_s() + STUCK_S;
+    int failed = 0, st;
+    for (unsigned i = 0; i < n; i++) {
+        while (waitpid(pid[i], &st, WNOHANG) == 0) {
+            if (bm_now_s() > end) {
+                kill(pid[i], SIGKILL);
+                waitpid(pid[i], &st, 0);
+                break;
+            }
+            usleep(1000);
+        }
+        failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    return failed;
+}
+
+/* Forks the P children, opens the gate when all are at it, reaps them. */
+static int run_children(struct ctl *c, void *seg, const struct opts *o, unsigned procs)
+{
+    pid_t pid[HM_MAX_PROCS];
+    fflush(NULL);
+    for (unsigned p = 0; p < procs; p++) {
+        if ((pid[p] = fork()) == 0) {
+            pin(p);
+            _exit(shmam_run(c, seg, o, p) == 0 ? 0 : 3);
+        }
+        if (pid[p] < 0)
+            return -1;
+    }
+    double end = bm_now_s() + STUCK_S;
+    while (AO_load_acquire(&c->ready) < procs && bm_now_s() < end)
+        usleep(100);
+    AO_store_release(&c->go, 1);
+    return reap(pid, procs) == 0 ? 0 : -1;
+}
+
+static int measure_shmam(const struct opts *o, unsigned procs, struct result *r)
+{
+    struct ctl *c =
+        mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void *seg = segment(o->bytes);
+    struct am_heap_view h;
+    struct am_heap_stats st;
+    int rc = -1;
+
+    if (c != MAP_FAILED && seg && am_heap_init(seg, o->bytes) == 0 &&
+        am_heap_attach(&h, seg, o->bytes) == 0 && run_children(c, seg, o, procs) == 0) {
+        double t0 = c->proc[0].t0, t1 = c->proc[0].t1, live = 0;
+        for (unsigned p = 0; p < procs; p++) {
+            t0 = c->proc[p].t0 < t0 ? c->proc[p].t0 : t0;
+            t1 = c->proc[p].t1 > t1 ? c->proc[p].t1 : t1;
+            live += (double)c->proc[p].live;
+        }
+        am_heap_stats(&h, &st);
+        r->ops_per_s = (double)o->ops * procs / (t1 - t0);
+        r->reserved = (double)st.reserved;
+        r->live = live;
+        rc = 0;
+    }
+    if (seg)
+        munmap(seg, o->bytes);
+    if (c != MAP_FAILED)
+        munmap(c, sizeof *c);
+    return rc;
+}
+
+/* ---- Boost, in its own program ---- */
+
+static int measure_boost(const struct opts *o, unsigned procs, struct result *r)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "'%s' --procs %u --ops %ld --window %u --bytes %zu --seed %llu", o->boost,
+             procs, o->ops, o->window, o->bytes, (unsigned long long)o->seed);
+    fflush(NULL);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return -1;
+    int got = fscanf(f, "%lf %lf %lf", &r->ops_per_s, &r->reserved, &r->live);
+    int st = pclose(f);
+    return got == 3 && st == 0 ? 0 : -1;
+}
+
+/* ---- rounds and rows ---- */
+
+typedef int measure_fn(const struct opts *o, unsigned procs, struct result *r);
+
+static const struct kind {
+    const char *name;
+    measure_fn *measure;
+} kinds[] = {{"shmam", measure_shmam}, {"boost", measure_boost}};
+
+struct figures {
+    double ops[2][MAX_ROUNDS], frag[2][MAX_ROUNDS], reserved[2][MAX_ROUNDS],
+        live[2][MAX_ROUNDS];
+};
+
+/* Round r (-1: the warm-up) of both kinds in ABBA order; 0 or -1. */
+static int round_of(const struct opts *o, unsigned procs, int r, int nk, struct figures *f)
+{
+    for (int k = 0; k < nk; k++) {
+        int i = bm_abba(r < 0 ? 0 : r, k, nk);
+        struct result res;
+        if (kinds[i].measure(o, procs, &res) != 0) {
+            fprintf(stderr, "heapbench: FAILED: %s with %u processes, round %d\n",
+                    kinds[i].name, procs, r);
+            return -1;
+        }
+        if (r >= 0) {
+            f->ops[i][r] = res.ops_per_s;
+            f->frag[i][r] = res.live > 0 ? res.reserved / res.live : 0;
+            f->reserved[i][r] = res.reserved / 1024;
+            f->live[i][r] = res.live / 1024;
+        }
+    }
+    return 0;
+}
+
+static void print_rows(const struct opts *o, unsigned procs, int nk,
+                       const struct figures *f)
+{
+    struct bm_row row = {stdout, "heapbench", "posix", (int)procs, 1};
+    long iters = o->ops * (long)procs * o->rounds;
+    for (int i = 0; i < nk; i++) {
+        bm_print(&row, kinds[i].name, iters, "heap_ops_per_s",
+                 bm_stat_of(f->ops[i], o->rounds), "1/s", 0);
+        bm_print(&row, kinds[i].name, iters, "frag_reserved_over_live",
+                 bm_stat_of(f->frag[i], o->rounds), "ratio", 3);
+        bm_print(&row, kinds[i].name, iters, "reserved_KB",
+                 bm_stat_of(f->reserved[i], o->rounds), "KB", 0);
+        bm_print(&row, kinds[i].name, iters, "live_KB", bm_stat_of(f->live[i], o->rounds),
+                 "KB", 0);
+    }
+    if (nk == 2)
+        bm_print(&row, "shmam", iters, "shmam_vs_boost",
+                 bm_stat_ratio(f->ops[0], f->ops[1], o->rounds), "ratio", 3);
+    fflush(stdout);
+}
+
+static int measure_all(const struct opts *o, unsigned procs)
+{
+    static struct figures f;
+    int nk = o->boost ? 2 : 1;
+    for (int r = -1; r < o->rounds; r++)
+        if (round_of(o, procs, r, nk, &f) != 0)
+            return 1;
+    print_rows(o, procs, nk, &f);
+    return 0;
+}
+
+/* The heap's fixed metadata: the segment's bytes outside its capacity. */
+static void print_meta(const struct opts *o)
+{
+    void *seg = segment(o->bytes);
+    struct am_heap_view h;
+    struct am_heap_stats st;
+    struct bm_row row = {stdout, "heapbench", "posix", 0, 0};
+    if (!seg || am_heap_init(seg, o->bytes) != 0 || am_heap_attach(&h, seg, o->bytes) != 0)
+        return;
+    am_heap_stats(&h, &st);
+    double kb = (double)(o->bytes - st.capacity) / 1024;
+    bm_print(&row, "shmam", 0, "meta_KB", bm_stat_of(&kb, 1), "KB", 0);
+    munmap(seg, o->bytes);
+}
+
+/* ---- command line ---- */
+
+static void usage(FILE *f, int status)
+{
+    fprintf(f,
+            "usage: heapbench [--procs 1,2,4,8] [--ops N] [--rounds R] [--window W] "
+            "[--mbytes M] [--seed S] [--quick] [--boost PATH] [--no-boost] [--header]\n");
+    exit(status);
+}
+
+static long number(const char *s, long lo, long hi)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        usage(stderr, 2);
+    return v;
+}
+
+static void parse_procs(struct opts *o, const char *s)
+{
+    char *end;
+    o->nprocs = 0;
+    while (*s && o->nprocs < MAX_P) {
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > HM_MAX_PROCS || (*end && *end != ','))
+            usage(stderr, 2);
+        o->procs[o->nprocs++] = (unsigned)v;
+        s = *end ? end + 1 : end;
+    }
+    if (o->nprocs == 0)
+        usage(stderr, 2);
+}
+
+/* build/bench/heap_boost beside this program, or NULL if it is not there. */
+static const char *boost_beside(void)
+{
+    static char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+    if (n <= 0)
+        return NULL;
+    path[n] = 0;
+    char *slash = strrchr(path, '/');
+    strcpy(slash ? slash + 1 : path, "heap_boost");
+    return access(path, X_OK) == 0 ? path : NULL;
+}
+
+static struct opts parse(int argc, char **argv)
+{
+    struct opts o = {{1, 2, 4, 8}, 4, 5, 0, 100000, 64, 32u << 20, 12345, boost_beside()};
+    for (int i = 1; i < argc; i++) {
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--procs") == 0 && next)
+            parse_procs(&o, argv[++i]);
+        else if (strcmp(argv[i], "--ops") == 0 && next)
+            o.ops = number(argv[++i], 1, 1L << 40);
+        else if (strcmp(argv[i], "--rounds") == 0 && next)
+            o.rounds = (int)number(argv[++i], 1, MAX_ROUNDS);
+        else if (strcmp(argv[i], "--window") == 0 && next)
+            o.window = (unsigned)number(argv[++i], 1, HM_MAX_WINDOW);
+        else if (strcmp(argv[i], "--mbytes") == 0 && next)
+            o.bytes = (size_t)number(argv[++i], 1, 1 << 16) << 20;
+        else if (strcmp(argv[i], "--seed") == 0 && next)
+            o.seed = (uint64_t)number(argv[++i], 0, 1L << 62);
+        else if (strcmp(argv[i], "--quick") == 0)
+            o.ops = 20000, o.rounds = 3;
+        else if (strcmp(argv[i], "--boost") == 0 && next)
+            o.boost = argv[++i];
+        else if (strcmp(argv[i], "--no-boost") == 0)
+            o.boost = NULL;
+        else if (strcmp(argv[i], "--header") == 0)
+            o.header = 1;
+        else
+            usage(stderr, 2);
+    }
+    return o;
+}
+
+int main(int argc, char **argv)
+{
+    if (bm_asks_help(argc, argv))
+        usage(stdout, 0);
+    struct opts o = parse(argc, argv);
+    if (!o.boost)
+        fprintf(stderr,
+                "heapbench: no heap_boost (build it, or --boost PATH): shmam alone\n");
+    if (o.header)
+        bm_print_header(stdout);
+    print_meta(&o);
+    int failed = 0;
+    for (int p = 0; p < o.nprocs; p++)
+        failed |= measure_all(&o, o.procs[p]);
+    return failed;
+}

@@ -3,6 +3,7 @@
  * Culler 1998, section 4.3), fine-grained all-to-all communication.
  *
  *   shmamrun -n P [-a ALG] build/apps/sample [--keys N] [--seed S] [--oversample K]
+ *                                            [--batched]
  *
  * Each rank generates N random keys (default 262,144, the paper's size) from its
  * own seeded generator.  Splitters: each rank picks K·P random samples of its
@@ -10,8 +11,12 @@
  * sorts the K·P·P samples and broadcasts every (K·P)-th as the P-1 splitters.
  * Distribution: every key goes to the rank owning its bucket as one short active
  * message (one am_request per key), whose handler appends it to the local bucket;
- * sc_all_store_sync then guarantees every key has landed.  Each rank then sorts
- * its bucket with an LSD radix sort, 8 bits per pass.
+ * sc_all_store_sync then guarantees every key has landed.  With --batched, each
+ * rank first sorts its keys by destination and sends each destination its keys
+ * together, as long messages of up to long_max bytes (one per destination at
+ * the default sizes), whose handler appends them all: the match for MPICH's
+ * MPI_Alltoallv (apps/mpi/sample.c).  Each rank then sorts its bucket with an
+ * LSD radix sort, 8 bits per pass.
  *
  * Verification: every part sorted; parts ordered across ranks (rank 0 reads each
  * rank's count, minimum and maximum with one-word gets); the total count and a
@@ -19,6 +24,7 @@
  * Rank 0 prints phase times (maxima over ranks are implied: phases end in a
  * barrier) and the line
  *   app,sample,<N>keys,<claim>,<shm>,<P>,<seconds>,<verified|FAILED>
+ * (sample_batched with --batched)
  * where seconds covers splitters, distribution and local sort (not generating
  * the input, not verification).  Exits 1 if verification fails.  The hidden
  * option --corrupt flips one key after sorting, to show that failure is caught.
@@ -34,7 +40,8 @@
 #include "common/keys.h"
 #include "splitc/splitc.h"
 
-#define H_KEY 1 /* one key for this rank's bucket */
+#define H_KEY 1  /* one key for this rank's bucket */
+#define H_KEYS 2 /* keys for this rank's bucket, as a long message's data */
 
 static uint32_t *bucket; /* keys that landed here */
 static size_t bucket_n, bucket_cap, bucket_max;
@@ -43,7 +50,7 @@ static size_t bucket_n, bucket_cap, bucket_max;
 static void usage(FILE *f)
 {
     fprintf(f, "usage: shmamrun -n P [-a ALG] sample [--keys N] [--seed S] "
-               "[--oversample K]\n");
+               "[--oversample K] [--batched]\n");
 }
 
 static void append(uint32_t key)
@@ -65,6 +72,13 @@ static void append(uint32_t key)
 static void h_key(am_token_t *t, const uint32_t *args, int nargs, void *d, size_t len)
 {
     append(args[0]);
+}
+
+static void h_keys(am_token_t *t, const uint32_t *args, int nargs, void *d, size_t len)
+{
+    const uint32_t *k = d;
+    for (size_t i = 0; i < len / sizeof *k; i++)
+        append(k[i]);
 }
 
 /* Rank 0 gathers every rank's samples, sorts them and broadcasts P-1 splitters. */
@@ -100,6 +114,47 @@ static void distribute(const uint32_t *keys, size_t n, const uint32_t *split)
             exit(1);
         }
     }
+    sc_all_store_sync();
+}
+
+/* --batched: the keys by destination (a counting sort), then each
+ * destination's keys as long messages of up to long_max bytes, starting with
+ * the next rank so that no destination gets everyone's keys at once. */
+static void distribute_batched(const uint32_t *keys, size_t n, const uint32_t *split)
+{
+    unsigned p = (unsigned)sc_nprocs(), me = (unsigned)sc_rank();
+    size_t *start = calloc(p + 1, sizeof *start), *fill = malloc(p * sizeof *fill);
+    uint32_t *by_dest = malloc((n ? n : 1) * sizeof *by_dest);
+    if (!start || !fill || !by_dest)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        start[keys_owner(keys[i], split, p - 1) + 1]++;
+    for (unsigned d = 0; d < p; d++)
+        fill[d] = start[d + 1] += start[d];
+    for (size_t i = n; i-- > 0;)
+        by_dest[--fill[keys_owner(keys[i], split, p - 1)]] = keys[i];
+    size_t max = am_ep_long_max(sc_ep()) / sizeof *by_dest;
+    for (unsigned k = 1; k <= p; k++) {
+        unsigned d = (me + k) % p;
+        for (size_t i = start[d]; i < start[d + 1]; i += max) {
+            size_t m = start[d + 1] - i < max ? start[d + 1] - i : max;
+            if (d == me) {
+                for (size_t j = 0; j < m; j++)
+                    append(by_dest[i + j]);
+                continue;
+            }
+            int rc = am_request_long(sc_ep(), d, H_KEYS, by_dest + i, m * sizeof *by_dest,
+                                     NULL, 0);
+            if (rc < 0) {
+                fprintf(stderr, "sample: rank %u: am_request_long: %s\n", me,
+                        am_strerror(rc));
+                exit(1);
+            }
+        }
+    }
+    free(start);
+    free(fill);
+    free(by_dest);
     sc_all_store_sync();
 }
 
@@ -139,6 +194,7 @@ int main(int argc, char **argv)
     }
     sc_init(&argc, &argv);
     am_set_handler(sc_ep(), H_KEY, h_key);
+    am_set_handler(sc_ep(), H_KEYS, h_keys);
     if (keys_parse(argc, argv, &o) < 0) {
         if (sc_rank() == 0)
             usage(stderr);
@@ -163,7 +219,7 @@ int main(int argc, char **argv)
     splitters(keys, &o, &rng, split);
     sc_barrier();
     t[2] = sc_now();
-    distribute(keys, o.keys, split);
+    (o.batched ? distribute_batched : distribute)(keys, o.keys, split);
     t[3] = sc_now();
     uint32_t *tmp = malloc((bucket_n ? bucket_n : 1) * sizeof *tmp);
     keys_radix_sort(bucket, tmp, bucket_n);
@@ -183,8 +239,9 @@ int main(int argc, char **argv)
         printf("sample: generate %.4f s, splitters %.4f s, distribute %.4f s, sort %.4f s, "
                "verify %.4f s\n",
                t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4]);
-        printf("app,sample,%zukeys,%s,%s,%d,%.4f,%s\n", o.keys, am_ep_claim(sc_ep()),
-               shm && *shm ? shm : "posix", p, t[4] - t[1], ok ? "verified" : "FAILED");
+        printf("app,%s,%zukeys,%s,%s,%d,%.4f,%s\n", o.batched ? "sample_batched" : "sample",
+               o.keys, am_ep_claim(sc_ep()), shm && *shm ? shm : "posix", p, t[4] - t[1],
+               ok ? "verified" : "FAILED");
         fflush(stdout);
     }
     free(keys);

@@ -15,8 +15,10 @@
 #include "common/cmdline.h"
 #include "splitc/splitc.h"
 
-#define WORDS 64    /* words per rank in the word regions */
-#define BULK 20011  /* bytes per rank's slot in the bulk region: 3 chunks */
+#define WORDS 64 /* words per rank in the word regions */
+#define BULK_TAIL                                                                          \
+    20011           /* bytes per rank's slot in the bulk region: 3 chunks, the             \
+                     * last of these (bulk_len) */
 #define STORES 3000 /* one-word stores each rank sends */
 #define BCAST (3 * 8192 + 17)
 #define H_RING 1 /* an application handler */
@@ -132,25 +134,32 @@ static void test_stores(void)
         }
 }
 
+/* Bytes each rank puts, stores and gets per rank: three long messages, two of
+ * the longest the endpoint takes. */
+static size_t bulk_len(void)
+{
+    return 2 * am_ep_long_max(sc_ep()) + BULK_TAIL;
+}
+
 /* Byte ranges crossing chunk boundaries, at odd offsets. */
 static void test_bulk(void)
 {
     int me = sc_rank(), p = sc_nprocs();
-    size_t slot = BULK + 8;
+    const size_t nbulk = bulk_len(), slot = nbulk + 8;
     unsigned char *put, *store;
     unsigned rp = sc_region_alloc((size_t)p * slot, (void **)&put);
     unsigned rs = sc_region_alloc((size_t)p * slot, (void **)&store);
-    unsigned char *src = malloc(BULK), *got = malloc((size_t)p * BULK);
-    for (size_t i = 0; i < BULK; i++)
+    unsigned char *src = malloc(nbulk), *got = malloc((size_t)p * nbulk);
+    for (size_t i = 0; i < nbulk; i++)
         src[i] = byte(me, i);
     for (int to = 0; to < p; to++) {
-        sc_bulk_put(sc_gptr((unsigned)to, rp, (size_t)me * slot + 3), src, BULK);
-        sc_bulk_store(sc_gptr((unsigned)to, rs, (size_t)me * slot + 5), src, BULK);
+        sc_bulk_put(sc_gptr((unsigned)to, rp, (size_t)me * slot + 3), src, nbulk);
+        sc_bulk_store(sc_gptr((unsigned)to, rs, (size_t)me * slot + 5), src, nbulk);
     }
     sc_sync();
     sc_all_store_sync();
     for (int from = 0; from < p; from++)
-        for (size_t i = 0; i < BULK; i++) {
+        for (size_t i = 0; i < nbulk; i++) {
             unsigned char *a = put + (size_t)from * slot + 3,
                           *b = store + (size_t)from * slot + 5;
             if (a[i] != byte(from, i) || b[i] != byte(from, i)) {
@@ -159,12 +168,12 @@ static void test_bulk(void)
             }
         }
     for (int from = 0; from < p; from++)
-        sc_bulk_get(got + (size_t)from * BULK,
-                    sc_gptr((unsigned)from, rp, (size_t)me * slot + 3), BULK);
+        sc_bulk_get(got + (size_t)from * nbulk,
+                    sc_gptr((unsigned)from, rp, (size_t)me * slot + 3), nbulk);
     sc_sync();
     for (int from = 0; from < p; from++)
-        for (size_t i = 0; i < BULK; i++)
-            if (got[(size_t)from * BULK + i] != byte(me, i)) {
+        for (size_t i = 0; i < nbulk; i++)
+            if (got[(size_t)from * nbulk + i] != byte(me, i)) {
                 EXPECT(0, "bulk get from %d byte %zu", from, i);
                 break;
             }

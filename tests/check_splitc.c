@@ -5,10 +5,13 @@
  * apps/splitc_selftest.c exercises every function and checks every value).
  *
  *   selftest        splitc_selftest with P = 1, 2, 4, claim algorithms lockfree
- *                   and ticket (POSIX segments), and P = 4 lockfree over System V:
- *                   exit 0 and "verified"
+ *                   and ticket (POSIX segments), P = 4 lockfree over System V,
+ *                   and P = 4 with long_max 4096 (every bulk range many long
+ *                   messages): exit 0 and "verified"
  *   bad_gptr        a put one word past the end of a part aborts the job with
  *                   "bad global pointer" and a nonzero exit
+ *   sample_batched  SAMPLE --batched (keys per destination as long messages), P =
+ *                   4, lockfree, tas with long_max 4096; --corrupt is caught
  *   sample          SAMPLE, 4096 keys per rank, P = 2 and 4, lockfree and tas,
  *                   plus once with oversampling 1: exit 0 and a final line
  *                   "app,sample,4096keys,ALG,posix,P,<seconds>,verified"
@@ -38,9 +41,10 @@ static void find_programs(void)
     tu_program(mpi_sample_prog, sizeof mpi_sample_prog, "apps/mpi_sample");
 }
 
-/* `shmamrun -n procs -a alg --shm shm --timeout 60 prog extra...`. */
-static void run_job(struct tu_output *r, const char *prog, int procs, const char *alg,
-                    const char *shm, const char *const *extra)
+/* `shmamrun -n procs -a alg --shm shm --timeout 60 prog extra...`, with the
+ * environment changed by env (tu_start's; may be NULL). */
+static void run_job_env(struct tu_output *r, const char *prog, int procs, const char *alg,
+                        const char *shm, const char *const *extra, const char *const *env)
 {
     char n[16];
     const char *argv[24] = {launcher, "-n", n,           "-a", alg,
@@ -50,19 +54,27 @@ static void run_job(struct tu_output *r, const char *prog, int procs, const char
     while (extra && *extra && argc < 23)
         argv[argc++] = *extra++;
     argv[argc] = NULL;
-    tu_run_capture(argv, NULL, TU_ERR_MERGED, 0, r);
+    tu_run_capture(argv, env, TU_ERR_MERGED, 0, r);
+}
+
+static void run_job(struct tu_output *r, const char *prog, int procs, const char *alg,
+                    const char *shm, const char *const *extra)
+{
+    run_job_env(r, prog, procs, alg, shm, extra, NULL);
 }
 
 /* The verdict of the final "app,sample,..." line, checking its other fields;
  * NULL if the line is missing or wrong. */
-static const char *sample_verdict(const struct tu_output *r, const char *keys,
-                                  const char *impl, const char *shm, int procs)
+static const char *sample_line(const struct tu_output *r, const char *name,
+                               const char *keys, const char *impl, const char *shm,
+                               int procs)
 {
     static char verdict[16];
     char want[128];
-    const char *line = strstr(r->out, "app,sample,");
+    snprintf(want, sizeof want, "app,%s,", name);
+    const char *line = strstr(r->out, want);
     double seconds;
-    snprintf(want, sizeof want, "app,sample,%skeys,%s,%s,%d,", keys, impl, shm, procs);
+    snprintf(want, sizeof want, "app,%s,%skeys,%s,%s,%d,", name, keys, impl, shm, procs);
     if (!line || strncmp(line, want, strlen(want)) != 0 ||
         sscanf(line + strlen(want), "%lf,%15[a-zA-Z]", &seconds, verdict) != 2 ||
         seconds < 0)
@@ -70,18 +82,27 @@ static const char *sample_verdict(const struct tu_output *r, const char *keys,
     return verdict;
 }
 
+static const char *sample_verdict(const struct tu_output *r, const char *keys,
+                                  const char *impl, const char *shm, int procs)
+{
+    return sample_line(r, "sample", keys, impl, shm, procs);
+}
+
 static const char *const self_algs[] = {"lockfree", "ticket"};
 static const int self_procs[] = {1, 2, 4};
 
 START_TEST(selftest)
 {
-    /* Cases 0..5: P x alg over POSIX; case 6: P = 4 lockfree over System V. */
+    /* Cases 0..5: P x alg over POSIX; case 6: P = 4 lockfree over System V;
+     * case 7: P = 4 lockfree with the shortest long messages, so that every
+     * bulk range is many messages. */
     const char *alg = _i < 6 ? self_algs[_i % 2] : "lockfree";
-    const char *shm = _i < 6 ? "posix" : "sysv";
+    const char *shm = _i == 6 ? "sysv" : "posix";
     int procs = _i < 6 ? self_procs[_i / 2] : 4;
+    static const char *const short_long[] = {"SHMAM_LONG_MAX=4096", NULL};
     char want[96];
     struct tu_output r;
-    run_job(&r, selftest_prog, procs, alg, shm, NULL);
+    run_job_env(&r, selftest_prog, procs, alg, shm, NULL, _i == 7 ? short_long : NULL);
     snprintf(want, sizeof want, "splitc_selftest: %d ranks, %s: verified\n", procs, alg);
     ck_assert_msg(r.status == 0 && strstr(r.out, want),
                   "%s/%s: splitc_selftest P=%d exited %d:\n%s", alg, shm, procs, r.status,
@@ -139,6 +160,24 @@ START_TEST(sample_corrupt)
 }
 END_TEST
 
+START_TEST(sample_batched)
+{
+    /* Case 0: P = 4 lockfree; case 1: P = 4 tas with the shortest long
+     * messages (16 per destination); case 2: --corrupt is caught. */
+    const char *alg = _i == 1 ? "tas" : "lockfree";
+    const char *keys = _i == 1 ? "65536" : "4096";
+    const char *extra[] = {"--keys", keys, "--batched", _i == 2 ? "--corrupt" : NULL, NULL};
+    static const char *const short_long[] = {"SHMAM_LONG_MAX=4096", NULL};
+    struct tu_output r;
+    run_job_env(&r, sample_prog, 4, alg, "posix", extra, _i == 1 ? short_long : NULL);
+    const char *v = sample_line(&r, "sample_batched", keys, alg, "posix", 4);
+    const char *want = _i == 2 ? "FAILED" : "verified";
+    ck_assert_msg((r.status == 0) == (_i != 2) && v && strcmp(v, want) == 0,
+                  "%s: sample --batched (case %d) exited %d, verdict %s:\n%s", alg, _i,
+                  r.status, v ? v : "(no app line)", r.out);
+}
+END_TEST
+
 START_TEST(mpi_sample_runs)
 {
     const char *argv[] = {"mpiexec", "-n", "2", mpi_sample_prog, "--keys", "4096", NULL};
@@ -156,10 +195,11 @@ static Suite *splitc_suite(void)
     Suite *s = suite_create("splitc");
     TCase *tc = tcase_create("splitc");
     tcase_set_timeout(tc, 70);
-    tcase_add_loop_test(tc, selftest, 0, 7);
+    tcase_add_loop_test(tc, selftest, 0, 8);
     tcase_add_loop_test(tc, bad_gptr, 0, 2);
     tcase_add_loop_test(tc, sample_runs, 0, 5);
     tcase_add_loop_test(tc, sample_corrupt, 0, 2);
+    tcase_add_loop_test(tc, sample_batched, 0, 3);
     tcase_add_test(tc, mpi_sample_runs);
     suite_add_tcase(s, tc);
     return s;

@@ -25,6 +25,8 @@ int keys_parse(int argc, char **argv, struct keys_options *o)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--corrupt") == 0)
             o->corrupt = 1;
+        else if (strcmp(argv[i], "--batched") == 0)
+            o->batched = 1;
         else if (v && strcmp(argv[i], "--keys") == 0 && ++i)
             o->keys = strtoull(v, NULL, 0);
         else if (v && strcmp(argv[i], "--seed") == 0 && ++i)

@@ -21,6 +21,8 @@ struct keys_options {
     uint64_t seed;       /* --seed S */
     unsigned oversample; /* --oversample K: samples per rank and per bucket */
     int corrupt;         /* hidden --corrupt: flip one key after sorting */
+    int batched;         /* --batched: each rank's keys for a destination go
+                          * together (long messages; MPI: always so) */
 };
 
 /* A multiset hash: count, and the sum and xor of a 64-bit mix of every key.

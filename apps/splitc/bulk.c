@@ -1,14 +1,16 @@
 /*
- * bulk.c - byte-range puts, gets and stores, split into bulk messages of at
- * most AM_MAX_BULK bytes.
+ * bulk.c - byte-range puts, gets and stores, as long messages (through the
+ * destination's shared heap) of at most the endpoint's long_max bytes each (1
+ * MiB by default: one message for every range the applications move).
  *
- * A bulk put is a bulk request per chunk carrying (region, offset); the owner
+ * A bulk put is a long request per chunk carrying (region, offset); the owner
  * copies the chunk into its part and acks, like a one-word put.  A bulk get is
  * a short request per chunk with (region, offset, length, destination address);
- * the owner answers with a bulk reply carrying the bytes and the address.  A
+ * the owner answers with a long reply carrying the bytes and the address.  A
  * bulk store is a bulk put without the ack, counted at the owner as one store
  * per chunk, so sc_all_store_sync covers it.  Ranges on our own rank are copied
- * in place.
+ * in place.  Every rank of a job has the same long_max (the job's option), so
+ * our own is the destination's.
  */
 #include <string.h>
 
@@ -43,11 +45,11 @@ static void h_bulk_get(am_token_t *t, const uint32_t *args, int nargs, void *dat
 {
     check_nargs(nargs, 6, "bulk get");
     size_t n = args[3];
-    if (n > AM_MAX_BULK)
+    if (n > am_ep_long_max(sc__.ep))
         SC_DIE("bulk get of %zu bytes in one message", n);
     const void *src = sc__local(args[0], sc__join(args[1], args[2]), n, am_token_source(t));
-    SC_CHECK(am_reply_bulk(t, SC_H_BULK_GET_REPLY, src, n, &args[4], 2),
-             "am_reply_bulk (bulk get)");
+    SC_CHECK(am_reply_long(t, SC_H_BULK_GET_REPLY, src, n, &args[4], 2),
+             "am_reply_long (bulk get)");
 }
 
 static void h_bulk_get_reply(am_token_t *t, const uint32_t *args, int nargs, void *data,
@@ -80,19 +82,26 @@ static int local_copy(void *dst, const void *src, sc_gptr_t g, size_t n, int to_
     return 1;
 }
 
+/* The longest message a chunk may be. */
+static size_t chunk_max(void)
+{
+    return am_ep_long_max(sc__.ep);
+}
+
 static void send_chunks(sc_gptr_t dst, const void *src, size_t n, unsigned handler)
 {
     const unsigned char *s = src;
+    size_t max = chunk_max();
     for (size_t done = 0; done < n;) {
-        size_t len = n - done < AM_MAX_BULK ? n - done : AM_MAX_BULK;
+        size_t len = n - done < max ? n - done : max;
         uint64_t off = dst.offset + done;
         uint32_t a[3] = {dst.region, sc__lo(off), sc__hi(off)};
         if (handler == SC_H_BULK_PUT)
             sc__.outstanding++;
         else
             sc__.stores_sent[dst.rank]++;
-        SC_CHECK(am_request_bulk(sc__.ep, dst.rank, handler, s + done, len, a, 3),
-                 "am_request_bulk");
+        SC_CHECK(am_request_long(sc__.ep, dst.rank, handler, s + done, len, a, 3),
+                 "am_request_long");
         done += len;
     }
 }
@@ -114,8 +123,9 @@ void sc_bulk_get(void *dst, sc_gptr_t src, size_t n)
     if (local_copy(dst, NULL, src, n, 0))
         return;
     unsigned char *d = dst;
+    size_t max = chunk_max();
     for (size_t done = 0; done < n;) {
-        size_t len = n - done < AM_MAX_BULK ? n - done : AM_MAX_BULK;
+        size_t len = n - done < max ? n - done : max;
         uint64_t off = src.offset + done, addr = (uintptr_t)(d + done);
         uint32_t a[6] = {src.region,    sc__lo(off),  sc__hi(off),
                          (uint32_t)len, sc__lo(addr), sc__hi(addr)};

@@ -84,13 +84,14 @@ static void bcast_send(const void *buf, size_t n, unsigned parity)
 {
     sc__wait(all_ready, &parity);
     sc__.bcast_ready[parity] = 0;
+    size_t max = am_ep_long_max(sc__.ep);
     for (int r = 0; r < sc__.nprocs; r++) {
         for (size_t done = 0; r != sc__.rank && done < n;) {
-            size_t len = n - done < AM_MAX_BULK ? n - done : AM_MAX_BULK;
+            size_t len = n - done < max ? n - done : max;
             uint32_t a[2] = {sc__lo(done), sc__hi(done)};
-            SC_CHECK(am_request_bulk(sc__.ep, (unsigned)r, SC_H_BCAST_DATA,
+            SC_CHECK(am_request_long(sc__.ep, (unsigned)r, SC_H_BCAST_DATA,
                                      (const unsigned char *)buf + done, len, a, 2),
-                     "am_request_bulk (broadcast)");
+                     "am_request_long (broadcast)");
             done += len;
         }
     }

@@ -17,8 +17,8 @@
  *   sc_store*              one-way remote write, no acknowledgement; after
  *                          sc_all_store_sync() (collective) every store sent by
  *                          any rank before it has landed
- *   sc_bulk_*              the same for byte ranges of any length, as bulk
- *                          messages of up to 8 KB each
+ *   sc_bulk_*              the same for byte ranges of any length, as long
+ *                          messages of up to long_max (1 MiB by default) each
  * Accesses to the caller's own rank happen at once, in place.  There is no
  * ordering between two puts or two stores in flight (they may be to the same
  * word only if the program does not care which lands last).
@@ -52,9 +52,9 @@
  *              address lo/hi and value (the address means something only to
  *              the requester)
  *   store      as put, no reply; the owner counts stores received
- *   bulk put   bulk request, region, offset lo/hi -> ack; bulk store: no reply,
- *              counted as one store per 8 KB chunk
- *   bulk get   region, offset lo/hi, length, dest address lo/hi -> bulk reply
+ *   bulk put   long request, region, offset lo/hi -> ack; bulk store: no reply,
+ *              counted as one store per chunk of up to long_max bytes
+ *   bulk get   region, offset lo/hi, length, dest address lo/hi -> long reply
  *   store count, broadcast ready/data, reduce contribution/result
  */
 #ifndef SPLITC_H
@@ -109,7 +109,8 @@ void sc_sync(void);           /* this rank's puts and gets have completed */
 void sc_all_store_sync(void); /* collective: all stores everywhere have landed;
                                * ends with a barrier */
 
-/* Bulk split-phase operations (any length; split into 8 KB messages). */
+/* Bulk split-phase operations (any length; split into long messages of up to
+ * long_max bytes). */
 void sc_bulk_put(sc_gptr_t dst, const void *src, size_t n);
 void sc_bulk_get(void *dst, sc_gptr_t src, size_t n);
 void sc_bulk_store(sc_gptr_t dst, const void *src, size_t n);

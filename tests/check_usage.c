@@ -36,6 +36,7 @@ static const struct {
     {"bench/stress", 0},
     {"bench/demo_many", 0},
     {"bench/lockbench", 0},
+    {"bench/heapbench", 0},
     {"bench/mpi_pingpong", 1},
     {"bench/mpi_bw", 1},
     {"bench/mpi_stress", 1},

@@ -771,11 +771,11 @@ START_TEST(killed_at_random)
         v->where = -1;
         AO_store(&v->done, 0);
         pid_t p = tu_spawn(victim_run, v, run);
-        long until = 50 + (long)(rand_r(&seed) % 2000);
+        long until = 20 + (long)(rand_r(&seed) % 400);
         double end = tu_now_s() + 10;
         while (AO_load(&v->done) < (AO_t)until && tu_now_s() < end)
             consume(v);
-        for (unsigned spin = rand_r(&seed) % 2000; spin > 0; spin--)
+        for (unsigned spin = rand_r(&seed) % 500; spin > 0; spin--)
             consume(v); /* a random moment inside its next calls */
         kill(p, SIGKILL);
         int st = tu_reap(p, 10);
@@ -1000,24 +1000,34 @@ START_TEST(corrupt_metadata)
 }
 END_TEST
 
+/* One tcase per kind of test, so each can be run alone (CK_RUN_CASE). */
+static TCase *tcase(Suite *s, const char *name, int timeout_s)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, timeout_s * tu_stress_factor());
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 static Suite *heap_suite(void)
 {
     Suite *s = suite_create("heap");
-    TCase *tc = tcase_create("heap");
-    tcase_set_timeout(tc, 60 * tu_stress_factor());
+    TCase *tc = tcase(s, "single", 30);
     tcase_add_test(tc, layout_attach);
     tcase_add_test(tc, bytes_for_holds);
     tcase_add_test(tc, sizes);
     tcase_add_test(tc, bad_frees);
     tcase_add_test(tc, exhaustion);
     tcase_add_test(tc, runs_and_classes);
+    tc = tcase(s, "concurrent", 120);
     tcase_add_test(tc, many_processes);
     tcase_add_test(tc, racing_frees);
+    tc = tcase(s, "killed", 120);
     tcase_add_loop_test(tc, killed_at_hook, AM_HEAP_PEEKED, AM_HEAP_RUN_HEADER + 1);
     tcase_add_test(tc, killed_at_random);
     tcase_add_test(tc, killed_in_free);
+    tc = tcase(s, "corrupt", 60);
     tcase_add_test(tc, corrupt_metadata);
-    suite_add_tcase(s, tc);
     return s;
 }
 

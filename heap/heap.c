@@ -64,8 +64,12 @@
  * block) pops it (I2).  A carver or run claimer that died half-way left a
  * superblock CARVING(who) or CLAIM(who): reclaim releases those of dead who.
  * Not covered: a process that dies inside am_heap_free, between the header
- * CAS and the put (or a run's release), loses that block; in shmam the freer
- * is the heap's owner, whose death ends the heap.
+ * CAS and the put (or a run's release), loses that block, and so does a
+ * carver that dies in the same window of handing out one of its superblock's
+ * blocks (check_heap killed_in_free shows the one block lost); in shmam the
+ * freer is the heap's owner, whose death ends the heap.  Telling such a block
+ * from one a live freer is about to put would need the freer's identity in
+ * the header, which am_heap_free does not have.
  *
  * Trust.  Every unit, superblock index, class and run length read from shared
  * memory is checked against the private view (heap.h) before it is used: a

@@ -44,7 +44,9 @@ struct am_heap_view {
 };
 
 /* Bytes a heap must span so that one block of `len` bytes always fits in an
- * empty heap, and `count` such blocks can be held at once (count >= 1). */
+ * empty heap, and `count` such blocks can be held at once (count >= 1); 0 if
+ * no heap can (more than 2^40 bytes, or more small blocks of one size than
+ * a class may ever hold: 2^20). */
 size_t am_heap_bytes_for(size_t len, unsigned count);
 
 /* Lay out an empty heap over `bytes` bytes at base (64-byte aligned, zeroed
@@ -74,7 +76,8 @@ int am_heap_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *of
 void *am_heap_data(const struct am_heap_view *h, uint64_t off, size_t len, unsigned who);
 
 /* Free the block at off, allocated by `who`.  Any process.  0, or -EINVAL if
- * off names no block allocated by who (nothing changes). */
+ * off names no block allocated by who (nothing changes); -EAGAIN if the heap
+ * looked corrupt (the block's free list refused it: the block is lost). */
 int am_heap_free(struct am_heap_view *h, uint64_t off, unsigned who);
 
 /* Free every allocated block whose allocator dead(ctx, who) says has died and

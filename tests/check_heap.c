@@ -6,6 +6,8 @@
  * double free and wrong-who free (-EINVAL, nothing changes), exhaustion
  * (-ENOMEM) and recovery after frees, for small classes and runs.
  *
+ * Tcases: single, concurrent, killed, corrupt (run one with CK_RUN_CASE).
+ *
  * Many processes: 4 pinned processes start together at a gate and allocate
  * and free mixed sizes (every class and runs of 1-4 superblocks) in a heap
  * their windows nearly fill, so -ENOMEM, carving and run claims happen all
@@ -16,7 +18,8 @@
  * carries its allocation's stamp in every 256 bytes, checked before its free.
  * At the end the totals balance (am_heap_stats against what the processes
  * hold), the audit finds every FREE block in its FIFO once, and a final drain
- * gets every byte of the heap, each block once.
+ * gets every byte of the heap, each block once.  And 4 processes free the
+ * same blocks at once behind a gate: each block is freed by exactly one.
  *
  * Crashes: an allocator (as in shmam: it allocates, a live receiver frees
  * what it published) killed at each hook between the steps of a call, and
@@ -24,10 +27,17 @@
  * block it held, and the audit and a drain find nothing lost.  A process
  * killed inside am_heap_free loses at most that block (the documented gap).
  *
- * Corruption: random bytes over the metadata of a heap with live blocks,
- * many times; every call then returns (an error or a result inside the heap)
- * in a heap mapped between inaccessible pages, so a stray access crashes the
- * test.
+ * Corruption: random bytes, and plausible words where they are read (states
+ * of every kind near the real indices, headers, units in live FIFO messages,
+ * FIFO counters moved far, size words), over the metadata of a heap with live
+ * blocks, many times; every call then returns (an error or a result inside the
+ * heap) in a heap that ends at an inaccessible page, so a stray access crashes
+ * the test.
+ *
+ * Each of these fails against a deliberately broken heap (a plain store for
+ * the header CAS of alloc or free, no re-check of the FIFO head, reclaim
+ * without popping a dead claimer's message, an unbounded index, a run released
+ * by the states that name its head, ...): see the commit messages.
  */
 #include <check.h>
 #include <errno.h>
@@ -283,7 +293,7 @@ static int stamped(const unsigned char *p, size_t len, uint64_t tag)
 static long drain(struct am_heap_view *h, unsigned who, uint64_t *out, long max)
 {
     long n = 0;
-    int rc;
+    int rc = 0;
     while (n < max && (rc = am_heap_alloc(h, SB, who, &out[n])) == 0)
         n++;
     for (unsigned c = 0; c < AM_HEAP_CLASSES && n < max; c++)
@@ -326,7 +336,7 @@ static void assert_drains(struct am_heap_view *h, const char *what)
 static long fill(struct am_heap_view *h, size_t len, unsigned who, uint64_t *out, long max)
 {
     long n = 0;
-    int rc;
+    int rc = 0;
     while (n < max && (rc = am_heap_alloc(h, len, who, &out[n])) == 0)
         n++;
     ck_assert_msg(n == max || rc == -ENOMEM, "len %zu: alloc %d after %ld", len, rc, n);

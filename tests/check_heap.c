@@ -34,10 +34,23 @@
  * heap) in a heap that ends at an inaccessible page, so a stray access crashes
  * the test.
  *
- * Each of these fails against a deliberately broken heap (a plain store for
- * the header CAS of alloc or free, no re-check of the FIFO head, reclaim
- * without popping a dead claimer's message, an unbounded index, a run released
- * by the states that name its head, ...): see the commit messages.
+ * Each fails against a deliberately broken heap (checked when written):
+ *   plain store for alloc's header CAS          many_processes (handed out twice)
+ *   no re-check that the message is the head    many_processes (audit: extra)
+ *   plain store for free's header CAS           racing_frees (221 of 200 freed)
+ *   a run released by the states naming its head many_processes (two runs)
+ *   no release of a partly claimed run          many_processes (audit: half)
+ *   frees that never reach the FIFO             exhaustion and most others
+ *   reclaim without popping the dead's message  killed_at_hook(claimed), _random
+ *   reclaim leaving CARVING superblocks         killed_at_hook(carving)
+ *   reclaim skipping small blocks               killed_*, killed_in_free
+ *   free without the who check                  bad_frees, sizes, many_processes
+ *   -EMSGSIZE one superblock late, data() len   sizes
+ *   runs not from the top                       runs_and_classes, exhaustion
+ *   attach comparing the magic only             layout_attach
+ *   bytes_for rounding down                     bytes_for_holds
+ *   FIFO payload, FIFO size word, run length,
+ *   a run's head trusted (reclaim, scans)       corrupt_metadata (SIGSEGV/bounds)
  */
 #include <check.h>
 #include <errno.h>

@@ -15,7 +15,7 @@
 # says its time).
 if (!exists("term")) term = "pngcairo"
 if (!exists("sub")) sub = ""
-set terminal term size 1200,850
+set terminal term size 1500,850
 set output outfile
 set termoption noenhanced
 set datafile missing "-"
@@ -27,10 +27,11 @@ set grid ytics
 set xrange [-0.6:6.6]
 set ylabel "seconds"
 set xtics rotate by -30 nomirror
-set multiplot layout 2,2 title "Application execution times (Table 4)   ".sub
 # Panel titles: the header row's names (gnuplot's word() keeps quoted words).
 runs = system(sprintf("head -n 1 '%s'", datafile))
-do for [r = 1:4] {
+nruns = (words(runs) - 1) / 3
+set multiplot layout 2,(nruns + 1) / 2 title "Application execution times (Table 4)   ".sub
+do for [r = 1:nruns] {
     c = 3 * r - 1  # the run's median; its lowest and highest follow
     set title word(runs, c)
     # The highest shmam run (data rows 0..5) sets the scale; none: 1 s.

@@ -302,8 +302,8 @@ class Report:
                 f.write(f"{z} " + " ".join(bw) + " " + v(mp(f"bw_{z}_MBps")) + " "
                         + v(self.get("logp", A[0] if A else "", "memcpy_mem_MBps")) + "\n")
         with open(f"{d}/oneway.dat", "w") as f:
-            f.write("bytes " + " ".join(f"shmam_{k}" for k, _ in self.ONEWAY)
-                    + " MPICH_osu_bw raw_floor\n")
+            f.write("bytes " + " ".join(f'"shmam {k}"' for k, _ in self.ONEWAY)
+                    + ' "MPICH osu_bw, window 64" "raw copy floor"\n')
             for z in self.oneway_sizes():
                 f.write(f"{z} " + " ".join(v(self.get("bw", "lockfree", f"{m}_MBps_{z}"))
                                            for _, m in self.ONEWAY)

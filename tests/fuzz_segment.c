@@ -5,11 +5,13 @@
  *
  * Two modes, one per side of the protocol (modes[] below):
  *   peer  the bytes are a peer's whole segment: attach to it (view.c), register
- *         as a sender (senders.c), claim and publish one short and one bulk
- *         message (send.c), leave.
+ *         as a sender (senders.c), claim and publish one short, one bulk and
+ *         one long message (send.c; the long one in a block of the peer's
+ *         heap, heap/), leave.
  *   own   the bytes overwrite the queue areas (sender table, tails, heads,
- *         packets, bulk states) of an endpoint of our own, laid out with
- *         am__layout_write; then poll it (poll.c) a bounded number of times.
+ *         packets, bulk states, the heaps' metadata) of an endpoint of our own,
+ *         laid out with am__layout_write; then poll it (poll.c) a bounded
+ *         number of times.
  * Nothing may crash, touch memory outside the segment (it is mapped between
  * two PROT_NONE guard pages), trip a sanitizer, or hang (libFuzzer's -timeout);
  * and once the segment is gone, no robust mutex of it (a lifeline, a lock) may
@@ -68,7 +70,13 @@
 #define OWN_NAME "fuzz"
 
 /* The small endpoint of own mode: packets, bulk blocks, senders, abandon_ms. */
-static const struct am_config own_cfg = {AM_CLAIM_LOCKFREE, AM_SHM_POSIX, 8, 2, 4, 400};
+static const struct am_config own_cfg = {.claim = AM_CLAIM_LOCKFREE,
+                                         .backend = AM_SHM_POSIX,
+                                         .packets = 8,
+                                         .bulk_blocks = 2,
+                                         .max_senders = 4,
+                                         .long_max = AM_MIN_LONG,
+                                         .abandon_ms = 400};
 
 /* ---- memory ------------------------------------------------------------- */
 
@@ -111,27 +119,37 @@ static void spill(const uint8_t **d, size_t *n, void *dst, size_t len)
 
 static unsigned char bulk_data[AM_BULK_BYTES];
 
-/* Claim a packet (and a bulk block if data) of queue q, trying SEND_TRIES times
- * without waiting, and publish it if the claim completed.  0, -EAGAIN (no room)
- * or the claim's error. */
+/* Claim a packet (and a bulk block for AM_BULK) of queue q, trying SEND_TRIES
+ * times without waiting, and publish message m if the claim completed.  0,
+ * -EAGAIN (no room) or the claim's error. */
 static int send_one(struct am_seg_view *v, struct am_queue_view *q, unsigned who,
-                    const void *data, size_t len)
+                    struct am_msg *m)
 {
-    static const uint32_t args[AM_MAX_ARGS] = {1, 2, 3, 4, 5, 6, 7, 8};
     struct am_claim_state c;
-    am__claim_begin(&c, data != NULL, who);
+    am__claim_begin(&c, m->kind == AM_BULK, who);
     for (int i = 0; i < SEND_TRIES; i++) {
         int rc = am__claim_try(v, q, &c);
         if (rc < 0)
             return rc;
         if (rc > 0) {
-            struct am_msg m = {
-                data ? AM_BULK : AM_SHORT, 1, args, data ? 2 : AM_MAX_ARGS, data, len, 0};
-            am__publish(q, &c, &m);
+            am__publish(q, &c, m);
             return 0;
         }
     }
     return -EAGAIN;
+}
+
+/* A long message of len bytes: a block of the peer's heap (whatever its
+ * metadata says), filled, then published as send_one does. */
+static int send_long(struct am_seg_view *v, struct am_queue_view *q, unsigned who,
+                     struct am_msg *m)
+{
+    void *block;
+    if (am_heap_alloc(&q->heap, m->len, who, &m->off) != 0 ||
+        !(block = am_heap_data(&q->heap, m->off, m->len, who)))
+        return -EAGAIN;
+    memcpy(block, bulk_data, m->len);
+    return send_one(v, q, who, m);
 }
 
 /* F_REWRITE_LOCKED: the image the peer writes again over `view`'s segment
@@ -173,8 +191,13 @@ static void peer_send(struct am_seg_view *v, unsigned flags, size_t len, const u
         return;
     n = n < v->seg.size ? n : v->seg.size;
     rewrite = (struct rewrite){flags & F_REWRITE_LOCKED ? v : NULL, d, n};
-    if (send_one(v, &v->q[qid], who, NULL, 0) != -EPIPE)
-        send_one(v, &v->q[qid], who, bulk_data, len);
+    static const uint32_t args[AM_MAX_ARGS] = {1, 2, 3, 4, 5, 6, 7, 8};
+    struct am_msg m[3] = {{AM_SHORT, 1, args, AM_MAX_ARGS, NULL, 0, 0},
+                          {AM_BULK, 1, args, 2, bulk_data, len, 0},
+                          {AM_LONG, 1, args, 2, bulk_data, len % (AM_MIN_LONG + 1), 0}};
+    if (send_one(v, &v->q[qid], who, &m[0]) != -EPIPE &&
+        send_one(v, &v->q[qid], who, &m[1]) != -EPIPE)
+        send_long(v, &v->q[qid], who, &m[2]);
     rewrite.view = NULL;
     if (flags & F_ORPHANS)
         am__claim_orphans_ask(v, qid);
@@ -238,7 +261,7 @@ static void handler(am_token_t *tok, const uint32_t *args, int nargs, void *data
 
 /* The queue areas of view v that own mode overwrites, in layout order: at
  * most OWN_AREAS of them.  Returns how many. */
-#define OWN_AREAS (2 * 4)
+#define OWN_AREAS (2 * 5)
 struct area {
     void *p;
     size_t len;
@@ -252,6 +275,7 @@ static int own_areas(const struct am_seg_view *v, struct area a[OWN_AREAS])
         a[k++] = (struct area){q->recv, sizeof *q->recv};
         a[k++] = (struct area){q->packets, q->packets_n * sizeof *q->packets};
         a[k++] = (struct area){q->bulk_state, q->bulk_n * sizeof *q->bulk_state};
+        a[k++] = (struct area){q->heap.base, q->heap.meta};
     }
     return k;
 }
@@ -393,12 +417,17 @@ static struct am_segment seed_endpoint(const struct am_config *cfg, struct am_se
     return seg;
 }
 
-/* Seeds for claim algorithm c: a peer image cut where the request queue's bulk
- * data starts (the rest reads as zeros: an empty reply queue), and our own
- * queues' areas. */
+/* Seeds for claim algorithm c: a peer image cut where the reply queue's heap
+ * metadata ends (the rest, heap blocks, reads as zeros), and our own queues'
+ * areas. */
 static void seeds_claim(const char *dir, enum am_claim c)
 {
-    struct am_config peer = {c, AM_SHM_POSIX, 2u << (c % 3), 1, 2 + c % 3, 0};
+    struct am_config peer = {.claim = c,
+                             .backend = AM_SHM_POSIX,
+                             .packets = 2u << (c % 3),
+                             .bulk_blocks = 1,
+                             .max_senders = 2 + c % 3,
+                             .long_max = AM_MIN_LONG};
     struct am_config own = own_cfg;
     uint8_t ctl[CTL_BYTES] = {0, (uint8_t)c, 100, 0};
     struct am_seg_view v;
@@ -406,8 +435,9 @@ static void seeds_claim(const char *dir, enum am_claim c)
     char name[64];
     struct am_segment seg = seed_endpoint(&peer, &v);
     snprintf(name, sizeof name, "peer-%s", am_claim_names[c]);
-    seed_write(dir, name, ctl, seg.base,
-               (size_t)(v.q[AM_REQUEST].bulk - (uint8_t *)seg.base));
+    seed_write(
+        dir, name, ctl, seg.base,
+        (size_t)(v.q[AM_REPLY].heap.base + v.q[AM_REPLY].heap.meta - (uint8_t *)seg.base));
     region_unmap(&seg);
     own.claim = c;
     seg = seed_endpoint(&own, &v);

@@ -127,6 +127,10 @@ static int run_locks(void)
 
 /* ---- queues: the claim protocol and delivery, senders as threads ---------- */
 
+/* Short, bulk and long messages: a long one's data goes through the queue's
+ * heap (heap/), so TSan also sees the heap hand a block freed by the receiver
+ * to the next sender. */
+
 /* Senders and the receiver share one mapping of the endpoint (TSan cannot relate
  * two mappings of the same memory), so senders claim and publish through the
  * receiver's own view, exactly as send.c does through a peer's. */
@@ -164,23 +168,38 @@ static void queue_handler(am_token_t *tok, const uint32_t *a, int n, void *d, si
     r->received++;
 }
 
+/* A long message's data: a block of the queue's heap, allocated as send.c
+ * does (yielding while the heap is full: the receiver thread frees). */
+static uint64_t stage_long(struct am_queue_view *q, unsigned who, const void *data,
+                           size_t len)
+{
+    uint64_t off;
+    while (am_heap_alloc(&q->heap, len, who, &off) != 0)
+        sched_yield();
+    memcpy(am_heap_data(&q->heap, off, len, who), data, len);
+    return off;
+}
+
+/* Message seq: every fourth a bulk one, every fourth from the second a long
+ * one (lengths of one size class, 513..1024 bytes), the rest short. */
 static void *queue_sender(void *arg)
 {
     struct queue_sender *s = arg;
     struct am_queue_view *q = &s->run->ep.own.q[AM_REQUEST];
-    unsigned char data[300];
+    unsigned char data[1024];
     for (unsigned seq = 0; seq < QUEUE_MSGS; seq++) {
         struct am_claim_state c;
-        int bulk = seq % 4 == 0;
-        size_t len = bulk ? seq % sizeof data : 0;
+        enum am_kind kind = seq % 4 == 0 ? AM_BULK : seq % 4 == 1 ? AM_LONG : AM_SHORT;
+        size_t len = kind == AM_BULK ? seq % 300 : kind == AM_LONG ? 513 + seq % 512 : 0;
         uint32_t args[2] = {s->id, seq};
         for (size_t i = 0; i < len; i++)
             data[i] = payload_byte(s->id, seq, i);
-        am__claim_begin(&c, bulk, s->who);
+        struct am_msg m = {kind, 0, args, 2, kind == AM_SHORT ? NULL : data, len, 0};
+        if (kind == AM_LONG)
+            m.off = stage_long(q, s->who, data, len);
+        am__claim_begin(&c, kind == AM_BULK, s->who);
         while (am__claim_try(&s->run->ep.own, q, &c) <= 0)
             sched_yield();
-        struct am_msg m = {bulk ? AM_BULK : AM_SHORT, 0,   args, 2,
-                           bulk ? data : NULL,        len, 0};
         am__publish(q, &c, &m);
     }
     return NULL;
@@ -208,7 +227,12 @@ static void yield_hook(enum am_hook where)
  * (the ep struct is the handler's context: am_token_ep gives it back). */
 static int run_queue(enum am_claim claim)
 {
-    struct am_config cfg = {claim, AM_SHM_POSIX, 8, 2, QUEUE_SENDERS + 1, 0};
+    struct am_config cfg = {.claim = claim,
+                            .backend = AM_SHM_POSIX,
+                            .packets = 8,
+                            .bulk_blocks = 2,
+                            .max_senders = QUEUE_SENDERS + 1,
+                            .long_max = AM_MIN_LONG};
     struct am_segment seg = {region(am__layout_size(&cfg)), am__layout_size(&cfg),
                              AM_SHM_POSIX, -1, -1};
     struct queue_run *r = calloc(1, sizeof *r);

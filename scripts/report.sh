@@ -57,6 +57,7 @@ quick)
     MPI_STRESS_ARGS="--seconds 1 --repeat 3"
     DEMO_ARGS="--msgs 20000 --bulk 1000"
     LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3"
+    HEAP_ARGS="--quick"
     TIMEOUT=${TIMEOUT:-300}
     ;;
 paper)
@@ -68,6 +69,7 @@ paper)
     MPI_STRESS_ARGS="--seconds 3 --repeat 5"
     DEMO_ARGS="--msgs 100000 --bulk 1000"
     LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5"
+    HEAP_ARGS=""
     TIMEOUT=${TIMEOUT:-1800}
     ;;
 *)
@@ -191,7 +193,8 @@ write_report() {
         "(rtt \`$RTT_ARGS\`; logp \`$LOGP_ARGS\`; mpi_pingpong \`$PINGPONG_ARGS\`;" \
         "bw and mpi_bw \`$BW_ARGS\`;" \
         "stress \`$STRESS_ARGS\`, mpi_stress \`$MPI_STRESS_ARGS\`; demo_many \`$DEMO_ARGS\`;" \
-        "lockbench \`$LOCK_ARGS\`; applications at SCALE=$SCALE)."
+        "lockbench \`$LOCK_ARGS\`; heapbench \`${HEAP_ARGS:-(defaults)}\`;" \
+        "applications at SCALE=$SCALE)."
     if [ -s "$FAILED" ]; then
         echo "**Failures** (see \`log.txt\`):"
         echo
@@ -278,6 +281,16 @@ EOT
     py locks
     echo
     img locks.png "Lock throughput against processes"
+    echo "## The shared heap of long messages"
+    echo
+    echo "Allocation and free throughput of the lock-free heap (\`heap/\`, after XMalloc)" \
+        "against Boost.Interprocess's \`managed_shared_memory\` over a segment of the same" \
+        "size (\`heapbench\`): P pinned processes each keep a window of live blocks of" \
+        "mixed sizes and free and allocate in it; both heaps in every round, ABBA. Reserved" \
+        "/ live is what the heap has carved (superblocks, runs) per byte allocated at the end."
+    echo
+    py heap
+    echo
     echo "## Applications (Tables 3 and 4)"
     echo
     if [ -s "$OUT/table3.md" ] || [ -s "$OUT/table4.md" ]; then
@@ -382,6 +395,10 @@ done
 step lockbench "lockbench" $B/bench/lockbench \
     timeout -k 10 $TIMEOUT $B/bench/lockbench $LOCK_ARGS
 
+# The shared heap of long messages, against Boost.Interprocess.
+step heapbench "heapbench (shmam's heap and Boost.Interprocess)" $B/bench/heapbench \
+    timeout -k 10 $TIMEOUT $B/bench/heapbench --boost $B/bench/heap_boost $HEAP_ARGS
+
 # Applications: Tables 3 and 4 (apps.sh writes apps.csv and its tables here).
 if [ -x scripts/apps.sh ]; then
     say "applications (scripts/apps.sh)"
@@ -397,7 +414,7 @@ fi
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench; do
+    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench; do
         [ -f "$OUT/$f.csv" ] && awk -f $R/rows.awk "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && awk -f $R/apps.awk "$OUT/apps.csv"

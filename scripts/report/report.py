@@ -5,6 +5,7 @@ all.csv and paper.toml.
     report.py ALL_CSV PAPER_TOML table1|table2|locks|delivery
     report.py ALL_CSV PAPER_TOML oneway     bandwidth one way, 64 B .. 4 MB
     report.py ALL_CSV PAPER_TOML floors     flood and copy at 8 KB beside their floors
+    report.py ALL_CSV PAPER_TOML heap       the shared heap against Boost.Interprocess
     report.py ALL_CSV PAPER_TOML targets    shmam's targets, judged
     report.py ALL_CSV PAPER_TOML findings   the paper's conclusions, judged
     report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat
@@ -235,6 +236,26 @@ class Report:
             lines.append([l] + c)
         return table(head + [""], [x + [""] for x in lines])
 
+    def heap(self):
+        """heapbench: alloc+free throughput of shmam's heap and Boost.Interprocess's
+        per process count, the in-run ratio, and what each leaves reserved per
+        byte live."""
+        procs = sorted({k[2] for k in self.rows.by_key
+                        if k[0] == "heapbench" and k[3] == "heap_ops_per_s"})
+        lines = []
+        for p in procs:
+            g = lambda impl, m: self.get("heapbench", impl, m, p)
+            lines.append([str(p), cell(g("shmam", "heap_ops_per_s"), 1e-6),
+                          cell(g("boost", "heap_ops_per_s"), 1e-6),
+                          cell(g("shmam", "shmam_vs_boost")),
+                          cell(g("shmam", "frag_reserved_over_live")),
+                          cell(g("boost", "frag_reserved_over_live"))])
+        meta = self.get("heapbench", "shmam", "meta_KB", 0)
+        return table(["processes", "shmam M ops/s", "Boost M ops/s", "shmam / Boost",
+                      "shmam reserved / live", "Boost reserved / live"], lines) + (
+            f"\n\nshmam's fixed metadata (superblock states, block headers, FIFOs): "
+            f"{cell(meta)} KB of the segment, outside `reserved`." if meta else "")
+
     def delivery(self):
         lines = []
         for a in self.algs:
@@ -329,7 +350,7 @@ def main(argv):
     if what == "plotdata":
         r.plotdata(argv[4])
     elif what in ("table1", "table2", "locks", "delivery", "targets", "findings", "oneway",
-                  "floors"):
+                  "floors", "heap"):
         print(getattr(r, what)())
     else:
         print(f"report.py: unknown section {what}", file=sys.stderr)

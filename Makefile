@@ -16,16 +16,18 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
 INC_runtime := -Iinclude -Iruntime -Ilocks -Iheap
 INC_locks   := -Ilocks
 INC_heap    := -Iheap
-INC_tests   := -Iinclude -Iruntime -Ilocks -Iheap -Itests
-INC_bench   := -Iinclude -Ilocks -Iheap -Ibench
+INC_spsc    := -Ispsc
+INC_tests   := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc -Itests
+INC_bench   := -Iinclude -Ilocks -Iheap -Ispsc -Ibench
 INC_apps    := -Iinclude -Iapps
 LDLIBS  := -latomic_ops -lrt -pthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
 
 LOCK_SRC := $(wildcard locks/*.c)
 HEAP_SRC := $(wildcard heap/*.c)
+SPSC_SRC := $(wildcard spsc/*.c)
 RT_SRC   := $(filter-out runtime/shmamrun.c runtime/shmamstat.c,$(wildcard runtime/*.c))
-LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LOCK_SRC) $(HEAP_SRC) $(RT_SRC))
+LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LOCK_SRC) $(HEAP_SRC) $(SPSC_SRC) $(RT_SRC))
 LIB      := $(B)/lib/libshmam.a
 # The shared library: position-independent objects apart, the soname's major
 # version, and a version script that exports exactly the am_ names
@@ -33,7 +35,7 @@ LIB      := $(B)/lib/libshmam.a
 SO_NAME  := libshmam.so.1
 SO       := $(B)/lib/$(SO_NAME)
 SO_MAP   := $(B)/lib/libshmam.map
-PIC_OBJ  := $(patsubst %.c,$(B)/pic/%.o,$(LOCK_SRC) $(HEAP_SRC) $(RT_SRC))
+PIC_OBJ  := $(patsubst %.c,$(B)/pic/%.o,$(LOCK_SRC) $(HEAP_SRC) $(SPSC_SRC) $(RT_SRC))
 RUN      := $(B)/bin/shmamrun
 STAT     := $(B)/bin/shmamstat
 

@@ -1,0 +1,65 @@
+/*
+ * ring.h - what the four kinds of spsc/ share, inside spsc/ only: the header
+ * every ring starts with, opening an end, the checks of the verbs, the stall
+ * hook and the pause of a bounded wait.
+ */
+#ifndef SHMAM_SPSC_RING_H
+#define SHMAM_SPSC_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <atomic_ops.h>
+
+#include "spsc.h"
+
+#if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release) ||                   \
+    !defined(AO_HAVE_load) || !defined(AO_HAVE_store)
+#error "spsc/ needs AO_load, AO_store, AO_load_acquire and AO_store_release"
+#endif
+
+/* Bytes of a ring whose slots start at byte `slots` (a multiple of
+ * AM_SPSC_LINE): the slots rounded up to whole line pairs; 0 if shift is out
+ * of range. */
+size_t am__spsc_size(size_t slots, unsigned shift);
+
+/* Zeroes a ring of that shape and writes its header, magic last (release: an
+ * end that acquires the magic sees the rest).  0 or -EINVAL. */
+int am__spsc_init(void *ring, size_t slots, enum am_spsc_kind kind, unsigned shift);
+
+/* Fills e for one end of the ring, after checking the arguments (-EINVAL:
+ * shift, alignment, not exactly one end, an option not in `options`) and the
+ * header against kind and shift (-EPROTO).  The caller sets its kind's own
+ * fields afterwards. */
+int am__spsc_open(struct am_spsc_end *e, void *ring, size_t slots, enum am_spsc_kind kind,
+                  unsigned shift, unsigned flags, unsigned options);
+
+/* Aborts naming the file and line: a verb called on the wrong end. */
+_Noreturn void am__spsc_misuse(const char *file, int line, const char *what);
+
+#define AM__SPSC_IS(e, end)                                                                \
+    do {                                                                                   \
+        if (__builtin_expect(!((e)->flags & (end)), 0))                                    \
+            am__spsc_misuse(__FILE__, __LINE__, #end " verb on another end");              \
+    } while (0)
+
+static inline void am__spsc_hook(enum am_spsc_hook where)
+{
+    if (__builtin_expect(am_spsc_stall_hook != NULL, 0))
+        am_spsc_stall_hook(where);
+}
+
+/* n pause instructions: a bounded wait that leaves the core's pipeline (and
+ * its sibling hyperthread) to others. */
+static inline void am__spsc_pause(unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+    }
+}
+
+#endif

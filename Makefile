@@ -71,7 +71,8 @@ MPI_APP_BIN := $(patsubst apps/mpi/%.c,$(B)/apps/mpi_%,$(MPI_APP_SRC))
 APP_LIBS := -lfftw3 -lm
 MPICC ?= mpicc
 MPI_OPT := -O2 -g # never sanitized: LeakSanitizer would report MPICH's own allocations
-PROGRAMS := $(BENCH_BIN) $(B)/bench/heap_boost $(MPI_BENCH_BIN) $(APP_BIN) $(MPI_APP_BIN)
+PROGRAMS := $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_boost $(MPI_BENCH_BIN) \
+            $(APP_BIN) $(MPI_APP_BIN)
 
 .PHONY: all deps programs check run bench stress asan tsan clean install
 all: $(LIB) $(SO) $(RUN) $(STAT)
@@ -123,6 +124,11 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(BENCH_COMMON_OBJ) $(LIB)
 $(B)/bench/heap_boost: bench/heap_boost.cpp bench/common/heapmix.h
 	@mkdir -p $(@D)
 	$(CXX) -O2 -g -std=c++17 -Wall -Wextra -Ibench $< -o $@ -lrt -pthread
+
+# spscbench's baseline, Boost.Lockfree's spsc_queue (C++, header-only).
+$(B)/bench/spsc_boost: bench/spsc_boost.cpp
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -std=c++17 -Wall -Wextra $< -o $@ -pthread
 
 $(B)/bench/mpi_%: bench/mpi/%.c $(BENCH_COMMON_MPI) $(wildcard bench/common/*.h)
 	@mkdir -p $(@D)

@@ -112,7 +112,7 @@ static uint64_t ahead(const struct am_spsc_end *c, uint64_t step, uint64_t good)
 
 /* The paper's adjust_slip (Figure 6), bounded: waits while the producer is
  * less than DANGER ahead and the distance still grows. */
-static void slip(const struct am_spsc_end *c)
+__attribute__((noinline, cold)) static void slip(const struct am_spsc_end *c)
 {
     uint64_t slots = c->mask + 1;
     uint64_t step = slots >= 128 ? 8 : slots >= 16 ? slots / 16 : 1;

@@ -11,6 +11,13 @@
 
 void (*am_spsc_stall_hook)(enum am_spsc_hook where);
 
+void am__spsc_stall(enum am_spsc_hook where)
+{
+    void (*hook)(enum am_spsc_hook) = am_spsc_stall_hook;
+    if (hook)
+        hook(where);
+}
+
 unsigned am_spsc_batch(unsigned shift)
 {
     unsigned quarter = shift >= 2 ? 1u << (shift - 2) : 1u;

@@ -43,10 +43,13 @@ _Noreturn void am__spsc_misuse(const char *file, int line, const char *what);
             am__spsc_misuse(__FILE__, __LINE__, #end " verb on another end");              \
     } while (0)
 
+/* Calls the stall hook (out of line: the verbs' fast paths stay leaves). */
+__attribute__((cold)) void am__spsc_stall(enum am_spsc_hook where);
+
 static inline void am__spsc_hook(enum am_spsc_hook where)
 {
     if (__builtin_expect(am_spsc_stall_hook != NULL, 0))
-        am_spsc_stall_hook(where);
+        am__spsc_stall(where);
 }
 
 /* n pause instructions: a bounded wait that leaves the core's pipeline (and

@@ -37,6 +37,7 @@ static const struct {
     {"bench/demo_many", 0},
     {"bench/lockbench", 0},
     {"bench/heapbench", 0},
+    {"bench/spscbench", 0},
     {"bench/mpi_pingpong", 1},
     {"bench/mpi_bw", 1},
     {"bench/mpi_stress", 1},

@@ -27,7 +27,9 @@
  * might only send after seeing those items (the runtime: before it polls or
  * blocks); (2) an enqueue that finds the ring full publishes first, so a full
  * ring never hides items; (3) a dequeue that finds the ring empty publishes the
- * consumer's reads, so a producer never waits for room that is already free.
+ * consumer's reads, so a consumer that has emptied the ring has given back
+ * every slot (a consumer that stops polling mid-batch still holds up to a
+ * batch of freed slots back from the producer).
  * enqueue_batch writes up to n items and publishes them at once.  Indices read
  * from the ring are checked as in lamport.c (-EPROTO).
  *

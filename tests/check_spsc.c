@@ -8,12 +8,12 @@
  * past the array faults): the ring's size and header (init and open refuse a
  * bad shift, alignment, end, option, kind, version, magic), a verb on the
  * wrong end aborts, reserved items and empty batches are refused; order,
- * empty and full over many laps (every kind takes the whole ring but
- * bqueue, whose producer claims whole batches and may leave up to a batch
- * less than the ring unused); one to three items at a time so that positions
- * cross the array's end at every offset; what flush means (mcring holds an
- * item back until its batch fills or flush, the others show it at once);
- * enqueue_batch of more than fits.
+ * empty and full over many laps (lamport and fastforward take the whole
+ * ring; bqueue's producer claims whole batches and mcring's consumer gives
+ * slots back once per batch, so those two may take up to a batch less); one
+ * to three items at a time so that positions cross the array's end at every
+ * offset; what flush means (mcring holds an item back until its batch fills
+ * or flush, the others show it at once); enqueue_batch of more than fits.
  *
  * Stream: two processes pinned to the two CPUs start together at a gate and
  * move 10^6 items (times SHMAM_STRESS) through a ring of 16 slots, which is

@@ -82,7 +82,7 @@ static void mark(struct am_heap_view *h, uint32_t sb, unsigned c, unsigned who)
     AO_store_release(state_at(h, sb), sb_small(c)); /* pairs with small_ok's acquire */
 }
 
-/* Step 4: frees blocks 1 .. of the superblock into the class's FIFO. */
+/* Step 4: gives blocks 1 .. of the superblock to the class's FIFO. */
 static int hand_out(struct am_heap_view *h, uint32_t sb, unsigned c, unsigned who)
 {
     uint64_t u0 = (uint64_t)sb * AM_HEAP_UNITS;
@@ -92,7 +92,7 @@ static int hand_out(struct am_heap_view *h, uint32_t sb, unsigned c, unsigned wh
             am__heap_hook(AM_HEAP_CARVED);
         AO_t w = AO_load(header_at(h, u));
         if (hw_state(w) == H_ALLOC && hw_who(w) == who && hw_kind(w) == c &&
-            am__free_small(h, u, w) != 0)
+            am__give(h, u, w) != 0)
             rc = -EAGAIN; /* the FIFO refused it: corrupt */
     }
     return rc;
@@ -103,7 +103,7 @@ int am__carve(struct am_heap_view *h, unsigned c, unsigned who, uint64_t *off)
     uint32_t sb;
 
     if (!reserve(h, c))
-        return -ENOMEM;
+        return -ENOSPC; /* compaction cannot help: the class holds its quota */
     if (!claim_low(h, c, who, &sb)) {
         am__unreserve(h, c);
         return -ENOMEM;

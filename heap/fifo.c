@@ -171,3 +171,25 @@ uint32_t am_fifo_count(struct am_fifo *f, unsigned shift)
     struct snap s;
     return cap && look(f, cap, &s) == 0 ? s.n : 0;
 }
+
+/* One look for payload (uint32_t)*m between head and tail: 1 found, -ENOENT
+ * not there.  A slot whose sequence number is not the one scanned was reused
+ * after its message left: that message is gone, not the one looked for. */
+static int holds_once(struct am_fifo *f, uint32_t cap, const struct snap *s, AO_t *m)
+{
+    uint32_t v = (uint32_t)*m;
+    if (s->n > 0 && (uint32_t)s->t == v)
+        return 1;
+    for (uint32_t i = 0; i + 1 < s->n; i++) {
+        AO_t x = AO_load_acquire(&f->slot[(s->h + i) & (cap - 1)]);
+        if (seq_of(x) == s->h + i && (uint32_t)x == v)
+            return 1;
+    }
+    return -ENOENT;
+}
+
+int am_fifo_holds(struct am_fifo *f, unsigned s, uint32_t v)
+{
+    AO_t m = v;
+    return attempt(f, s, holds_once, &m) == 0;
+}

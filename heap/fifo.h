@@ -83,6 +83,13 @@ int am_fifo_pop(struct am_fifo *f, uint32_t seq);
  * the caller's earlier acquire loads before it), else 0. */
 int am_fifo_at_head(struct am_fifo *f, uint32_t seq);
 
+/* 1 if a message with payload v is in the FIFO now, 0 if not (or the FIFO
+ * looked inconsistent AM_FIFO_TRIES times, or its size word is not s).  A
+ * scan from the head to the tail: meaningful only for a payload that nobody
+ * can put meanwhile and whose message nobody can remove unseen (the heap's
+ * reclaim: a dead process's block whose header any removal changes). */
+int am_fifo_holds(struct am_fifo *f, unsigned s, uint32_t v);
+
 /* Points where a test may stall an operation, to widen its race windows:
  * after reading the tail and the slot it transfers into, before the transfer
  * CAS (put); after reading the head message, before the head CAS (get). */

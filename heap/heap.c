@@ -108,17 +108,17 @@ static unsigned class_of(size_t len)
 }
 
 /* Is unit u the start of a block of class c now (in range, aligned, in a
- * SMALL(c) superblock)?  The acquire pairs with carve's release of SMALL. */
+ * superblock that serves c: SMALL(c) or DRAINING(c, anyone))?  The acquire
+ * pairs with carve's release of SMALL. */
 static int small_ok(const struct am_heap_view *h, unsigned c, uint64_t u)
 {
     if (u >= units_of(h) || (u & ((1u << c) - 1)))
         return 0;
-    return AO_load_acquire(state_at(h, (uint32_t)(u / AM_HEAP_UNITS))) == sb_small(c);
+    return sb_serves(AO_load_acquire(state_at(h, (uint32_t)(u / AM_HEAP_UNITS))), c);
 }
 
-/* One attempt at the FIFO's head message (q, x): 1 if x is now ALLOCATED to
- * who, 0 to look again.  Pops the message if it names no claimable block. */
-static int claim(struct am_heap_view *h, unsigned c, unsigned who, uint32_t q, uint32_t x)
+int am__claim(struct am_heap_view *h, unsigned c, unsigned who, uint32_t q, uint32_t x,
+              AO_t *got)
 {
     struct am_fifo *f = fifo_of(h, c);
     if (!small_ok(h, c, x)) {
@@ -129,12 +129,13 @@ static int claim(struct am_heap_view *h, unsigned c, unsigned who, uint32_t q, u
     AO_t *hp = header_at(h, x), w = AO_load_acquire(hp);
     if (!am_fifo_at_head(f, q))
         return 0; /* w may be x's state under a later message */
-    if (hw_state(w) != H_FREE || hw_kind(w) != c) {
+    if (!hw_claimable(w) || hw_kind(w) != c) {
         am_fifo_pop(f, q); /* claimed by a stalled or dead peer (I2), or corrupt */
         return 0;
     }
     am__heap_hook(AM_HEAP_CHECKED);
-    if (!AO_compare_and_swap_full(hp, w, hw_next(w, H_ALLOC, who)))
+    *got = hw_next(w, H_ALLOC, who);
+    if (!AO_compare_and_swap_full(hp, w, *got))
         return 0;
     am__heap_hook(AM_HEAP_CLAIMED);
     am_fifo_pop(f, q); /* failing means a peer popped it for us */
@@ -146,12 +147,13 @@ static int small_alloc(struct am_heap_view *h, unsigned c, unsigned who, uint64_
 {
     for (long tries = 0; tries < AM_HEAP_TRIES; tries++) {
         uint32_t q, x;
+        AO_t w;
         int rc = am_fifo_peek(fifo_of(h, c), h->fifo_shift[c], &q, &x);
         if (rc == -ENOENT)
             return am__carve(h, c, who, off);
         if (rc != 0)
             return -EAGAIN;
-        if (claim(h, c, who, q, x)) {
+        if (am__claim(h, c, who, q, x, &w)) {
             *off = unit_off(h, x);
             return 0;
         }
@@ -159,6 +161,9 @@ static int small_alloc(struct am_heap_view *h, unsigned c, unsigned who, uint64_
     return -EAGAIN;
 }
 
+/* A small class out of free space compacts and tries once more (a run
+ * compacts the window it chose itself, large.c).  -ENOSPC (a class at its
+ * quota) is an -ENOMEM that compaction cannot help. */
 int am_heap_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *off)
 {
     if (who == 0 || who > AM_HEAP_WHO_MAX)
@@ -167,7 +172,11 @@ int am_heap_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *of
         return -EMSGSIZE;
     if (len > AM_HEAP_SMALL_MAX)
         return am__large_alloc(h, len, who, off);
-    return small_alloc(h, class_of(len), who, off);
+    unsigned c = class_of(len);
+    int rc = small_alloc(h, c, who, off);
+    if (rc == -ENOMEM && am__compact_class(h, c, who))
+        rc = small_alloc(h, c, who, off);
+    return rc == -ENOSPC ? -ENOMEM : rc;
 }
 
 int am__free_small(struct am_heap_view *h, uint64_t unit, AO_t w)
@@ -177,6 +186,20 @@ int am__free_small(struct am_heap_view *h, uint64_t unit, AO_t w)
         return -EINVAL;
     am__heap_hook(AM_HEAP_FREEING);
     return am_fifo_put(fifo_of(h, c), h->fifo_shift[c], (uint32_t)unit) == 0 ? 0 : -EAGAIN;
+}
+
+int am__give(struct am_heap_view *h, uint64_t unit, AO_t w)
+{
+    unsigned c = hw_kind(w);
+    AO_t *hp = header_at(h, unit), held = hw_next(w, H_HELD, hw_who(w));
+    if (!AO_compare_and_swap_full(hp, w, held))
+        return -EINVAL;
+    am__heap_hook(AM_HEAP_GIVING);
+    if (am_fifo_put(fifo_of(h, c), h->fifo_shift[c], (uint32_t)unit) != 0)
+        return -EAGAIN;
+    am__heap_hook(AM_HEAP_GIVEN);
+    AO_compare_and_swap_full(hp, held, hw_next(held, H_FREE, 0)); /* fails: claimed */
+    return 0;
 }
 
 /* The unit of the block at off (a multiple of 256 in the superblocks), or

@@ -43,10 +43,11 @@ struct am_heap_view {
     uint32_t quota[AM_HEAP_CLASSES];               /* most superblocks a class may carve */
 };
 
-/* Bytes a heap must span so that one block of `len` bytes always fits in an
- * empty heap, and `count` such blocks can be held at once (count >= 1); 0 if
- * no heap can (more than 2^40 bytes, or more small blocks of one size than
- * a class may ever hold: 2^20). */
+/* Bytes a heap must span so that `count` blocks of `len` bytes (count >= 1)
+ * can be held at once whenever no other block is allocated, whatever was
+ * allocated and freed before (class superblocks left idle go back to free
+ * space when needed); 0 if no heap can (more than 2^40 bytes, or more small
+ * blocks of one size than a class may ever hold: 2^20). */
 size_t am_heap_bytes_for(size_t len, unsigned count);
 
 /* Lay out an empty heap over `bytes` bytes at base (64-byte aligned, zeroed
@@ -65,8 +66,12 @@ size_t am_heap_max_alloc(const struct am_heap_view *h);
 
 /* Allocate a block of at least len bytes (len 0 is served) for allocator
  * `who`.  Any process, concurrently.  0 and *off; -ENOMEM if the heap cannot
- * serve it now (try again after frees); -EMSGSIZE if len > max_alloc (never);
- * -EINVAL for who out of range; -EAGAIN if the heap looked corrupt. */
+ * serve it now, even after giving back to free space the superblocks of
+ * other sizes whose blocks are all free (try again after frees: while other
+ * processes allocate or compact too, -ENOMEM can be transient); -EMSGSIZE if
+ * len > max_alloc (never); -EINVAL for who out of range; -EAGAIN if the heap
+ * looked corrupt.  Compacting, it holds free blocks for a moment under `who`:
+ * if it dies then, am_heap_reclaim frees them as any of who's blocks. */
 int am_heap_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *off);
 
 /* The data of the block at `off` if it is allocated now by `who` and holds at
@@ -89,11 +94,13 @@ unsigned am_heap_reclaim(struct am_heap_view *h, int (*dead)(void *ctx, unsigned
 
 /* A snapshot for tools and benchmarks: bytes in blocks allocated now
  * (`live`, rounded up to their class), bytes carved into superblocks or large
- * runs (`reserved`), bytes never carved (`free_space`), and the total data
- * bytes the heap spans (`capacity`). */
+ * runs (`reserved`), bytes in free space (`free_space`), the total data
+ * bytes the heap spans (`capacity`), and how many class superblocks went
+ * back to free space since am_heap_init (`uncarved`). */
 struct am_heap_stats {
     size_t capacity, reserved, live, free_space;
     unsigned long blocks_live;
+    unsigned long uncarved; /* class superblocks given back to free space, ever */
 };
 void am_heap_stats(const struct am_heap_view *h, struct am_heap_stats *st);
 

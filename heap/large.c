@@ -64,20 +64,26 @@ static uint32_t run_end(const struct am_heap_view *h, uint32_t head, unsigned wh
     return end;
 }
 
-/* Looks for n FREE superblocks in a row at or below top: 1 and *head, or 0. */
-static int find(const struct am_heap_view *h, int64_t top, uint32_t n, uint32_t *head)
+/* Looks for n superblocks in a row at or below top, each FREE or idle (a
+ * class's, all its blocks free: compact.c): 1, *head and in *idle whether
+ * some are idle; or 0. */
+static int find(const struct am_heap_view *h, int64_t top, uint32_t n, uint32_t *head,
+                int *idle)
 {
-    uint32_t row = 0;
+    uint32_t row = 0, idles = 0;
+    unsigned c;
     for (int64_t k = top; k >= 0; k--) {
         AO_t s = AO_load(state_at(h, (uint32_t)k));
-        if (s == SB_FREE) {
+        if (s == SB_FREE || am__idle(h, (uint32_t)k, AM_HEAP_CLASSES, &c)) {
+            idles += s != SB_FREE;
             if (++row == n) {
                 *head = (uint32_t)k;
+                *idle = idles > 0;
                 return 1;
             }
             continue;
         }
-        row = 0;
+        row = idles = 0;
         if (sb_kind(s) == SB_RUN && sb_head(s) < (uint64_t)k)
             k = sb_head(s); /* skip the rest of that run */
     }
@@ -126,12 +132,18 @@ static void stamp(struct am_heap_view *h, uint32_t head, uint32_t n, unsigned wh
 
 int am__large_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *off)
 {
-    uint32_t n = (uint32_t)((len + AM_HEAP_SB - 1) >> AM_HEAP_SB_SHIFT), head, stop;
+    uint32_t n = runs_of(len), head, stop;
     int64_t top = (int64_t)h->superblocks - 1;
 
     for (long tries = 0; tries < AM_HEAP_TRIES; tries++) {
-        if (!find(h, top, n, &head))
+        int idle;
+        if (!find(h, top, n, &head, &idle))
             return -ENOMEM;
+        int64_t stuck = idle ? am__compact_window(h, head, n, who) : -1;
+        if (stuck >= 0) {
+            top = stuck - 1; /* a block of it was taken meanwhile: look below */
+            continue;
+        }
         if (claim_run(h, head, n, who, &stop)) {
             stamp(h, head, n, who);
             *off = unit_off(h, (uint64_t)head * AM_HEAP_UNITS);

@@ -7,7 +7,12 @@
  *                      freed; if its allocator died between its header CAS
  *                      and its pop, the message is still the FIFO's head
  *                      (I2): it is popped first, or the block would have two;
+ *                      a block HELD(dead who) is made FREE, with a message
+ *                      put unless a scan of the FIFO finds the giver's;
+ *   DRAINING(c, who)   the same (a dead compactor's blocks are ALLOCATED by
+ *                      it), then back to SMALL(c) if who is dead;
  *   CARVING(c, dead)   back to FREE: the carver published none of its blocks;
+ *   UNCARVING(c, dead) back to FREE: the compactor held every block;
  *   head of a run      (RUN or CLAIM whose head is itself) with its header
  *                      ALLOCATED(dead who), unused: freed as by am_heap_free;
  *   CLAIM(head, dead)  of a run whose header is not ALLOCATED(who): a claim
@@ -43,12 +48,28 @@ static void unhead(struct am_heap_view *h, unsigned c, uint64_t u)
         am_fifo_pop(fifo_of(h, c), q);
 }
 
+/* A block HELD by a dead giver (w, at unit u of class c): its message was
+ * put or never was.  Nobody else puts it and no claim removes the message
+ * without changing the header, so a scan of the FIFO before the CAS to FREE
+ * tells which (a put follows if none). */
+static void unhold(struct reclaim *r, unsigned c, uint64_t u, AO_t w)
+{
+    struct am_fifo *f = fifo_of(r->h, c);
+    int queued = am_fifo_holds(f, r->h->fifo_shift[c], (uint32_t)u);
+    if (AO_compare_and_swap_full(header_at(r->h, u), w, hw_next(w, H_FREE, 0)) && !queued)
+        am_fifo_put(f, r->h->fifo_shift[c], (uint32_t)u);
+}
+
 static void small_sb(struct reclaim *r, uint32_t sb, unsigned c)
 {
     uint64_t u0 = (uint64_t)sb * AM_HEAP_UNITS;
     for (uint64_t u = u0; u < u0 + AM_HEAP_UNITS; u += 1u << c) {
         AO_t w = AO_load_acquire(header_at(r->h, u));
-        if (hw_kind(w) != c || !forsaken(r, u, w))
+        if (hw_kind(w) != c)
+            continue;
+        if (hw_state(w) == H_HELD && hw_who(w) != 0 && r->dead(r->ctx, hw_who(w)))
+            unhold(r, c, u, w);
+        if (!forsaken(r, u, w))
             continue;
         unhead(r->h, c, u);
         if (am__free_small(r->h, u, w) == 0)
@@ -75,6 +96,12 @@ static void run_sb(struct reclaim *r, uint32_t sb, AO_t s)
     }
 }
 
+/* Is state s (CARVING, DRAINING, UNCARVING) a dead process's? */
+static int dead_state(struct reclaim *r, AO_t s)
+{
+    return sb_who(s) != 0 && r->dead(r->ctx, sb_who(s));
+}
+
 static void superblock(struct reclaim *r, uint32_t sb)
 {
     AO_t s = AO_load_acquire(state_at(r->h, sb));
@@ -82,11 +109,18 @@ static void superblock(struct reclaim *r, uint32_t sb)
     case SB_SMALL:
         small_sb(r, sb, sb_class(s));
         break;
+    case SB_DRAINING:
+        small_sb(r, sb, sb_class(s));
+        if (dead_state(r, s))
+            AO_compare_and_swap_full(state_at(r->h, sb), s, sb_small(sb_class(s)));
+        break;
     case SB_CARVING:
-        if (sb_who(s) != 0 && r->dead(r->ctx, sb_who(s)) &&
-            AO_compare_and_swap_full(state_at(r->h, sb), s, SB_FREE)) {
+    case SB_UNCARVING:
+        if (dead_state(r, s) && AO_compare_and_swap_full(state_at(r->h, sb), s, SB_FREE)) {
             am__unreserve(r->h, sb_class(s));
             am__lower_hint(r->h, sb);
+            if (sb_kind(s) == SB_UNCARVING)
+                AO_fetch_and_add1(&hdr_of(r->h)->uncarved);
         }
         break;
     case SB_RUN:

@@ -48,11 +48,12 @@ void am_heap_stats(const struct am_heap_view *h, struct am_heap_stats *st)
             continue;
         }
         st->reserved += AM_HEAP_SB;
-        if (sb_kind(s) == SB_SMALL)
+        if (sb_kind(s) == SB_SMALL || sb_kind(s) == SB_DRAINING)
             small_live(h, sb, sb_class(s), st);
         else if (sb_kind(s) == SB_RUN)
             run_live(h, sb, s, st);
     }
+    st->uncarved = (unsigned long)AO_load(&hdr_of(h)->uncarved);
 }
 
 /* ---- the audit ---- */
@@ -81,9 +82,12 @@ static void messages(const struct am_heap_view *h, unsigned c, unsigned char *se
         uint32_t u = (uint32_t)m;
         a->fifo_msgs++;
         if ((uint32_t)(m >> 32) != q || u >= units_of(h) || seen[u]++ ||
-            hw_state(AO_load(header_at(h, u))) != H_FREE ||
-            hw_kind(AO_load(header_at(h, u))) != c)
-            fault(a, &a->extra, "a message names a block twice or one not FREE, unit", u);
+            !hw_claimable(AO_load(header_at(h, u))) ||
+            hw_kind(AO_load(header_at(h, u))) != c || (u & ((1u << c) - 1)) ||
+            AO_load(state_at(h, u / AM_HEAP_UNITS)) != sb_small(c))
+            fault(a, &a->extra,
+                  "a message names a block twice, one not FREE or not of its class, unit",
+                  u);
     }
 }
 
@@ -98,6 +102,8 @@ static void blocks(const struct am_heap_view *h, uint32_t sb, unsigned c,
             fault(a, &a->half, "a header of the wrong class, unit", u);
         } else if (hw_state(w) == H_ALLOC) {
             a->live_blocks++;
+        } else if (hw_state(w) == H_HELD) {
+            fault(a, &a->half, "a block HELD: a give-back unfinished, unit", u);
         } else {
             a->free_blocks++;
             if (!seen[u])

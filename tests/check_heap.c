@@ -388,9 +388,17 @@ START_TEST(exhaustion)
         free_all(&a.h, 3, offs, sbs * 32);
         assert_audit(&a.h, "exhaustion");
     }
-    /* carved superblocks stay with their class: other sizes find none */
-    ck_assert_int_eq(am_heap_alloc(&a.h, 1 * KB, 3, &off), -ENOMEM);
-    ck_assert_int_eq(am_heap_alloc(&a.h, SB, 3, &off), -ENOMEM);
+    /* class 3 holds every superblock, all idle: other sizes get them back */
+    struct am_heap_stats st;
+    ck_assert_int_eq(am_heap_alloc(&a.h, 1 * KB, 3, &off), 0);
+    ck_assert_int_eq(am_heap_alloc(&a.h, SB, 3, &offs[0]), 0);
+    ck_assert_int_eq(am_heap_free(&a.h, off, 3), 0);
+    ck_assert_int_eq(am_heap_free(&a.h, offs[0], 3), 0);
+    am_heap_stats(&a.h, &st);
+    ck_assert_uint_ge(st.uncarved, 2);
+    ck_assert_int_eq(fill(&a.h, 4 * SB, 2, offs, 2048), sbs / 4); /* all of it again */
+    free_all(&a.h, 2, offs, sbs / 4);
+    assert_audit(&a.h, "exhaustion, compacted");
     arena_free(&a);
 }
 END_TEST
@@ -417,6 +425,186 @@ START_TEST(runs_and_classes)
     ck_assert_int_eq(am_heap_alloc(&a.h, SB, 4, &off), -ENOMEM);   /* none left */
     assert_audit(&a.h, "runs and classes");
     arena_free(&a);
+}
+END_TEST
+
+/* ---- compaction: idle class superblocks go back to free space ---- */
+
+/* The reproduction: a heap of one superblock serves 1 KB, 256 B, 4 KB, two
+ * 4 KB blocks at once and a run, one after another, each freed before the
+ * next; while a 1 KB block lives, the superblock stays with its class. */
+START_TEST(idle_superblocks_return)
+{
+    struct arena a;
+    uint64_t off, two[2], small;
+    struct am_heap_stats st;
+
+    arena_make(&a, am_heap_bytes_for(4 * KB, 2));
+    ck_assert_uint_eq(a.h.superblocks, 1);
+    ck_assert_int_eq(am_heap_alloc(&a.h, 1 * KB, 1, &small), 0); /* the 1 KB class */
+    ck_assert_int_eq(am_heap_alloc(&a.h, 4 * KB, 1, &off), -ENOMEM);
+    ck_assert_int_eq(am_heap_free(&a.h, small, 1), 0);
+    ck_assert_int_eq(am_heap_alloc(&a.h, 256, 1, &off), 0);
+    ck_assert_int_eq(am_heap_free(&a.h, off, 1), 0);
+    ck_assert_int_eq(am_heap_alloc(&a.h, 4 * KB, 1, &off), 0);
+    ck_assert_int_eq(am_heap_free(&a.h, off, 1), 0);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(am_heap_alloc(&a.h, 4 * KB, 2, &two[i]), 0);
+    free_all(&a.h, 2, two, 2);
+    ck_assert_uint_gt(am_heap_max_alloc(&a.h), AM_HEAP_SMALL_MAX);
+    ck_assert_int_eq(am_heap_alloc(&a.h, am_heap_max_alloc(&a.h), 1, &off), 0);
+    ck_assert_int_eq(am_heap_free(&a.h, off, 1), 0);
+    ck_assert_int_eq(am_heap_alloc(&a.h, 1 * KB, 1, &off), 0);
+    ck_assert_int_eq(am_heap_free(&a.h, off, 1), 0);
+    am_heap_stats(&a.h, &st);
+    ck_assert_uint_eq(st.uncarved, 3); /* 1 KB, 256 B, 4 KB gave theirs back */
+    assert_drains(&a.h, "idle superblocks");
+    arena_free(&a);
+}
+END_TEST
+
+/* A length of any kind up to max: a class at random (70 %) or a run. */
+static size_t pick_any(uint64_t *x, size_t max)
+{
+    uint64_t r = next_rand(x);
+    size_t top = (size_t)256 << (r >> 8) % AM_HEAP_CLASSES;
+    size_t len = r % 10 < 7 ? top / 2 + 1 + (size_t)(r >> 20) % (top / 2)
+                            : AM_HEAP_SMALL_MAX + 1 + (size_t)(r >> 20) % max;
+    return len < max ? len : max;
+}
+
+/* A random history of allocations and frees of every kind, up to 64 blocks
+ * at once (some refused: the heap is small), everything freed at the end. */
+static void history(struct am_heap_view *h, uint64_t *x, int steps)
+{
+    uint64_t offs[64];
+    int n = 0;
+    for (int i = 0; i < steps; i++) {
+        if (n < 64 && next_rand(x) % 3 != 0) {
+            n += am_heap_alloc(h, pick_any(x, am_heap_max_alloc(h)), 1, &offs[n]) == 0;
+        } else if (n > 0) {
+            int k = (int)(next_rand(x) % (uint64_t)n);
+            ck_assert_int_eq(am_heap_free(h, offs[k], 1), 0);
+            offs[k] = offs[--n];
+        }
+    }
+    free_all(h, 1, offs, n);
+}
+
+/* bytes_for(len, count)'s promise after any history: once everything is
+ * freed, count blocks of len fit at once. */
+START_TEST(bytes_for_after_history)
+{
+    static const struct {
+        size_t len;
+        unsigned count;
+    } want[] = {{4 * KB, 2},  {1 * KB, 3},  {256, 300},    {0, 1},        {32 * KB, 5},
+                {40 * KB, 2}, {64 * KB, 2}, {200 * KB, 3}, {1024 * KB, 2}};
+    uint64_t x = 0x51ed270b27a1f3c5ull ^ (uint64_t)getpid() << 16, seed = x;
+    uint64_t offs[300];
+
+    for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++) {
+        for (int run = 0; run < 6 * tu_stress_factor(); run++) {
+            struct arena a;
+            arena_make(&a, am_heap_bytes_for(want[i].len, want[i].count));
+            history(&a.h, &x, 50 + run * 60);
+            for (unsigned k = 0; k < want[i].count; k++)
+                ck_assert_msg(
+                    am_heap_alloc(&a.h, want[i].len, 2, &offs[k]) == 0,
+                    "bytes_for(%zu, %u), history %d (seed %#llx): block %u refused",
+                    want[i].len, want[i].count, run, (unsigned long long)seed, k);
+            free_all(&a.h, 2, offs, want[i].count);
+            assert_audit(&a.h, "after a history");
+            arena_free(&a);
+        }
+    }
+}
+END_TEST
+
+/* A double free racing a compaction of its block: the application frees a
+ * block the compactor (the same who) now holds, having read it before the
+ * superblock went UNCARVING.  Either its CAS comes first (the compaction
+ * gives the superblock back to its class) or the compactor's bump of the
+ * header does (the free is -EINVAL); the heap stays whole either way. */
+struct dbl {
+    struct am_heap_view h;
+    uint64_t off;
+    AO_t start, parked, go, done;
+    int rc;
+};
+static struct dbl *dbl;
+
+static void wait_for(volatile AO_t *flag)
+{
+    double end = tu_now_s() + 10;
+    while (!AO_load_acquire(flag) && tu_now_s() < end)
+        tu_sleep_ms(0);
+}
+
+/* The freer parks after its read, until the compactor has begun uncarving. */
+static void freer_hook(enum am_heap_hook where)
+{
+    if (where == AM_HEAP_FREE_READ) {
+        AO_store_release(&dbl->parked, 1);
+        wait_for(&dbl->go);
+    }
+}
+
+static void freer(void *arg)
+{
+    (void)arg;
+    am_heap_stall_hook = freer_hook;
+    wait_for(&dbl->start);
+    dbl->rc = am_heap_free(&dbl->h, dbl->off, 1);
+    AO_store_release(&dbl->done, 1);
+}
+
+/* The compactor lets the freer read while the superblock is DRAINING, and
+ * lets it CAS half-way through the uncarving's header pass. */
+static void compactor_hook(enum am_heap_hook where)
+{
+    if (where == AM_HEAP_DRAINED) {
+        AO_store_release(&dbl->start, 1);
+        while (!AO_load_acquire(&dbl->parked) && !AO_load_acquire(&dbl->done))
+            tu_sleep_ms(0);
+    } else if (where == AM_HEAP_UNCARVING) {
+        AO_store_release(&dbl->go, 1);
+        wait_for(&dbl->done);
+    }
+}
+
+START_TEST(double_free_while_compacting)
+{
+    struct arena a;
+    uint64_t offs[64], off;
+
+    dbl = tu_shared_alloc(sizeof *dbl);
+    arena_make(&a, am_heap_bytes_for(4 * KB, 2));
+    dbl->h = a.h;
+    for (int round = 0; round < 2; round++) { /* the first block, then the last */
+        ck_assert_int_eq(fill(&a.h, 1 * KB, 1, offs, 64), 64);
+        dbl->off = offs[round ? 63 : 0];
+        free_all(&a.h, 1, offs, 64);
+        AO_store(&dbl->start, 0);
+        AO_store(&dbl->parked, 0);
+        AO_store(&dbl->go, 0);
+        AO_store(&dbl->done, 0);
+        pid_t p = tu_spawn(freer, NULL, 1);
+        am_heap_stall_hook = compactor_hook;
+        int rc = am_heap_alloc(&a.h, 4 * KB, 1, &off);
+        am_heap_stall_hook = NULL;
+        ck_assert_int_eq(tu_reap(p, 10), 0);
+        ck_assert_msg(AO_load(&dbl->parked), "round %d: the double free never read", round);
+        /* the first block's header is bumped before the hook, the last's after */
+        ck_assert_int_eq(dbl->rc, round ? 0 : -EINVAL);
+        ck_assert_int_eq(rc, round ? -ENOMEM : 0);
+        if (rc == 0)
+            ck_assert_int_eq(am_heap_free(&a.h, off, 1), 0);
+        assert_audit(&a.h, round ? "the double free won" : "the compactor won");
+    }
+    assert_drains(&a.h, "double free while compacting");
+    arena_free(&a);
+    tu_shared_free(dbl, sizeof *dbl);
 }
 END_TEST
 
@@ -752,9 +940,9 @@ static int ended(pid_t p, int *st)
     return waitpid(p, st, WNOHANG) == p;
 }
 
-static const char *const hook_names[] = {"peeked",     "checked",   "claimed",
-                                         "carving",    "carved",    "run_part",
-                                         "run_header", "free_read", "freeing"};
+static const char *const hook_names[] = {
+    "peeked",   "checked",    "claimed", "carving", "carved",    "giving",    "given",
+    "run_part", "run_header", "taken",   "drained", "uncarving", "free_read", "freeing"};
 _Static_assert(sizeof hook_names / sizeof hook_names[0] == AM_HEAP_HOOKS, "a name each");
 
 /* Killed by itself at each hook of the allocation path, the 3rd time there. */
@@ -1042,6 +1230,10 @@ static Suite *heap_suite(void)
     tcase_add_test(tc, bad_frees);
     tcase_add_test(tc, exhaustion);
     tcase_add_test(tc, runs_and_classes);
+    tc = tcase(s, "compaction", 30);
+    tcase_add_test(tc, idle_superblocks_return);
+    tcase_add_test(tc, bytes_for_after_history);
+    tcase_add_test(tc, double_free_while_compacting);
     tc = tcase(s, "concurrent", 120);
     tcase_add_test(tc, many_processes);
     tcase_add_test(tc, racing_frees);

@@ -20,7 +20,7 @@
  * full and empty all the time, for every kind and every option it takes
  * (fastforward with slip).  The ring's stall hook widens every window between
  * a check and its publication in both ends (tu_widen: a yield 1 call in 8,
- * up to 63 pauses 1 in 4; a 200 us sleep 1 call in 8192, long enough for the
+ * up to 63 pauses 1 in 4; a 200 us sleep 1 call in 16384, long enough for the
  * other end to go round the ring).  The producer mixes enqueue, enqueue_batch
  * of 1-6 items and flush at random; the consumer checks that item i is the
  * i-th value sent, so every item arrives exactly once and in order.
@@ -29,11 +29,12 @@
  * 37 items (two batches and 5 of a third), slowly so that the consumer
  * races it, then stops for good (alive, or SIGKILLed) must have all 37 taken
  * within 1 s of its stop (for bqueue that is its backtracking; mcring's
- * producer flushes first, as its contract asks).  And a producer streaming,
- * slower than its consumer (so batches are part full), with its count of
- * finished enqueues in shared memory, SIGKILLed at a random moment 10 times:
- * the consumer then drains done or done + 1 items (the one under way may have
- * been published), in order.
+ * producer flushes first, as its contract asks).  And 10 times a producer
+ * streaming, slower than its consumer (so batches are part full), with its
+ * count of finished enqueues in shared memory, SIGKILLs itself at a random
+ * item (100-2100) and step (before the enqueue, before the flush, before
+ * counting it): the consumer, which kept pace, then drains done or done + 1
+ * items (the one under way may have been published), in order.
  *
  * Corruption: targeted, an index further than the ring from the other end
  * (lamport, mcring: -EPROTO within a lap, never -EAGAIN), an empty slot inside
@@ -52,7 +53,8 @@
  *                                                   16 slots), stream
  *   lamport head published before the slot written  stream (a stale item)
  *   mcring flush that publishes nothing             order_empty_full_wrap,
- *                                                   stopped_mid_batch (32 of 37)
+ *                                                   stopped_mid_batch (32 of 37),
+ *                                                   killed_at_random
  *   bqueue without backtracking (full batches only) stopped_mid_batch (32 of 37),
  *                                                   killed_at_random
  *   bqueue producer not probing its next batch      order_empty_full_wrap, stream
@@ -373,7 +375,7 @@ static unsigned hook_calls;
 static void widen(enum am_spsc_hook where)
 {
     unsigned n = hook_calls++;
-    if (n % 8192 == 8191)
+    if (n % 16384 == 16383)
         usleep(200);
     else
         tu_widen(n * 3 + (unsigned)where);
@@ -552,7 +554,9 @@ END_TEST
 struct victim {
     const struct am_spsc_ops *k;
     void *ring;
-    AO_t done; /* enqueues finished (and flushed) */
+    uint64_t die_at; /* the item at which it SIGKILLs itself */
+    int die_step;    /* before its enqueue, before its flush, before counting it */
+    AO_t done;       /* enqueues finished (and flushed) */
 };
 
 static void victim_run(void *arg)
@@ -564,13 +568,20 @@ static void victim_run(void *arg)
     if (v->k->open(&p, v->ring, STOP_SHIFT, AM_SPSC_PRODUCER) != 0)
         _exit(3);
     for (uint64_t i = 0;; i++) {
+        if (i == v->die_at && v->die_step == 0)
+            raise(SIGKILL);
         while ((rc = v->k->enqueue(&p, val(i))) == -EAGAIN)
             ;
         if (rc != 0)
             _exit(4);
+        if (i == v->die_at && v->die_step == 1)
+            raise(SIGKILL);
         v->k->flush(&p);
+        if (i == v->die_at && v->die_step == 2)
+            raise(SIGKILL);
         AO_store(&v->done, (AO_t)(i + 1));
-        tu_widen((unsigned)i); /* slower than the consumer: batches part full */
+        for (double t = tu_now_s() + 1e-6; tu_now_s() < t;)
+            ; /* a microsecond: slower than the consumer, so batches are part full */
     }
 }
 
@@ -585,35 +596,43 @@ START_TEST(killed_at_random)
     v->ring = ring_make(&g, k, STOP_SHIFT);
     for (int run = 0; run < KILLS * tu_stress_factor(); run++) {
         struct am_spsc_end c;
-        uint64_t got = 0, x, want = 100 + rand_r(&seed) % 2000;
+        uint64_t got = 0, x;
+        int st = 0, rc;
+        v->die_at = 100 + (uint64_t)rand_r(&seed) % 2000;
+        v->die_step = rand_r(&seed) % 3;
         ck_assert_int_eq(k->init(v->ring, STOP_SHIFT), 0);
         ck_assert_int_eq(k->open(&c, v->ring, STOP_SHIFT, AM_SPSC_CONSUMER), 0);
         AO_store(&v->done, 0);
         tu_pin(run + 1); /* the consumer on the other CPU */
         pid_t pid = tu_spawn(victim_run, v, run);
         ck_assert_int_gt(pid, 0);
+        /* consume while it runs, so it never waits for room */
         double end = tu_now_s() + 20;
-        while (got < want && tu_now_s() < end) {
-            int rc = k->dequeue(&c, &x);
+        for (unsigned long i = 0; tu_now_s() < end; i++) {
+            if (i % 64 == 0 && waitpid(pid, &st, WNOHANG) == pid)
+                break;
+            rc = k->dequeue(&c, &x);
             ck_assert_msg(rc == -EAGAIN || (rc == 0 && x == val(got)),
                           "%s: run %d: item %llu: rc %d", k->name, run,
                           (unsigned long long)got, rc);
             got += rc == 0;
         }
-        kill(pid, SIGKILL);
-        int st = tu_reap(pid, 10);
-        ck_assert_msg(got == want && WIFSIGNALED(st), "%s: run %d: %llu items, status %d",
-                      k->name, run, (unsigned long long)got, st);
+        if (tu_now_s() >= end)
+            tu_reap(pid, 1);
+        ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+                      "%s: run %d: the producer did not die in 20 s (status %d)", k->name,
+                      run, st);
         uint64_t done = AO_load(&v->done);
-        int rc;
         while ((rc = k->dequeue(&c, &x)) == 0) {
             ck_assert_msg(x == val(got), "%s: run %d: drained item %llu is %#llx", k->name,
                           run, (unsigned long long)got, (unsigned long long)x);
             got++;
         }
         ck_assert_msg(rc == -EAGAIN && got >= done && got <= done + 1,
-                      "%s: run %d: killed after %llu enqueues, %llu items taken (rc %d)",
-                      k->name, run, (unsigned long long)done, (unsigned long long)got, rc);
+                      "%s: run %d: killed after %llu enqueues (step %d of item %llu), %llu "
+                      "items taken (rc %d)",
+                      k->name, run, (unsigned long long)done, v->die_step,
+                      (unsigned long long)v->die_at, (unsigned long long)got, rc);
     }
     ring_free(&g);
     tu_shared_free(v, sizeof *v);

@@ -1,8 +1,9 @@
 /*
  * check_deadlock.c - no deadlock when every queue is full: P processes with
- * tiny queues (2 packets, 1 bulk block per queue) all send requests, short and
- * bulk, to every other process round robin, and every request is answered with
- * a reply (bulk requests with bulk replies).  Nobody calls am_poll while
+ * tiny queues (2 packets, 1 bulk block per queue) and the smallest heaps (long
+ * messages of at most 4096 bytes) all send requests, short, bulk and long, to
+ * every other process round robin, and every request is answered with a reply
+ * of its kind (bulk with bulk, long with long).  Nobody calls am_poll while
  * sending: the only thing that drains the queues is the senders' own backoff
  * (which polls the sender's endpoint, section 3.2 of the paper) until every
  * process has sent; then each polls until all its replies are in, and they
@@ -35,6 +36,8 @@
 #define H_REQB 12
 #define H_REP 13
 #define H_REPB 14
+#define H_REQL 15
+#define H_REPL 16
 #define RUN_LIMIT_S 20 /* per run of processes, times the stress factor */
 
 enum phase { SETUP, SENDING, DRAINING, FINISHING, DONE };
@@ -73,8 +76,11 @@ struct shared {
 static struct shared *S;
 static int me;
 
+/* Message kinds, as the handlers take them. */
+enum kind { SHORT, BULK, LONG };
+
 /* Message (from, to, seq, reply?): its key and bulk length (its bytes:
- * tu_pattern(key)). */
+ * tu_pattern(key)); long messages: long_len. */
 static uint32_t key_of(unsigned from, unsigned to, unsigned seq, int reply)
 {
     return tu_mix32(from * MAXP + to + (reply ? 0x1000u : 0), seq);
@@ -86,6 +92,11 @@ static size_t len_of(uint32_t key, int reply)
     if (key % 5 == 0)
         return special[(key >> 8) % 5];
     return reply ? (key >> 4) % 300 : (key >> 4) % (AM_MAX_BULK + 1);
+}
+
+static size_t long_len(uint32_t key)
+{
+    return key % 7 == 0 ? AM_MIN_LONG : (key >> 3) % (AM_MIN_LONG + 1);
 }
 
 static void note(int rc, const char *what)
@@ -106,10 +117,10 @@ static void bad(const char *fmt, unsigned a, unsigned b, unsigned c)
  * what `from` must have sent as its next message on this channel (`count`
  * messages so far); returns the sequence number, or -1 if it is bad. */
 static long check_msg(am_token_t *tok, const uint32_t *a, int nargs, const void *data,
-                      size_t len, int bulk, int reply, unsigned long count)
+                      size_t len, enum kind kind, int reply, unsigned long count)
 {
     unsigned from = am_token_source(tok);
-    if (nargs != (bulk ? 4 : 3) || from >= (unsigned)S->sh.procs || a[0] != from) {
+    if (nargs != (kind != SHORT ? 4 : 3) || from >= (unsigned)S->sh.procs || a[0] != from) {
         bad("message from peer %u with %u args, first %u", from, (unsigned)nargs, a[0]);
         return -1;
     }
@@ -119,12 +130,13 @@ static long check_msg(am_token_t *tok, const uint32_t *a, int nargs, const void 
         bad("from %u: message %u where %u was due, or bad key", from, seq, (unsigned)count);
         return -1;
     }
-    if (bulk) {
+    if (kind != SHORT) {
         uint8_t want[AM_MAX_BULK];
-        size_t n = len_of(key, reply);
+        size_t n = kind == BULK ? len_of(key, reply) : long_len(key);
         tu_pattern(want, key, n);
-        if (len != n || a[3] != n || !data || memcmp(data, want, n) != 0) {
-            bad("from %u: bulk message %u: %u bytes wrong", from, seq, (unsigned)len);
+        if (len != n || a[3] != n || (n && !data) || (n && memcmp(data, want, n) != 0)) {
+            bad("from %u: bulk or long message %u: %u bytes wrong", from, seq,
+                (unsigned)len);
             return -1;
         }
     } else if (data || len) {
@@ -135,55 +147,66 @@ static long check_msg(am_token_t *tok, const uint32_t *a, int nargs, const void 
 }
 
 static void on_request(am_token_t *tok, const uint32_t *a, int nargs, void *data,
-                       size_t len, int bulk)
+                       size_t len, enum kind kind)
 {
     unsigned from = am_token_source(tok);
     long seq =
-        check_msg(tok, a, nargs, data, len, bulk, 0, from < MAXP ? S->req[me][from] : 0);
+        check_msg(tok, a, nargs, data, len, kind, 0, from < MAXP ? S->req[me][from] : 0);
     if (seq < 0)
         return;
     S->req[me][from]++;
     uint32_t key = key_of((unsigned)me, from, (unsigned)seq, 1);
     uint32_t r[4] = {(uint32_t)me, (uint32_t)seq, key, 0};
     int rc;
-    if (bulk) {
+    if (kind != SHORT) {
         static uint8_t buf[AM_MAX_BULK];
-        size_t n = len_of(key, 1);
+        size_t n = kind == BULK ? len_of(key, 1) : long_len(key);
         tu_pattern(buf, key, n);
         r[3] = (uint32_t)n;
-        rc = am_reply_bulk(tok, H_REPB, buf, n, r, 4);
+        rc = kind == BULK ? am_reply_bulk(tok, H_REPB, buf, n, r, 4)
+                          : am_reply_long(tok, H_REPL, buf, n, r, 4);
     } else
         rc = am_reply(tok, H_REP, r, 3);
-    note(rc, bulk ? "am_reply_bulk" : "am_reply");
+    note(rc, kind == BULK ? "am_reply_bulk" : kind == LONG ? "am_reply_long" : "am_reply");
 }
 
 static void on_reply(am_token_t *tok, const uint32_t *a, int nargs, void *data, size_t len,
-                     int bulk)
+                     enum kind kind)
 {
     unsigned from = am_token_source(tok);
-    if (check_msg(tok, a, nargs, data, len, bulk, 1, from < MAXP ? S->rep[me][from] : 0) >=
+    if (check_msg(tok, a, nargs, data, len, kind, 1, from < MAXP ? S->rep[me][from] : 0) >=
         0)
         S->rep[me][from]++;
 }
 
 static void on_req(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 {
-    on_request(t, a, n, d, l, 0);
+    on_request(t, a, n, d, l, SHORT);
 }
 
 static void on_reqb(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 {
-    on_request(t, a, n, d, l, 1);
+    on_request(t, a, n, d, l, BULK);
+}
+
+static void on_reql(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    on_request(t, a, n, d, l, LONG);
 }
 
 static void on_rep(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 {
-    on_reply(t, a, n, d, l, 0);
+    on_reply(t, a, n, d, l, SHORT);
 }
 
 static void on_repb(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 {
-    on_reply(t, a, n, d, l, 1);
+    on_reply(t, a, n, d, l, BULK);
+}
+
+static void on_repl(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    on_reply(t, a, n, d, l, LONG);
 }
 
 static unsigned hook_calls;
@@ -194,7 +217,7 @@ static void widen_hook(enum am_hook where)
 }
 
 /* Request number k of this process: to the k-th other process round robin,
- * every third one bulk. */
+ * every third one bulk or (every sixth) long. */
 static int send_request(am_ep_t *ep, unsigned long k)
 {
     static uint8_t buf[AM_MAX_BULK];
@@ -205,10 +228,11 @@ static int send_request(am_ep_t *ep, unsigned long k)
     uint32_t a[4] = {(uint32_t)me, seq, key, 0};
     int rc;
     if (k % 3 == 2) {
-        size_t n = len_of(key, 0);
+        size_t n = k % 6 == 5 ? long_len(key) : len_of(key, 0);
         tu_pattern(buf, key, n);
         a[3] = (uint32_t)n;
-        rc = am_request_bulk(ep, to, H_REQB, buf, n, a, 4);
+        rc = k % 6 == 5 ? am_request_long(ep, to, H_REQL, buf, n, a, 4)
+                        : am_request_bulk(ep, to, H_REQB, buf, n, a, 4);
     } else
         rc = am_request(ep, to, H_REQ, a, 3);
     if (rc == 0)
@@ -282,7 +306,11 @@ static void exchange(am_ep_t *ep)
 
 static void proc(int idx, void *arg)
 {
-    struct am_ep_opts o = {.claim = S->alg, .shm = S->shm, .packets = 2, .bulk_blocks = 1};
+    struct am_ep_opts o = {.claim = S->alg,
+                           .shm = S->shm,
+                           .packets = 2,
+                           .bulk_blocks = 1,
+                           .long_max = AM_MIN_LONG};
     am_ep_t *ep = NULL;
     me = idx;
     int rc = am_ep_create(S->name[me], &o, &ep);
@@ -292,6 +320,8 @@ static void proc(int idx, void *arg)
         am_set_handler(ep, H_REQB, on_reqb);
         am_set_handler(ep, H_REP, on_rep);
         am_set_handler(ep, H_REPB, on_repb);
+        am_set_handler(ep, H_REQL, on_reql);
+        am_set_handler(ep, H_REPL, on_repl);
     }
     tu_gate_wait(&S->gate); /* 1: every endpoint exists */
     for (int q = 0; ep && q < S->sh.procs; q++)

@@ -43,7 +43,8 @@ _Noreturn void am__spsc_misuse(const char *file, int line, const char *what);
             am__spsc_misuse(__FILE__, __LINE__, #end " verb on another end");              \
     } while (0)
 
-/* Calls the stall hook (out of line: the verbs' fast paths stay leaves). */
+/* Calls the stall hook; out of line and cold, so that a verb's fast path pays a
+ * load and a branch for it. */
 __attribute__((cold)) void am__spsc_stall(enum am_spsc_hook where);
 
 static inline void am__spsc_hook(enum am_spsc_hook where)

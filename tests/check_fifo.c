@@ -1,8 +1,9 @@
 /*
  * check_fifo.c - the shared heap's lock-free FIFO (heap/fifo.h, after XMalloc):
  * single-process semantics (order, empty, full, wrap-around of the sequence
- * numbers), a FIFO whose words a peer overwrote (its size word too: every call
- * takes the caller's own size), and many processes at once.
+ * numbers, am_fifo_holds finding exactly the payloads between head and tail),
+ * a FIFO whose words a peer overwrote (its size word too: every call takes
+ * the caller's own size), and many processes at once.
  *
  * The concurrent test forks P pinned processes through a start gate, each both
  * enqueuing its own tagged values (process << 24 | sequence) and dequeuing,
@@ -95,6 +96,34 @@ START_TEST(sequence_wraps)
         ck_assert_uint_eq(v, next++);
     ck_assert_uint_eq(next, 100);
     ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), -ENOENT);
+    tu_shared_free(f, size);
+}
+END_TEST
+
+/* am_fifo_holds finds exactly the payloads between head and tail: the tail
+ * message, those in slots, none popped, across laps of the array. */
+START_TEST(holds)
+{
+    size_t size;
+    struct am_fifo *f = make(SHIFT, &size);
+    uint32_t cap = 1u << SHIFT, v, next = 0, in = 0;
+
+    ck_assert_int_eq(am_fifo_holds(f, SHIFT, 0), 0); /* empty: the tail word is stale */
+    for (uint32_t round = 0; round < 5 * cap; round++) {
+        while (in - next < round % cap + 1) /* hold 1 .. cap payloads */
+            ck_assert_int_eq(am_fifo_put(f, SHIFT, 1000 + in++), 0);
+        for (uint32_t p = next >= 2 ? next - 2 : 0; p < in + 2; p++)
+            ck_assert_msg(am_fifo_holds(f, SHIFT, 1000 + p) == (p >= next && p < in),
+                          "round %u: payload %u of [%u, %u)", round, 1000 + p, next, in);
+        while (next < in && (next + round) % 3 != 0) {
+            ck_assert_int_eq(am_fifo_get(f, SHIFT, &v), 0);
+            ck_assert_uint_eq(v, 1000 + next++);
+        }
+    }
+    ck_assert_int_eq(am_fifo_holds(f, SHIFT + 1, 1000 + next),
+                     0);          /* not the caller's size */
+    f->tail = (AO_t)0x1234 << 32; /* count beyond the capacity: gives up, says no */
+    ck_assert_int_eq(am_fifo_holds(f, SHIFT, 1000 + next), 0);
     tu_shared_free(f, size);
 }
 END_TEST
@@ -341,6 +370,7 @@ static Suite *fifo_suite(void)
     tcase_set_timeout(tc, PROC_TIMEOUT_S * tu_stress_factor() + 20);
     tcase_add_test(tc, order_empty_full);
     tcase_add_test(tc, sequence_wraps);
+    tcase_add_test(tc, holds);
     tcase_add_test(tc, corrupt_words);
     tcase_add_test(tc, many_processes);
     tcase_add_loop_test(tc, killed_at_hook, AM_FIFO_PUT_READ, AM_FIFO_GET_READ + 1);

@@ -622,6 +622,7 @@ struct held {
 struct shared {
     struct tu_gate gate;
     struct tu_errors err;
+    long shift_every; /* 0: pick_len's mix; else the class mix moves on every so many ops */
     AO_t allocs, frees, enomem;
     struct am_heap_view h;
     AO_t *map; /* owner of each unit: 0 or process + 1 */
@@ -655,10 +656,22 @@ static void fifo_stall(enum am_fifo_hook where)
     stall(512);
 }
 
-/* Allocates one block into w[*n]; a full heap is not an error. */
-static void get_one(struct shared *s, int idx, struct held *w, long *n, uint64_t *x)
+/* A length whose class follows the phase: 90 % of class phase % 8 or the
+ * next one, 10 % a run of 1-3 superblocks. */
+static size_t pick_shifting(uint64_t *x, unsigned long phase)
 {
-    struct held b = {0, (uint64_t)(idx + 1) << 48 | next_rand(x) >> 16, pick_len(x)};
+    uint64_t r = next_rand(x);
+    if (r % 10 == 0)
+        return ((size_t)1 + (r >> 8) % 3) * SB - (size_t)(r >> 20) % (SB / 2);
+    size_t top = (size_t)256 << (phase + (r >> 8) % 2) % AM_HEAP_CLASSES;
+    return top / 2 + 1 + (size_t)(r >> 20) % (top / 2);
+}
+
+/* Allocates one block of len bytes into w[*n]; a full heap is not an error. */
+static void get_one(struct shared *s, int idx, struct held *w, long *n, uint64_t *x,
+                    size_t len)
+{
+    struct held b = {0, (uint64_t)(idx + 1) << 48 | next_rand(x) >> 16, len};
     int rc = am_heap_alloc(&s->h, b.len, (unsigned)idx + 1, &b.off);
     if (rc == -ENOMEM) {
         AO_fetch_and_add1(&s->enomem);
@@ -720,7 +733,10 @@ static void worker(int idx, void *arg)
          op++) { /* the first error ends all */
         uint64_t r = next_rand(&x);
         if (n < WINDOW && (n == 0 || r % 8 < 5))
-            get_one(s, idx, w, &n, &x);
+            get_one(s, idx, w, &n, &x,
+                    s->shift_every
+                        ? pick_shifting(&x, (unsigned long)(op / s->shift_every + idx / 2))
+                        : pick_len(&x));
         else
             put_one(s, idx, w, &n, (long)(r >> 8) % n);
         if (n == 0 && AO_load(&s->enomem) > 0 && r % 64 == 0)
@@ -729,39 +745,61 @@ static void worker(int idx, void *arg)
     s->n_held[idx] = n;
 }
 
-START_TEST(many_processes)
+/* Runs the workers on a heap of `sbs` superblocks and checks everything; the
+ * stats at the end into *end. */
+static void run_workers(const char *what, long shift_every, long sbs,
+                        struct am_heap_stats *end)
 {
     struct shared *s = tu_shared_alloc(sizeof *s);
     struct arena a;
     struct am_heap_stats st;
 
-    arena_make(&a, am_heap_bytes_for(SB, 40));
+    arena_make(&a, am_heap_bytes_for(SB, (unsigned)sbs));
     s->h = a.h;
+    s->shift_every = shift_every;
     s->map = tu_shared_alloc(units_of(&a.h) * sizeof(AO_t));
     tu_gate_init(&s->gate, PROCS);
     ck_assert_int_eq(tu_run_procs(PROCS, worker, s, 60 * tu_stress_factor()), 0);
-    tu_assert_no_errors("many_processes", &s->err);
+    tu_assert_no_errors(what, &s->err);
     unsigned long held = 0;
     for (int p = 0; p < PROCS; p++)
         held += (unsigned long)s->n_held[p];
     am_heap_stats(&a.h, &st);
     ck_assert_msg(st.blocks_live == held && s->allocs - s->frees == held,
-                  "%lu blocks live, %lu held, %lu allocs - %lu frees", st.blocks_live, held,
-                  (unsigned long)s->allocs, (unsigned long)s->frees);
+                  "%s: %lu blocks live, %lu held, %lu allocs - %lu frees", what,
+                  st.blocks_live, held, (unsigned long)s->allocs, (unsigned long)s->frees);
     ck_assert_uint_eq(st.capacity, st.reserved + st.free_space);
-    assert_audit(&a.h, "after the run");
+    assert_audit(&a.h, what);
     for (int p = 0; p < PROCS; p++) /* this process frees what they held */
         while (s->n_held[p] > 0)
             put_one(s, p, s->held[p], &s->n_held[p], 0);
-    tu_assert_no_errors("many_processes, final frees", &s->err);
-    am_heap_stats(&a.h, &st);
-    ck_assert_uint_eq(st.blocks_live, 0);
-    assert_drains(&a.h, "many_processes");
-    fprintf(stderr, "many_processes: %lu allocations, %lu full heap\n",
-            (unsigned long)s->allocs, (unsigned long)s->enomem);
+    tu_assert_no_errors(what, &s->err);
+    am_heap_stats(&a.h, end);
+    ck_assert_uint_eq(end->blocks_live, 0);
+    assert_drains(&a.h, what);
+    fprintf(stderr, "%s: %lu allocations, %lu full heap, %lu superblocks uncarved\n", what,
+            (unsigned long)s->allocs, (unsigned long)s->enomem, end->uncarved);
     tu_shared_free(s->map, units_of(&a.h) * sizeof(AO_t));
     arena_free(&a);
     tu_shared_free(s, sizeof *s);
+}
+
+START_TEST(many_processes)
+{
+    struct am_heap_stats st;
+    run_workers("many_processes", 0, 40, &st);
+}
+END_TEST
+
+/* The same with a class mix that moves on every 150 operations, in a heap
+ * of 16 superblocks: idle superblocks go back and are carved again all the
+ * time, under every hook's widened window. */
+START_TEST(shifting_classes)
+{
+    struct am_heap_stats st;
+    run_workers("shifting_classes", 150, 16, &st);
+    ck_assert_msg(st.uncarved >= 20 * (unsigned long)tu_stress_factor(),
+                  "shifting_classes: only %lu superblocks uncarved", st.uncarved);
 }
 END_TEST
 
@@ -846,9 +884,10 @@ static void die_here(enum am_heap_hook where)
         raise(SIGKILL);
 }
 
-/* Allocates mixed sizes and publishes each block one allocation later (as a
- * sender fills a block before it sends it), until killed: it always holds one
- * block nobody else knows, which only reclaim can free. */
+/* Allocates mixed sizes whose class moves on every 40 blocks, so that its
+ * heap compacts all the time, and publishes each block one allocation later
+ * (as a sender fills a block before it sends it), until killed: it always
+ * holds one block nobody else knows, which only reclaim can free. */
 static void victim_run(void *arg)
 {
     struct victim *v = arg;
@@ -858,7 +897,7 @@ static void victim_run(void *arg)
     self_victim = v;
     am_heap_stall_hook = die_here;
     for (;;) {
-        size_t len = pick_len(&x);
+        size_t len = pick_shifting(&x, (unsigned long)AO_load(&v->done) / 40);
         while (AO_load_acquire(&v->prod) - AO_load_acquire(&v->cons) == RING)
             tu_sleep_ms(0);
         int rc = am_heap_alloc(&v->h, len, VICTIM, &off);
@@ -900,11 +939,15 @@ static int is_victim(void *ctx, unsigned who)
 
 /* After the victim died: its published blocks are freed by the receiver, the
  * rest by reclaim, and nothing is lost; the bystander's blocks stay.  Returns
- * how many blocks reclaim freed. */
-static unsigned recover(struct victim *v, const char *what)
+ * how many blocks reclaim freed; *unfinished gets the superblocks and blocks
+ * the victim left in passing (CARVING, DRAINING, UNCARVING, HELD, ...). */
+static unsigned recover(struct victim *v, const char *what, unsigned long *unfinished)
 {
     struct am_heap_stats st;
+    struct am__heap_audit au;
     consume(v);
+    am__heap_audit(&v->h, &au);
+    *unfinished = au.half;
     unsigned freed = am_heap_reclaim(&v->h, is_victim, NULL, NULL);
     ck_assert_uint_eq(am_heap_reclaim(&v->h, is_victim, NULL, NULL), 0);
     am_heap_stats(&v->h, &st);
@@ -918,7 +961,7 @@ static unsigned recover(struct victim *v, const char *what)
 static struct victim *victim_make(struct arena *a, uint64_t *mine)
 {
     struct victim *v = tu_shared_alloc(sizeof *v);
-    arena_make(a, am_heap_bytes_for(SB, 32));
+    arena_make(a, am_heap_bytes_for(SB, 16));
     v->h = a->h;
     ck_assert_int_eq(am_heap_alloc(&v->h, 1000, BYSTANDER, &mine[0]), 0);
     ck_assert_int_eq(am_heap_alloc(&v->h, 2 * SB, BYSTANDER, &mine[1]), 0);
@@ -945,13 +988,16 @@ static const char *const hook_names[] = {
     "run_part", "run_header", "taken",   "drained", "uncarving", "free_read", "freeing"};
 _Static_assert(sizeof hook_names / sizeof hook_names[0] == AM_HEAP_HOOKS, "a name each");
 
-/* Killed by itself at each hook of the allocation path, the 3rd time there. */
+/* Killed by itself at each hook of the allocation path, the 3rd time there.
+ * Killed inside compaction or a give-back, it left something unfinished that
+ * only reclaim finishes: a superblock DRAINING or UNCARVING, a block HELD. */
 START_TEST(killed_at_hook)
 {
     struct arena a;
     uint64_t mine[2];
     struct victim *v = victim_make(&a, mine);
     char what[64];
+    unsigned long unfinished;
 
     v->where = _i;
     v->after = 3;
@@ -964,12 +1010,15 @@ START_TEST(killed_at_hook)
         st = tu_reap(p, 0);
     snprintf(what, sizeof what, "killed at %s", hook_names[_i]);
     ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "%s: status %d", what, st);
-    recover(v, what);
+    recover(v, what, &unfinished);
+    if (_i == AM_HEAP_DRAINED || _i == AM_HEAP_UNCARVING || _i == AM_HEAP_GIVING ||
+        _i == AM_HEAP_GIVEN)
+        ck_assert_msg(unfinished > 0, "%s: nothing left unfinished", what);
     victim_end(&a, v, mine);
 }
 END_TEST
 
-/* SIGKILLed from outside at random moments, 20 times, in the same heap. */
+/* SIGKILLed from outside at random moments, 30 times, in the same heap. */
 START_TEST(killed_at_random)
 {
     struct arena a;
@@ -977,8 +1026,10 @@ START_TEST(killed_at_random)
     struct victim *v = victim_make(&a, mine);
     unsigned seed = (unsigned)getpid();
     char what[64];
+    unsigned long unfinished, runs_unfinished = 0;
+    struct am_heap_stats hs;
 
-    for (int run = 0; run < 20 * tu_stress_factor(); run++) {
+    for (int run = 0; run < 30 * tu_stress_factor(); run++) {
         v->where = -1;
         AO_store(&v->done, 0);
         pid_t p = tu_spawn(victim_run, v, run);
@@ -993,10 +1044,16 @@ START_TEST(killed_at_random)
         snprintf(what, sizeof what, "run %d, killed after %lu blocks", run,
                  (unsigned long)AO_load(&v->done));
         ck_assert_msg(WIFSIGNALED(st), "%s: status %d", what, st);
-        unsigned freed = recover(v, what);
+        unsigned freed = recover(v, what, &unfinished);
         ck_assert_msg(freed >= 1, "%s: reclaim freed %u (it held one at least)", what,
                       freed);
+        runs_unfinished += unfinished > 0;
     }
+    am_heap_stats(&v->h, &hs);
+    fprintf(stderr,
+            "killed_at_random: %lu superblocks uncarved, %lu kills left some unfinished\n",
+            hs.uncarved, runs_unfinished);
+    ck_assert_uint_gt(hs.uncarved, 0);
     victim_end(&a, v, mine);
 }
 END_TEST
@@ -1048,8 +1105,11 @@ static int all_dead(void *ctx, unsigned who)
     return who != 0;
 }
 
+static void scribble(enum am_heap_hook where);
+
 /* Every call on the corrupt heap returns, with an error or a result inside
- * the heap; exits 1 (with what) on a result outside it. */
+ * the heap; exits nonzero on a result outside it (or a block allocated that
+ * data() does not give, unless a scribble came between). */
 static void corrupt_calls(struct am_heap_view *h, uint64_t *x, const uint64_t *live,
                           int n_live)
 {
@@ -1066,9 +1126,12 @@ static void corrupt_calls(struct am_heap_view *h, uint64_t *x, const uint64_t *l
     for (int i = 0; i < 40; i++) {
         size_t len = pick_len(x) % am_heap_max_alloc(h);
         if (am_heap_alloc(h, len, 1 + i % 3, &off) == 0) {
+            void *d = am_heap_data(h, off, len, 1 + i % 3);
             if (off < h->meta || off + len > h->bytes || off % 64 ||
-                am_heap_data(h, off, len, 1 + i % 3) != h->base + off)
-                _exit(1);
+                (d && d != h->base + off))
+                _exit(2);
+            if (!d && am_heap_stall_hook != scribble) /* a scribble may unmake it since */
+                _exit(3);
             memset(h->base + off, 0xee, len < 512 ? len : 512);
             if (n < 16)
                 got[n++] = off;
@@ -1080,13 +1143,20 @@ static void corrupt_calls(struct am_heap_view *h, uint64_t *x, const uint64_t *l
             _exit(1);
         am_heap_free(h, any & ~(uint64_t)255, 1 + i % 3);
     }
+    for (unsigned c = 0; c <= AM_HEAP_CLASSES;
+         c++) { /* each class, and a run: compaction */
+        size_t len = c < AM_HEAP_CLASSES ? (size_t)256 << c : am_heap_max_alloc(h);
+        if (am_heap_alloc(h, len, 1, &off) == 0 &&
+            (off < h->meta || off + len > h->bytes || off % 64))
+            _exit(4);
+    }
     for (int i = 0; i < n; i++)
         am_heap_free(h, got[i], 1 + i % 3);
     am_heap_stats(h, &st);
     am_heap_reclaim(h, all_dead, NULL, NULL);
     am__heap_audit(h, &au);
     if (st.live > st.capacity || st.reserved + st.free_space != st.capacity)
-        _exit(1);
+        _exit(5);
 }
 
 /* A random word that looks like one of the heap's: a state, a header, a
@@ -1106,22 +1176,28 @@ static AO_t plausible(uint64_t r, uint64_t near)
 }
 
 /* A superblock state of any kind whose fields are near the real ones: a run
- * headed by this superblock or one near it, of any length; a class; a claim. */
+ * headed by this superblock or one near it, of any length; a class; a claim;
+ * a carving, draining or uncarving one of any class. */
 static AO_t valid_state(const struct am_heap_view *h, uint64_t r, uint64_t at)
 {
     uint32_t sb = (uint32_t)(at % h->superblocks), head = sb - (uint32_t)((r >> 8) % 3);
     unsigned who = 1 + (unsigned)(r >> 12) % 3;
-    switch (r % 6) {
+    unsigned c = (unsigned)(r >> 16) % AM_HEAP_CLASSES;
+    switch (r % 8) {
     case 0:
         return sb_run(head, 1 + (uint32_t)(r >> 16) % ((uint32_t)1 << 24));
     case 1:
         return sb_run(sb, 1 + (uint32_t)(r >> 16) % 64);
     case 2:
-        return sb_small((unsigned)(r >> 16) % AM_HEAP_CLASSES);
+        return sb_small(c);
     case 3:
         return sb_claim(head, who);
     case 4:
-        return sb_carving((unsigned)(r >> 16) % AM_HEAP_CLASSES, who);
+        return sb_carving(c, who);
+    case 5:
+        return sb_draining(c, who);
+    case 6:
+        return sb_uncarving(c, who);
     default:
         return SB_FREE;
     }
@@ -1211,6 +1287,84 @@ START_TEST(corrupt_metadata)
 }
 END_TEST
 
+/* A word of compaction's where it is read: a superblock DRAINING or
+ * UNCARVING (any class, any who) or SMALL of a class its headers are not, a
+ * header in any state (HELD too) of any kind; else anything corrupt_one does. */
+static void corrupt_compacting(struct am_heap_view *h, uint64_t *x)
+{
+    uint64_t r = next_rand(x), at = next_rand(x);
+    AO_t *st = state_at(h, (uint32_t)(at % h->superblocks));
+    unsigned c = (unsigned)(r >> 8) % AM_HEAP_CLASSES, who = 1 + (unsigned)(r >> 12) % 3;
+    switch (r % 4) {
+    case 0:
+        *st = r >> 16 & 1 ? sb_draining(c, who) : sb_uncarving(c, who);
+        break;
+    case 1:
+        *st = sb_small(c);
+        break;
+    case 2:
+        *header_at(h, at % units_of(h)) =
+            hw_make((unsigned)(r >> 16) % 4, (unsigned)(r >> 18) % 16, who, r >> 24);
+        break;
+    default:
+        corrupt_one(h, x);
+    }
+}
+
+static struct am_heap_view *scribbled;
+static uint64_t scribble_x;
+
+/* A peer scribbling while a call compacts or gives back: now and then one
+ * word at a hook of compaction. */
+static void scribble(enum am_heap_hook where)
+{
+    if (where >= AM_HEAP_GIVING && where != AM_HEAP_RUN_PART &&
+        where != AM_HEAP_RUN_HEADER && next_rand(&scribble_x) % 8 == 0)
+        corrupt_compacting(scribbled, &scribble_x);
+}
+
+/* A heap whose superblocks are idle, of every class, so that every call
+ * compacts: its compaction words are corrupted before the calls, and now and
+ * then while a call compacts.  Every call returns, with an error or a result
+ * inside the heap. */
+START_TEST(corrupt_compaction)
+{
+    struct arena a;
+    uint64_t seed = 0x2b992ddfa23249d6ull ^ (uint64_t)getpid() << 20, x = seed, offs[8];
+    double t0 = tu_now_s();
+    int trials = 0;
+
+    arena_make(&a, am_heap_bytes_for(SB, 10));
+    for (; trials < 200 * tu_stress_factor() && tu_now_s() - t0 < 4 * tu_stress_factor();
+         trials++) {
+        am_heap_init(a.h.base, a.bytes);
+        for (unsigned c = 0; c < AM_HEAP_CLASSES; c++) /* 8 idle superblocks, 2 free */
+            ck_assert_int_eq(am_heap_alloc(&a.h, (size_t)256 << c, 1, &offs[c]), 0);
+        free_all(&a.h, 1, offs, AM_HEAP_CLASSES);
+        for (int k = (int)(next_rand(&x) % 8); k >= 0; k--)
+            corrupt_compacting(&a.h, &x);
+        pid_t p = fork();
+        if (p == 0) {
+            alarm(10);
+            scribbled = &a.h;
+            scribble_x = x;
+            am_heap_stall_hook = scribble;
+            corrupt_calls(&a.h, &x, NULL, 0);
+            _exit(0);
+        }
+        int st;
+        ck_assert_int_eq(waitpid(p, &st, 0), p);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                      "trial %d (seed %#llx): the calls on a corrupt heap ended with "
+                      "status %d",
+                      trials, (unsigned long long)seed, st);
+        next_rand(&x);
+    }
+    fprintf(stderr, "corrupt_compaction: %d trials\n", trials);
+    arena_free(&a);
+}
+END_TEST
+
 /* One tcase per kind of test, so each can be run alone (CK_RUN_CASE). */
 static TCase *tcase(Suite *s, const char *name, int timeout_s)
 {
@@ -1236,13 +1390,15 @@ static Suite *heap_suite(void)
     tcase_add_test(tc, double_free_while_compacting);
     tc = tcase(s, "concurrent", 120);
     tcase_add_test(tc, many_processes);
+    tcase_add_test(tc, shifting_classes);
     tcase_add_test(tc, racing_frees);
     tc = tcase(s, "killed", 120);
-    tcase_add_loop_test(tc, killed_at_hook, AM_HEAP_PEEKED, AM_HEAP_RUN_HEADER + 1);
+    tcase_add_loop_test(tc, killed_at_hook, AM_HEAP_PEEKED, AM_HEAP_UNCARVING + 1);
     tcase_add_test(tc, killed_at_random);
     tcase_add_test(tc, killed_in_free);
     tc = tcase(s, "corrupt", 60);
     tcase_add_test(tc, corrupt_metadata);
+    tcase_add_test(tc, corrupt_compaction);
     return s;
 }
 

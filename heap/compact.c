@@ -168,7 +168,7 @@ static int uncarve(struct compaction *k, struct cand *d)
                                                  sb_uncarving(d->c, k->who)))
         return 0;
     /* No claim or free reads this superblock as serving c any more; a free
-     * that read it before has read a header word that this CAS outdates. */
+     * that read it before read a header word that the bump below outdates. */
     for (i = 0; i < n; i++) {
         if (i == n / 2)
             am__heap_hook(AM_HEAP_UNCARVING);

@@ -6,7 +6,18 @@
  * double free and wrong-who free (-EINVAL, nothing changes), exhaustion
  * (-ENOMEM) and recovery after frees, for small classes and runs.
  *
- * Tcases: single, concurrent, killed, corrupt (run one with CK_RUN_CASE).
+ * Tcases: single, compaction, concurrent, killed, corrupt (run one with
+ * CK_RUN_CASE).
+ *
+ * Compaction (idle class superblocks back to free space): the reproduction
+ * (a heap of one superblock serves 1 KB, 256 B, 4 KB, two 4 KB blocks and a
+ * run in turn, each freed before the next; a live 1 KB block keeps the
+ * superblock its class's); runs tile the heap past idle superblocks at its top
+ * and bottom; bytes_for(len, count)'s promise after random histories of every
+ * kind, everything freed (9 len/count pairs up to 1 MB x 2, 6 histories
+ * each); a double free racing the uncarving of its block, both orders (the
+ * double free parked after its read by a hook while a second process
+ * compacts).
  *
  * Many processes: 4 pinned processes start together at a gate and allocate
  * and free mixed sizes (every class and runs of 1-4 superblocks) in a heap
@@ -18,21 +29,31 @@
  * carries its allocation's stamp in every 256 bytes, checked before its free.
  * At the end the totals balance (am_heap_stats against what the processes
  * hold), the audit finds every FREE block in its FIFO once, and a final drain
- * gets every byte of the heap, each block once.  And 4 processes free the
- * same blocks at once behind a gate: each block is freed by exactly one.
+ * gets every byte of the heap, each block once.  shifting_classes does the
+ * same with a class mix that moves on every 150 operations in 16 superblocks,
+ * so that compaction runs all the time (150-170 superblocks uncarved a run;
+ * it asks for 20).  And 4 processes free the same blocks at once behind a
+ * gate: each block is freed by exactly one.
  *
  * Crashes: an allocator (as in shmam: it allocates, a live receiver frees
- * what it published) killed at each hook between the steps of a call, and
- * SIGKILLed at random moments 20 times; am_heap_reclaim then recovers every
- * block it held, and the audit and a drain find nothing lost.  A process
- * killed inside am_heap_free loses at most that block (the documented gap).
+ * what it published) whose class mix shifts so that it compacts all the time,
+ * killed at each hook between the steps of a call (inside compaction too:
+ * holding blocks, with superblocks DRAINING, one UNCARVING, a block HELD
+ * before or after its put; the audit must see something unfinished there)
+ * and SIGKILLed at random moments 30 times (about a third land in compaction
+ * or a give-back); am_heap_reclaim then recovers every block it held, and the
+ * audit and a drain find nothing lost.  A process killed inside am_heap_free
+ * loses at most that block (the documented gap).
  *
  * Corruption: random bytes, and plausible words where they are read (states
  * of every kind near the real indices, headers, units in live FIFO messages,
  * FIFO counters moved far, size words), over the metadata of a heap with live
  * blocks, many times; every call then returns (an error or a result inside the
  * heap) in a heap that ends at an inaccessible page, so a stray access crashes
- * the test.
+ * the test.  corrupt_compaction: a heap of idle superblocks of every class
+ * whose states become DRAINING, UNCARVING or SMALL of another class and whose
+ * headers become anything (HELD too), before the calls and, through the
+ * hooks, while a call compacts or gives back.
  *
  * Each fails against a deliberately broken heap (checked when written):
  *   plain store for alloc's header CAS          many_processes (handed out twice)
@@ -51,6 +72,25 @@
  *   bytes_for rounding down                     bytes_for_holds
  *   FIFO payload, FIFO size word, run length,
  *   a run's head trusted (reclaim, scans)       corrupt_metadata (SIGSEGV/bounds)
+ *   no compaction (classes and runs)            idle_superblocks_return,
+ *                                               runs_tile_over_idle, bytes_for_
+ *                                               after_history, exhaustion,
+ *                                               shifting_classes, killed_*; and
+ *                                               check_splitc selftest 7 and
+ *                                               sample_batched 1 hang (60 s)
+ *   runs compacting only when no FREE window    runs_tile_over_idle (and
+ *                                               bytes_for_after_history 2 in 6)
+ *   uncarving a superblock not held whole       many_processes, shifting_
+ *                                               classes (handed out twice)
+ *   no bump of the headers before resetting     double_free_while_compacting
+ *   DRAINING not serving its class              every tcase (lost blocks)
+ *   give-back as a plain free (no HELD)         killed_at_hook(giving), _random
+ *   reclaim leaving UNCARVING superblocks       killed_at_hook(uncarving)
+ *   reclaim leaving DRAINING superblocks        killed_at_hook(taken, drained),
+ *                                               killed_at_random (audit: extra)
+ *   reclaim leaving HELD blocks                 killed_at_hook(giving, given)
+ *   reclaim putting HELD blocks without a scan  killed_at_hook(given) (extra)
+ *   a drain without its bounds                  corrupt_* (hang: tcase timeout)
  */
 #include <check.h>
 #include <errno.h>
@@ -459,6 +499,35 @@ START_TEST(idle_superblocks_return)
     am_heap_stats(&a.h, &st);
     ck_assert_uint_eq(st.uncarved, 3); /* 1 KB, 256 B, 4 KB gave theirs back */
     assert_drains(&a.h, "idle superblocks");
+    arena_free(&a);
+}
+END_TEST
+
+/* Runs tile the heap past idle superblocks: with an idle class superblock at
+ * the top and one at the bottom, two runs of two still fit a heap of four.
+ * First fit over FREE space (compacting only when none fits) would put the
+ * first run in the middle and leave no room for the second. */
+START_TEST(runs_tile_over_idle)
+{
+    struct arena a;
+    uint64_t runs[3], off, two[2];
+
+    arena_make(&a, am_heap_bytes_for(2 * SB, 2));
+    ck_assert_uint_eq(a.h.superblocks, 4);
+    ck_assert_int_eq(fill(&a.h, SB, 1, runs, 3), 3);        /* superblocks 3, 2, 1 */
+    ck_assert_int_eq(am_heap_alloc(&a.h, 256, 1, &off), 0); /* carves 0 */
+    ck_assert_int_eq(am_heap_free(&a.h, runs[0], 1), 0);
+    ck_assert_int_eq(am_heap_alloc(&a.h, 1 * KB, 1, &runs[0]), 0); /* carves 3 */
+    ck_assert_uint_eq(runs[0], unit_off(&a.h, 3 * AM_HEAP_UNITS));
+    ck_assert_int_eq(am_heap_free(&a.h, runs[0], 1), 0);
+    ck_assert_int_eq(am_heap_free(&a.h, off, 1), 0);
+    free_all(&a.h, 1, runs + 1, 2); /* 0 and 3 idle, 1 and 2 FREE */
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(am_heap_alloc(&a.h, 2 * SB, 2, &two[i]), 0);
+    ck_assert_uint_eq(two[0], unit_off(&a.h, 2 * AM_HEAP_UNITS));
+    ck_assert_uint_eq(two[1], unit_off(&a.h, 0));
+    free_all(&a.h, 2, two, 2);
+    assert_drains(&a.h, "runs tile");
     arena_free(&a);
 }
 END_TEST
@@ -1386,6 +1455,7 @@ static Suite *heap_suite(void)
     tcase_add_test(tc, runs_and_classes);
     tc = tcase(s, "compaction", 30);
     tcase_add_test(tc, idle_superblocks_return);
+    tcase_add_test(tc, runs_tile_over_idle);
     tcase_add_test(tc, bytes_for_after_history);
     tcase_add_test(tc, double_free_while_compacting);
     tc = tcase(s, "concurrent", 120);

@@ -12,10 +12,12 @@
  *      the bottom (one pass), CAS FREE -> CARVING(class, who);
  *   3. every block's header ALLOCATED(who) with plain stores (the superblock is
  *      the carver's alone), then the state SMALL(class) with a release store;
- *   4. the first block is the carver's; each other one is freed as by
- *      am_heap_free (header CAS, FIFO put).
+ *   4. the first block is the carver's; each other one is given back
+ *      (am__give: header CAS to HELD(who), FIFO put, CAS to FREE).
  * Reclaim turns a dead carver's CARVING superblock back to FREE (nobody saw
- * its blocks), and frees its blocks still ALLOCATED after step 3.
+ * its blocks), frees its blocks still ALLOCATED after step 3 and finishes
+ * the one it left HELD.  Compaction (compact.c) may give the superblock back
+ * to the free space once all its blocks are free again.
  */
 #include <errno.h>
 

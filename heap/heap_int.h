@@ -21,8 +21,8 @@
  * The S superblocks hold the data: unit u is at meta + u * 256, superblock
  * u >> 8.  Class c serves blocks of 256 << c bytes (256 B .. 32 KB); a block
  * of class c starts at a unit that is a multiple of 2^c in a superblock whose
- * state is SMALL(c).  A large block is a run of superblocks whose lowest is
- * its head; its header is the head's first unit.
+ * state is SMALL(c) or DRAINING(c, who).  A large block is a run of superblocks whose
+ * lowest is its head; its header is the head's first unit.
  */
 #ifndef SHMAM_HEAP_INT_H
 #define SHMAM_HEAP_INT_H

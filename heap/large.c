@@ -2,10 +2,15 @@
  * large.c - blocks larger than the largest class: runs of whole superblocks
  * taken straight from the free space (heap.c's file header has the design).
  *
- * Claim of n superblocks: scan down from the top for n consecutive FREE ones
- * (jumping over allocated runs by their recorded head), then CAS each, top
- * first, FREE -> CLAIM(head, who); on a lost CAS release the part claimed
- * (CAS back to FREE) and go on below the conflict.  Claimed: the head's
+ * Claim of n superblocks: scan down from the top for n consecutive ones each
+ * FREE or idle (a class's with every block free; jumping over allocated runs
+ * by their recorded head); if some are idle, give them back first
+ * (compact.c; if one cannot be, go on below it); then CAS each, top first,
+ * FREE -> CLAIM(head, who); on a lost CAS release the part claimed (CAS back
+ * to FREE) and go on below the conflict.  Taking the topmost such window,
+ * rather than the topmost FREE one, keeps runs tiled from the top, so that
+ * idle class superblocks never split the heap into holes no run fits (heap.c
+ * has why).  Claimed: the head's
  * header word CAS to ALLOCATED(LARGE, who), which is the allocation (who is
  * recorded by the same step), then every state RUN(head, n) with release
  * stores, head last.  Small classes carve from the bottom: the two meet only

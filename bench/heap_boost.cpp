@@ -6,6 +6,7 @@
  * heapbench starts it once per measurement (bench/heapbench.c has the method).
  *
  *   build/bench/heap_boost --procs P --ops N --window W --bytes B [--seed S]
+ *                          [--shift S]
  *
  * Prints one line: "OPS_PER_S RESERVED LIVE" (alloc+free pairs per second of
  * all processes, from the first start to the last end; bytes taken from the
@@ -37,7 +38,7 @@ struct opts {
     unsigned procs = 1, window = 64;
     long ops = 100000;
     size_t bytes = 32u << 20;
-    uint64_t seed = 12345;
+    uint64_t seed = 12345, shift = 0;
 };
 
 /* Shared by the parent and the children (an anonymous shared mapping, not
@@ -80,9 +81,9 @@ struct window {
 };
 
 static bool take(bip::managed_shared_memory &seg, window &w, unsigned i, unsigned p,
-                 uint64_t op, uint64_t *x)
+                 uint64_t op, uint64_t *x, uint64_t shift)
 {
-    w.len[i] = hm_len(x);
+    w.len[i] = hm_len_at(x, op, shift);
     w.tag[i] = hm_tag(p, op);
     w.p[i] = seg.allocate(w.len[i], std::nothrow);
     if (!w.p[i])
@@ -107,14 +108,14 @@ static int run(bip::managed_shared_memory &seg, ctl *c, const opts &o, unsigned 
     uint64_t x = hm_seed(o.seed, p), live = 0;
     bool ok = true;
     for (unsigned i = 0; ok && i < o.window; i++)
-        ok = take(seg, w, i, p, i, &x);
+        ok = take(seg, w, i, p, i, &x, o.shift);
     AO_fetch_and_add1_full(&c->ready);
     while (!AO_load_acquire(&c->go)) // pairs with the parent's release
         sched_yield();
     c->proc[p].t0 = now_s();
     for (long op = 0; ok && op < o.ops; op++) {
         unsigned i = hm_slot(&x, o.window);
-        ok = give(seg, w, i) && take(seg, w, i, p, (uint64_t)op + o.window, &x);
+        ok = give(seg, w, i) && take(seg, w, i, p, (uint64_t)op + o.window, &x, o.shift);
     }
     c->proc[p].t1 = now_s();
     for (unsigned i = 0; i < o.window; i++)
@@ -137,6 +138,8 @@ static bool parse(int argc, char **argv, opts &o)
             o.bytes = (size_t)v;
         else if (!strcmp(argv[i], "--seed"))
             o.seed = (uint64_t)strtoull(argv[i + 1], nullptr, 10);
+        else if (!strcmp(argv[i], "--shift") && v >= 0)
+            o.shift = (uint64_t)v;
         else
             return false;
     }
@@ -169,7 +172,8 @@ int main(int argc, char **argv)
     opts o;
     if (!parse(argc, argv, o)) {
         fprintf(stderr,
-                "usage: heap_boost --procs P --ops N --window W --bytes B [--seed S]\n");
+                "usage: heap_boost --procs P --ops N --window W --bytes B [--seed S] "
+                "[--shift S]\n");
         return 2;
     }
     char name[64];

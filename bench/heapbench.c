@@ -5,8 +5,8 @@
  * leaves.
  *
  *   build/bench/heapbench [--procs 1,2,4,8] [--ops N] [--rounds R] [--window W]
- *                         [--mbytes M] [--seed S] [--quick] [--boost PATH]
- *                         [--no-boost] [--header]
+ *                         [--mbytes M] [--seed S] [--shift S] [--quick]
+ *                         [--boost PATH] [--no-boost] [--header]
  *
  * Method.  For each P of --procs and each round, both heaps are measured, in
  * ABBA order (shmam, boost in even rounds, boost, shmam in odd ones), each on
@@ -18,7 +18,12 @@
  * parent's gate do N operations (default 100000, --quick 20000), each freeing
  * a block of its window at random (after checking its tag) and allocating a
  * new one of a log-uniform length of 64 B .. 16 KB, tagged in its first 8
- * bytes.  shmam's processes attach the heap and allocate with who = i + 1;
+ * bytes; with --shift S the sizes in use move on every S operations
+ * (heapmix.h), so that classes fall idle and the heap must give their
+ * superblocks back.  shmam's processes attach the heap and allocate with
+ * who = i + 1, and retry an -ENOMEM for up to a second (yielding): while
+ * another process compacts, it can be transient (heap.h), as for shmam's
+ * senders, which back off and poll;
  * Boost's run in build/bench/heap_boost (bench/heap_boost.cpp, started by
  * this program each time, the same workload over managed_shared_memory with
  * its default best-fit allocator and process-shared mutex).  A round's figure
@@ -38,6 +43,11 @@
  *       for a class or in runs; Boost: size - get_free_memory(), its own
  *       bookkeeping included) over the bytes the windows asked for
  *   heapbench,IMPL,posix,P,1,OPS,reserved_KB,V,KB,LO-HI  and  live_KB
+ *   heapbench,shmam,posix,P,1,OPS,uncarved,V,count,LO-HI
+ *       class superblocks shmam's heap gave back to free space in a round
+ *       (compaction: only when memory ran short)
+ *   heapbench,shmam,posix,P,1,OPS,enomem_retries,V,count,LO-HI
+ *       -ENOMEMs retried in a round, all processes
  *   heapbench,shmam,posix,P,1,0,meta_KB,V,KB,
  *       shmam's fixed metadata (header words, FIFOs): the segment's bytes
  *       outside the heap's capacity
@@ -73,13 +83,13 @@ struct opts {
     long ops;
     unsigned window;
     size_t bytes;
-    uint64_t seed;
-    const char *boost; /* the heap_boost program, or NULL: shmam alone */
+    uint64_t seed, shift; /* shift: the mix moves on every so many ops (0: never) */
+    const char *boost;    /* the heap_boost program, or NULL: shmam alone */
 };
 
-/* One measurement's figures. */
+/* One measurement's figures (boost: no uncarved, no retries). */
 struct result {
-    double ops_per_s, reserved, live;
+    double ops_per_s, reserved, live, uncarved, retries;
 };
 
 /* Shared by the parent and the children of one shmam measurement. */
@@ -88,7 +98,7 @@ struct ctl {
     _Alignas(LINE) AO_t go;
     struct {
         _Alignas(LINE) double t0, t1;
-        AO_t live, failed;
+        AO_t live, failed, retries;
     } proc[HM_MAX_PROCS];
 };
 
@@ -132,13 +142,24 @@ struct window {
     size_t len[HM_MAX_WINDOW];
 };
 
-/* Allocates slot i of w with a fresh length and tags it; 0 or -1. */
+/* Allocates slot i of w with a fresh length and tags it, retrying -ENOMEM
+ * for up to a second (*retries counts them); 0 or -1. */
 static int take(struct am_heap_view *h, struct window *w, unsigned i, unsigned p,
-                uint64_t op, uint64_t *x)
+                uint64_t op, uint64_t *x, const struct opts *o, AO_t *retries)
 {
-    w->len[i] = hm_len(x);
+    double give_up = 0;
+    int rc;
+    w->len[i] = hm_len_at(x, op, o->shift);
     w->tag[i] = hm_tag(p, op);
-    if (am_heap_alloc(h, w->len[i], p + 1, &w->off[i]) != 0)
+    while ((rc = am_heap_alloc(h, w->len[i], p + 1, &w->off[i])) == -ENOMEM) {
+        if (give_up == 0)
+            give_up = bm_now_s() + 1;
+        else if (bm_now_s() > give_up)
+            break;
+        ++*retries;
+        sched_yield();
+    }
+    if (rc != 0)
         return -1;
     memcpy(h->base + w->off[i], &w->tag[i], 8);
     return 0;
@@ -165,9 +186,10 @@ static int shmam_run(struct ctl *c, void *seg, const struct opts *o, unsigned p)
     struct am_heap_view h;
     uint64_t x = hm_seed(o->seed, p), live = 0;
 
+    AO_t *retries = &c->proc[p].retries;
     int ok = am_heap_attach(&h, seg, o->bytes) == 0;
     for (unsigned i = 0; ok && i < o->window; i++)
-        ok = take(&h, &w, i, p, i, &x) == 0;
+        ok = take(&h, &w, i, p, i, &x, o, retries) == 0;
     wait_go(c); /* failed or not: the parent waits for all */
     if (!ok)
         return -1;
@@ -175,7 +197,7 @@ static int shmam_run(struct ctl *c, void *seg, const struct opts *o, unsigned p)
     for (long op = 0; op < o->ops; op++) {
         unsigned i = hm_slot(&x, o->window);
         if (give(&h, &w, i, p) != 0 ||
-            take(&h, &w, i, p, (uint64_t)op + o->window, &x) != 0)
+            take(&h, &w, i, p, (uint64_t)op + o->window, &x, o, retries) != 0)
             return -1;
     }
     c->proc[p].t1 = bm_now_s();
@@ -238,16 +260,19 @@ static int measure_shmam(const struct opts *o, unsigned procs, struct result *r)
 
     if (c != MAP_FAILED && seg && am_heap_init(seg, o->bytes) == 0 &&
         am_heap_attach(&h, seg, o->bytes) == 0 && run_children(c, seg, o, procs) == 0) {
-        double t0 = c->proc[0].t0, t1 = c->proc[0].t1, live = 0;
+        double t0 = c->proc[0].t0, t1 = c->proc[0].t1, live = 0, retries = 0;
         for (unsigned p = 0; p < procs; p++) {
             t0 = c->proc[p].t0 < t0 ? c->proc[p].t0 : t0;
             t1 = c->proc[p].t1 > t1 ? c->proc[p].t1 : t1;
             live += (double)c->proc[p].live;
+            retries += (double)c->proc[p].retries;
         }
         am_heap_stats(&h, &st);
         r->ops_per_s = (double)o->ops * procs / (t1 - t0);
         r->reserved = (double)st.reserved;
         r->live = live;
+        r->uncarved = (double)st.uncarved;
+        r->retries = retries;
         rc = 0;
     }
     if (seg)
@@ -263,13 +288,15 @@ static int measure_boost(const struct opts *o, unsigned procs, struct result *r)
 {
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "'%s' --procs %u --ops %ld --window %u --bytes %zu --seed %llu", o->boost,
-             procs, o->ops, o->window, o->bytes, (unsigned long long)o->seed);
+             "'%s' --procs %u --ops %ld --window %u --bytes %zu --seed %llu --shift %llu",
+             o->boost, procs, o->ops, o->window, o->bytes, (unsigned long long)o->seed,
+             (unsigned long long)o->shift);
     fflush(NULL);
     FILE *f = popen(cmd, "r");
     if (!f)
         return -1;
     int got = fscanf(f, "%lf %lf %lf", &r->ops_per_s, &r->reserved, &r->live);
+    r->uncarved = r->retries = 0;
     int st = pclose(f);
     return got == 3 && st == 0 ? 0 : -1;
 }
@@ -285,7 +312,7 @@ static const struct kind {
 
 struct figures {
     double ops[2][MAX_ROUNDS], frag[2][MAX_ROUNDS], reserved[2][MAX_ROUNDS],
-        live[2][MAX_ROUNDS];
+        live[2][MAX_ROUNDS], uncarved[MAX_ROUNDS], retries[MAX_ROUNDS]; /* shmam's */
 };
 
 /* Round r (-1: the warm-up) of both kinds in ABBA order; 0 or -1. */
@@ -304,6 +331,10 @@ static int round_of(const struct opts *o, unsigned procs, int r, int nk, struct 
             f->frag[i][r] = res.live > 0 ? res.reserved / res.live : 0;
             f->reserved[i][r] = res.reserved / 1024;
             f->live[i][r] = res.live / 1024;
+            if (i == 0) {
+                f->uncarved[r] = res.uncarved;
+                f->retries[r] = res.retries;
+            }
         }
     }
     return 0;
@@ -324,6 +355,10 @@ static void print_rows(const struct opts *o, unsigned procs, int nk,
         bm_print(&row, kinds[i].name, iters, "live_KB", bm_stat_of(f->live[i], o->rounds),
                  "KB", 0);
     }
+    bm_print(&row, "shmam", iters, "uncarved", bm_stat_of(f->uncarved, o->rounds), "count",
+             0);
+    bm_print(&row, "shmam", iters, "enomem_retries", bm_stat_of(f->retries, o->rounds),
+             "count", 0);
     if (nk == 2)
         bm_print(&row, "shmam", iters, "shmam_vs_boost",
                  bm_stat_ratio(f->ops[0], f->ops[1], o->rounds), "ratio", 3);
@@ -360,9 +395,9 @@ static void print_meta(const struct opts *o)
 
 static void usage(FILE *f, int status)
 {
-    fprintf(f,
-            "usage: heapbench [--procs 1,2,4,8] [--ops N] [--rounds R] [--window W] "
-            "[--mbytes M] [--seed S] [--quick] [--boost PATH] [--no-boost] [--header]\n");
+    fprintf(f, "usage: heapbench [--procs 1,2,4,8] [--ops N] [--rounds R] [--window W] "
+               "[--mbytes M] [--seed S] [--shift S] [--quick] [--boost PATH] [--no-boost] "
+               "[--header]\n");
     exit(status);
 }
 
@@ -405,7 +440,8 @@ static const char *boost_beside(void)
 
 static struct opts parse(int argc, char **argv)
 {
-    struct opts o = {{1, 2, 4, 8}, 4, 5, 0, 100000, 64, 32u << 20, 12345, boost_beside()};
+    struct opts o = {{1, 2, 4, 8}, 4,         5,     0, 100000,
+                     64,           32u << 20, 12345, 0, boost_beside()};
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--procs") == 0 && next)
@@ -420,6 +456,8 @@ static struct opts parse(int argc, char **argv)
             o.bytes = (size_t)number(argv[++i], 1, 1 << 16) << 20;
         else if (strcmp(argv[i], "--seed") == 0 && next)
             o.seed = (uint64_t)number(argv[++i], 0, 1L << 62);
+        else if (strcmp(argv[i], "--shift") == 0 && next)
+            o.shift = (uint64_t)number(argv[++i], 0, 1L << 40);
         else if (strcmp(argv[i], "--quick") == 0)
             o.ops = 20000, o.rounds = 3;
         else if (strcmp(argv[i], "--boost") == 0 && next)

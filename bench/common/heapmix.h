@@ -6,7 +6,10 @@
  *
  * Each process p draws from its own xorshift64 stream seeded with
  * hm_seed(seed, p).  A length is log-uniform over 64 B .. 16 KB: a power of two
- * 64 << k (k = 0..7, uniform) plus a uniform part below it.  Each process
+ * 64 << k (k = 0..7, uniform) plus a uniform part below it.  With a shift of
+ * S operations (heapbench --shift S; 0, the default, is the mix above), k is
+ * the phase op / S or the one after it (mod 8), so the sizes in use move on
+ * through all eight, as a program's phases do.  Each process
  * first fills a window of W blocks, then does N operations, each: pick a
  * window slot at random, check and free its block, allocate a new one of a
  * fresh length, write its tag into its first 8 bytes.
@@ -40,6 +43,17 @@ static inline size_t hm_len(uint64_t *x)
 {
     uint64_t r = hm_next(x);
     size_t base = (size_t)HM_MIN_LEN << (r % 8);
+    return base + (size_t)(r >> 8) % base;
+}
+
+/* A length of the mix for operation op (the fill's first: 0) when the mix
+ * moves on every `shift` operations (0: never, hm_len). */
+static inline size_t hm_len_at(uint64_t *x, uint64_t op, uint64_t shift)
+{
+    if (shift == 0)
+        return hm_len(x);
+    uint64_t r = hm_next(x);
+    size_t base = (size_t)HM_MIN_LEN << ((op / shift + r % 2) % 8);
     return base + (size_t)(r >> 8) % base;
 }
 

@@ -10,8 +10,10 @@
  *      quota, not memory.
  *   2. claim: the lowest FREE superblock, from the `low` hint up, then from
  *      the bottom (one pass), CAS FREE -> CARVING(class, who);
- *   3. every block's header ALLOCATED(who) with plain stores (the superblock is
- *      the carver's alone), then the state SMALL(class) with a release store;
+ *   3. every block's header ALLOCATED(who) with plain (relaxed atomic) stores:
+ *      the superblock is the carver's alone, though compaction's idle checks
+ *      and stale frees may read them; then the state SMALL(class) with a
+ *      release store;
  *   4. the first block is the carver's; each other one is given back
  *      (am__give: header CAS to HELD(who), FIFO put, CAS to FREE).
  * Reclaim turns a dead carver's CARVING superblock back to FREE (nobody saw
@@ -79,7 +81,7 @@ static void mark(struct am_heap_view *h, uint32_t sb, unsigned c, unsigned who)
     uint64_t u0 = (uint64_t)sb * AM_HEAP_UNITS;
     for (uint64_t u = u0; u < u0 + AM_HEAP_UNITS; u += 1u << c) {
         AO_t *hp = header_at(h, u), w = AO_load(hp);
-        *hp = hw_make(H_ALLOC, c, who, hw_gen(w) + 1);
+        AO_store(hp, hw_make(H_ALLOC, c, who, hw_gen(w) + 1)); /* atomic: peeks may read */
     }
     AO_store_release(state_at(h, sb), sb_small(c)); /* pairs with small_ok's acquire */
 }

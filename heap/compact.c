@@ -16,19 +16,25 @@
  *      FREE -> ALLOCATED(c, who), then pop), at most as many blocks as the
  *      FIFO held when it began, until it holds every block of its marked
  *      superblocks of c.  A block of a marked superblock is kept (the low
- *      bits of the generation its claim wrote are noted), any other is freed
- *      back at once, to the FIFO's tail.
+ *      bits of the generation its claim wrote are noted), any other is given
+ *      back at once, to the FIFO's tail (am__give: HELD(who), put, FREE).
  *   4. uncarve each marked superblock all of whose blocks it holds: CAS
  *      DRAINING -> UNCARVING(c, who); CAS each header from the word its claim
- *      wrote to the next generation; then every header FREE (plain stores)
+ *      wrote to the next generation; then every header FREE (relaxed stores)
  *      and the state FREE (release).  If a header is not the word its claim
  *      wrote (a double free that read the block before the state changed
  *      took it), the superblock goes back to SMALL(c) and step 5 follows.
  *   5. give back every other marked superblock: DRAINING -> SMALL(c) by CAS,
- *      then each block it holds freed as am_heap_free does.
+ *      then each block it holds given back (am__give).
  * A compactor that dies holding blocks left them ALLOCATED(who): reclaim
- * frees them, puts DRAINING(c, who) back to SMALL(c) and finishes
- * UNCARVING(c, who) as FREE (nobody else can reach those blocks).
+ * frees them, finishes the one it may have left HELD(who), puts
+ * DRAINING(c, who) back to SMALL(c) and finishes UNCARVING(c, who) as FREE
+ * (nobody else can reach those blocks).
+ *
+ * Cost: nothing until an allocation finds no free superblock; then a scan of
+ * the superblock states (and of the headers of SMALL ones up to their first
+ * block not FREE) and, per batch, one drain of each class's FIFO.  Private
+ * memory: the batch's record, about 9 KB on the caller's stack.
  *
  * Every loop is bounded (BATCH superblocks, one pass over the superblocks per
  * scan, a drain of at most the FIFO's count within AM_HEAP_TRIES attempts),

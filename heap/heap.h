@@ -86,9 +86,11 @@ void *am_heap_data(const struct am_heap_view *h, uint64_t off, size_t len, unsig
 int am_heap_free(struct am_heap_view *h, uint64_t off, unsigned who);
 
 /* Free every allocated block whose allocator dead(ctx, who) says has died and
- * that in_use(ctx, off) (NULL: none) says nobody still uses.  Any process; the
- * caller makes sure no live process still uses such a block.  Returns the
- * number of blocks freed. */
+ * that in_use(ctx, off) (NULL: none) says nobody still uses, and finish what
+ * dead processes left half done (a superblock being carved, claimed for a
+ * run or compacted, a block being given back).  Any process; the caller
+ * makes sure no live process still uses such a block, and that a who it
+ * calls dead is not alive.  Returns the number of blocks freed. */
 unsigned am_heap_reclaim(struct am_heap_view *h, int (*dead)(void *ctx, unsigned who),
                          int (*in_use)(void *ctx, uint64_t off), void *ctx);
 

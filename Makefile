@@ -121,14 +121,14 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(BENCH_COMMON_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lm
 
 # heapbench's baseline, Boost.Interprocess (C++, header-only).
-$(B)/bench/heap_boost: bench/heap_boost.cpp bench/common/heapmix.h
+$(B)/bench/heap_boost: bench/heap_boost.cpp bench/common/heapmix.h bench/common/place.h
 	@mkdir -p $(@D)
 	$(CXX) -O2 -g -std=c++17 -Wall -Wextra -Ibench $< -o $@ -lrt -pthread
 
 # spscbench's baseline, Boost.Lockfree's spsc_queue (C++, header-only).
-$(B)/bench/spsc_boost: bench/spsc_boost.cpp
+$(B)/bench/spsc_boost: bench/spsc_boost.cpp bench/common/place.h
 	@mkdir -p $(@D)
-	$(CXX) -O2 -g -std=c++17 -Wall -Wextra $< -o $@ -pthread
+	$(CXX) -O2 -g -std=c++17 -Wall -Wextra -Ibench $< -o $@ -pthread
 
 $(B)/bench/mpi_%: bench/mpi/%.c $(BENCH_COMMON_MPI) $(wildcard bench/common/*.h)
 	@mkdir -p $(@D)

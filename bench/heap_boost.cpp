@@ -26,6 +26,8 @@
 
 #include <new>
 
+#include "common/place.h"
+
 #include <boost/interprocess/managed_shared_memory.hpp>
 
 #include <atomic_ops.h>
@@ -51,28 +53,6 @@ struct ctl {
         AO_t live;
     } proc[HM_MAX_PROCS];
 };
-
-static double now_s()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void pin(unsigned i)
-{
-    cpu_set_t allowed, one;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return;
-    int want = (int)(i % (unsigned)CPU_COUNT(&allowed));
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &allowed) && want-- == 0) {
-            CPU_ZERO(&one);
-            CPU_SET(c, &one);
-            sched_setaffinity(0, sizeof one, &one);
-            return;
-        }
-}
 
 struct window {
     void *p[HM_MAX_WINDOW];
@@ -112,12 +92,12 @@ static int run(bip::managed_shared_memory &seg, ctl *c, const opts &o, unsigned 
     AO_fetch_and_add1_full(&c->ready);
     while (!AO_load_acquire(&c->go)) // pairs with the parent's release
         sched_yield();
-    c->proc[p].t0 = now_s();
+    c->proc[p].t0 = bm_mono_s();
     for (long op = 0; ok && op < o.ops; op++) {
         unsigned i = hm_slot(&x, o.window);
         ok = give(seg, w, i) && take(seg, w, i, p, (uint64_t)op + o.window, &x, o.shift);
     }
-    c->proc[p].t1 = now_s();
+    c->proc[p].t1 = bm_mono_s();
     for (unsigned i = 0; i < o.window; i++)
         live += w.len[i];
     c->proc[p].live = live;
@@ -153,7 +133,7 @@ static bool run_all(bip::managed_shared_memory &seg, ctl *c, const opts &o)
     fflush(nullptr);
     for (unsigned p = 0; p < o.procs; p++)
         if ((pid[p] = fork()) == 0) {
-            pin(p);
+            bm_pin_nth(p);
             _exit(run(seg, c, o, p));
         }
     while (AO_load_acquire(&c->ready) < o.procs)

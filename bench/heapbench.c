@@ -68,6 +68,7 @@
 #include <atomic_ops.h>
 
 #include "heap.h"
+#include "common/place.h"
 #include "common/heapmix.h"
 #include "common/measure.h"
 #include "common/stat.h"
@@ -101,22 +102,6 @@ struct ctl {
         AO_t live, failed, retries;
     } proc[HM_MAX_PROCS];
 };
-
-/* Pin the calling process to the (i % n)-th of the CPUs it may use now. */
-static void pin(unsigned i)
-{
-    cpu_set_t allowed, one;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return;
-    int want = (int)(i % (unsigned)CPU_COUNT(&allowed));
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &allowed) && want-- == 0) {
-            CPU_ZERO(&one);
-            CPU_SET(c, &one);
-            sched_setaffinity(0, sizeof one, &one);
-            return;
-        }
-}
 
 /* A fresh shared segment of `bytes`, its name already gone; NULL on failure. */
 static void *segment(size_t bytes)
@@ -236,7 +221,7 @@ static int run_children(struct ctl *c, void *seg, const struct opts *o, unsigned
     fflush(NULL);
     for (unsigned p = 0; p < procs; p++) {
         if ((pid[p] = fork()) == 0) {
-            pin(p);
+            bm_pin_nth(p);
             _exit(shmam_run(c, seg, o, p) == 0 ? 0 : 3);
         }
         if (pid[p] < 0)
@@ -426,22 +411,10 @@ static void parse_procs(struct opts *o, const char *s)
 }
 
 /* build/bench/heap_boost beside this program, or NULL if it is not there. */
-static const char *boost_beside(void)
-{
-    static char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
-    if (n <= 0)
-        return NULL;
-    path[n] = 0;
-    char *slash = strrchr(path, '/');
-    strcpy(slash ? slash + 1 : path, "heap_boost");
-    return access(path, X_OK) == 0 ? path : NULL;
-}
-
 static struct opts parse(int argc, char **argv)
 {
     struct opts o = {{1, 2, 4, 8}, 4,         5,     0, 100000,
-                     64,           32u << 20, 12345, 0, boost_beside()};
+                     64,           32u << 20, 12345, 0, bm_program_beside("heap_boost")};
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--procs") == 0 && next)

@@ -33,6 +33,8 @@
 #include <atomic>
 #include <new>
 
+#include "common/place.h"
+
 #include <boost/lockfree/spsc_queue.hpp>
 
 /* The shared mapping's free part, for the queues' buffers (set before they
@@ -79,28 +81,6 @@ struct ctl {
     alignas(128) unsigned char q[2][sizeof(queue) + 128];
 };
 
-static double now_s()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void pin(unsigned i)
-{
-    cpu_set_t allowed, one;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return;
-    int want = (int)(i % (unsigned)CPU_COUNT(&allowed));
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &allowed) && want-- == 0) {
-            CPU_ZERO(&one);
-            CPU_SET(c, &one);
-            sched_setaffinity(0, sizeof one, &one);
-            return;
-        }
-}
-
 static void gate(ctl *c)
 {
     c->ready.fetch_add(1);
@@ -117,7 +97,7 @@ static void stream(ctl *c, queue *q, int idx, long n)
                 ;
         return;
     }
-    double t0 = now_s();
+    double t0 = bm_mono_s();
     unsigned long bad = 0;
     uint64_t v;
     for (long i = 0; i < n; i++) {
@@ -125,7 +105,7 @@ static void stream(ctl *c, queue *q, int idx, long n)
             ;
         bad += v != (uint64_t)i;
     }
-    c->ns = (now_s() - t0) * 1e9 / (double)n;
+    c->ns = (bm_mono_s() - t0) * 1e9 / (double)n;
     c->errors += bad;
 }
 
@@ -134,7 +114,7 @@ static void rtt(ctl *c, queue *ping, queue *pong, int idx, long n)
     unsigned long bad = 0;
     uint64_t v;
     gate(c);
-    double t0 = now_s();
+    double t0 = bm_mono_s();
     for (long i = 0; i < n; i++) {
         if (idx == 0) {
             while (!ping->push((uint64_t)i))
@@ -150,7 +130,7 @@ static void rtt(ctl *c, queue *ping, queue *pong, int idx, long n)
         bad += v != (uint64_t)i;
     }
     if (idx == 0)
-        c->ns = (now_s() - t0) * 1e9 / (double)n;
+        c->ns = (bm_mono_s() - t0) * 1e9 / (double)n;
     c->errors += bad;
 }
 
@@ -196,7 +176,7 @@ int main(int argc, char **argv)
     pid_t pid[2];
     for (int i = 0; i < 2; i++) {
         if ((pid[i] = fork()) == 0) {
-            pin((unsigned)i);
+            bm_pin_nth((unsigned)i);
             if (is_rtt)
                 rtt(c, q[0], q[1], i, n);
             else

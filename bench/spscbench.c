@@ -77,6 +77,7 @@
 #include <ck_ring.h>
 
 #include "spsc.h"
+#include "common/place.h"
 #include "common/measure.h"
 #include "common/stat.h"
 
@@ -186,21 +187,6 @@ static inline uint64_t get(struct side *s)
 
 /* ---- the two processes ---- */
 
-static void pin(unsigned i)
-{
-    cpu_set_t allowed, one;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return;
-    int want = (int)(i % (unsigned)CPU_COUNT(&allowed));
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &allowed) && want-- == 0) {
-            CPU_ZERO(&one);
-            CPU_SET(c, &one);
-            sched_setaffinity(0, sizeof one, &one);
-            return;
-        }
-}
-
 static void wait_go(struct region *r)
 {
     AO_fetch_and_add1_full(&r->ready);
@@ -286,7 +272,7 @@ static int measure_here(const struct opts *o, const struct kind *k, int is_rtt, 
     for (int i = 0; rc == 0 && i < 2; i++) {
         if ((pid[i] = fork()) == 0) {
             struct side a, b;
-            pin((unsigned)i);
+            bm_pin_nth((unsigned)i);
             if (side_open(&a, k, r->ring, o->shift, i == 0) != 0 ||
                 side_open(&b, k, r->ring + rb, o->shift, i == 1) != 0)
                 _exit(3);
@@ -446,21 +432,9 @@ static long number(const char *s, long lo, long hi)
 }
 
 /* build/bench/spsc_boost beside this program, or NULL if it is not there. */
-static const char *boost_beside(void)
-{
-    static char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
-    if (n <= 0)
-        return NULL;
-    path[n] = 0;
-    char *slash = strrchr(path, '/');
-    strcpy(slash ? slash + 1 : path, "spsc_boost");
-    return access(path, X_OK) == 0 ? path : NULL;
-}
-
 static struct opts parse(int argc, char **argv)
 {
-    struct opts o = {100000000L, 1000000L, 10, 5, 0, "", boost_beside()};
+    struct opts o = {100000000L, 1000000L, 10, 5, 0, "", bm_program_beside("spsc_boost")};
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--items") == 0 && next)

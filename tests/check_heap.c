@@ -1434,39 +1434,30 @@ START_TEST(corrupt_compaction)
 }
 END_TEST
 
-/* One tcase per kind of test, so each can be run alone (CK_RUN_CASE). */
-static TCase *tcase(Suite *s, const char *name, int timeout_s)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, timeout_s * tu_stress_factor());
-    suite_add_tcase(s, tc);
-    return tc;
-}
-
 static Suite *heap_suite(void)
 {
     Suite *s = suite_create("heap");
-    TCase *tc = tcase(s, "single", 30);
+    TCase *tc = tu_tcase(s, "single", 30);
     tcase_add_test(tc, layout_attach);
     tcase_add_test(tc, bytes_for_holds);
     tcase_add_test(tc, sizes);
     tcase_add_test(tc, bad_frees);
     tcase_add_test(tc, exhaustion);
     tcase_add_test(tc, runs_and_classes);
-    tc = tcase(s, "compaction", 30);
+    tc = tu_tcase(s, "compaction", 30);
     tcase_add_test(tc, idle_superblocks_return);
     tcase_add_test(tc, runs_tile_over_idle);
     tcase_add_test(tc, bytes_for_after_history);
     tcase_add_test(tc, double_free_while_compacting);
-    tc = tcase(s, "concurrent", 120);
+    tc = tu_tcase(s, "concurrent", 120);
     tcase_add_test(tc, many_processes);
     tcase_add_test(tc, shifting_classes);
     tcase_add_test(tc, racing_frees);
-    tc = tcase(s, "killed", 120);
+    tc = tu_tcase(s, "killed", 120);
     tcase_add_loop_test(tc, killed_at_hook, AM_HEAP_PEEKED, AM_HEAP_UNCARVING + 1);
     tcase_add_test(tc, killed_at_random);
     tcase_add_test(tc, killed_in_free);
-    tc = tcase(s, "corrupt", 60);
+    tc = tu_tcase(s, "corrupt", 60);
     tcase_add_test(tc, corrupt_metadata);
     tcase_add_test(tc, corrupt_compaction);
     return s;

@@ -791,28 +791,19 @@ START_TEST(corrupt_random)
 }
 END_TEST
 
-/* One tcase per kind of test, so each can be run alone (CK_RUN_CASE). */
-static TCase *tcase(Suite *s, const char *name, int timeout_s)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, timeout_s * tu_stress_factor());
-    suite_add_tcase(s, tc);
-    return tc;
-}
-
 static Suite *spsc_suite(void)
 {
     Suite *s = suite_create("spsc");
     int nk = n_kinds();
-    TCase *tc = tcase(s, "single", 30);
+    TCase *tc = tu_tcase(s, "single", 30);
     tcase_add_loop_test(tc, open_checks, 0, nk);
     tcase_add_loop_test(tc, order_empty_full_wrap, 0, nk);
-    tc = tcase(s, "stream", PROC_TIMEOUT_S + 20);
+    tc = tu_tcase(s, "stream", PROC_TIMEOUT_S + 20);
     tcase_add_loop_test(tc, stream, 0, n_scases());
-    tc = tcase(s, "stopped", 60);
+    tc = tu_tcase(s, "stopped", 60);
     tcase_add_loop_test(tc, stopped_mid_batch, 0, 2 * nk);
     tcase_add_loop_test(tc, killed_at_random, 0, nk);
-    tc = tcase(s, "corrupt", 60);
+    tc = tu_tcase(s, "corrupt", 60);
     tcase_add_loop_test(tc, corrupt_targeted, 0, nk);
     tcase_add_loop_test(tc, corrupt_random, 0, nk);
     return s;

@@ -490,6 +490,14 @@ int tu_map_when_there(am_ep_t *ep, unsigned idx, const char *name, double secs)
 
 /* ---- Check, in the test process only ---- */
 
+TCase *tu_tcase(Suite *s, const char *name, int timeout_s)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, timeout_s * tu_stress_factor());
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 int tu_run_suite(Suite *s, const char *prog)
 {
     SRunner *sr = srunner_create(s);

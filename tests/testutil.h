@@ -203,6 +203,12 @@ struct Suite;
  * status: EXIT_SUCCESS if every test passed and nothing was left. */
 int tu_run_suite(struct Suite *s, const char *prog);
 
+/* A tcase named `name` with a timeout of timeout_s seconds times the stress
+ * factor, added to s: one per kind of test, so each kind runs alone under
+ * CK_RUN_CASE. */
+struct TCase;
+struct TCase *tu_tcase(struct Suite *s, const char *name, int timeout_s);
+
 /* ---- programs run by a test ---- */
 
 /* B/rel into buf (n bytes), B being the build directory that holds this test

@@ -26,4 +26,9 @@ int bm_pinned_cpu(void);
  * its usage on stdout and exits 0. */
 int bm_asks_help(int argc, char **argv);
 
+/* The path of program `name` in the directory of this program's own binary,
+ * if it is an executable file there (a benchmark's baseline built beside it),
+ * else NULL.  The string is static: the next call overwrites it. */
+const char *bm_program_beside(const char *name);
+
 #endif

@@ -58,6 +58,7 @@ quick)
     DEMO_ARGS="--msgs 20000 --bulk 1000"
     LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3"
     HEAP_ARGS="--quick"
+    SPSC_ARGS="--quick"
     TIMEOUT=${TIMEOUT:-300}
     ;;
 paper)
@@ -70,6 +71,7 @@ paper)
     DEMO_ARGS="--msgs 100000 --bulk 1000"
     LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5"
     HEAP_ARGS=""
+    SPSC_ARGS=""
     TIMEOUT=${TIMEOUT:-1800}
     ;;
 *)
@@ -194,6 +196,7 @@ write_report() {
         "bw and mpi_bw \`$BW_ARGS\`;" \
         "stress \`$STRESS_ARGS\`, mpi_stress \`$MPI_STRESS_ARGS\`; demo_many \`$DEMO_ARGS\`;" \
         "lockbench \`$LOCK_ARGS\`; heapbench \`${HEAP_ARGS:-(defaults)}\`;" \
+        "spscbench \`${SPSC_ARGS:-(defaults)}\`;" \
         "applications at SCALE=$SCALE)."
     if [ -s "$FAILED" ]; then
         echo "**Failures** (see \`log.txt\`):"
@@ -290,6 +293,16 @@ EOT
         "/ live is what the heap has carved (superblocks, runs) per byte allocated at the end."
     echo
     py heap
+    echo
+    echo "## Single-producer/single-consumer rings"
+    echo
+    echo "The four rings of \`spsc/\` (Lamport; FastForward, also with temporal slipping;" \
+        "MCRingBuffer; B-Queue) beside Boost.Lockfree's \`spsc_queue\` and Concurrency Kit's" \
+        "\`ck_ring\` (\`spscbench\`): two pinned processes stream 8-byte items one way, and" \
+        "bounce one through a pair of rings; every ring in every round, ABBA. Not yet a" \
+        "queue kind of the runtime."
+    echo
+    py spsc
     echo
     echo "## Applications (Tables 3 and 4)"
     echo
@@ -399,6 +412,10 @@ step lockbench "lockbench" $B/bench/lockbench \
 step heapbench "heapbench (shmam's heap and Boost.Interprocess)" $B/bench/heapbench \
     timeout -k 10 $TIMEOUT $B/bench/heapbench --boost $B/bench/heap_boost $HEAP_ARGS
 
+# The single-producer/single-consumer rings (issue 9, on their own so far).
+step spscbench "spscbench (SPSC rings, Boost.Lockfree, ck_ring)" $B/bench/spscbench \
+    timeout -k 10 $TIMEOUT $B/bench/spscbench $SPSC_ARGS
+
 # Applications: Tables 3 and 4 (apps.sh writes apps.csv and its tables here).
 if [ -x scripts/apps.sh ]; then
     say "applications (scripts/apps.sh)"
@@ -414,7 +431,7 @@ fi
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench; do
+    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench; do
         [ -f "$OUT/$f.csv" ] && awk -f $R/rows.awk "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && awk -f $R/apps.awk "$OUT/apps.csv"

@@ -6,6 +6,7 @@ all.csv and paper.toml.
     report.py ALL_CSV PAPER_TOML oneway     bandwidth one way, 64 B .. 4 MB
     report.py ALL_CSV PAPER_TOML floors     flood and copy at 8 KB beside their floors
     report.py ALL_CSV PAPER_TOML heap       the shared heap against Boost.Interprocess
+    report.py ALL_CSV PAPER_TOML spsc       the SPSC rings against Boost.Lockfree and ck
     report.py ALL_CSV PAPER_TOML targets    shmam's targets, judged
     report.py ALL_CSV PAPER_TOML findings   the paper's conclusions, judged
     report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat
@@ -256,6 +257,19 @@ class Report:
             f"\n\nshmam's fixed metadata (superblock states, block headers, FIFOs): "
             f"{cell(meta)} KB of the segment, outside `reserved`." if meta else "")
 
+    def spsc(self):
+        """spscbench: the SPSC rings (spsc/) and the two baselines, streaming ns per
+        8-byte item and round trip, with the in-run ratios to Boost."""
+        impls = self.rows.impls.get("spscbench", [])
+        lines = []
+        for k in impls:
+            g = lambda m: self.get("spscbench", k, m, 2)
+            lines.append([k, cell(g("ns_per_item")),
+                          "1" if k == "boost" else cell(g(f"{k}_vs_boost")),
+                          cell(g("rtt_ns")),
+                          "1" if k == "boost" else cell(g(f"{k}_rtt_vs_boost"))])
+        return table(["ring", "ns / item", "/ Boost", "round trip, ns", "/ Boost"], lines)
+
     def delivery(self):
         lines = []
         for a in self.algs:
@@ -350,7 +364,7 @@ def main(argv):
     if what == "plotdata":
         r.plotdata(argv[4])
     elif what in ("table1", "table2", "locks", "delivery", "targets", "findings", "oneway",
-                  "floors", "heap"):
+                  "floors", "heap", "spsc"):
         print(getattr(r, what)())
     else:
         print(f"report.py: unknown section {what}", file=sys.stderr)

@@ -13,7 +13,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
 # Include paths per directory: each sees only what it may use.  include/ holds
 # the public header; runtime internals (runtime/) are for the runtime and the
 # tests; the lock library (locks/) for the runtime, its tests and lockbench.
-INC_runtime := -Iinclude -Iruntime -Ilocks -Iheap
+INC_runtime := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc
 INC_locks   := -Ilocks
 INC_heap    := -Iheap
 INC_spsc    := -Ispsc

@@ -74,6 +74,9 @@ typedef void (*am_handler_t)(am_token_t *tok, const uint32_t *args, int nargs, v
  *   long_max    the longest long message this endpoint takes, in bytes,
  *               4096 .. 2^30, default 1 MiB (1048576); each queue keeps a
  *               shared heap that holds two of them at once    (SHMAM_LONG_MAX)
+ *   queue       one of am_queue_names, default mpsc: the shared queues, or a
+ *               channel per sender (packets and bulk_blocks then per channel,
+ *               defaults 64 and 4)                                (SHMAM_QUEUE)
  */
 struct am_ep_opts {
     const char *claim;
@@ -81,6 +84,7 @@ struct am_ep_opts {
     unsigned packets, bulk_blocks, max_senders;
     unsigned abandon_ms;
     unsigned long_max;
+    const char *queue;
 };
 
 /* Endpoints.  Names are 1..AM_MAX_NAME (40) characters of [A-Za-z0-9._-].  An endpoint
@@ -173,6 +177,7 @@ const char *am_err_name(int err);
 /* Introspection. */
 const char *am_ep_name(const am_ep_t *ep);
 const char *am_ep_claim(const am_ep_t *ep);
+const char *am_ep_queue(const am_ep_t *ep); /* its queue kind's name */
 unsigned long am_ep_bad_packets(const am_ep_t *ep);
 unsigned long am_ep_abandoned(const am_ep_t *ep); /* dead senders' claims skipped */
 size_t am_ep_long_max(const am_ep_t *ep);         /* the longest long message it takes */
@@ -194,6 +199,15 @@ int am_finalize(am_ep_t *ep);
 /* The claim algorithms this build knows, NULL-terminated: the one list of
  * them (shmamrun --list-claims prints it for scripts). */
 extern const char *const am_claim_names[];
+
+/* The queue kinds this build knows, NULL-terminated, the one list of them
+ * (shmamrun --list-queues): "mpsc", the shared many-to-one queues (the
+ * default), and per-sender channels of single-producer/single-consumer rings,
+ * "lamport", "fastforward", "mcring", "bqueue".  Chosen at creation (option
+ * queue, SHMAM_QUEUE, shmamrun --queue); with a per-sender kind, `packets` and
+ * `bulk_blocks` size each sender's channel (defaults 64 and 4) and the claim
+ * algorithm is unused. */
+extern const char *const am_queue_names[];
 
 #ifdef __cplusplus
 }

@@ -82,13 +82,16 @@ static int reclaim_stale(enum am_shm b, const char *name)
 
 /* Lay out a fresh segment, view it as its owner, take its lifeline, go LIVE,
  * then give it its name. */
-static int open_for_business(struct am_seg_view *own, struct am_segment *seg,
+static int open_for_business(am_ep_t *ep, struct am_segment *seg,
                              const struct am_config *cfg, const char *name)
 {
+    struct am_seg_view *own = &ep->own;
     struct am_seg_header *h = seg->base;
     int rc = am__layout_write(seg->base, cfg, name);
     if (rc == 0)
         rc = am__view_own(own, seg);
+    if (rc == 0)
+        rc = am__chans_open(ep);
     if (rc == 0)
         rc = am__lifeline_take(&h->owner_life);
     if (rc < 0)
@@ -113,7 +116,7 @@ static int create_segment(am_ep_t *ep, const struct am_config *cfg)
         rc = am__segment_make(cfg->backend, ep->name, size, &seg);
     if (rc < 0)
         return rc;
-    rc = open_for_business(&ep->own, &seg, cfg, ep->name);
+    rc = open_for_business(ep, &seg, cfg, ep->name);
     if (rc < 0)
         am__segment_discard(&seg, ep->name);
     return rc;
@@ -137,6 +140,7 @@ int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
     ep->sources = calloc(cfg.max_senders, sizeof *ep->sources);
     rc = ep->sources ? create_segment(ep, &cfg) : -ENOMEM;
     if (rc < 0) {
+        am__chans_free(ep);
         free(ep->sources);
         ep_free(ep);
         return rc;
@@ -171,6 +175,7 @@ int am_ep_destroy(am_ep_t *ep)
     am__lifeline_release(&ep->own.hdr->owner_life); /* before the unmap: glibc
                                                        lists it while held */
     am__segment_unmap(&ep->own.seg);
+    am__chans_free(ep);
     free(ep->sources);
     ep_free(ep);
     return rc == -ENOENT ? 0 : rc;
@@ -207,6 +212,11 @@ const char *am_ep_name(const am_ep_t *ep)
 const char *am_ep_claim(const am_ep_t *ep)
 {
     return am__ep_ok(ep) ? am_claim_names[ep->own.claim] : NULL;
+}
+
+const char *am_ep_queue(const am_ep_t *ep)
+{
+    return am__ep_ok(ep) ? am_queue_names[ep->own.queue] : NULL;
 }
 
 unsigned long am_ep_bad_packets(const am_ep_t *ep)

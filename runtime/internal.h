@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "channel.h"
 #include "heap.h"
 #include "layout.h"
 #include "lifeline.h"
@@ -28,6 +29,7 @@
 /* Resolved creation options (from struct am_ep_opts, environment, defaults). */
 struct am_config {
     enum am_claim claim;
+    enum am_queue_kind queue;
     enum am_shm backend;
     uint32_t packets, bulk_blocks, max_senders;
     uint32_t long_max;   /* the longest long message */
@@ -46,6 +48,8 @@ enum am_hook {
     AM_HOOK_CREATING,     /* endpoint segment made and laid out, not yet LIVE */
     AM_HOOK_LONG_STAGED,  /* long message's heap block allocated and filled,
                            * packet not yet claimed */
+    AM_HOOK_CHAN_FILLED,  /* per-sender channel: packet written, item not yet
+                           * enqueued */
     AM_HOOK_COUNT
 };
 
@@ -72,7 +76,17 @@ struct am_seg_view {
     uint32_t max_senders;
     uint32_t page;
     uint32_t long_max; /* the longest long message it takes */
+    /* Per-sender kinds (channel.h); mpsc: queue AM_QUEUE_MPSC, the rest NULL/0. */
+    enum am_queue_kind queue;
+    const struct am_spsc_ops *ring;
+    struct am_chan_summary *summary; /* [2] */
+    unsigned char *chans;            /* channel (i, qid) at (2i + qid) * chan_bytes */
+    uint64_t chan_bytes, chan_ring;  /* a channel's bytes, its ring's */
 };
+
+/* Sender entry i's channel of queue qid in view v (per-sender kinds). */
+void am__chan_at(const struct am_seg_view *v, unsigned i, enum am_qid qid,
+                 struct am_chan_view *c);
 
 /* Sender entry i (i < max_senders), alone on its page. */
 static inline struct am_sender *am__sender(const struct am_seg_view *v, unsigned i)
@@ -90,6 +104,7 @@ struct am_peer {
     unsigned long backoffs;   /* rounds our sends to it waited (see send.c) */
     struct am_segment region; /* its one-copy region, mapped on first use */
     size_t region_bytes;      /* its size as read then: our bound; 0: unmapped */
+    struct am_chan_tx tx[2];  /* per-sender kinds: our channels' ends there */
     char name[AM_NAME_MAX];
 };
 
@@ -142,12 +157,14 @@ struct am_ep {
     struct am_segment region; /* am_region_create's NAME.r; base NULL: none */
     size_t region_bytes;      /* our own record of its size, the receiver's bound */
     struct am_pending *pending, *pending_last; /* held messages, oldest first */
+    struct am_chan_rx *chans; /* per-sender kinds: by sender index; else NULL */
 };
 
 /* options.c */
 int am__config_resolve(const struct am_ep_opts *opts, struct am_config *cfg);
 int am__name_valid(const char *name);
 int am__claim_parse(const char *s, enum am_claim *out);
+int am__queue_parse(const char *s, enum am_queue_kind *out);
 const struct am_lock_ops *am__claim_lock(enum am_claim c);
 
 /* view.c: layout of a segment and views onto it */
@@ -220,6 +237,21 @@ static inline void am__hook(enum am_hook where)
 
 void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
                  const struct am_msg *m);
+/* Both kinds' senders.  packet_fill: a claimed packet's fields from m, and a
+ * bulk message's data into `bulk` (its ticket in the packet); not the state.
+ * backoff: one round of waiting for room in dest's queue qid, polling ep;
+ * 0, or -EPIPE once dest has gone; `ask` (if any) now and then once spinning
+ * has failed.  count_backoffs: rounds a send waited, for tools.
+ * wake_if_asleep: after a publish, a full fence, then wake dest's owner if it
+ * sleeps in am_wait. */
+struct spin;
+void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
+                     uint64_t bulk_ticket);
+int am__backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
+                void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
+                unsigned *yields);
+void am__count_backoffs(struct am_peer *peer, unsigned rounds);
+void am__wake_if_asleep(struct am_seg_shared *h);
 int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m);
 int am__report_broken(const struct am_seg_view *v, const char *why);
 
@@ -230,10 +262,48 @@ int am__report_broken(const struct am_seg_view *v, const char *why);
  * corrupt packet, say so once.  wait.c: wake (any sender) bumps the futex
  * word and wakes a sleeping owner. */
 int am__drain(am_ep_t *ep, enum am_qid qid);
+int am__mpsc_drain(am_ep_t *ep, enum am_qid qid);
 int am__poll(am_ep_t *ep);
 int am__stuck(const am_ep_t *ep);
 void am__report_bad(am_ep_t *ep, const char *why);
 void am__wake(struct am_seg_shared *s);
+
+/* deliver.c: both receivers' halves, once they hold a private copy m of a
+ * packet from claimant `who`.  payload_long: the data of a packet that is not
+ * bulk (none, a block of heap h, or bytes of our region); NULL or why it is
+ * bad.  run: check the rest, run the handler (or hold the message during
+ * am_init), count it or report why it is bad (why: the caller's verdict so
+ * far), and give back its heap block, if it has one. */
+struct am_payload {
+    void *data;
+    size_t len;
+    int bulk;                  /* data is a bulk block (counted as bulk) */
+    int block;                 /* data is a heap block of `heap`, to give back */
+    struct am_heap_view *heap;
+};
+const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct am_packet *m,
+                             unsigned who, struct am_payload *pl);
+void am__run(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned who,
+             const struct am_payload *pl, const char *why);
+/* After a drain that delivered n messages: copy the counters for tools (two
+ * stores to the owner's own header line, not per message); returns n. */
+int am__drained(am_ep_t *ep, int n);
+
+/* chan_send.c: the producer's half of a per-sender channel (channel.h).
+ * open: after registering in peer's table, our ends of our two channels
+ * there; 0 or -EPROTO.  send: as am__send, m's long data already staged. */
+int am__chan_open_tx(struct am_peer *peer);
+int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m);
+
+/* chan_poll.c: the owner's half.  open: at creation, before LIVE, every
+ * entry's channels laid out for its first sender; 0 or -ENOMEM.  drain: every
+ * channel of queue qid with its summary bit set; messages delivered.  chores:
+ * on idle polls, channels of departed senders laid out again (every
+ * AM_TAIL_CHECK, or when asked).  free: at destroy. */
+int am__chans_open(am_ep_t *ep);
+int am__chan_drain(am_ep_t *ep, enum am_qid qid);
+void am__chan_chores(am_ep_t *ep, int unasked);
+void am__chans_free(am_ep_t *ep);
 
 /* A live endpoint handle (not NULL, not destroyed): one load, inline because
  * every call on the fast path makes it. */

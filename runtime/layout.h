@@ -20,6 +20,16 @@
  *       bulk data[B]            AM_BULK_BYTES each, cache-line aligned
  *       heap                    long messages' blocks (heap/heap.h), sized so
  *                               that two of long_max bytes fit at once
+ *   With a per-sender queue kind (lamport, fastforward, mcring, bqueue) there
+ *   are no shared queues; instead, after the shared block (channel.h):
+ *     struct am_chan_summary[2] per queue: a bit per sender with work
+ *     channels, S x 2 of chan_bytes each: sender i's request channel, then
+ *                               its reply channel; each an SPSC ring
+ *                               (spsc/spsc.h), struct am_chan_ctl, 2 x Q
+ *                               packets, B bulk blocks
+ *     heap, heap                as above: long messages' data stays in the
+ *                               endpoint's heaps, their packets go through
+ *                               the channels
  *
  * Slot states and laps.  Tails and heads are free-running 64-bit counters: ticket
  * t names slot t % N in lap t / N.  A slot's state word is (lap << 24) | (who << 2)
@@ -56,7 +66,7 @@
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-#define AM_LAYOUT_VERSION 6u
+#define AM_LAYOUT_VERSION 7u
 #define AM_LINE 64u   /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
@@ -116,6 +126,19 @@ enum am_claim {
     AM_CLAIM_COUNT
 };
 
+/* Queue kinds as stored in the header: the shared many-to-one queues, or a
+ * channel per sender made of one of spsc/'s rings.  Their names, in this
+ * order, are am_queue_names (options.c), the one list of them; an SPSC kind's
+ * name is its ring's name in am_spsc_table. */
+enum am_queue_kind {
+    AM_QUEUE_MPSC = 0,
+    AM_QUEUE_LAMPORT,
+    AM_QUEUE_FASTFORWARD,
+    AM_QUEUE_MCRING,
+    AM_QUEUE_BQUEUE,
+    AM_QUEUE_COUNT
+};
+
 /* Segment life: the owner sets LIVE once initialised, CLOSED before unmapping. */
 enum am_seg_state { AM_SEG_INIT = 0, AM_SEG_LIVE = 1, AM_SEG_CLOSED = 2 };
 
@@ -130,6 +153,8 @@ struct am_seg_header {
     uint32_t owner_pid;   /* for tools (shmamstat); liveness is owner_life's */
     uint32_t page_size;   /* P: the layout's page; attachers must have the same */
     uint32_t long_max;    /* the longest long message, AM_MIN_LONG .. AM_MAX_LONG */
+    uint32_t queue;       /* enum am_queue_kind */
+    uint32_t pad;
     uint64_t segment_size;
     uint64_t senders_off; /* offsets from the segment start: P; entry i at
                            * senders_off + i * P */
@@ -142,6 +167,9 @@ struct am_seg_header {
     uint64_t bulk_off[2];
     uint64_t heap_off[2];   /* per queue: its heap (heap/heap.h), 64-byte aligned */
     uint64_t heap_bytes[2]; /* the heap's span, am_heap_bytes_for(long_max, 2) */
+    uint64_t summary_off;   /* per-sender kinds: struct am_chan_summary[2]; else 0 */
+    uint64_t chan_off;      /* per-sender kinds: the first channel; else 0 */
+    uint64_t chan_bytes;    /* per-sender kinds: one channel's bytes */
     char name[AM_NAME_MAX];
     /* Statistics, kept by the owner for tools (shmamstat): stored, never read
      * back (the private counters are the truth). */
@@ -158,6 +186,11 @@ struct am_seg_header {
      * close: is the owner there? */
     _Alignas(AM_LINE) AO_t state;  /* enum am_seg_state; release-stored by the owner */
     struct am_lifeline owner_life; /* held by the owner's thread while it lives */
+    /* Per-sender kinds: the generation for which sender entry i's channels
+     * are freshly laid out and unused (channel.h); release-stored by the
+     * owner, acquire-loaded by a registrant, which takes entry i only for
+     * that generation. */
+    _Alignas(AM_LINE) uint16_t chan_ready[AM_MAX_SENDERS];
 };
 
 /* Written by senders and the owner. */
@@ -169,6 +202,24 @@ struct am_seg_shared {
                       * bulk blocks (dead claims, impossible states) */
     AO_t reclaim[2]; /* per queue: a sender finding the heap full asks the
                       * owner to free blocks that dead senders hold */
+    AO_t recycle;    /* per-sender kinds: a registrant finding no entry with
+                      * fresh channels asks the owner to lay out the channels
+                      * of departed senders again (channel.h) */
+};
+
+/* Per-sender kinds (channel.h).  The summary: bit i of a queue's words is set
+ * by sender i after it publishes, cleared by the owner once the channel has
+ * stayed empty for a while; the owner polls only the channels whose bits are
+ * set. */
+struct am_chan_summary {
+    _Alignas(AM_BLOCK) AO_t bits[AM_MAX_SENDERS / 64];
+};
+
+/* A channel's block written by the owner: bulk blocks given back, a count
+ * (block t % B is free again for the producer's ticket t + B once
+ * bulk_freed > t). */
+struct am_chan_ctl {
+    _Alignas(AM_BLOCK) AO_t bulk_freed;
 };
 
 /* One sender entry, alone on its page.  Whoever holds an entry's lifeline owns
@@ -242,6 +293,8 @@ _Static_assert(sizeof(struct am_bulk_state) == AM_LINE, "bulk state is one line"
 _Static_assert(sizeof(struct am_sender) <= 3 * AM_LINE, "sender entry, three lines");
 _Static_assert(sizeof(struct am_seg_header) <= 4096, "the header fits the smallest page");
 _Static_assert(sizeof(struct am_seg_shared) == AM_BLOCK, "shared block");
+_Static_assert(sizeof(struct am_chan_summary) == AM_BLOCK, "a summary is a line pair");
+_Static_assert(sizeof(struct am_chan_ctl) == AM_BLOCK, "a channel's owner block");
 _Static_assert(offsetof(struct am_seg_header, owner_life) / AM_LINE ==
                    offsetof(struct am_seg_header, state) / AM_LINE,
                "state and the owner's lifeline share a line");

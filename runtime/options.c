@@ -11,6 +11,8 @@
 
 #define AM_DEFAULT_PACKETS 128u
 #define AM_DEFAULT_BULK 16u
+#define AM_DEFAULT_CHAN_PACKETS 64u /* per-sender kinds: per channel */
+#define AM_DEFAULT_CHAN_BULK 4u
 #define AM_DEFAULT_SENDERS 64u
 #define AM_DEFAULT_ABANDON_MS 100u
 #define AM_MAX_ABANDON_MS 60000u
@@ -26,6 +28,22 @@ int am__claim_parse(const char *s, enum am_claim *out)
     for (int i = 0; i < AM_CLAIM_COUNT; i++)
         if (strcmp(s, am_claim_names[i]) == 0) {
             *out = (enum am_claim)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+const char *const am_queue_names[] = {
+    "mpsc", "lamport", "fastforward", "mcring", "bqueue", NULL,
+};
+_Static_assert(sizeof(am_queue_names) / sizeof(am_queue_names[0]) == AM_QUEUE_COUNT + 1,
+               "one name per queue kind");
+
+int am__queue_parse(const char *s, enum am_queue_kind *out)
+{
+    for (int i = 0; i < AM_QUEUE_COUNT; i++)
+        if (strcmp(s, am_queue_names[i]) == 0) {
+            *out = (enum am_queue_kind)i;
             return 0;
         }
     return -EINVAL;
@@ -82,12 +100,17 @@ int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
         o = &none;
     int rc = am__claim_parse(pick(o->claim, "SHMAM_CLAIM", "lockfree"), &cfg->claim);
     if (rc == 0)
+        rc = am__queue_parse(pick(o->queue, "SHMAM_QUEUE", "mpsc"), &cfg->queue);
+    int chans = rc == 0 && cfg->queue != AM_QUEUE_MPSC;
+    if (rc == 0)
         rc = am__shm_parse(pick(o->shm, "SHMAM_SHM", "posix"), &cfg->backend);
     if (rc == 0)
-        rc = pick_count(o->packets, "SHMAM_PACKETS", AM_DEFAULT_PACKETS, 2, AM_MAX_PACKETS,
-                        1, &cfg->packets);
+        rc = pick_count(o->packets, "SHMAM_PACKETS",
+                        chans ? AM_DEFAULT_CHAN_PACKETS : AM_DEFAULT_PACKETS, 2,
+                        AM_MAX_PACKETS, 1, &cfg->packets);
     if (rc == 0)
-        rc = pick_count(o->bulk_blocks, "SHMAM_BULK", AM_DEFAULT_BULK, 1,
+        rc = pick_count(o->bulk_blocks, "SHMAM_BULK",
+                        chans ? AM_DEFAULT_CHAN_BULK : AM_DEFAULT_BULK, 1,
                         AM_MAX_BULK_BLOCKS, 1, &cfg->bulk_blocks);
     if (rc == 0)
         rc = pick_count(o->max_senders, "SHMAM_MAX_SENDERS", AM_DEFAULT_SENDERS, 1,

@@ -70,6 +70,8 @@ static int peer_open(am_ep_t *ep, struct am_peer *p, const char *name)
             return rc;
     }
     int rc = am__sender_register(p->view, ep->name, &p->sender_index, &p->who);
+    if (rc == 0 && p->view->queue != AM_QUEUE_MPSC && (rc = am__chan_open_tx(p)) < 0)
+        am__sender_release(p->view, p->sender_index);
     if (rc < 0 && p->view == &p->view_store)
         am__segment_unmap(&p->view_store.seg);
     return rc;

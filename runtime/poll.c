@@ -1,6 +1,7 @@
 /*
- * poll.c - delivery: the receiver's half of the protocol (send.c holds the
- * sender's).
+ * poll.c - delivery: the receiver's half of the shared-queue protocol (send.c
+ * holds the sender's; chan_poll.c the owner's half of per-sender channels,
+ * deliver.c what both do with a message), and the poll calls of both kinds.
  *
  * Only the endpoint's owner polls, and never from inside a handler (the handler
  * still holds its packet).  It keeps its heads in private memory (a peer that
@@ -47,73 +48,26 @@
 #define AM_IDLE_CHORES 16  /* idle polls between looks at requests for repair */
 #define AM_TAIL_CHECK 1024 /* idle polls between checks of the shared tails */
 
-void am__report_bad(am_ep_t *ep, const char *why)
-{
-    AO_fetch_and_add1(&ep->own.hdr->bad_packets);
-    if (ep->bad_packets++ == 0)
-        fprintf(stderr,
-                "shmam: endpoint %s: dropped a corrupt packet (%s); "
-                "further ones are only counted\n",
-                ep->name, why);
-}
-
-/* Where a message's data lies: a bulk block, a heap block (long) or our
- * region (long_at); every address derived from our own records. */
-struct payload {
-    struct am_bulk_state *bulk; /* the bulk block to free, or NULL */
-    int heap;                   /* a heap block to free (at m->bulk_ticket) */
-    void *data;
-    size_t len;
-};
-
-/* The payload of the copy `m` of a packet in state s (claimant who) of queue
- * q; NULL or why it is bad. */
+/* The payload of the copy `m` of a packet in state s of queue q: a bulk
+ * block (to free even if the message is bad: *bulk), or a long message's
+ * (deliver.c); NULL or why it is bad. */
 static const char *payload(am_ep_t *ep, struct am_queue_view *q, const struct am_packet *m,
-                           AO_t s, struct payload *pl)
+                           AO_t s, struct am_payload *pl, struct am_bulk_state **bulk)
 {
-    unsigned who = AM_STATE_WHO(s);
-    *pl = (struct payload){0};
-    if (AM_STATE_TYPE(s) == AM_READY_BULK) {
-        struct am_bulk_state *b = &q->bulk_state[m->bulk_ticket & (q->bulk_n - 1)];
-        if (AO_load(&b->state) !=
-            AM_STATE(am_lap(m->bulk_ticket, q->bulk_n), who, AM_CLAIMED))
-            return "bulk block not claimed for this message";
-        pl->bulk = b;
-        if (m->bulk_len > AM_BULK_BYTES)
-            return "bulk length over 8192";
-        pl->data = q->bulk + (m->bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES;
-        pl->len = m->bulk_len;
-    } else if (m->flags == AM_PKT_LONG) {
-        if (!(pl->data = am_heap_data(&q->heap, m->bulk_ticket, m->bulk_len, who)))
-            return "long message's heap block not allocated for it";
-        pl->heap = 1;
-        pl->len = m->bulk_len;
-    } else if (m->flags == AM_PKT_LONG_AT) {
-        if (m->bulk_ticket > ep->region_bytes ||
-            m->bulk_len > ep->region_bytes - m->bulk_ticket)
-            return "long message outside the region";
-        pl->data = (char *)ep->region.base + m->bulk_ticket;
-        pl->len = m->bulk_len;
-    } else if (m->flags != 0)
-        return "unknown packet flags";
-    return NULL;
-}
-
-/* Validate the copy `m` of a packet in state `s` of queue `q`; returns NULL or
- * why it is bad.  Fills *pl with its payload (what to free even if bad). */
-static const char *check(am_ep_t *ep, struct am_queue_view *q, const struct am_packet *m,
-                         AO_t s, unsigned *source, struct payload *pl)
-{
-    const char *why = payload(ep, q, m, s, pl);
-    if (why)
-        return why;
-    if (m->nargs > AM_MAX_ARGS)
-        return "more than 8 arguments";
-    if (m->handler >= AM_HANDLER_TOTAL ||
-        (!ep->handlers[m->handler] && !(ep->holding && m->handler < AM_MAX_HANDLERS)))
-        return "no such handler";
-    if (am__source_index(ep, AM_STATE_WHO(s), source) < 0)
-        return "unknown source";
+    *pl = (struct am_payload){0};
+    *bulk = NULL;
+    if (AM_STATE_TYPE(s) != AM_READY_BULK)
+        return am__payload_long(ep, &q->heap, m, AM_STATE_WHO(s), pl);
+    struct am_bulk_state *b = &q->bulk_state[m->bulk_ticket & (q->bulk_n - 1)];
+    if (AO_load(&b->state) !=
+        AM_STATE(am_lap(m->bulk_ticket, q->bulk_n), AM_STATE_WHO(s), AM_CLAIMED))
+        return "bulk block not claimed for this message";
+    *bulk = b;
+    if (m->bulk_len > AM_BULK_BYTES)
+        return "bulk length over 8192";
+    pl->data = q->bulk + (m->bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES;
+    pl->len = m->bulk_len;
+    pl->bulk = 1;
     return NULL;
 }
 
@@ -122,29 +76,16 @@ static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
 {
     struct am_queue_view *q = &ep->own.q[qid];
     struct am_packet m;
-    struct payload pl;
+    struct am_payload pl;
+    struct am_bulk_state *bulk;
     memcpy(&m, p, sizeof m);
-    am_token_t tok = {.ep = ep, .qid = (uint8_t)qid};
-    const char *why = check(ep, q, &m, s, &tok.source, &pl);
-    if (!why)
-        ep->delivered++, ep->delivered_bulk += pl.bulk != NULL;
-    if (why)
-        am__report_bad(ep, why);
-    else if (!ep->handlers[m.handler]) {
-        if (am__pending_hold(ep, &tok, &m, pl.data, pl.len) < 0)
-            am__report_bad(ep, "no memory to hold a message during am_init");
-    } else {
-        ep->in_handler++;
-        ep->handlers[m.handler](&tok, m.args, m.nargs, pl.data, pl.len);
-        ep->in_handler--;
-    }
-    /* All three pair with the next sender's claim or allocation (CAS, or
-     * acquire under the lock): our reads of this message happen before its
-     * writes of the next one. */
-    if (pl.heap && am_heap_free(&q->heap, m.bulk_ticket, AM_STATE_WHO(s)) != 0)
-        am__report_bad(ep, "long message's heap block freed by another");
-    if (pl.bulk)
-        AO_store_release(&pl.bulk->state,
+    const char *why = payload(ep, q, &m, s, &pl, &bulk);
+    am__run(ep, qid, &m, AM_STATE_WHO(s), &pl, why);
+    /* Both pair with the next sender's claim (CAS, or acquire under the
+     * lock): our reads of this message happen before its writes of the next
+     * one.  (am__run gave back a heap block the same way.) */
+    if (bulk)
+        AO_store_release(&bulk->state,
                          AM_STATE(am_lap(m.bulk_ticket, q->bulk_n) + 1, 0, AM_FREE));
     AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE));
 }
@@ -262,19 +203,8 @@ static void repair(am_ep_t *ep, struct am_packet *p, AO_t s, AO_t lap)
         am__report_bad(ep, "impossible packet state");
 }
 
-/* After a drain that delivered n messages: copy the counters for tools (two
- * stores to the owner's own header line, not per message). */
-static int drained(am_ep_t *ep, int n)
-{
-    if (n) {
-        AO_store(&ep->own.hdr->delivered, ep->delivered);
-        AO_store(&ep->own.hdr->delivered_bulk, ep->delivered_bulk);
-    }
-    return n;
-}
-
-/* Deliver every ready message of one of our queues; returns how many. */
-int am__drain(am_ep_t *ep, enum am_qid qid)
+/* Deliver every ready message of one of our shared queues; returns how many. */
+int am__mpsc_drain(am_ep_t *ep, enum am_qid qid)
 {
     struct am_queue_view *q = &ep->own.q[qid];
     int n = 0;
@@ -290,11 +220,11 @@ int am__drain(am_ep_t *ep, enum am_qid qid)
             n++;
         } else if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) == AM_CLAIMED) {
             if (!claimant_dead(ep, qid, head, s))
-                return drained(ep, n);
+                return am__drained(ep, n);
             skip(ep, qid, p, head, s);
         } else {
             repair(ep, p, s, lap);
-            return drained(ep, n);
+            return am__drained(ep, n);
         }
     }
 }
@@ -407,12 +337,24 @@ static void check_tails(am_ep_t *ep)
     }
 }
 
+/* ---- both kinds ------------------------------------------------------------ */
+
+int am__drain(am_ep_t *ep, enum am_qid qid)
+{
+    return ep->chans ? am__chan_drain(ep, qid) : am__mpsc_drain(ep, qid);
+}
+
 /* The owner's repairs, every AM_IDLE_CHORES idle polls (poll_all counts). */
 static void idle_chores(am_ep_t *ep)
 {
-    orphans_asked(ep);
-    if (ep->idle_polls % AM_TAIL_CHECK == 0)
-        check_tails(ep);
+    int due = ep->idle_polls % AM_TAIL_CHECK == 0;
+    if (ep->chans)
+        am__chan_chores(ep, due);
+    else {
+        orphans_asked(ep);
+        if (due)
+            check_tails(ep);
+    }
 }
 
 /* Both queues, and messages held during am_init; for the owner, outside

@@ -287,9 +287,9 @@ void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
 /* One round of waiting for room in dest's queue qid (or its heap).  Once
  * spinning has clearly failed, every AM_ORPHAN_EVERY yields, `ask` (if any)
  * asks the receiver to take back what dead senders hold. */
-static int backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
-                   void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
-                   unsigned *yields)
+int am__backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
+                void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
+                unsigned *yields)
 {
     if (qid == AM_REQUEST)
         am__poll(ep);
@@ -313,7 +313,7 @@ static void reclaim_ask(struct am_seg_view *v, enum am_qid qid)
 /* Add a send's backoff rounds to our entry's count in the peer's segment, for
  * tools: one store (to our own entry page) per send that waited, not one per
  * round, which cost the many-to-one test 13% of its throughput. */
-static void count_backoffs(struct am_peer *peer, unsigned rounds)
+void am__count_backoffs(struct am_peer *peer, unsigned rounds)
 {
     peer->backoffs += rounds;
     AO_store(&am__sender(peer->view, peer->sender_index)->backoffs, peer->backoffs);
@@ -322,11 +322,10 @@ static void count_backoffs(struct am_peer *peer, unsigned rounds)
 /* Fill a claimed packet (and bulk block) and hand it to the receiver.  Only the
  * sender that completed claim `c` may call it, once.  A long message's data
  * is in place already (staged in the heap, or written into the region). */
-void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
-                 const struct am_msg *m)
+void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
+                     uint64_t bulk_ticket)
 {
     static const uint8_t flags[] = {[AM_LONG] = AM_PKT_LONG, [AM_LONG_AT] = AM_PKT_LONG_AT};
-    struct am_packet *p = &q->packets[c->ticket & (q->packets_n - 1)];
     am__hook(AM_HOOK_FILLING);
     p->handler = (uint16_t)m->handler;
     p->nargs = (uint8_t)m->nargs;
@@ -336,13 +335,20 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
     if (m->nargs)
         memcpy(p->args, m->args, (size_t)m->nargs * sizeof *m->args);
     if (m->kind == AM_BULK) {
-        unsigned char *b = q->bulk + (c->bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES;
         const unsigned char *d = m->data;
-        p->bulk_ticket = c->bulk_ticket;
-        memcpy(b, d, m->len / 2);
+        p->bulk_ticket = bulk_ticket;
+        memcpy(bulk, d, m->len / 2);
         am__hook(AM_HOOK_BULK_HALF);
-        memcpy(b + m->len / 2, d + m->len / 2, m->len - m->len / 2);
+        memcpy(bulk + m->len / 2, d + m->len / 2, m->len - m->len / 2);
     }
+}
+
+void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
+                 const struct am_msg *m)
+{
+    struct am_packet *p = &q->packets[c->ticket & (q->packets_n - 1)];
+    am__packet_fill(p, m, q->bulk + (c->bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES,
+                    c->bulk_ticket);
     /* Pairs with the receiver's acquire-load of the state in poll.c: everything
      * written above (and a long message's data) is visible once READY is. */
     AO_store_release(&p->state, AM_STATE(am_lap(c->ticket, q->packets_n), c->who,
@@ -352,7 +358,7 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
 /* Wake the receiver if it sleeps in am_wait.  The full barrier orders our READY
  * store before the load of `sleeping`; am_wait stores `sleeping` and fences
  * before its last poll, so either it sees our packet or we see it asleep. */
-static void wake_if_asleep(struct am_seg_shared *h)
+void am__wake_if_asleep(struct am_seg_shared *h)
 {
     AO_nop_full();
     if (AO_int_load(&h->sleeping))
@@ -383,7 +389,7 @@ static int stage_long(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct
     int rc;
     void *block;
     while ((rc = am_heap_alloc(&v->q[qid].heap, m->len, peer->who, &m->off)) == -ENOMEM)
-        if ((rc = backoff(ep, v, qid, reclaim_ask, &sp, &yields)) < 0)
+        if ((rc = am__backoff(ep, v, qid, reclaim_ask, &sp, &yields)) < 0)
             return rc;
     if (rc == -EMSGSIZE)
         return rc;
@@ -405,13 +411,13 @@ static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     int rc;
     am__claim_begin(c, bulk, peer->who);
     while ((rc = am__claim_try(v, &v->q[qid], c)) <= 0) {
-        if (rc < 0 || (rc = backoff(ep, v, qid, bulk ? am__claim_orphans_ask : NULL, &sp,
-                                    &yields)) < 0)
+        if (rc < 0 || (rc = am__backoff(ep, v, qid, bulk ? am__claim_orphans_ask : NULL, &sp,
+                                        &yields)) < 0)
             return rc;
         rounds++;
     }
     if (rounds)
-        count_backoffs(peer, rounds);
+        am__count_backoffs(peer, rounds);
     return 0;
 }
 
@@ -433,14 +439,15 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
     if (m->kind == AM_LONG_AT && (rc = am__region_write(peer, m)) < 0)
         return rc;
     struct am_claim_state c;
-    if ((rc = claim(ep, peer, qid, &c, m->kind == AM_BULK)) < 0) {
-        if (m->kind == AM_LONG)
-            am_heap_free(&v->q[qid].heap, m->off, peer->who);
-        return rc;
+    if (v->queue != AM_QUEUE_MPSC)
+        rc = am__chan_send(ep, peer, qid, m);
+    else if ((rc = claim(ep, peer, qid, &c, m->kind == AM_BULK)) == 0) {
+        am__publish(&v->q[qid], &c, m);
+        am__wake_if_asleep(v->shared);
     }
-    am__publish(&v->q[qid], &c, m);
-    wake_if_asleep(v->shared);
-    return 0;
+    if (rc < 0 && m->kind == AM_LONG)
+        am_heap_free(&v->q[qid].heap, m->off, peer->who);
+    return rc;
 }
 
 /* The request calls: from the owner, outside handlers. */

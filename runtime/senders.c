@@ -59,21 +59,51 @@ static int take(struct am_seg_view *v, unsigned i)
     return rc;
 }
 
-/* Any number of processes may register concurrently.  -ENOSPC if every entry
- * belongs to a live sender. */
-int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index,
-                        unsigned *who)
+/* With per-sender channels (channel.h), are entry e's channels laid out for
+ * its next generation?  The acquire pairs with the owner's release of
+ * chan_ready (chan_poll.c): the rings are laid out.  Always for mpsc. */
+static int fresh(const struct am_seg_view *v, unsigned i, const struct am_sender *e)
+{
+    unsigned next = (AM_SENDER_GEN(AO_load(&e->state)) + 1) & AM_GEN_MASK;
+    return v->queue == AM_QUEUE_MPSC || AO_short_load_acquire(&v->hdr->chan_ready[i]) == next;
+}
+
+/* One pass over the table: 0, -EBUSY (none free now), or -errno. */
+static int register_once(struct am_seg_view *v, const char *name, unsigned *index,
+                         unsigned *who)
 {
     for (unsigned pass = 0; pass < 3; pass++)
         for (unsigned i = 0; i < v->max_senders; i++) {
             struct am_sender *e = am__sender(v, i);
-            if (candidate(e, pass) && take(v, i) == 0) {
+            if (candidate(e, pass) && fresh(v, i, e) && take(v, i) == 0) {
                 *who = fill(e, i, name);
                 *index = i;
                 return 0;
             }
         }
-    return -ENOSPC;
+    return -EBUSY;
+}
+
+#define AM_RECYCLE_WAIT_MS 2000 /* longest a registrant waits for fresh channels */
+
+/* Any number of processes may register concurrently.  -ENOSPC if every entry
+ * belongs to a live sender.  With per-sender channels an entry whose sender
+ * has gone is taken only once its owner has laid its channels out again: a
+ * registrant finding none asks (`recycle`), wakes the owner and retries for
+ * up to AM_RECYCLE_WAIT_MS, while the owner lives. */
+int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index,
+                        unsigned *who)
+{
+    int rc = register_once(v, name, index, who);
+    for (unsigned ms = 0; rc == -EBUSY && v->queue != AM_QUEUE_MPSC &&
+                          ms < AM_RECYCLE_WAIT_MS && am__peer_alive(v);
+         ms++) {
+        AO_store(&v->shared->recycle, 1);
+        am__wake(v->shared);
+        usleep(1000);
+        rc = register_once(v, name, index, who);
+    }
+    return rc == -EBUSY ? -ENOSPC : rc;
 }
 
 /* Leave the table; only the registered thread calls this, after its last send. */

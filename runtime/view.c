@@ -37,17 +37,49 @@ static uint32_t page_size(void)
     return page;
 }
 
+/* The ring of a per-sender kind, and its bytes for Q slots (0 for mpsc). */
+static const struct am_spsc_ops *chan_ring(enum am_queue_kind k)
+{
+    return k == AM_QUEUE_MPSC ? NULL : am_spsc_find(am_queue_names[k]);
+}
+
+static uint64_t chan_ring_bytes(enum am_queue_kind k, uint32_t q)
+{
+    return chan_ring(k)->size((unsigned)__builtin_ctz(q));
+}
+
+/* One channel's bytes (channel.h): ring, ctl, 2Q packets, B bulk blocks. */
+static uint64_t chan_bytes(const struct am_config *cfg)
+{
+    return chan_ring_bytes(cfg->queue, cfg->packets) + sizeof(struct am_chan_ctl) +
+           2 * (uint64_t)cfg->packets * sizeof(struct am_packet) +
+           (uint64_t)cfg->bulk_blocks * AM_BULK_BYTES;
+}
+
 /* Fill the offsets and sizes of `h` from `cfg`; returns the segment size. */
 static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
 {
-    const struct am_lock_ops *lock = am__claim_lock(cfg->claim);
+    const struct am_lock_ops *lock =
+        cfg->queue == AM_QUEUE_MPSC ? am__claim_lock(cfg->claim) : NULL;
     uint64_t page = page_size();
     h->page_size = (uint32_t)page;
     h->senders_off = page;
     uint64_t off = page + (uint64_t)cfg->max_senders * page;
     h->shared_off = off;
     off += sizeof(struct am_seg_shared);
-    for (int q = 0; q < 2; q++) {
+    for (int q = 0; q < 2 && cfg->queue != AM_QUEUE_MPSC; q++)
+        h->send_off[q] = h->recv_off[q] = h->lock_off[q] = h->packets_off[q] =
+            h->bulk_state_off[q] = h->bulk_off[q] = 0;
+    if (cfg->queue != AM_QUEUE_MPSC) {
+        off = align_up(off, AM_BLOCK);
+        h->summary_off = off;
+        off += 2 * sizeof(struct am_chan_summary);
+        h->chan_off = off;
+        h->chan_bytes = chan_bytes(cfg);
+        off += (uint64_t)cfg->max_senders * 2 * h->chan_bytes;
+    } else
+        h->summary_off = h->chan_off = h->chan_bytes = 0;
+    for (int q = 0; q < 2 && cfg->queue == AM_QUEUE_MPSC; q++) {
         off = align_up(off, AM_BLOCK); /* one bulk state line leaves it 64-aligned */
         h->send_off[q] = off;
         off += AM_BLOCK;
@@ -69,6 +101,7 @@ static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
         off += h->heap_bytes[q];
     }
     h->long_max = cfg->long_max;
+    h->queue = cfg->queue;
     h->claim = cfg->claim;
     h->packets = cfg->packets;
     h->bulk_blocks = cfg->bulk_blocks;
@@ -93,17 +126,24 @@ static int view_fill(struct am_seg_view *v, const struct am_seg_header *h)
     v->senders = b + h->senders_off;
     v->page = h->page_size;
     v->shared = (struct am_seg_shared *)(b + h->shared_off);
+#define AT(off) ((off) ? b + (off) : NULL) /* mpsc parts of per-sender kinds: none */
     v->claim = (enum am_claim)h->claim;
-    v->lock = am__claim_lock(v->claim);
+    v->queue = (enum am_queue_kind)h->queue;
+    v->lock = h->lock_off[0] ? am__claim_lock(v->claim) : NULL;
     v->max_senders = h->max_senders;
+    v->ring = chan_ring(v->queue);
+    v->summary = (struct am_chan_summary *)AT(h->summary_off);
+    v->chans = AT(h->chan_off);
+    v->chan_bytes = h->chan_bytes;
+    v->chan_ring = v->ring ? chan_ring_bytes(v->queue, h->packets) : 0;
     for (int i = 0; i < 2; i++) {
         struct am_queue_view *q = &v->q[i];
-        q->send = (struct am_queue_send *)(b + h->send_off[i]);
-        q->recv = (struct am_queue_recv *)(b + h->recv_off[i]);
-        q->lock = h->lock_off[i] ? b + h->lock_off[i] : NULL;
-        q->packets = (struct am_packet *)(b + h->packets_off[i]);
-        q->bulk_state = (struct am_bulk_state *)(b + h->bulk_state_off[i]);
-        q->bulk = b + h->bulk_off[i];
+        q->send = (struct am_queue_send *)AT(h->send_off[i]);
+        q->recv = (struct am_queue_recv *)AT(h->recv_off[i]);
+        q->lock = AT(h->lock_off[i]);
+        q->packets = (struct am_packet *)AT(h->packets_off[i]);
+        q->bulk_state = (struct am_bulk_state *)AT(h->bulk_state_off[i]);
+        q->bulk = AT(h->bulk_off[i]);
         q->packets_n = h->packets;
         q->bulk_n = h->bulk_blocks;
         if (am_heap_attach(&q->heap, b + h->heap_off[i], h->heap_bytes[i]) != 0)
@@ -111,6 +151,17 @@ static int view_fill(struct am_seg_view *v, const struct am_seg_header *h)
     }
     v->long_max = h->long_max;
     return 0;
+#undef AT
+}
+
+void am__chan_at(const struct am_seg_view *v, unsigned i, enum am_qid qid,
+                 struct am_chan_view *c)
+{
+    unsigned char *p = v->chans + ((uint64_t)i * 2 + qid) * v->chan_bytes;
+    c->ring = p;
+    c->ctl = (struct am_chan_ctl *)(p + v->chan_ring);
+    c->packets = (struct am_packet *)(p + v->chan_ring + sizeof(struct am_chan_ctl));
+    c->bulk = (unsigned char *)(c->packets + 2 * (uint64_t)v->q[qid].packets_n);
 }
 
 /* Initialise a fresh zero-filled segment.  Called by the creator only, before
@@ -131,7 +182,7 @@ int am__layout_write(void *base, const struct am_config *cfg, const char *name)
     for (int q = 0; q < 2 && rc == 0; q++)
         rc = am_heap_init((char *)base + h->heap_off[q], h->heap_bytes[q]);
     for (int q = 0; q < 2 && rc == 0; q++)
-        if (h->lock_off[q])
+        if (h->lock_off[q] && cfg->queue == AM_QUEUE_MPSC)
             rc = am__claim_lock(cfg->claim)
                      ->init((char *)base + h->lock_off[q], cfg->max_senders);
     return rc;
@@ -150,13 +201,14 @@ static int protect(struct am_seg_view *v, size_t from)
 static int header_config(const struct am_seg_header *h, struct am_config *cfg)
 {
     uint32_t q = h->packets, b = h->bulk_blocks;
-    if (h->claim >= AM_CLAIM_COUNT || q < 2 || q > AM_MAX_PACKETS || (q & (q - 1)) ||
+    if (h->claim >= AM_CLAIM_COUNT || h->queue >= AM_QUEUE_COUNT || q < 2 || q > AM_MAX_PACKETS || (q & (q - 1)) ||
         b < 1 || b > AM_MAX_BULK_BLOCKS || (b & (b - 1)) || h->max_senders < 1 ||
         h->max_senders > AM_MAX_SENDERS || h->long_max < AM_MIN_LONG ||
         h->long_max > AM_MAX_LONG)
         return -EPROTO;
     cfg->long_max = h->long_max;
     cfg->claim = (enum am_claim)h->claim;
+    cfg->queue = (enum am_queue_kind)h->queue;
     cfg->packets = q;
     cfg->bulk_blocks = b;
     cfg->max_senders = h->max_senders;

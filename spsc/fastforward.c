@@ -33,10 +33,14 @@
  * Memory ordering.  The producer's AO_store_release of a full slot pairs with
  * the consumer's AO_load_acquire of it: what the producer wrote before the item
  * (a payload it names) is visible to the consumer that finds it.  The
- * consumer's AO_store of 0 and the producer's AO_load of the slot are relaxed:
- * they touch only that slot, whose accesses coherence keeps in one order, so
- * the producer refills a slot only after the consumer has read it (the paper's
- * Lemma 1).  The slip probes are relaxed loads: a probe only estimates.
+ * consumer's AO_store_release of 0 pairs with the producer's AO_load_acquire of
+ * the slot: the producer refills a slot only after the consumer has read it
+ * (the paper's Lemma 1, which coherence of the one slot gives), and, what the
+ * paper's pointers did not need, everything the consumer did before giving the
+ * slot back (reading a payload the item named, which the runtime's channels
+ * reuse: channel.h) happens before the producer's writes after it finds the
+ * slot empty.  On x86 both are plain moves, as relaxed ones are.  The slip
+ * probes are relaxed loads: a probe only estimates.
  */
 #include <errno.h>
 
@@ -69,7 +73,7 @@ static int fastforward_enqueue(struct am_spsc_end *p, uint64_t item)
     if (item > AM_SPSC_ITEM_MAX)
         return -EINVAL;
     AO_t *s = &p->slot[p->pos & p->mask];
-    if (AO_load(s) != 0) /* relaxed: coherence of this slot (file header) */
+    if (AO_load_acquire(s) != 0) /* pairs with the consumer's give-back */
         return -EAGAIN;
     am__spsc_hook(AM_SPSC_PUT);
     /* Release: pairs with the consumer's acquire load of this slot. */
@@ -138,7 +142,7 @@ static int fastforward_dequeue(struct am_spsc_end *c, uint64_t *item)
     if (v == 0)
         return -EAGAIN;
     am__spsc_hook(AM_SPSC_FREE);
-    AO_store(s, 0); /* relaxed: coherence of this slot (file header) */
+    AO_store_release(s, 0); /* pairs with the producer's acquire: file header */
     c->pos++;
     *item = v - 1;
     if ((c->flags & AM_SPSC_SLIP) && c->held++ % SLIP_EVERY == 0)

@@ -1,0 +1,232 @@
+/*
+ * chan_poll.c - the owner's half of per-sender channels (channel.h), top to
+ * bottom: lay an entry's channels out for its next sender, deliver what a
+ * channel holds, poll the channels the summary names, and lay out again the
+ * channels of senders that have left or died.  chan_send.c holds the
+ * producer's half; deliver.c what both kinds do with a message.
+ *
+ * Only the owner runs this, never inside a handler (the reply channels may be
+ * drained from a request handler's reply that waits for room, as for the
+ * shared queues: those are other ends).  Its positions and bulk tickets are
+ * private (struct am_chan_rx); what it reads of a channel is checked against
+ * them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static unsigned shift_of(const struct am_seg_view *v)
+{
+    return (unsigned)__builtin_ctz(v->q[0].packets_n);
+}
+
+/* Lay entry i's two channels out afresh for its sender of generation gen
+ * and open our ends; then tell registrants.  The release pairs with a
+ * registrant's acquire of chan_ready (senders.c): it finds the rings laid
+ * out.  Owner only, while no producer uses them (before LIVE, or once the
+ * entry's last sender has left or died).  0, or -EPROTO if a ring would not
+ * open (it always does: the layout checked the sizes). */
+static int lay_out(am_ep_t *ep, unsigned i, unsigned gen)
+{
+    struct am_seg_view *v = &ep->own;
+    struct am_chan_rx *rx = &ep->chans[i];
+    for (int q = 0; q < 2; q++) {
+        struct am_chan_view c;
+        am__chan_at(v, i, (enum am_qid)q, &c);
+        if (v->ring->init(c.ring, shift_of(v)) != 0 ||
+            v->ring->open(&rx->end[q], c.ring, shift_of(v), AM_SPSC_CONSUMER) != 0)
+            return -EPROTO;
+        AO_store(&c.ctl->bulk_freed, 0);
+        rx->next[q] = rx->bulk_next[q] = 0;
+        rx->idle[q] = 0;
+    }
+    rx->gen = gen & AM_GEN_MASK;
+    AO_short_store_release(&v->hdr->chan_ready[i], (unsigned short)rx->gen);
+    return 0;
+}
+
+int am__chans_open(am_ep_t *ep)
+{
+    if (ep->own.queue == AM_QUEUE_MPSC)
+        return 0;
+    if (!(ep->chans = calloc(ep->own.max_senders, sizeof *ep->chans)))
+        return -ENOMEM;
+    int rc = 0;
+    for (unsigned i = 0; i < ep->own.max_senders && rc == 0; i++)
+        rc = lay_out(ep, i, 1); /* an entry's first sender is of generation 1 */
+    return rc;
+}
+
+void am__chans_free(am_ep_t *ep)
+{
+    free(ep->chans);
+    ep->chans = NULL;
+}
+
+/* A bulk message's block: its ticket must be one the producer may hold,
+ * [bulk_next, bulk_next + B) (it is bulk_next unless a packet was lost to a
+ * peer's scribbling; then we catch up, so the give-back count stays true). */
+static const char *bulk_payload(am_ep_t *ep, struct am_chan_rx *rx, enum am_qid qid,
+                                const struct am_chan_view *c, const struct am_packet *m,
+                                struct am_payload *pl)
+{
+    uint32_t b = ep->own.q[qid].bulk_n;
+    *pl = (struct am_payload){0};
+    if (m->bulk_ticket - rx->bulk_next[qid] >= b)
+        return "bulk ticket out of order";
+    rx->bulk_next[qid] = m->bulk_ticket + 1;
+    pl->bulk = 1;
+    if (m->bulk_len > AM_BULK_BYTES)
+        return "bulk length over 8192";
+    pl->data = c->bulk + (m->bulk_ticket & (b - 1)) * AM_BULK_BYTES;
+    pl->len = m->bulk_len;
+    return NULL;
+}
+
+/* Deliver the message of `item`, which entry i's channel of queue qid gave:
+ * it must be our next position, whose packet its producer wrote (the state it
+ * writes: that position's lap in 2Q packets, its claimant id, a ready type).
+ * The ring's acquire (dequeue) made the packet visible; we read it once. */
+static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, uint64_t item)
+{
+    struct am_chan_rx *rx = &ep->chans[i];
+    struct am_chan_view c;
+    struct am_packet m;
+    struct am_payload pl = {0};
+    uint32_t n2 = 2 * ep->own.q[qid].packets_n;
+    uint64_t pos = rx->next[qid]++;
+    unsigned who = AM_WHO(i, rx->gen);
+    const char *why = NULL;
+    am__chan_at(&ep->own, i, qid, &c);
+    memcpy(&m, &c.packets[pos & (n2 - 1)], sizeof m);
+    AO_t s = m.state;
+    if (item != pos)
+        why = "channel item out of order";
+    else if (AM_STATE_LAP(s) != am_lap(pos, n2) || AM_STATE_WHO(s) != who ||
+             AM_STATE_TYPE(s) < AM_READY)
+        why = "channel packet not written for its item";
+    else if (AM_STATE_TYPE(s) == AM_READY_BULK)
+        why = bulk_payload(ep, rx, qid, &c, &m, &pl);
+    else
+        why = am__payload_long(ep, &ep->own.q[qid].heap, &m, who, &pl);
+    am__run(ep, qid, &m, who, &pl, why);
+    /* Pairs with the producer's acquire in chan_send.c's bulk_free: our reads
+     * of the block happen before its next writes. */
+    if (pl.bulk)
+        AO_store_release(&c.ctl->bulk_freed, rx->bulk_next[qid]);
+}
+
+/* Deliver what entry i's channel of queue qid holds, a ring's worth at most
+ * (a sender that keeps up cannot keep us from the others); how many. */
+static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
+{
+    struct am_spsc_end *end = &ep->chans[i].end[qid];
+    uint32_t budget = ep->own.q[qid].packets_n;
+    uint64_t item;
+    int n = 0, rc = 0;
+    while (n < (int)budget && (rc = ep->own.ring->dequeue(end, &item)) == 0) {
+        deliver(ep, i, qid, item);
+        n++;
+    }
+    if (rc == -EPROTO)
+        am__report_bad(ep, "a channel's ring was overwritten");
+    return n;
+}
+
+/* Channel i of queue qid, whose bit in summary word w is set: drain it.  Once
+ * it has been empty for AM_CHAN_IDLE visits, clear its bit, fence, and look
+ * once more (channel.h): a producer that saw the bit still set before we
+ * cleared it published before our look; one that publishes after sees it
+ * clear and sets it.  What the last look finds keeps the bit set. */
+static int visit(am_ep_t *ep, unsigned i, enum am_qid qid, volatile AO_t *w)
+{
+    struct am_chan_rx *rx = &ep->chans[i];
+    int n = drain_one(ep, i, qid);
+    if (n || ++rx->idle[qid] < AM_CHAN_IDLE) {
+        rx->idle[qid] = n ? 0 : rx->idle[qid];
+        return n;
+    }
+    rx->idle[qid] = 0;
+    AO_and_full(w, ~((AO_t)1 << (i % 64)));
+    AO_nop_full();
+    if ((n = drain_one(ep, i, qid)) > 0)
+        AO_or_full(w, (AO_t)1 << (i % 64));
+    return n;
+}
+
+int am__chan_drain(am_ep_t *ep, enum am_qid qid)
+{
+    struct am_chan_summary *sum = &ep->own.summary[qid];
+    unsigned senders = ep->own.max_senders, words = (senders + 63) / 64;
+    int n = 0;
+    for (unsigned w = 0; w < words; w++) {
+        AO_t bits = AO_load(&sum->bits[w]);
+        if (w == words - 1 && senders % 64)
+            bits &= ((AO_t)1 << (senders % 64)) - 1; /* a peer's bits past the table */
+        for (; bits; bits &= bits - 1)
+            n += visit(ep, w * 64 + (unsigned)__builtin_ctzl(bits), qid, &sum->bits[w]);
+    }
+    return am__drained(ep, n);
+}
+
+/* ---- senders that have gone ------------------------------------------------ */
+
+/* am_heap_reclaim's questions when entry i's sender has gone and its channels
+ * are drained: the blocks it allocated are unpublished, so free them all. */
+static int reclaim_who(void *ctx, unsigned who)
+{
+    return who == *(unsigned *)ctx;
+}
+
+static int reclaim_none(void *ctx, uint64_t off)
+{
+    return 0;
+}
+
+/* Has the sender for which entry i's channels are laid out left or died?
+ * Plain loads of the entry's page, which only its holder writes; the acquire
+ * pairs with the release of CLOSED (senders.c), after its last enqueue. */
+static int departed(am_ep_t *ep, unsigned i)
+{
+    const struct am_sender *e = am__sender(&ep->own, i);
+    AO_t st = AO_load_acquire(&e->state);
+    if (AM_SENDER_GEN(st) != ep->chans[i].gen)
+        return 0; /* not yet taken since we laid it out */
+    unsigned s = AM_SENDER_ST(st);
+    return s == AM_SENDER_CLOSED ||
+           ((s == AM_SENDER_BUSY || s == AM_SENDER_READY) && am__lifeline_gone(&e->life));
+}
+
+/* Entry i's sender has gone: deliver what it published (a ring's worth is all
+ * there can be: it publishes nothing more), free the heap blocks it staged and
+ * never published, and lay the channels out for the next one. */
+static void recycle(am_ep_t *ep, unsigned i)
+{
+    unsigned who = AM_WHO(i, ep->chans[i].gen);
+    for (int q = 0; q < 2; q++) {
+        drain_one(ep, i, (enum am_qid)q);
+        unsigned n = am_heap_reclaim(&ep->own.q[q].heap, reclaim_who, reclaim_none, &who);
+        ep->abandoned += n;
+        AO_fetch_and_add(&ep->own.hdr->abandoned, n);
+    }
+    lay_out(ep, i, ep->chans[i].gen + 1);
+}
+
+/* On idle polls: when a registrant or a sender finding the heap full has
+ * asked, or `unasked` (every AM_TAIL_CHECK idle polls), recycle the channels
+ * of every entry whose sender has gone. */
+void am__chan_chores(am_ep_t *ep, int unasked)
+{
+    struct am_seg_shared *sh = ep->own.shared;
+    if (!unasked && !AO_load(&sh->recycle) && !AO_load(&sh->reclaim[0]) &&
+        !AO_load(&sh->reclaim[1]))
+        return;
+    AO_store(&sh->recycle, 0);
+    AO_store(&sh->reclaim[0], 0);
+    AO_store(&sh->reclaim[1], 0);
+    for (unsigned i = 0; i < ep->own.max_senders; i++)
+        if (departed(ep, i))
+            recycle(ep, i);
+}

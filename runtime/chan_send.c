@@ -1,0 +1,140 @@
+/*
+ * chan_send.c - the producer's half of a per-sender channel (channel.h), top
+ * to bottom: open our ends after registering, wait for a bulk block if the
+ * message needs one, write the packet, enqueue its position (backing off
+ * while the ring is full), then mark our channel in the summary and wake the
+ * owner if it sleeps.  chan_poll.c holds the owner's half.
+ *
+ * Only the sender holding the entry writes its channels' producer side, so
+ * nothing here is claimed: the ring's enqueue is the publication (a release,
+ * paired with the owner's acquire in dequeue; mcring's flush for the items it
+ * holds back).  Every word read from the owner (a ring's index or slots, the
+ * bulk give-back count) is judged against our own counts.
+ */
+#include <errno.h>
+
+#include "internal.h"
+#include "spin.h"
+
+static unsigned shift_of(const struct am_seg_view *v)
+{
+    return (unsigned)__builtin_ctz(v->q[0].packets_n);
+}
+
+/* Registration gave us entry peer->sender_index, whose channels the owner laid
+ * out for our generation before release-storing chan_ready (senders.c
+ * acquire-loaded it): open our ends.  0 or -EPROTO (a ring not of the kind
+ * and size the header says). */
+int am__chan_open_tx(struct am_peer *peer)
+{
+    struct am_seg_view *v = peer->view;
+    for (int q = 0; q < 2; q++) {
+        struct am_chan_view c;
+        struct am_chan_tx *tx = &peer->tx[q];
+        am__chan_at(v, peer->sender_index, (enum am_qid)q, &c);
+        *tx = (struct am_chan_tx){0};
+        if (v->ring->open(&tx->end, c.ring, shift_of(v), AM_SPSC_PRODUCER) != 0)
+            return am__report_broken(v, "a channel's ring is not what its header says");
+        tx->open = 1;
+    }
+    return 0;
+}
+
+/* Is bulk block tx->bulk_next free?  The owner gives blocks back in ticket
+ * order by count; a count past what we have sent was written by somebody
+ * else: -EPROTO.  The acquire pairs with the owner's release after its
+ * handler read the block's last message. */
+static int bulk_free(struct am_seg_view *v, struct am_chan_tx *tx, struct am_chan_view *c)
+{
+    uint32_t b = v->q[0].bulk_n;
+    if (tx->bulk_next - tx->bulk_freed < b)
+        return 1;
+    uint64_t freed = AO_load_acquire(&c->ctl->bulk_freed);
+    if (freed > tx->bulk_next)
+        return am__report_broken(v, "a channel's bulk count was overwritten");
+    tx->bulk_freed = freed;
+    return tx->bulk_next - freed < b;
+}
+
+/* Wait for a bulk block; 0, -EPIPE, -EPROTO. */
+static int wait_bulk(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
+                     struct am_chan_view *c, unsigned *rounds)
+{
+    struct spin sp = SPIN_INIT;
+    unsigned yields = 0;
+    int rc;
+    while ((rc = bulk_free(peer->view, &peer->tx[qid], c)) == 0) {
+        if ((rc = am__backoff(ep, peer->view, qid, NULL, &sp, &yields)) < 0)
+            return rc;
+        ++*rounds;
+    }
+    return rc < 0 ? rc : 0;
+}
+
+/* Enqueue position `pos` and make it visible, backing off while the ring is
+ * full; 0, -EPIPE, -EPROTO. */
+static int enqueue(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, uint64_t pos,
+                   unsigned *rounds)
+{
+    struct am_seg_view *v = peer->view;
+    struct am_spsc_end *end = &peer->tx[qid].end;
+    struct spin sp = SPIN_INIT;
+    unsigned yields = 0;
+    int rc;
+    while ((rc = v->ring->enqueue(end, pos)) == -EAGAIN) {
+        if ((rc = am__backoff(ep, v, qid, NULL, &sp, &yields)) < 0)
+            return rc;
+        ++*rounds;
+    }
+    if (rc == 0 && v->ring->holds)
+        v->ring->flush(end);
+    return rc == 0 ? 0 : am__report_broken(v, "a channel's ring was overwritten");
+}
+
+/* Our channel has work: set our bit in the queue's summary if the owner has
+ * cleared it, and wake the owner if it sleeps.  The fence orders the
+ * enqueue's store before both loads; it pairs with the owner's fence between
+ * clearing a bit and looking at the channel once more (chan_poll.c), and with
+ * am_wait's between storing `sleeping` and polling: either the owner sees our
+ * item, or we see its cleared bit (and set it) or its sleep (and wake it). */
+static void notify(struct am_seg_view *v, enum am_qid qid, unsigned i)
+{
+    volatile AO_t *w = &v->summary[qid].bits[i / 64];
+    AO_t bit = (AO_t)1 << (i % 64);
+    AO_nop_full();
+    if (!(AO_load(w) & bit))
+        AO_or_full(w, bit);
+    if (AO_int_load(&v->shared->sleeping))
+        am__wake(v->shared);
+}
+
+/* Send m through our channel of queue qid at peer (channel.h): 0, -EPIPE,
+ * -EPROTO.  A long message's data is staged already (send.c). */
+int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m)
+{
+    struct am_seg_view *v = peer->view;
+    struct am_chan_tx *tx = &peer->tx[qid];
+    struct am_chan_view c;
+    uint32_t n2 = 2 * v->q[qid].packets_n, b = v->q[qid].bulk_n;
+    uint64_t pos = tx->end.pos;
+    unsigned rounds = 0;
+    int rc = 0;
+    if (!tx->open)
+        return -EPROTO;
+    am__chan_at(v, peer->sender_index, qid, &c);
+    if (m->kind == AM_BULK && (rc = wait_bulk(ep, peer, qid, &c, &rounds)) < 0)
+        return rc;
+    /* Packet pos % 2Q is ours to write: its last user is done (channel.h). */
+    struct am_packet *p = &c.packets[pos & (n2 - 1)];
+    am__packet_fill(p, m, c.bulk + (tx->bulk_next & (b - 1)) * AM_BULK_BYTES, tx->bulk_next);
+    AO_store(&p->state, AM_STATE(am_lap(pos, n2), peer->who,
+                                 m->kind == AM_BULK ? AM_READY_BULK : AM_READY));
+    am__hook(AM_HOOK_CHAN_FILLED);
+    if ((rc = enqueue(ep, peer, qid, pos, &rounds)) < 0)
+        return rc;
+    tx->bulk_next += m->kind == AM_BULK;
+    notify(v, qid, peer->sender_index);
+    if (rounds)
+        am__count_backoffs(peer, rounds);
+    return 0;
+}

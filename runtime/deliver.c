@@ -1,0 +1,93 @@
+/*
+ * deliver.c - what both receivers' halves (poll.c for the shared queues,
+ * chan_poll.c for per-sender channels) do with a message once they hold a
+ * private copy of its packet and have found its bulk data: check what else it
+ * names (a long message's heap block or region bytes, its handler, argument
+ * count and sender), run its handler or hold it during am_init, count it, and
+ * give a heap block back.  Nothing here reads shared memory twice: every
+ * address derives from the private copy and our own records.
+ */
+#include <stdio.h>
+
+#include "internal.h"
+
+void am__report_bad(am_ep_t *ep, const char *why)
+{
+    AO_fetch_and_add1(&ep->own.hdr->bad_packets);
+    if (ep->bad_packets++ == 0)
+        fprintf(stderr,
+                "shmam: endpoint %s: dropped a corrupt packet (%s); "
+                "further ones are only counted\n",
+                ep->name, why);
+}
+
+int am__drained(am_ep_t *ep, int n)
+{
+    if (n) {
+        AO_store(&ep->own.hdr->delivered, ep->delivered);
+        AO_store(&ep->own.hdr->delivered_bulk, ep->delivered_bulk);
+    }
+    return n;
+}
+
+/* A READY packet's data when it is not bulk: none, a block of heap h that
+ * claimant `who` allocated (AM_PKT_LONG), or bytes of our region bounded by
+ * our own record of its size (AM_PKT_LONG_AT).  NULL or why it is bad. */
+const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct am_packet *m,
+                             unsigned who, struct am_payload *pl)
+{
+    *pl = (struct am_payload){0};
+    pl->heap = h;
+    if (m->flags == AM_PKT_LONG) {
+        if (!(pl->data = am_heap_data(h, m->bulk_ticket, m->bulk_len, who)))
+            return "long message's heap block not allocated for it";
+        pl->block = 1;
+        pl->len = m->bulk_len;
+    } else if (m->flags == AM_PKT_LONG_AT) {
+        if (m->bulk_ticket > ep->region_bytes ||
+            m->bulk_len > ep->region_bytes - m->bulk_ticket)
+            return "long message outside the region";
+        pl->data = (char *)ep->region.base + m->bulk_ticket;
+        pl->len = m->bulk_len;
+    } else if (m->flags != 0)
+        return "unknown packet flags";
+    return NULL;
+}
+
+/* The rest of the copy m: NULL or why it is bad; *source its sender. */
+static const char *check(am_ep_t *ep, const struct am_packet *m, unsigned who,
+                         unsigned *source)
+{
+    if (m->nargs > AM_MAX_ARGS)
+        return "more than 8 arguments";
+    if (m->handler >= AM_HANDLER_TOTAL ||
+        (!ep->handlers[m->handler] && !(ep->holding && m->handler < AM_MAX_HANDLERS)))
+        return "no such handler";
+    if (am__source_index(ep, who, source) < 0)
+        return "unknown source";
+    return NULL;
+}
+
+void am__run(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned who,
+             const struct am_payload *pl, const char *why)
+{
+    am_token_t tok = {.ep = ep, .qid = (uint8_t)qid};
+    if (!why)
+        why = check(ep, m, who, &tok.source);
+    if (!why)
+        ep->delivered++, ep->delivered_bulk += pl->bulk;
+    if (why)
+        am__report_bad(ep, why);
+    else if (!ep->handlers[m->handler]) {
+        if (am__pending_hold(ep, &tok, m, pl->data, pl->len) < 0)
+            am__report_bad(ep, "no memory to hold a message during am_init");
+    } else {
+        ep->in_handler++;
+        ep->handlers[m->handler](&tok, m->args, m->nargs, pl->data, pl->len);
+        ep->in_handler--;
+    }
+    /* Pairs with the next allocation of the block (heap.h): our reads of the
+     * message happen before its next writer's. */
+    if (pl->block && am_heap_free(pl->heap, m->bulk_ticket, who) != 0)
+        am__report_bad(ep, "long message's heap block freed by another");
+}

@@ -35,8 +35,9 @@ static int lay_out(am_ep_t *ep, unsigned i, unsigned gen)
     for (int q = 0; q < 2; q++) {
         struct am_chan_view c;
         am__chan_at(v, i, (enum am_qid)q, &c);
-        if (v->ring->init(c.ring, shift_of(v)) != 0 ||
-            v->ring->open(&rx->end[q], c.ring, shift_of(v), AM_SPSC_CONSUMER) != 0)
+        if (am_spsc_init_wide(v->ring, c.ring, shift_of(v)) != 0 ||
+            v->ring->open(&rx->end[q], c.ring, shift_of(v), AM_SPSC_CONSUMER | AM_SPSC_WIDE) !=
+                0)
             return -EPROTO;
         AO_store(&c.ctl->bulk_freed, 0);
         rx->next[q] = rx->bulk_next[q] = 0;
@@ -85,33 +86,27 @@ static const char *bulk_payload(am_ep_t *ep, struct am_chan_rx *rx, enum am_qid 
     return NULL;
 }
 
-/* Deliver the message of `item`, which entry i's channel of queue qid gave:
- * it must be our next position, whose packet its producer wrote (the state it
- * writes: that position's lap in 2Q packets, its claimant id, a ready type).
- * The ring's acquire (dequeue) made the packet visible; we read it once. */
-static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, uint64_t item)
+/* Deliver m, the copy of a packet that entry i's channel of queue qid gave
+ * with `item`: the item must be the state its producer writes for our next
+ * position (that position's lap in Q slots, its claimant id, a ready type). */
+static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, uint64_t item,
+                    const struct am_packet *m)
 {
     struct am_chan_rx *rx = &ep->chans[i];
     struct am_chan_view c;
-    struct am_packet m;
     struct am_payload pl = {0};
-    uint32_t n2 = 2 * ep->own.q[qid].packets_n;
     uint64_t pos = rx->next[qid]++;
     unsigned who = AM_WHO(i, rx->gen);
     const char *why = NULL;
     am__chan_at(&ep->own, i, qid, &c);
-    memcpy(&m, &c.packets[pos & (n2 - 1)], sizeof m);
-    AO_t s = m.state;
-    if (item != pos)
+    if (AM_STATE_LAP(item) != am_lap(pos, ep->own.q[qid].packets_n) ||
+        AM_STATE_WHO(item) != who || AM_STATE_TYPE(item) < AM_READY)
         why = "channel item out of order";
-    else if (AM_STATE_LAP(s) != am_lap(pos, n2) || AM_STATE_WHO(s) != who ||
-             AM_STATE_TYPE(s) < AM_READY)
-        why = "channel packet not written for its item";
-    else if (AM_STATE_TYPE(s) == AM_READY_BULK)
-        why = bulk_payload(ep, rx, qid, &c, &m, &pl);
+    else if (AM_STATE_TYPE(item) == AM_READY_BULK)
+        why = bulk_payload(ep, rx, qid, &c, m, &pl);
     else
-        why = am__payload_long(ep, &ep->own.q[qid].heap, &m, who, &pl);
-    am__run(ep, qid, &m, who, &pl, why);
+        why = am__payload_long(ep, &ep->own.q[qid].heap, m, who, &pl);
+    am__run(ep, qid, m, who, &pl, why);
     /* Pairs with the producer's acquire in chan_send.c's bulk_free: our reads
      * of the block happen before its next writes. */
     if (pl.bulk)
@@ -119,15 +114,23 @@ static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, uint64_t item)
 }
 
 /* Deliver what entry i's channel of queue qid holds, a ring's worth at most
- * (a sender that keeps up cannot keep us from the others); how many. */
+ * (a sender that keeps up cannot keep us from the others); how many.  Each
+ * packet is copied out of its slot and the slot given back before the
+ * handler runs (the release orders our copy before the producer's next
+ * writes); the copy is read once. */
 static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
 {
     struct am_spsc_end *end = &ep->chans[i].end[qid];
+    const struct am_spsc_ops *ring = ep->own.ring;
     uint32_t budget = ep->own.q[qid].packets_n;
     uint64_t item;
+    const AO_t *slot;
     int n = 0, rc = 0;
-    while (n < (int)budget && (rc = ep->own.ring->dequeue(end, &item)) == 0) {
-        deliver(ep, i, qid, item);
+    while (n < (int)budget && (rc = ring->peek(end, &item, &slot)) == 0) {
+        struct am_packet m;
+        memcpy(&m, slot, sizeof m);
+        ring->release(end);
+        deliver(ep, i, qid, item, &m);
         n++;
     }
     if (rc == -EPROTO)

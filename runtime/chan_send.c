@@ -1,13 +1,13 @@
 /*
  * chan_send.c - the producer's half of a per-sender channel (channel.h), top
  * to bottom: open our ends after registering, wait for a bulk block if the
- * message needs one, write the packet, enqueue its position (backing off
- * while the ring is full), then mark our channel in the summary and wake the
- * owner if it sleeps.  chan_poll.c holds the owner's half.
+ * message needs one and for the ring's next slot (backing off while the ring
+ * is full), write the packet into the slot, commit it, then mark our channel
+ * in the summary and wake the owner if it sleeps.  chan_poll.c holds the owner's half.
  *
  * Only the sender holding the entry writes its channels' producer side, so
- * nothing here is claimed: the ring's enqueue is the publication (a release,
- * paired with the owner's acquire in dequeue; mcring's flush for the items it
+ * nothing here is claimed: the ring's commit is the publication (a release,
+ * paired with the owner's acquire in peek; mcring's flush for the items it
  * holds back).  Every word read from the owner (a ring's index or slots, the
  * bulk give-back count) is judged against our own counts.
  */
@@ -33,7 +33,7 @@ int am__chan_open_tx(struct am_peer *peer)
         struct am_chan_tx *tx = &peer->tx[q];
         am__chan_at(v, peer->sender_index, (enum am_qid)q, &c);
         *tx = (struct am_chan_tx){0};
-        if (v->ring->open(&tx->end, c.ring, shift_of(v), AM_SPSC_PRODUCER) != 0)
+        if (v->ring->open(&tx->end, c.ring, shift_of(v), AM_SPSC_PRODUCER | AM_SPSC_WIDE) != 0)
             return am__report_broken(v, "a channel's ring is not what its header says");
         tx->open = 1;
     }
@@ -71,23 +71,22 @@ static int wait_bulk(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     return rc < 0 ? rc : 0;
 }
 
-/* Enqueue position `pos` and make it visible, backing off while the ring is
- * full; 0, -EPIPE, -EPROTO. */
-static int enqueue(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, uint64_t pos,
+/* The ring's next slot, backing off while the ring is full: 0 (*p the
+ * packet in it), -EPIPE, -EPROTO. */
+static int reserve(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_packet **p,
                    unsigned *rounds)
 {
     struct am_seg_view *v = peer->view;
-    struct am_spsc_end *end = &peer->tx[qid].end;
     struct spin sp = SPIN_INIT;
     unsigned yields = 0;
+    AO_t *slot;
     int rc;
-    while ((rc = v->ring->enqueue(end, pos)) == -EAGAIN) {
+    while ((rc = v->ring->reserve(&peer->tx[qid].end, &slot)) == -EAGAIN) {
         if ((rc = am__backoff(ep, v, qid, NULL, &sp, &yields)) < 0)
             return rc;
         ++*rounds;
     }
-    if (rc == 0 && v->ring->holds)
-        v->ring->flush(end);
+    *p = (struct am_packet *)slot;
     return rc == 0 ? 0 : am__report_broken(v, "a channel's ring was overwritten");
 }
 
@@ -115,23 +114,23 @@ int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_
     struct am_seg_view *v = peer->view;
     struct am_chan_tx *tx = &peer->tx[qid];
     struct am_chan_view c;
-    uint32_t n2 = 2 * v->q[qid].packets_n, b = v->q[qid].bulk_n;
-    uint64_t pos = tx->end.pos;
+    struct am_packet *p;
+    uint32_t b = v->q[qid].bulk_n;
     unsigned rounds = 0;
     int rc = 0;
     if (!tx->open)
         return -EPROTO;
     am__chan_at(v, peer->sender_index, qid, &c);
-    if (m->kind == AM_BULK && (rc = wait_bulk(ep, peer, qid, &c, &rounds)) < 0)
+    if ((m->kind == AM_BULK && (rc = wait_bulk(ep, peer, qid, &c, &rounds)) < 0) ||
+        (rc = reserve(ep, peer, qid, &p, &rounds)) < 0)
         return rc;
-    /* Packet pos % 2Q is ours to write: its last user is done (channel.h). */
-    struct am_packet *p = &c.packets[pos & (n2 - 1)];
+    /* Words 1.. of the slot are ours until commit; word 0 is the ring's. */
     am__packet_fill(p, m, c.bulk + (tx->bulk_next & (b - 1)) * AM_BULK_BYTES, tx->bulk_next);
-    AO_store(&p->state, AM_STATE(am_lap(pos, n2), peer->who,
-                                 m->kind == AM_BULK ? AM_READY_BULK : AM_READY));
     am__hook(AM_HOOK_CHAN_FILLED);
-    if ((rc = enqueue(ep, peer, qid, pos, &rounds)) < 0)
-        return rc;
+    v->ring->commit(&tx->end, AM_STATE(am_lap(tx->end.pos, v->q[qid].packets_n), peer->who,
+                                       m->kind == AM_BULK ? AM_READY_BULK : AM_READY));
+    if (v->ring->holds)
+        v->ring->flush(&tx->end);
     tx->bulk_next += m->kind == AM_BULK;
     notify(v, qid, peer->sender_index);
     if (rounds)

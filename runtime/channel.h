@@ -8,46 +8,49 @@
  * table) has its own request channel and its own reply channel in the
  * owner's segment, written by that sender alone and read by the owner alone:
  *
- *   ring      an SPSC ring of 2^shift = Q slots (the endpoint's `packets`),
- *             whose items are message positions 0, 1, 2, ...
+ *   ring      an SPSC ring of 2^shift = Q wide slots (the endpoint's
+ *             `packets`; spsc.h): each slot is one cache-line packet whose
+ *             word 0 (the packet's state word) is the ring's mark or item
  *   ctl       struct am_chan_ctl: bulk blocks given back (owner-written)
- *   packets   2Q packets: message position p's packet is p % 2Q
  *   bulk      B bulk blocks (the endpoint's `bulk_blocks`), used in ticket
  *             order: ticket t is block t % B
  * Long messages' data stays in the endpoint's per-queue heaps (heap/, shared
  * by all senders: one of 2 x long_max per channel would be 2 x S heaps); their
  * packets go through the channels.
  *
- * Why items name packets and not hold them.  spsc/'s rings carry 64-bit
- * items, as their papers' benchmarks do; an AM packet is a cache line.  The
- * producer writes packet p % 2Q, then enqueues item p.  It may write packet p
- * once its enqueue of p - 1 succeeded: that took a slot the owner gave back
- * after dequeuing item p - 1 - Q, and the owner dequeues an item only after it
- * has finished with the message before it (p - 2 - Q >= p - 2Q), so packet p's
- * last user is done.  The give-back is a release and the producer's room check
- * an acquire in every kind (spsc.h), so the owner's reads of the old packet
- * happen before the producer's writes of the new.  A full ring therefore never
- * makes the producer wait to write, only to enqueue.  Bulk blocks are given
- * back by count (ctl->bulk_freed, release; the producer's acquire load).
+ * What changed from the papers.  Their rings carry one word per slot (a
+ * pointer; FastForward and B-Queue mark an empty slot NULL); an AM packet is a
+ * cache line, and a word naming a packet elsewhere would make every message
+ * move two lines between the cores instead of one.  So a channel's ring has
+ * wide slots: the packet lives in the slot, word 0 is what the ring's
+ * algorithm puts there (FastForward's and B-Queue's mark, item + 1, never 0 for
+ * a message; Lamport's and MCRingBuffer's item under their indices), and the
+ * item is the state word the shared queues would write, AM_STATE(lap of the
+ * position in Q, who, READY or READY_BULK).  The producer reserves the slot,
+ * fills words 1..7 and commits the item (one release); the owner peeks,
+ * copies the packet out, releases the slot (one release: its copy happens
+ * before the producer's next writes there), then runs the handler on its
+ * copy.  Bulk blocks are given back by count (ctl->bulk_freed, release; the
+ * producer's acquire load).
  *
  * Send (chan_send.c): stage a long message in the heap (send.c); wait for a
- * bulk block if bulk; write packet p (state AM_STATE(lap of p in 2Q, who,
- * READY or READY_BULK), fields as the shared queues'); enqueue p and flush
- * (mcring holds items back otherwise), backing off and polling while the ring
- * is full; then a full fence, set our bit in the queue's summary if it is
- * clear, and wake the owner if it sleeps.
+ * bulk block if bulk; reserve the ring's next slot, backing off and polling
+ * while the ring is full; write the packet (fields as the shared queues');
+ * commit, and flush (mcring holds items back otherwise); then a full fence,
+ * set our bit in the queue's summary if it is clear, and wake the owner if it
+ * sleeps.
  *
- * Poll (chan_poll.c): for each set bit of a queue's summary, dequeue up to Q
- * items of that channel and deliver each: the item must be the position the
- * owner expects next and the packet's state the one that position's producer
- * writes, naming the entry's claimant; a bulk ticket must lie in [next, next +
- * B); everything else as the shared queues check it (deliver.c).  A channel
- * empty for AM_CHAN_IDLE polls has its bit cleared, then (after a full fence)
- * is looked at once more.  Fences pair: the producer's publish / fence / load
- * of the bit, against the owner's clear / fence / dequeue; and, as for the
- * shared queues, the producer's fence before loading `sleeping` with am_wait's.
- * A poll with many registered senders and one active costs a load per 64
- * senders more than with one.
+ * Poll (chan_poll.c): for each set bit of a queue's summary, take up to Q
+ * packets from that channel and deliver each: the item must be the state its
+ * producer writes for the position the owner expects next, naming the entry's
+ * claimant; a bulk ticket must lie in [next, next + B); everything else as
+ * the shared queues check it (deliver.c).  A channel empty for AM_CHAN_IDLE
+ * polls has its bit cleared, then (after a full fence) is looked at once more.
+ * Fences pair: the producer's commit / fence / load of the bit, against the
+ * owner's clear / fence / peek; and, as for the shared queues, the producer's
+ * fence before loading `sleeping` with am_wait's.  A poll with many
+ * registered senders and one active costs a load per 64 senders more than
+ * with one.
  *
  * Senders come and go.  A sender's positions are private to its ends, so a
  * channel is not handed from one sender to the next as it is: the owner lays
@@ -81,9 +84,9 @@
 /* One channel as pointers into a mapping. */
 struct am_chan_view {
     void *ring;
+    struct am_packet *packets; /* the ring's Q slots */
     struct am_chan_ctl *ctl;
-    struct am_packet *packets; /* 2Q */
-    unsigned char *bulk;       /* B blocks */
+    unsigned char *bulk; /* B blocks */
 };
 
 /* The producer's end of one channel, in the sender's private memory (struct
@@ -99,7 +102,7 @@ struct am_chan_tx {
 /* The owner's view of entry i's two channels, private (am_ep.chans[i]). */
 struct am_chan_rx {
     struct am_spsc_end end[2];
-    uint64_t next[2];      /* the position of the next item */
+    uint64_t next[2];      /* the position of the next packet */
     uint64_t bulk_next[2]; /* the bulk ticket the next bulk message should carry */
     unsigned idle[2];      /* polls that found the channel empty */
     unsigned gen;          /* the generation the channels are laid out for */

@@ -30,6 +30,7 @@
 #define SHMAM_BULK "SHMAM_BULK"               /* bulk blocks per queue, power of two */
 #define SHMAM_MAX_SENDERS "SHMAM_MAX_SENDERS" /* senders per endpoint */
 #define SHMAM_LONG_MAX "SHMAM_LONG_MAX"       /* the longest long message, bytes */
+#define SHMAM_QUEUE "SHMAM_QUEUE"             /* one of am_queue_names */
 
 /* Read by the launcher: every job name it makes starts with this, 1 to
  * AM_JOB_PREFIX_MAX characters of [a-z0-9] (default "j"), so that a script

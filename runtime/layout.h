@@ -24,9 +24,9 @@
  *   are no shared queues; instead, after the shared block (channel.h):
  *     struct am_chan_summary[2] per queue: a bit per sender with work
  *     channels, S x 2 of chan_bytes each: sender i's request channel, then
- *                               its reply channel; each an SPSC ring
- *                               (spsc/spsc.h), struct am_chan_ctl, 2 x Q
- *                               packets, B bulk blocks
+ *                               its reply channel; each an SPSC ring of Q
+ *                               packet-wide slots (spsc/spsc.h), struct
+ *                               am_chan_ctl, B bulk blocks
  *     heap, heap                as above: long messages' data stays in the
  *                               endpoint's heaps, their packets go through
  *                               the channels

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "job.h"
 
 #define AM_DEFAULT_PACKETS 128u
 #define AM_DEFAULT_BULK 16u
@@ -100,7 +101,7 @@ int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
         o = &none;
     int rc = am__claim_parse(pick(o->claim, "SHMAM_CLAIM", "lockfree"), &cfg->claim);
     if (rc == 0)
-        rc = am__queue_parse(pick(o->queue, "SHMAM_QUEUE", "mpsc"), &cfg->queue);
+        rc = am__queue_parse(pick(o->queue, SHMAM_QUEUE, "mpsc"), &cfg->queue);
     int chans = rc == 0 && cfg->queue != AM_QUEUE_MPSC;
     if (rc == 0)
         rc = am__shm_parse(pick(o->shm, "SHMAM_SHM", "posix"), &cfg->backend);

@@ -1,7 +1,7 @@
 /*
  * shmamrun.c - the job launcher, in the habit of mpiexec:
  *
- *   shmamrun -n P [-a ALG|--claim ALG] [--shm posix|sysv] [--bind]
+ *   shmamrun -n P [-a ALG|--claim ALG] [--queue KIND] [--shm posix|sysv] [--bind]
  *            [--packets Q] [--bulk B] [--long-max BYTES] [--timeout SECONDS]
  *            program args...
  *
@@ -95,25 +95,45 @@ struct setting {
     int (*valid)(const char *v);
 };
 
-/* The claim algorithms this build knows, joined by `sep`: from am_claim_names,
- * the one list of them. */
+/* The names of a NULL-terminated list (am_claim_names, am_queue_names: the
+ * one list of each) joined by `sep`, into buf. */
+static const char *joined(const char *const *list, const char *sep, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (const char *const *c = list; *c && n < size; c++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", c == list ? "" : sep, *c);
+    return buf;
+}
+
 static const char *claims(const char *sep)
 {
     static char buf[256];
-    size_t n = 0;
-    buf[0] = '\0';
-    for (const char *const *c = am_claim_names; *c; c++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s",
-                              c == am_claim_names ? "" : sep, *c);
-    return buf;
+    return joined(am_claim_names, sep, buf, sizeof buf);
+}
+
+static const char *queues(const char *sep)
+{
+    static char buf[256];
+    return joined(am_queue_names, sep, buf, sizeof buf);
+}
+
+static int listed(const char *const *list, const char *v)
+{
+    for (const char *const *c = list; *c; c++)
+        if (strcmp(v, *c) == 0)
+            return 1;
+    return 0;
 }
 
 static int valid_claim(const char *v)
 {
-    for (const char *const *c = am_claim_names; *c; c++)
-        if (strcmp(v, *c) == 0)
-            return 1;
-    return 0;
+    return listed(am_claim_names, v);
+}
+
+static int valid_queue(const char *v)
+{
+    return listed(am_queue_names, v);
 }
 
 static int valid_shm(const char *v)
@@ -153,9 +173,10 @@ static int valid_long(const char *v)
     return number_within(v, AM_MIN_LONG, AM_MAX_LONG);
 }
 
-enum { SET_CLAIM, SET_SHM, SET_PACKETS, SET_BULK, SET_LONG, NSETTINGS };
+enum { SET_CLAIM, SET_QUEUE, SET_SHM, SET_PACKETS, SET_BULK, SET_LONG, NSETTINGS };
 static const struct setting settings[NSETTINGS] = {
     [SET_CLAIM] = {SHMAM_CLAIM, "--claim", NULL /* claims(", ") */, valid_claim},
+    [SET_QUEUE] = {SHMAM_QUEUE, "--queue", NULL /* queues(", ") */, valid_queue},
     [SET_SHM] = {SHMAM_SHM, "--shm", "posix or sysv", valid_shm},
     [SET_PACKETS] = {SHMAM_PACKETS, "--packets", "a power of two, 2..65536", valid_packets},
     [SET_BULK] = {SHMAM_BULK, "--bulk", "a power of two, 1..4096", valid_bulk},
@@ -191,6 +212,9 @@ static void usage(FILE *f)
             "Start P ranks of program as one shmam job and wait for them.\n"
             "  -n P                 number of ranks (1..%u)\n"
             "  -a, --claim ALG      claim algorithm: %s\n"
+            "      --queue KIND     queue kind: %s\n"
+            "                       (mpsc: shared queues; the others: a channel per\n"
+            "                       sender, --packets and --bulk then per channel)\n"
             "      --shm KIND       segment backend: posix or sysv\n"
             "      --bind           pin rank r to the (r %% ncpus)-th allowed CPU\n"
             "      --packets Q      packets per queue, a power of two\n"
@@ -198,13 +222,14 @@ static void usage(FILE *f)
             "      --long-max BYTES the longest long message (default 1 MiB)\n"
             "      --timeout SECS   stop the job after SECS seconds (exit status 124)\n"
             "      --list-claims    print the claim algorithms, one a line, and exit\n"
+            "      --list-queues    print the queue kinds, one a line, and exit\n"
             "  -h, --help           print this help\n"
-            "Options override SHMAM_CLAIM, SHMAM_SHM, SHMAM_PACKETS, SHMAM_BULK,\n"
-            "SHMAM_LONG_MAX.\n"
+            "Options override SHMAM_CLAIM, SHMAM_QUEUE, SHMAM_SHM, SHMAM_PACKETS,\n"
+            "SHMAM_BULK, SHMAM_LONG_MAX.\n"
             "Job names (and so segment names) start with SHMAM_JOB_PREFIX, default j.\n"
             "Exit status: 0 if every rank exits 0, else the first failure's status\n"
             "(its exit code or 128+signal); 124 on timeout; 2 on bad usage.\n",
-            AM_MAX_SENDERS, claims(" "));
+            AM_MAX_SENDERS, claims(" "), queues(" "));
 }
 
 /* Bad input: say what was wrong and exit 2 before anything has started. */
@@ -249,7 +274,9 @@ enum {
     OPT_BULK,
     OPT_LONG,
     OPT_TIMEOUT,
-    OPT_LIST_CLAIMS
+    OPT_LIST_CLAIMS,
+    OPT_QUEUE,
+    OPT_LIST_QUEUES
 };
 static const struct option long_opts[] = {
     {"claim", required_argument, NULL, 'a'},
@@ -260,6 +287,8 @@ static const struct option long_opts[] = {
     {"long-max", required_argument, NULL, OPT_LONG},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"list-claims", no_argument, NULL, OPT_LIST_CLAIMS},
+    {"queue", required_argument, NULL, OPT_QUEUE},
+    {"list-queues", no_argument, NULL, OPT_LIST_QUEUES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -292,8 +321,13 @@ static int take_option(int c, struct opts *o)
     case OPT_TIMEOUT:
         o->timeout = parse_timeout(optarg);
         break;
+    case OPT_QUEUE:
+        o->value[SET_QUEUE] = optarg;
+        break;
     case OPT_LIST_CLAIMS:
-        for (const char *const *a = am_claim_names; *a; a++)
+    case OPT_LIST_QUEUES:
+        for (const char *const *a = c == OPT_LIST_CLAIMS ? am_claim_names : am_queue_names; *a;
+             a++)
             puts(*a);
         exit(0);
     case 'h':
@@ -328,7 +362,9 @@ static void export_settings(const struct opts *o)
     for (int i = 0; i < NSETTINGS; i++) {
         const struct setting *s = &settings[i];
         const char *v = o->value[i], *env = getenv(s->env);
-        const char *expect = s->expect ? s->expect : claims(", ");
+        const char *expect = s->expect ? s->expect
+                             : i == SET_QUEUE ? queues(", ")
+                                              : claims(", ");
         if (v && !s->valid(v))
             bad_usage("bad %s '%s': expected %s", s->flag, v, expect);
         if (v)

@@ -43,16 +43,16 @@ static const struct am_spsc_ops *chan_ring(enum am_queue_kind k)
     return k == AM_QUEUE_MPSC ? NULL : am_spsc_find(am_queue_names[k]);
 }
 
+/* A channel's ring: Q wide slots, a packet each (channel.h). */
 static uint64_t chan_ring_bytes(enum am_queue_kind k, uint32_t q)
 {
-    return chan_ring(k)->size((unsigned)__builtin_ctz(q));
+    return am_spsc_size_wide(chan_ring(k), (unsigned)__builtin_ctz(q));
 }
 
-/* One channel's bytes (channel.h): ring, ctl, 2Q packets, B bulk blocks. */
+/* One channel's bytes (channel.h): ring, ctl, B bulk blocks. */
 static uint64_t chan_bytes(const struct am_config *cfg)
 {
     return chan_ring_bytes(cfg->queue, cfg->packets) + sizeof(struct am_chan_ctl) +
-           2 * (uint64_t)cfg->packets * sizeof(struct am_packet) +
            (uint64_t)cfg->bulk_blocks * AM_BULK_BYTES;
 }
 
@@ -159,9 +159,9 @@ void am__chan_at(const struct am_seg_view *v, unsigned i, enum am_qid qid,
 {
     unsigned char *p = v->chans + ((uint64_t)i * 2 + qid) * v->chan_bytes;
     c->ring = p;
+    c->packets = (struct am_packet *)(p + v->ring->slots);
     c->ctl = (struct am_chan_ctl *)(p + v->chan_ring);
-    c->packets = (struct am_packet *)(p + v->chan_ring + sizeof(struct am_chan_ctl));
-    c->bulk = (unsigned char *)(c->packets + 2 * (uint64_t)v->q[qid].packets_n);
+    c->bulk = p + v->chan_ring + sizeof(struct am_chan_ctl);
 }
 
 /* Initialise a fresh zero-filled segment.  Called by the creator only, before

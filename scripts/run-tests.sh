@@ -1,6 +1,9 @@
 #!/bin/sh
 # Runs each Check test binary given, from the repository root, and prints one
-# closing line "N passed, N failed" over all of them.  Fails if any test failed,
+# closing line "N passed, N failed" over all of them.  An argument KIND:binary
+# runs the binary with SHMAM_QUEUE=KIND: its endpoints that do not name a queue
+# kind get per-sender channels of that kind (and its loops over claim
+# algorithms run one: testutil.h).  Fails if any test failed,
 # a binary crashed, or this run left a segment behind.
 #
 # Leftovers: only this run's names are looked at, in both backends (POSIX
@@ -22,10 +25,12 @@ TU_PIDS_FILE=$(mktemp "${TMPDIR:-/tmp}/shmam-test-pids.XXXXXX") || exit 1
 export TU_PIDS_FILE
 trap 'rm -f "$TU_PIDS_FILE"' EXIT
 passed=0 failed=0 broken="" stat=""
-for t in "$@"; do
-    echo "== $t"
+for arg in "$@"; do
+    t=${arg#*:} kind=""
+    [ "$t" != "$arg" ] && kind=${arg%%:*}
+    echo "== $t${kind:+ (SHMAM_QUEUE=$kind)}"
     [ -z "$stat" ] && stat="$(dirname "$(dirname "$t")")/bin/shmamstat"
-    out=$("$t" 2>&1); rc=$?
+    out=$(if [ -n "$kind" ]; then SHMAM_QUEUE=$kind "$t"; else "$t"; fi 2>&1); rc=$?
     printf '%s\n' "$out"
     line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: [0-9]+' | tail -n 1)
     if [ -z "$line" ]; then

@@ -58,12 +58,12 @@
 
 static size_t bqueue_size(unsigned shift)
 {
-    return am__spsc_size(SLOTS, shift);
+    return am__spsc_size(SLOTS, shift, 1);
 }
 
 static int bqueue_init(void *ring, unsigned shift)
 {
-    return am__spsc_init(ring, SLOTS, AM_SPSC_BQUEUE, shift);
+    return am__spsc_init(ring, SLOTS, AM_SPSC_BQUEUE, shift, 1);
 }
 
 static int bqueue_open(struct am_spsc_end *e, void *ring, unsigned shift, unsigned flags)
@@ -82,13 +82,13 @@ static int bqueue_enqueue(struct am_spsc_end *p, uint64_t item)
         return -EINVAL;
     if (p->pos == p->limit) {
         /* Acquire: pairs with the consumer's release store emptying it. */
-        if (AO_load_acquire(&p->slot[(p->pos + p->batch - 1) & p->mask]) != 0)
+        if (AO_load_acquire(am__spsc_at(p, p->pos + p->batch - 1)) != 0)
             return -EAGAIN;
         p->limit = p->pos + p->batch;
     }
     am__spsc_hook(AM_SPSC_PUT);
     /* Release: pairs with the consumer's acquire load of a batch's end. */
-    AO_store_release(&p->slot[p->pos & p->mask], item + 1);
+    AO_store_release(am__spsc_at(p, p->pos), item + 1);
     p->pos++;
     return 0;
 }
@@ -121,7 +121,7 @@ static int backtrack(struct am_spsc_end *c)
 {
     uint64_t size = c->held + LINE_ITEMS < c->batch ? c->held + LINE_ITEMS : c->batch;
     /* Acquire: pairs with the producer's release store of the probed slot. */
-    while (AO_load_acquire(&c->slot[(c->pos + size - 1) & c->mask]) == 0) {
+    while (AO_load_acquire(am__spsc_at(c, c->pos + size - 1)) == 0) {
         if (size == 1)
             return -EAGAIN;
         am__spsc_pause(BACKTRACK_PAUSES);
@@ -139,7 +139,7 @@ static int bqueue_dequeue(struct am_spsc_end *c, uint64_t *item)
     AM__SPSC_IS(c, AM_SPSC_CONSUMER);
     if (c->pos == c->limit && backtrack(c) != 0)
         return -EAGAIN;
-    AO_t *s = &c->slot[c->pos & c->mask];
+    AO_t *s = am__spsc_at(c, c->pos);
     am__spsc_hook(AM_SPSC_GET);
     AO_t v = AO_load(s); /* relaxed: the batch's acquire ordered it (file header) */
     if (v == 0)
@@ -149,6 +149,60 @@ static int bqueue_dequeue(struct am_spsc_end *c, uint64_t *item)
     AO_store_release(s, 0);
     c->pos++;
     *item = v - 1;
+    return 0;
+}
+
+/* Producer only: the slot at pos, probing the next batch as enqueue does.
+ * 0, -EAGAIN. */
+static int bqueue_reserve(struct am_spsc_end *p, AO_t **slot)
+{
+    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    if (p->pos == p->limit) {
+        if (AO_load_acquire(am__spsc_at(p, p->pos + p->batch - 1)) != 0)
+            return -EAGAIN;
+        p->limit = p->pos + p->batch;
+    }
+    *slot = am__spsc_at(p, p->pos);
+    return 0;
+}
+
+/* Producer only, after reserve: the mark, by a release store.  0, -EINVAL. */
+static int bqueue_commit(struct am_spsc_end *p, uint64_t item)
+{
+    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    if (item > AM_SPSC_ITEM_MAX)
+        return -EINVAL;
+    am__spsc_hook(AM_SPSC_PUT);
+    AO_store_release(am__spsc_at(p, p->pos), item + 1);
+    p->pos++;
+    return 0;
+}
+
+/* Consumer only.  0 with the oldest item and its slot, -EAGAIN, -EPROTO: as
+ * dequeue (the batch's acquire orders the slot's words too: the producer
+ * wrote them before marking any slot after). */
+static int bqueue_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
+{
+    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
+    if (c->pos == c->limit && backtrack(c) != 0)
+        return -EAGAIN;
+    AO_t *s = am__spsc_at(c, c->pos);
+    am__spsc_hook(AM_SPSC_GET);
+    AO_t v = AO_load(s);
+    if (v == 0)
+        return -EPROTO;
+    *item = v - 1;
+    *slot = s;
+    return 0;
+}
+
+/* Consumer only, after peek: empties the slot (release, as dequeue).  0. */
+static int bqueue_release(struct am_spsc_end *c)
+{
+    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
+    am__spsc_hook(AM_SPSC_FREE);
+    AO_store_release(am__spsc_at(c, c->pos), 0);
+    c->pos++;
     return 0;
 }
 
@@ -164,4 +218,9 @@ const struct am_spsc_ops am_spsc_bqueue = {
     .enqueue_batch = bqueue_enqueue_batch,
     .flush = bqueue_flush,
     .dequeue = bqueue_dequeue,
+    .reserve = bqueue_reserve,
+    .commit = bqueue_commit,
+    .peek = bqueue_peek,
+    .release = bqueue_release,
+    .slots = SLOTS,
 };

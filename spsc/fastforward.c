@@ -51,12 +51,12 @@
 
 static size_t fastforward_size(unsigned shift)
 {
-    return am__spsc_size(SLOTS, shift);
+    return am__spsc_size(SLOTS, shift, 1);
 }
 
 static int fastforward_init(void *ring, unsigned shift)
 {
-    return am__spsc_init(ring, SLOTS, AM_SPSC_FASTFORWARD, shift);
+    return am__spsc_init(ring, SLOTS, AM_SPSC_FASTFORWARD, shift, 1);
 }
 
 /* e->held counts the consumer's items, for the slip checks. */
@@ -72,7 +72,7 @@ static int fastforward_enqueue(struct am_spsc_end *p, uint64_t item)
     AM__SPSC_IS(p, AM_SPSC_PRODUCER);
     if (item > AM_SPSC_ITEM_MAX)
         return -EINVAL;
-    AO_t *s = &p->slot[p->pos & p->mask];
+    AO_t *s = am__spsc_at(p, p->pos);
     if (AO_load_acquire(s) != 0) /* pairs with the consumer's give-back */
         return -EAGAIN;
     am__spsc_hook(AM_SPSC_PUT);
@@ -109,7 +109,7 @@ static int fastforward_flush(struct am_spsc_end *p)
 static uint64_t ahead(const struct am_spsc_end *c, uint64_t step, uint64_t good)
 {
     uint64_t d = 0;
-    while (d + step <= good && AO_load(&c->slot[(c->pos + d + step - 1) & c->mask]) != 0)
+    while (d + step <= good && AO_load(am__spsc_at(c, c->pos + d + step - 1)) != 0)
         d += step;
     return d;
 }
@@ -136,7 +136,7 @@ __attribute__((noinline, cold)) static void slip(const struct am_spsc_end *c)
 static int fastforward_dequeue(struct am_spsc_end *c, uint64_t *item)
 {
     AM__SPSC_IS(c, AM_SPSC_CONSUMER);
-    AO_t *s = &c->slot[c->pos & c->mask];
+    AO_t *s = am__spsc_at(c, c->pos);
     /* Acquire: pairs with the producer's release store of this slot. */
     AO_t v = AO_load_acquire(s);
     if (v == 0)
@@ -145,6 +145,57 @@ static int fastforward_dequeue(struct am_spsc_end *c, uint64_t *item)
     AO_store_release(s, 0); /* pairs with the producer's acquire: file header */
     c->pos++;
     *item = v - 1;
+    if ((c->flags & AM_SPSC_SLIP) && c->held++ % SLIP_EVERY == 0)
+        slip(c);
+    return 0;
+}
+
+/* Producer only: the slot at pos, if the consumer has emptied it.  0,
+ * -EAGAIN. */
+static int fastforward_reserve(struct am_spsc_end *p, AO_t **slot)
+{
+    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    AO_t *s = am__spsc_at(p, p->pos);
+    if (AO_load_acquire(s) != 0) /* pairs with the consumer's give-back */
+        return -EAGAIN;
+    *slot = s;
+    return 0;
+}
+
+/* Producer only, after reserve: one release store publishes the item and the
+ * slot's other words.  0, -EINVAL. */
+static int fastforward_commit(struct am_spsc_end *p, uint64_t item)
+{
+    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    if (item > AM_SPSC_ITEM_MAX)
+        return -EINVAL;
+    am__spsc_hook(AM_SPSC_PUT);
+    AO_store_release(am__spsc_at(p, p->pos), item + 1); /* pairs with peek's acquire */
+    p->pos++;
+    return 0;
+}
+
+/* Consumer only.  0 with the oldest item and its slot, -EAGAIN empty. */
+static int fastforward_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
+{
+    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
+    AO_t *s = am__spsc_at(c, c->pos);
+    AO_t v = AO_load_acquire(s); /* pairs with commit's release */
+    if (v == 0)
+        return -EAGAIN;
+    am__spsc_hook(AM_SPSC_GET);
+    *item = v - 1;
+    *slot = s;
+    return 0;
+}
+
+/* Consumer only, after peek: empties the slot.  0. */
+static int fastforward_release(struct am_spsc_end *c)
+{
+    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
+    am__spsc_hook(AM_SPSC_FREE);
+    AO_store_release(am__spsc_at(c, c->pos), 0); /* pairs with reserve's acquire */
+    c->pos++;
     if ((c->flags & AM_SPSC_SLIP) && c->held++ % SLIP_EVERY == 0)
         slip(c);
     return 0;
@@ -162,4 +213,9 @@ const struct am_spsc_ops am_spsc_fastforward = {
     .enqueue_batch = fastforward_enqueue_batch,
     .flush = fastforward_flush,
     .dequeue = fastforward_dequeue,
+    .reserve = fastforward_reserve,
+    .commit = fastforward_commit,
+    .peek = fastforward_peek,
+    .release = fastforward_release,
+    .slots = SLOTS,
 };

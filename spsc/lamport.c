@@ -34,12 +34,12 @@
 
 static size_t lamport_size(unsigned shift)
 {
-    return am__spsc_size(SLOTS, shift);
+    return am__spsc_size(SLOTS, shift, 1);
 }
 
 static int lamport_init(void *ring, unsigned shift)
 {
-    return am__spsc_init(ring, SLOTS, AM_SPSC_LAMPORT, shift);
+    return am__spsc_init(ring, SLOTS, AM_SPSC_LAMPORT, shift, 1);
 }
 
 static int lamport_open(struct am_spsc_end *e, void *ring, unsigned shift, unsigned flags)
@@ -72,7 +72,7 @@ static int lamport_enqueue(struct am_spsc_end *p, uint64_t item)
     int64_t space = room(p);
     if (space <= 0)
         return space == 0 ? -EAGAIN : (int)space;
-    p->slot[p->pos & p->mask] = item;
+    *am__spsc_at(p, p->pos) = item;
     am__spsc_hook(AM_SPSC_PUT);
     /* Release: pairs with the consumer's acquire load of head. */
     AO_store_release(p->mine, ++p->pos);
@@ -91,7 +91,7 @@ static int lamport_enqueue_batch(struct am_spsc_end *p, const uint64_t *items, u
         return n == 0 ? -EINVAL : space == 0 ? -EAGAIN : (int)space;
     unsigned k = (uint64_t)space < n ? (unsigned)space : n;
     for (unsigned i = 0; i < k; i++)
-        p->slot[(p->pos + i) & p->mask] = items[i];
+        *am__spsc_at(p, p->pos + i) = items[i];
     am__spsc_hook(AM_SPSC_PUT);
     p->pos += k;
     AO_store_release(p->mine, p->pos); /* pairs as in enqueue */
@@ -114,9 +114,55 @@ static int lamport_dequeue(struct am_spsc_end *c, uint64_t *item)
     if (ready == 0 || ready > c->mask + 1)
         return ready == 0 ? -EAGAIN : -EPROTO;
     am__spsc_hook(AM_SPSC_GET);
-    *item = c->slot[c->pos & c->mask];
+    *item = *am__spsc_at(c, c->pos);
     am__spsc_hook(AM_SPSC_FREE);
     /* Release: pairs with the producer's acquire load of tail. */
+    AO_store_release(c->mine, ++c->pos);
+    return 0;
+}
+
+/* Producer only: the slot at head if there is room.  0, -EAGAIN, -EPROTO. */
+static int lamport_reserve(struct am_spsc_end *p, AO_t **slot)
+{
+    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    int64_t space = room(p);
+    if (space <= 0)
+        return space == 0 ? -EAGAIN : (int)space;
+    *slot = am__spsc_at(p, p->pos);
+    return 0;
+}
+
+/* Producer only, after reserve: the item, then head (release, as enqueue).
+ * 0, -EINVAL. */
+static int lamport_commit(struct am_spsc_end *p, uint64_t item)
+{
+    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    if (item > AM_SPSC_ITEM_MAX)
+        return -EINVAL;
+    *am__spsc_at(p, p->pos) = item;
+    am__spsc_hook(AM_SPSC_PUT);
+    AO_store_release(p->mine, ++p->pos);
+    return 0;
+}
+
+/* Consumer only.  0 with the oldest item and its slot, -EAGAIN, -EPROTO. */
+static int lamport_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
+{
+    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
+    uint64_t ready = AO_load_acquire(c->theirs) - c->pos; /* as dequeue */
+    if (ready == 0 || ready > c->mask + 1)
+        return ready == 0 ? -EAGAIN : -EPROTO;
+    am__spsc_hook(AM_SPSC_GET);
+    *slot = am__spsc_at(c, c->pos);
+    *item = **slot;
+    return 0;
+}
+
+/* Consumer only, after peek: tail past the slot (release, as dequeue).  0. */
+static int lamport_release(struct am_spsc_end *c)
+{
+    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
+    am__spsc_hook(AM_SPSC_FREE);
     AO_store_release(c->mine, ++c->pos);
     return 0;
 }
@@ -133,4 +179,9 @@ const struct am_spsc_ops am_spsc_lamport = {
     .enqueue_batch = lamport_enqueue_batch,
     .flush = lamport_flush,
     .dequeue = lamport_dequeue,
+    .reserve = lamport_reserve,
+    .commit = lamport_commit,
+    .peek = lamport_peek,
+    .release = lamport_release,
+    .slots = SLOTS,
 };

@@ -47,12 +47,12 @@
 
 static size_t mcring_size(unsigned shift)
 {
-    return am__spsc_size(SLOTS, shift);
+    return am__spsc_size(SLOTS, shift, 1);
 }
 
 static int mcring_init(void *ring, unsigned shift)
 {
-    return am__spsc_init(ring, SLOTS, AM_SPSC_MCRING, shift);
+    return am__spsc_init(ring, SLOTS, AM_SPSC_MCRING, shift, 1);
 }
 
 static int mcring_open(struct am_spsc_end *e, void *ring, unsigned shift, unsigned flags)
@@ -108,7 +108,7 @@ static int mcring_enqueue(struct am_spsc_end *p, uint64_t item)
         if (rc != 0)
             return rc;
     }
-    p->slot[p->pos & p->mask] = item;
+    *am__spsc_at(p, p->pos) = item;
     p->pos++;
     if (++p->held >= p->batch)
         publish(p, AM_SPSC_PUT);
@@ -132,7 +132,7 @@ static int mcring_enqueue_batch(struct am_spsc_end *p, const uint64_t *items, un
     uint64_t space = p->limit - p->pos;
     unsigned k = space < n ? (unsigned)space : n;
     for (unsigned i = 0; i < k; i++)
-        p->slot[(p->pos + i) & p->mask] = items[i];
+        *am__spsc_at(p, p->pos + i) = items[i];
     p->pos += k;
     publish(p, AM_SPSC_PUT);
     return (int)k;
@@ -163,7 +163,64 @@ static int mcring_dequeue(struct am_spsc_end *c, uint64_t *item)
         c->limit = head;
     }
     am__spsc_hook(AM_SPSC_GET);
-    *item = c->slot[c->pos & c->mask];
+    *item = *am__spsc_at(c, c->pos);
+    c->pos++;
+    if (++c->held >= c->batch)
+        publish(c, AM_SPSC_FREE);
+    return 0;
+}
+
+/* Producer only: the slot at pos if there is room.  0, -EAGAIN, -EPROTO. */
+static int mcring_reserve(struct am_spsc_end *p, AO_t **slot)
+{
+    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    if (p->pos == p->limit) {
+        int rc = refill(p);
+        if (rc != 0)
+            return rc;
+    }
+    *slot = am__spsc_at(p, p->pos);
+    return 0;
+}
+
+/* Producer only, after reserve: as enqueue (held until a batch or flush).
+ * 0, -EINVAL. */
+static int mcring_commit(struct am_spsc_end *p, uint64_t item)
+{
+    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    if (item > AM_SPSC_ITEM_MAX)
+        return -EINVAL;
+    *am__spsc_at(p, p->pos) = item;
+    p->pos++;
+    if (++p->held >= p->batch)
+        publish(p, AM_SPSC_PUT);
+    return 0;
+}
+
+/* Consumer only.  0 with the oldest published item and its slot, -EAGAIN
+ * (having published its reads), -EPROTO: as dequeue. */
+static int mcring_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
+{
+    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
+    if (c->pos == c->limit) {
+        uint64_t head = AO_load_acquire(c->theirs), ready = head - c->pos;
+        if (ready == 0 || ready > c->mask + 1) {
+            if (ready == 0 && c->held)
+                publish(c, AM_SPSC_FREE);
+            return ready == 0 ? -EAGAIN : -EPROTO;
+        }
+        c->limit = head;
+    }
+    am__spsc_hook(AM_SPSC_GET);
+    *slot = am__spsc_at(c, c->pos);
+    *item = **slot;
+    return 0;
+}
+
+/* Consumer only, after peek: the slot is given back with its batch.  0. */
+static int mcring_release(struct am_spsc_end *c)
+{
+    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
     c->pos++;
     if (++c->held >= c->batch)
         publish(c, AM_SPSC_FREE);
@@ -182,4 +239,9 @@ const struct am_spsc_ops am_spsc_mcring = {
     .enqueue_batch = mcring_enqueue_batch,
     .flush = mcring_flush,
     .dequeue = mcring_dequeue,
+    .reserve = mcring_reserve,
+    .commit = mcring_commit,
+    .peek = mcring_peek,
+    .release = mcring_release,
+    .slots = SLOTS,
 };

@@ -24,17 +24,18 @@ unsigned am_spsc_batch(unsigned shift)
     return quarter < 256 ? quarter : 256;
 }
 
-size_t am__spsc_size(size_t slots, unsigned shift)
+size_t am__spsc_size(size_t slots, unsigned shift, unsigned words)
 {
     if (shift < AM_SPSC_MIN_SHIFT || shift > AM_SPSC_MAX_SHIFT)
         return 0;
-    size_t bytes = slots + ((size_t)1 << shift) * sizeof(AO_t);
+    size_t bytes = slots + ((size_t)words << shift) * sizeof(AO_t);
     return (bytes + AM_SPSC_LINE - 1) / AM_SPSC_LINE * AM_SPSC_LINE;
 }
 
-int am__spsc_init(void *ring, size_t slots, enum am_spsc_kind kind, unsigned shift)
+int am__spsc_init(void *ring, size_t slots, enum am_spsc_kind kind, unsigned shift,
+                  unsigned words)
 {
-    size_t bytes = am__spsc_size(slots, shift);
+    size_t bytes = am__spsc_size(slots, shift, words);
     struct am_spsc_hdr *h = ring;
 
     if (!bytes || (uintptr_t)ring % AM_SPSC_LINE)
@@ -43,6 +44,7 @@ int am__spsc_init(void *ring, size_t slots, enum am_spsc_kind kind, unsigned shi
     h->version = AM_SPSC_VERSION;
     h->kind = kind;
     h->shift = shift;
+    h->words = words;
     /* Release: pairs with the acquire load of the magic in am__spsc_open, so an
      * end that finds the magic finds the header and the zeroed slots too. */
     AO_store_release(&h->magic, AM_SPSC_MAGIC);
@@ -55,19 +57,33 @@ int am__spsc_open(struct am_spsc_end *e, void *ring, size_t slots, enum am_spsc_
     const struct am_spsc_hdr *h = ring;
     unsigned end = flags & (AM_SPSC_PRODUCER | AM_SPSC_CONSUMER);
 
-    if (!am__spsc_size(slots, shift) || (uintptr_t)ring % AM_SPSC_LINE ||
-        (end != AM_SPSC_PRODUCER && end != AM_SPSC_CONSUMER) || (flags & ~(end | options)))
+    unsigned words = flags & AM_SPSC_WIDE ? AM_SPSC_WIDE_WORDS : 1;
+    if (!am__spsc_size(slots, shift, words) || (uintptr_t)ring % AM_SPSC_LINE ||
+        (end != AM_SPSC_PRODUCER && end != AM_SPSC_CONSUMER) ||
+        (flags & ~(end | options | AM_SPSC_WIDE)))
         return -EINVAL;
     /* Acquire: pairs with the release store of the magic in am__spsc_init. */
     if (AO_load_acquire(&h->magic) != AM_SPSC_MAGIC || h->version != AM_SPSC_VERSION ||
-        h->kind != (uint32_t)kind || h->shift != shift)
+        h->kind != (uint32_t)kind || h->shift != shift || h->words != words)
         return -EPROTO;
     memset(e, 0, sizeof *e);
     e->slot = (AO_t *)((char *)ring + slots);
     e->mask = ((uint64_t)1 << shift) - 1;
     e->batch = am_spsc_batch(shift);
     e->flags = flags;
+    e->wshift = words == 1 ? 0 : (unsigned)__builtin_ctz(words);
     return 0;
+}
+
+size_t am_spsc_size_wide(const struct am_spsc_ops *k, unsigned shift)
+{
+    return am__spsc_size(k->slots, shift, AM_SPSC_WIDE_WORDS);
+}
+
+int am_spsc_init_wide(const struct am_spsc_ops *k, void *ring, unsigned shift)
+{
+    return am__spsc_init(ring, k->slots, (enum am_spsc_kind)k->kind, shift,
+                         AM_SPSC_WIDE_WORDS);
 }
 
 _Noreturn void am__spsc_misuse(const char *file, int line, const char *what)

@@ -18,14 +18,15 @@
 #error "spsc/ needs AO_load, AO_store, AO_load_acquire and AO_store_release"
 #endif
 
-/* Bytes of a ring whose slots start at byte `slots` (a multiple of
- * AM_SPSC_LINE): the slots rounded up to whole line pairs; 0 if shift is out
- * of range. */
-size_t am__spsc_size(size_t slots, unsigned shift);
+/* Bytes of a ring whose slots of `words` words start at byte `slots` (a
+ * multiple of AM_SPSC_LINE): the slots rounded up to whole line pairs; 0 if
+ * shift is out of range. */
+size_t am__spsc_size(size_t slots, unsigned shift, unsigned words);
 
 /* Zeroes a ring of that shape and writes its header, magic last (release: an
  * end that acquires the magic sees the rest).  0 or -EINVAL. */
-int am__spsc_init(void *ring, size_t slots, enum am_spsc_kind kind, unsigned shift);
+int am__spsc_init(void *ring, size_t slots, enum am_spsc_kind kind, unsigned shift,
+                  unsigned words);
 
 /* Fills e for one end of the ring, after checking the arguments (-EINVAL:
  * shift, alignment, not exactly one end, an option not in `options`) and the
@@ -33,6 +34,12 @@ int am__spsc_init(void *ring, size_t slots, enum am_spsc_kind kind, unsigned shi
  * fields afterwards. */
 int am__spsc_open(struct am_spsc_end *e, void *ring, size_t slots, enum am_spsc_kind kind,
                   unsigned shift, unsigned flags, unsigned options);
+
+/* Word 0 of the slot of position pos. */
+static inline AO_t *am__spsc_at(const struct am_spsc_end *e, uint64_t pos)
+{
+    return e->slot + ((pos & e->mask) << e->wshift);
+}
 
 /* Aborts naming the file and line: a verb called on the wrong end. */
 _Noreturn void am__spsc_misuse(const char *file, int line, const char *what);

@@ -87,6 +87,27 @@
  *   int KIND_dequeue(struct am_spsc_end *c, uint64_t *item)
  *                                       consumer: 0 with the oldest item, -EAGAIN
  *                                       empty, -EPROTO
+ * The zero-copy verbs, for wide rings (a payload in the slot) and narrow alike:
+ *   int KIND_reserve(struct am_spsc_end *p, AO_t **slot)
+ *                                       producer: the next slot, if it is free,
+ *                                       whose words 1.. the caller then fills
+ *                                       (never word 0); 0, -EAGAIN full,
+ *                                       -EPROTO; again before commit: the same
+ *   int KIND_commit(struct am_spsc_end *p, uint64_t item)
+ *                                       producer, after a successful reserve:
+ *                                       publishes the slot with item in word 0
+ *                                       (as enqueue: mcring may hold it until
+ *                                       flush); 0, -EINVAL (item too big)
+ *   int KIND_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
+ *                                       consumer: the oldest item and its slot,
+ *                                       not yet given back, so the slot's words
+ *                                       stay readable; 0, -EAGAIN, -EPROTO;
+ *                                       again before release: the same
+ *   int KIND_release(struct am_spsc_end *c)
+ *                                       consumer, after a successful peek: gives
+ *                                       the slot back (mcring: once per batch,
+ *                                       or when it finds the ring empty); 0
+ * enqueue is reserve then commit, dequeue peek then release, in one step.
  * Only the producer calls the producer verbs and only the consumer the
  * consumer's, each from one thread at a time; the two ends run concurrently.
  * A verb called on the wrong end aborts (a programming error).
@@ -104,12 +125,14 @@
 #define AM_SPSC_MAX_SHIFT 24
 #define AM_SPSC_LINE 128 /* what one end writes shares no line pair with the other's */
 #define AM_SPSC_MAGIC 0x63737073616d6873ull /* "shmaspsc" */
-#define AM_SPSC_VERSION 1
+#define AM_SPSC_VERSION 2
+#define AM_SPSC_WIDE_WORDS 8 /* a wide slot: a 64-byte line, word 0 the item */
 
 /* open flags: which end, and options */
 #define AM_SPSC_PRODUCER 1u
 #define AM_SPSC_CONSUMER 2u
 #define AM_SPSC_SLIP 4u /* fastforward's consumer: keep the producer ahead */
+#define AM_SPSC_WIDE 8u /* either end of a wide ring (am_spsc_init_wide) */
 
 /* The kinds' ids in a ring's header (the ABI; am_spsc_table lists the kinds). */
 enum am_spsc_kind {
@@ -128,7 +151,7 @@ struct am_spsc_hdr {
     uint32_t version; /* AM_SPSC_VERSION */
     uint32_t kind;    /* enum am_spsc_kind */
     uint32_t shift;   /* 2^shift slots */
-    uint32_t pad;
+    uint32_t words;   /* 64-bit words per slot: 1, or AM_SPSC_WIDE_WORDS */
 };
 
 /* lamport and mcring: an index per end on its own line pair, then the slots. */
@@ -166,6 +189,8 @@ struct am_spsc_end {
     uint64_t held;  /* the kind's counter (see each kind's file) */
     uint32_t batch; /* the kind's batch for this size (mcring, bqueue) */
     uint32_t flags; /* AM_SPSC_PRODUCER or AM_SPSC_CONSUMER, and options */
+    uint32_t wshift; /* log2 of the words per slot: 0, or 3 for a wide ring */
+    uint32_t pad;
 };
 
 /* ---- the kinds ---- */
@@ -182,7 +207,20 @@ struct am_spsc_ops {
     int (*enqueue_batch)(struct am_spsc_end *p, const uint64_t *items, unsigned n);
     int (*flush)(struct am_spsc_end *p);
     int (*dequeue)(struct am_spsc_end *c, uint64_t *item);
+    int (*reserve)(struct am_spsc_end *p, AO_t **slot);
+    int (*commit)(struct am_spsc_end *p, uint64_t item);
+    int (*peek)(struct am_spsc_end *c, uint64_t *item, const AO_t **slot);
+    int (*release)(struct am_spsc_end *c);
+    size_t slots; /* where the slots start in the ring, bytes (the layouts above) */
 };
+
+/* Wide rings: slots of AM_SPSC_WIDE_WORDS words (a cache line), word 0 the
+ * item as in a narrow ring, words 1..7 the caller's, so that a message and
+ * its mark travel in one line.  size_wide: bytes, 0 for a shift out of range;
+ * init_wide: as KIND_init.  Both ends open with AM_SPSC_WIDE; a narrow ring
+ * opened wide, or the other way, is -EPROTO.  Every verb works on either. */
+size_t am_spsc_size_wide(const struct am_spsc_ops *k, unsigned shift);
+int am_spsc_init_wide(const struct am_spsc_ops *k, void *ring, unsigned shift);
 
 /* Every kind, in the order of the issue (lamport, fastforward, mcring,
  * bqueue), NULL-terminated; and the kind named `name`, or NULL. */

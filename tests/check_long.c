@@ -566,6 +566,7 @@ START_TEST(corrupt)
     snprintf(what, sizeof what, "corrupt");
     tu_ep_name(name, sizeof name, "self", 0, 0);
     struct am_ep_opts o = opts_of(0, 0, 0);
+    o.queue = "mpsc"; /* forges packets in the shared queue (check_chan: channels) */
     am_ep_t *ep = create_ok(name, &o);
     ck_assert_int_eq(am_ep_map(ep, 0, name), 0);
     ck_assert_int_eq(am_region_create(ep, 4096, &base), 0);

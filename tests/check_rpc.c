@@ -234,7 +234,7 @@ static void server(void *arg)
 {
     const struct srv_cfg *c = arg;
     struct am_ep_opts o = {
-        am_claim_names[c->alg], tu_backend_name(c->b), c->packets, c->bulk_blocks, 0, 0, 0};
+        am_claim_names[c->alg], tu_backend_name(c->b), c->packets, c->bulk_blocks, 0, 0, 0, NULL};
     int rc = am_ep_create(c->name, &o, &srv_ep);
     if (rc != 0) {
         tu_error(&sh->err, "server: create %s: %s", c->name, am_strerror(rc));
@@ -274,7 +274,7 @@ static pid_t start_server(struct srv_cfg *c, int alg, int b, am_ep_t **cli)
     tu_ep_name(cn, sizeof cn, "cli", alg, b);
     pid_t p = spawn(server, c, 1);
     tu_assert_flag(&sh->ready, 1, 10, "the server", what, &sh->err);
-    struct am_ep_opts o = {am_claim_names[alg], tu_backend_name(b), 0, 0, 0, 0, 0};
+    struct am_ep_opts o = {am_claim_names[alg], tu_backend_name(b), 0, 0, 0, 0, 0, NULL};
     *cli = create_ok(cn, &o);
     int rc = am_ep_map(*cli, 0, c->name);
     ck_assert_msg(rc == 0, "%s: map server: %s", what, am_strerror(rc));
@@ -633,7 +633,7 @@ static int sa_wait_until(am_ep_t *ep, const unsigned *count, unsigned want, cons
 static int prog_server(char **argv)
 {
     const char *name = argv[2];
-    struct am_ep_opts o = {argv[3], argv[4], 0, 0, 0, 0, 0};
+    struct am_ep_opts o = {argv[3], argv[4], 0, 0, 0, 0, 0, NULL};
     S.nclients = (unsigned)atoi(argv[5]);
     S.nreq = (unsigned)atoi(argv[6]);
     S.npush = (unsigned)atoi(argv[7]);
@@ -715,7 +715,7 @@ static void sa_done(am_token_t *t, const uint32_t *args, int nargs, void *d, siz
 static int prog_client(char **argv)
 {
     const char *server = argv[2], *name = argv[3];
-    struct am_ep_opts o = {argv[4], argv[5], 0, 0, 0, 0, 0};
+    struct am_ep_opts o = {argv[4], argv[5], 0, 0, 0, 0, 0, NULL};
     C.cid = (unsigned)atoi(argv[6]);
     unsigned nreq = (unsigned)atoi(argv[7]), npush = (unsigned)atoi(argv[8]);
     char who[32];
@@ -856,7 +856,7 @@ static void restart_reply(am_token_t *t, const uint32_t *args, int nargs, void *
 static void restart_client(void *arg)
 {
     const struct restart_arg *r = arg;
-    struct am_ep_opts o = {am_claim_names[r->alg], tu_backend_name(r->b), 0, 0, 0, 0, 0};
+    struct am_ep_opts o = {am_claim_names[r->alg], tu_backend_name(r->b), 0, 0, 0, 0, 0, NULL};
     am_ep_t *ep;
     int rc = am_ep_create(r->cli, &o, &ep);
     if (rc != 0) {
@@ -989,7 +989,7 @@ static void bye_reply_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t
  * one more send on the handle, and lives on until told. */
 static void goodbye_sender(const struct goodbye_arg *g, int id)
 {
-    struct am_ep_opts o = {am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0};
+    struct am_ep_opts o = {am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0, NULL};
     am_ep_t *ep = NULL;
     int rc = am_ep_create(g->snd[id], &o, &ep);
     if (rc == 0 && (rc = am_ep_map(ep, 0, g->rcv)) == 0) {
@@ -1021,7 +1021,7 @@ static void goodbye_sender1(void *arg)
 static void goodbye_asker(void *arg)
 {
     const struct goodbye_arg *g = arg;
-    struct am_ep_opts o = {am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0};
+    struct am_ep_opts o = {am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0, NULL};
     am_ep_t *ep;
     int rc = am_ep_create(g->snd[2], &o, &ep);
     if (rc != 0) {
@@ -1104,7 +1104,9 @@ START_TEST(goodbye)
         snprintf(role, sizeof role, "snd%d", k);
         tu_ep_name(g.snd[k], sizeof g.snd[k], role, g.alg, g.b);
     }
-    struct am_ep_opts o = {am_claim_names[g.alg], tu_backend_name(g.b), 0, 0, 1, 0, 0};
+    /* mpsc: a leaving sender's entry is taken at once, before its messages are
+     * polled (with channels it waits for the owner to drain them: check_chan) */
+    struct am_ep_opts o = {am_claim_names[g.alg], tu_backend_name(g.b), 0, 0, 1, 0, 0, "mpsc"};
     am_ep_t *ep = gb_ep = create_ok(g.rcv, &o);
     am_set_handler(ep, H_BYE, bye_h);
 
@@ -1200,7 +1202,7 @@ struct dead_arg {
 static void dead_server(void *arg)
 {
     const struct dead_arg *d = arg;
-    struct am_ep_opts o = {am_claim_names[d->alg], tu_backend_name(d->b), 2, 1, 0, 0, 0};
+    struct am_ep_opts o = {am_claim_names[d->alg], tu_backend_name(d->b), 2, 1, 0, 0, 0, NULL};
     am_ep_t *ep;
     int rc = am_ep_create(d->srv, &o, &ep);
     if (rc != 0) {
@@ -1228,7 +1230,7 @@ static int dead_send(am_ep_t *ep, int bulk)
 static void dead_client(void *arg)
 {
     const struct dead_arg *d = arg;
-    struct am_ep_opts o = {am_claim_names[d->alg], tu_backend_name(d->b), 0, 0, 0, 0, 0};
+    struct am_ep_opts o = {am_claim_names[d->alg], tu_backend_name(d->b), 0, 0, 0, 0, 0, NULL};
     am_ep_t *ep;
     int rc = am_ep_create(d->cli, &o, &ep);
     if (rc == 0)
@@ -1260,7 +1262,7 @@ START_TEST(dead_peer)
     pid_t ps = spawn(dead_server, &d, 1);
     tu_assert_flag(&sh->ready, 1, 10, "the server", what, &sh->err);
     if (mode == DEAD_DESTROY_IDLE || mode == DEAD_EXIT_IDLE) {
-        struct am_ep_opts o = {am_claim_names[d.alg], tu_backend_name(d.b), 0, 0, 0, 0, 0};
+        struct am_ep_opts o = {am_claim_names[d.alg], tu_backend_name(d.b), 0, 0, 0, 0, 0, NULL};
         am_ep_t *ep = create_ok(d.cli, &o);
         int rc = am_ep_map(ep, 0, d.srv);
         ck_assert_msg(rc == 0, "%s: map: %s", what, am_strerror(rc));
@@ -1282,7 +1284,7 @@ START_TEST(dead_peer)
                           what);
         if (mode == DEAD_EXIT_IDLE) {
             struct am_ep_opts o2 = {
-                am_claim_names[d.alg], tu_backend_name(d.b), 2, 1, 0, 0, 0};
+                am_claim_names[d.alg], tu_backend_name(d.b), 2, 1, 0, 0, 0, NULL};
             /* The name of a dead owner can be created again. */
             am_ep_t *again = create_ok(d.srv, &o2);
             ck_assert_msg(am_ep_destroy(again) == 0, "%s: destroy re-created", what);

@@ -78,7 +78,7 @@ static void combo(int i, const char *test)
 static struct am_ep_opts opts(void)
 {
     struct am_ep_opts o = {
-        am_claim_names[sh->alg], tu_backend_name(sh->backend), 0, 0, 0, 0, 0};
+        am_claim_names[sh->alg], tu_backend_name(sh->backend), 0, 0, 0, 0, 0, NULL};
     return o;
 }
 

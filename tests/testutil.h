@@ -107,7 +107,9 @@ int tu_n_algs(void);
 
 /* Loop tests run over every claim algorithm on both backends:
  * tcase_add_loop_test(tc, test, 0, tu_combos()); loop index i is algorithm
- * i / 2 on backend i % 2 (enum am_shm: 0 posix, 1 sysv). */
+ * i / 2 on backend i % 2 (enum am_shm: 0 posix, 1 sysv).  Under SHMAM_QUEUE
+ * naming a per-sender channel kind (scripts/run-tests.sh's KIND:suite), the
+ * claim algorithm is unused, and the loop runs lockfree only. */
 int tu_combos(void);
 struct tu_combo {
     int alg;                  /* index into am_claim_names[] */

@@ -18,7 +18,10 @@
  * Stream: two processes pinned to the two CPUs start together at a gate and
  * move 10^6 items (times SHMAM_STRESS) through a ring of 16 slots, which is
  * full and empty all the time, for every kind and every option it takes
- * (fastforward with slip).  The ring's stall hook widens every window between
+ * (fastforward with slip), and every kind on a wide ring (64-byte slots)
+ * through the zero-copy verbs, each item's seven payload words checked
+ * (wide_verbs: the same in one process, and reserve/peek repeated before
+ * commit/release give the same slot).  The ring's stall hook widens every window between
  * a check and its publication in both ends (tu_widen: a yield 1 call in 8,
  * up to 63 pauses 1 in 4; a 200 us sleep 1 call in 16384, long enough for the
  * other end to go round the ring).  The producer mixes enqueue, enqueue_batch
@@ -102,7 +105,8 @@ static int n_kinds(void)
  * plain, then each option a kind takes (from the table, not typed again). */
 struct scase {
     const struct am_spsc_ops *k;
-    unsigned opt;
+    unsigned opt; /* the consumer's options; AM_SPSC_WIDE: a wide ring, moved
+                   * with the zero-copy verbs, payload words checked */
     char name[48];
 };
 
@@ -122,6 +126,12 @@ static int scases(struct scase *out, int max)
             snprintf(out[n].name, sizeof out[n].name, "%s+slip", am_spsc_table[i]->name);
             n++;
         }
+    for (int i = 0; am_spsc_table[i] && n < max; i++) {
+        out[n].k = am_spsc_table[i];
+        out[n].opt = AM_SPSC_WIDE;
+        snprintf(out[n].name, sizeof out[n].name, "%s wide", am_spsc_table[i]->name);
+        n++;
+    }
     return n;
 }
 
@@ -159,10 +169,11 @@ struct guarded {
 
 /* A ring of kind k and 2^shift slots ending at an inaccessible page, in memory
  * children forked later share; initialised. */
-static void *ring_make(struct guarded *g, const struct am_spsc_ops *k, unsigned shift)
+static void *ring_make_as(struct guarded *g, const struct am_spsc_ops *k, unsigned shift,
+                          int wide)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    g->bytes = k->size(shift);
+    g->bytes = wide ? am_spsc_size_wide(k, shift) : k->size(shift);
     ck_assert_msg(g->bytes > 0 && g->bytes % AM_SPSC_LINE == 0, "%s: size(%u) = %zu",
                   k->name, shift, g->bytes);
     g->span = (g->bytes + page - 1) / page * page + 2 * page;
@@ -170,8 +181,14 @@ static void *ring_make(struct guarded *g, const struct am_spsc_ops *k, unsigned 
     ck_assert_int_eq(mprotect(g->map, page, PROT_NONE), 0);
     ck_assert_int_eq(mprotect(g->map + g->span - page, page, PROT_NONE), 0);
     g->ring = g->map + g->span - page - g->bytes;
-    ck_assert_msg(k->init(g->ring, shift) == 0, "%s: init", k->name);
+    ck_assert_msg((wide ? am_spsc_init_wide(k, g->ring, shift) : k->init(g->ring, shift)) == 0,
+                  "%s: init", k->name);
     return g->ring;
+}
+
+static void *ring_make(struct guarded *g, const struct am_spsc_ops *k, unsigned shift)
+{
+    return ring_make_as(g, k, shift, 0);
 }
 
 static void ring_free(struct guarded *g)
@@ -412,6 +429,74 @@ static void produce(struct stream *s, struct am_spsc_end *e)
     k->flush(e);
 }
 
+/* Word j of item i's wide slot. */
+static uint64_t word_of(long i, unsigned j)
+{
+    return tu_mix32((uint32_t)i, j) | (uint64_t)j << 40;
+}
+
+/* The wide stream: reserve, fill words 1..7, commit; the window between
+ * filling and committing widened (the ring's own hook, AM_SPSC_PUT, is in
+ * commit). */
+static void produce_wide(struct stream *s, struct am_spsc_end *e)
+{
+    const struct am_spsc_ops *k = s->sc.k;
+    for (long i = 0; i < s->items && !AO_load(&s->stop);) {
+        AO_t *slot;
+        int rc = k->reserve(e, &slot);
+        if (rc == 0) {
+            for (unsigned j = 1; j < AM_SPSC_WIDE_WORDS; j++)
+                slot[j] = word_of(i, j);
+            rc = k->commit(e, val((uint64_t)i));
+            i += rc == 0;
+            if (tu_mix32((uint32_t)i, 5) % 16 == 1)
+                k->flush(e);
+        }
+        if (rc < 0 && rc != -EAGAIN) {
+            tu_error(&s->err, "%s: producer: %d at item %ld", s->sc.name, rc, i);
+            AO_store(&s->stop, 1);
+        }
+    }
+    k->flush(e);
+}
+
+/* Peek, check the item and its words (twice: a second peek gives the same
+ * slot), release. */
+static void consume_wide(struct stream *s, struct am_spsc_end *e)
+{
+    const struct am_spsc_ops *k = s->sc.k;
+    double last = tu_now_s();
+    long i = 0;
+    for (unsigned long idle = 0; i < s->items && !AO_load(&s->stop);) {
+        uint64_t v, v2;
+        const AO_t *slot, *slot2;
+        int rc = k->peek(e, &v, &slot), bad = 0;
+        if (rc == 0) {
+            bad = v != val((uint64_t)i) || k->peek(e, &v2, &slot2) != 0 || v2 != v ||
+                  slot2 != slot;
+            for (unsigned j = 1; j < AM_SPSC_WIDE_WORDS && !bad; j++)
+                bad = slot[j] != word_of(i, j);
+            if (!bad) {
+                k->release(e);
+                i++, idle = 0;
+                continue;
+            }
+        }
+        if (rc == 0 || rc != -EAGAIN) {
+            tu_error(&s->err, "%s: consumer: item %ld: rc %d, %#llx for %#llx%s", s->sc.name,
+                     i, rc, (unsigned long long)v, (unsigned long long)val((uint64_t)i),
+                     bad ? " or its words wrong" : "");
+            AO_store(&s->stop, 1);
+        } else if (++idle % 65536 == 0 && tu_now_s() - last > 20) {
+            tu_error(&s->err, "%s: consumer: no item %ld for 20 s", s->sc.name, i);
+            AO_store(&s->stop, 1);
+        } else if (idle == 1) {
+            last = tu_now_s();
+        }
+    }
+    AO_store(&s->got, (AO_t)i);
+}
+
 static void consume(struct stream *s, struct am_spsc_end *e)
 {
     const struct am_spsc_ops *k = s->sc.k;
@@ -444,7 +529,8 @@ static void stream_worker(int idx, void *arg)
 {
     struct stream *s = arg;
     struct am_spsc_end e;
-    unsigned flags = idx == 0 ? AM_SPSC_PRODUCER : AM_SPSC_CONSUMER | s->sc.opt;
+    unsigned wide = s->sc.opt & AM_SPSC_WIDE;
+    unsigned flags = idx == 0 ? AM_SPSC_PRODUCER | wide : AM_SPSC_CONSUMER | s->sc.opt;
     int rc = s->sc.k->open(&e, s->ring, SHIFT, flags);
 
     hook_calls = (unsigned)idx * 7919u;
@@ -454,9 +540,9 @@ static void stream_worker(int idx, void *arg)
         tu_error(&s->err, "%s: open: %d", s->sc.name, rc);
         AO_store(&s->stop, 1);
     } else if (idx == 0) {
-        produce(s, &e);
+        (wide ? produce_wide : produce)(s, &e);
     } else {
-        consume(s, &e);
+        (wide ? consume_wide : consume)(s, &e);
     }
 }
 
@@ -467,7 +553,7 @@ START_TEST(stream)
 
     s->sc = scase_of(_i);
     s->items = STREAM_ITEMS * tu_stress_factor();
-    s->ring = ring_make(&g, s->sc.k, SHIFT);
+    s->ring = ring_make_as(&g, s->sc.k, SHIFT, (s->sc.opt & AM_SPSC_WIDE) != 0);
     tu_gate_init(&s->gate, 2);
     double t0 = tu_now_s();
     int failed = tu_run_procs(2, stream_worker, s, PROC_TIMEOUT_S * tu_stress_factor());
@@ -479,6 +565,57 @@ START_TEST(stream)
             tu_now_s() - t0);
     ring_free(&g);
     tu_shared_free(s, sizeof *s);
+}
+END_TEST
+
+/* ---- wide rings, one process ---- */
+
+/* A wide ring: a narrow end refused on it and a wide end on a narrow ring
+ * (-EPROTO); reserve twice before commit gives the same slot, peek twice the
+ * same item and slot; the ring fills (reserve -EAGAIN) and empties (peek
+ * -EAGAIN) with every payload word where it was written, over laps. */
+START_TEST(wide_verbs)
+{
+    const struct am_spsc_ops *k = am_spsc_table[_i];
+    struct guarded g, n;
+    struct am_spsc_end p, c, e;
+    void *ring = ring_make_as(&g, k, SHIFT, 1), *narrow = ring_make(&n, k, SHIFT);
+    ck_assert_msg(k->open(&e, ring, SHIFT, AM_SPSC_PRODUCER) == -EPROTO &&
+                      k->open(&e, narrow, SHIFT, AM_SPSC_CONSUMER | AM_SPSC_WIDE) == -EPROTO,
+                  "%s: a narrow end on a wide ring, or the other way, not refused", k->name);
+    ck_assert_msg(k->open(&p, ring, SHIFT, AM_SPSC_PRODUCER | AM_SPSC_WIDE) == 0 &&
+                      k->open(&c, ring, SHIFT, AM_SPSC_CONSUMER | AM_SPSC_WIDE) == 0,
+                  "%s: wide open", k->name);
+    long sent = 0, got = 0;
+    for (int lap = 0; lap < 5; lap++) {
+        AO_t *slot, *again;
+        while (k->reserve(&p, &slot) == 0) {
+            ck_assert_msg(k->reserve(&p, &again) == 0 && again == slot,
+                          "%s: a second reserve gave another slot", k->name);
+            for (unsigned j = 1; j < AM_SPSC_WIDE_WORDS; j++)
+                slot[j] = word_of(sent, j);
+            ck_assert_int_eq(k->commit(&p, val((uint64_t)sent)), 0);
+            sent++;
+        }
+        k->flush(&p);
+        ck_assert_msg(sent - got >= (long)least_fill(k, SHIFT),
+                      "%s: lap %d: full after %ld", k->name, lap, sent - got);
+        uint64_t v, v2;
+        const AO_t *cs, *cs2;
+        while (k->peek(&c, &v, &cs) == 0) {
+            ck_assert_msg(k->peek(&c, &v2, &cs2) == 0 && v2 == v && cs2 == cs,
+                          "%s: a second peek differs", k->name);
+            ck_assert_msg(v == val((uint64_t)got), "%s: item %ld", k->name, got);
+            for (unsigned j = 1; j < AM_SPSC_WIDE_WORDS; j++)
+                ck_assert_msg(cs[j] == word_of(got, j), "%s: item %ld word %u", k->name, got,
+                              j);
+            k->release(&c);
+            got++;
+        }
+        ck_assert_msg(got == sent, "%s: lap %d: %ld of %ld taken", k->name, lap, got, sent);
+    }
+    ring_free(&g);
+    ring_free(&n);
 }
 END_TEST
 
@@ -800,6 +937,7 @@ static Suite *spsc_suite(void)
     tcase_add_loop_test(tc, order_empty_full_wrap, 0, nk);
     tc = tu_tcase(s, "stream", PROC_TIMEOUT_S + 20);
     tcase_add_loop_test(tc, stream, 0, n_scases());
+    tcase_add_loop_test(tc, wide_verbs, 0, nk);
     tc = tu_tcase(s, "stopped", 60);
     tcase_add_loop_test(tc, stopped_mid_batch, 0, 2 * nk);
     tcase_add_loop_test(tc, killed_at_random, 0, nk);

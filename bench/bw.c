@@ -106,6 +106,7 @@
 #include <atomic_ops.h>
 
 #include "shmam.h"
+#include "common/am_algs.h"
 #include "common/measure.h"
 #include "common/stat.h"
 
@@ -542,8 +543,8 @@ static void report(void)
         for (int r = 0; r < n; r++)
             v[r] = fig[r][i];
         snprintf(name, sizeof name, "%s_MBps_%zu", k->metric, z);
-        bm_print(&row, k->t == T_RAW ? "raw" : am_ep_claim(ep), count_of(z) * rounds, name,
-                 bm_stat_of(v, n), "MB/s", 0);
+        bm_print(&row, k->t == T_RAW ? "raw" : bm_algs_name_of(ep), count_of(z) * rounds,
+                 name, bm_stat_of(v, n), "MB/s", 0);
         if (verbose)
             for (int r = 0; r < n; r++)
                 fprintf(stderr, "bw: %s round %d: %.0f MB/s\n", name, r, v[r]);
@@ -557,8 +558,8 @@ static void report(void)
         for (int r = 0; r < n; r++)
             v[r] = fig[r][i], w[r] = fig[r][fl];
         snprintf(name, sizeof name, "%s_vs_raw_%zu", k->ratio, z);
-        bm_print(&row, am_ep_claim(ep), count_of(z) * rounds, name, bm_stat_ratio(v, w, n),
-                 "ratio", 3);
+        bm_print(&row, bm_algs_name_of(ep), count_of(z) * rounds, name,
+                 bm_stat_ratio(v, w, n), "ratio", 3);
     }
     fflush(stdout);
 }

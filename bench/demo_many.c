@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "shmam.h"
+#include "common/am_algs.h"
 #include "common/measure.h"
 
 #define H_SHORT 1
@@ -229,7 +230,7 @@ int main(int argc, char **argv)
     if ((rc = am_set_handler(ep, H_SHORT, on_short)) < 0 ||
         (rc = am_set_handler(ep, H_BULK, on_bulk)) < 0)
         die("am_set_handler", rc);
-    const char *claim = am_ep_claim(ep), *shm = getenv("SHMAM_SHM");
+    const char *claim = bm_algs_name_of(ep), *shm = getenv("SHMAM_SHM");
     shm = shm && *shm ? shm : "posix";
 
     double t_short = 0, t_bulk = 0;

@@ -1009,7 +1009,7 @@ static void open_endpoints(void)
         {H_HELLO, on_hello}, {H_PING, on_ping},     {H_ONEWAY, on_oneway},
         {H_CTL, on_ctl},     {H_BULK, on_bulk},     {H_FILL, on_fill},
         {H_PONG, on_pong},   {H_FILLED, on_filled}, {H_RESULT, on_result}};
-    if (bm_algs_parse(alg_list ? alg_list : am_ep_claim(ep), &algs) != 0)
+    if (bm_algs_parse(alg_list ? alg_list : bm_algs_name_of(ep), &algs) != 0)
         exit(2);
     int rc = bm_algs_open(ep, &algs, h, (int)(sizeof h / sizeof h[0]));
     check(rc, "cannot make the endpoints per algorithm");

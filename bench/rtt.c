@@ -405,7 +405,7 @@ int main(int argc, char **argv)
     struct opts o = parse(argc, argv);
     if (am_nprocs() != 2)
         die("run me with exactly two ranks (shmamrun -n 2)", 0);
-    if (bm_algs_parse(o.algs ? o.algs : am_ep_claim(ep), &algs) != 0)
+    if (bm_algs_parse(o.algs ? o.algs : bm_algs_name_of(ep), &algs) != 0)
         exit(2);
     const struct bm_handler h[] = {{H_PING, on_ping}, {H_PONG, on_pong}};
     if ((rc = bm_algs_open(ep, &algs, h, 2)) < 0)

@@ -201,7 +201,8 @@ static void stall(am_ep_t *e, const struct runspec *rs)
     fprintf(stderr,
             "stress: STALL: %s, %d writers, %s: no message for %.0f s after %lu integers, "
             "%lu of %d writers ended; integers per writer:",
-            am_ep_claim(e), writers, rs->label, STALL_S, tally.got, tally.ends, writers);
+            bm_algs_name_of(e), writers, rs->label, STALL_S, tally.got, tally.ends,
+            writers);
     for (int w = 1; w <= writers; w++)
         fprintf(stderr, "%s %d: %lu%s", w > 1 ? "," : "", w, tally.w[w].got,
                 tally.w[w].ended ? " ended" : " NOT ENDED");
@@ -310,7 +311,7 @@ static int verify(am_ep_t *e, const struct runspec *rs)
             "stress: FAILED (%s, %d writers, %s): %lu integers (the writers sent %lu), "
             "%lu out of order, %lu with a wrong value, %lu from a wrong source or a "
             "second end, %lu writers whose count or sum is not what they sent",
-            am_ep_claim(e), writers, rs->label, tally.got, counted, tally.misordered,
+            bm_algs_name_of(e), writers, rs->label, tally.got, counted, tally.misordered,
             tally.wrong_value, tally.wrong_source, off);
     if (rs->seconds == 0)
         fprintf(stderr, " or not their share, sum %llu (want %llu)",
@@ -465,7 +466,7 @@ int main(int argc, char **argv)
     writers = am_nprocs() - 1;
     if (writers < 1 || writers > MAX_WRITERS)
         die("run me with 2 or more ranks (shmamrun -n W+1)", 0);
-    if (bm_algs_parse(o.algs ? o.algs : am_ep_claim(ep), &algs) != 0)
+    if (bm_algs_parse(o.algs ? o.algs : bm_algs_name_of(ep), &algs) != 0)
         exit(2);
     const struct bm_handler h[] = {{H_INT, on_int}, {H_END, on_end}, {H_GO, on_go}};
     if ((rc = bm_algs_open(ep, &algs, h, 3)) < 0)

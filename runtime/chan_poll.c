@@ -36,8 +36,8 @@ static int lay_out(am_ep_t *ep, unsigned i, unsigned gen)
         struct am_chan_view c;
         am__chan_at(v, i, (enum am_qid)q, &c);
         if (am_spsc_init_wide(v->ring, c.ring, shift_of(v)) != 0 ||
-            v->ring->open(&rx->end[q], c.ring, shift_of(v), AM_SPSC_CONSUMER | AM_SPSC_WIDE) !=
-                0)
+            v->ring->open(&rx->end[q], c.ring, shift_of(v),
+                          AM_SPSC_CONSUMER | AM_SPSC_WIDE) != 0)
             return -EPROTO;
         AO_store(&c.ctl->bulk_freed, 0);
         rx->next[q] = rx->bulk_next[q] = 0;

@@ -33,7 +33,8 @@ int am__chan_open_tx(struct am_peer *peer)
         struct am_chan_tx *tx = &peer->tx[q];
         am__chan_at(v, peer->sender_index, (enum am_qid)q, &c);
         *tx = (struct am_chan_tx){0};
-        if (v->ring->open(&tx->end, c.ring, shift_of(v), AM_SPSC_PRODUCER | AM_SPSC_WIDE) != 0)
+        if (v->ring->open(&tx->end, c.ring, shift_of(v), AM_SPSC_PRODUCER | AM_SPSC_WIDE) !=
+            0)
             return am__report_broken(v, "a channel's ring is not what its header says");
         tx->open = 1;
     }
@@ -125,7 +126,8 @@ int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_
         (rc = reserve(ep, peer, qid, &p, &rounds)) < 0)
         return rc;
     /* Words 1.. of the slot are ours until commit; word 0 is the ring's. */
-    am__packet_fill(p, m, c.bulk + (tx->bulk_next & (b - 1)) * AM_BULK_BYTES, tx->bulk_next);
+    am__packet_fill(p, m, c.bulk + (tx->bulk_next & (b - 1)) * AM_BULK_BYTES,
+                    tx->bulk_next);
     am__hook(AM_HOOK_CHAN_FILLED);
     v->ring->commit(&tx->end, AM_STATE(am_lap(tx->end.pos, v->q[qid].packets_n), peer->who,
                                        m->kind == AM_BULK ? AM_READY_BULK : AM_READY));

@@ -411,8 +411,8 @@ static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     int rc;
     am__claim_begin(c, bulk, peer->who);
     while ((rc = am__claim_try(v, &v->q[qid], c)) <= 0) {
-        if (rc < 0 || (rc = am__backoff(ep, v, qid, bulk ? am__claim_orphans_ask : NULL, &sp,
-                                        &yields)) < 0)
+        if (rc < 0 || (rc = am__backoff(ep, v, qid, bulk ? am__claim_orphans_ask : NULL,
+                                        &sp, &yields)) < 0)
             return rc;
         rounds++;
     }

@@ -65,7 +65,8 @@ static int take(struct am_seg_view *v, unsigned i)
 static int fresh(const struct am_seg_view *v, unsigned i, const struct am_sender *e)
 {
     unsigned next = (AM_SENDER_GEN(AO_load(&e->state)) + 1) & AM_GEN_MASK;
-    return v->queue == AM_QUEUE_MPSC || AO_short_load_acquire(&v->hdr->chan_ready[i]) == next;
+    return v->queue == AM_QUEUE_MPSC ||
+           AO_short_load_acquire(&v->hdr->chan_ready[i]) == next;
 }
 
 /* One pass over the table: 0, -EBUSY (none free now), or -errno. */

@@ -326,8 +326,8 @@ static int take_option(int c, struct opts *o)
         break;
     case OPT_LIST_CLAIMS:
     case OPT_LIST_QUEUES:
-        for (const char *const *a = c == OPT_LIST_CLAIMS ? am_claim_names : am_queue_names; *a;
-             a++)
+        for (const char *const *a = c == OPT_LIST_CLAIMS ? am_claim_names : am_queue_names;
+             *a; a++)
             puts(*a);
         exit(0);
     case 'h':
@@ -362,7 +362,7 @@ static void export_settings(const struct opts *o)
     for (int i = 0; i < NSETTINGS; i++) {
         const struct setting *s = &settings[i];
         const char *v = o->value[i], *env = getenv(s->env);
-        const char *expect = s->expect ? s->expect
+        const char *expect = s->expect        ? s->expect
                              : i == SET_QUEUE ? queues(", ")
                                               : claims(", ");
         if (v && !s->valid(v))

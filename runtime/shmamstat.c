@@ -67,7 +67,8 @@ static void read_view(const struct am_seg_view *v, struct row *r)
     r->state = am__peer_alive(v) ? "live" : "dead";
     /* With per-sender channels the claim algorithm is unused: the column
      * names the queue kind, and there are no shared heads and tails. */
-    r->claim = v->queue == AM_QUEUE_MPSC ? am_claim_names[v->claim] : am_queue_names[v->queue];
+    r->claim =
+        v->queue == AM_QUEUE_MPSC ? am_claim_names[v->claim] : am_queue_names[v->queue];
     r->pid = h->owner_pid;
     for (int q = 0; q < 2 && v->queue == AM_QUEUE_MPSC; q++) {
         r->head[q] = AO_load(&v->q[q].recv->head);

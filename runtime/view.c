@@ -201,10 +201,10 @@ static int protect(struct am_seg_view *v, size_t from)
 static int header_config(const struct am_seg_header *h, struct am_config *cfg)
 {
     uint32_t q = h->packets, b = h->bulk_blocks;
-    if (h->claim >= AM_CLAIM_COUNT || h->queue >= AM_QUEUE_COUNT || q < 2 || q > AM_MAX_PACKETS || (q & (q - 1)) ||
-        b < 1 || b > AM_MAX_BULK_BLOCKS || (b & (b - 1)) || h->max_senders < 1 ||
-        h->max_senders > AM_MAX_SENDERS || h->long_max < AM_MIN_LONG ||
-        h->long_max > AM_MAX_LONG)
+    if (h->claim >= AM_CLAIM_COUNT || h->queue >= AM_QUEUE_COUNT || q < 2 ||
+        q > AM_MAX_PACKETS || (q & (q - 1)) || b < 1 || b > AM_MAX_BULK_BLOCKS ||
+        (b & (b - 1)) || h->max_senders < 1 || h->max_senders > AM_MAX_SENDERS ||
+        h->long_max < AM_MIN_LONG || h->long_max > AM_MAX_LONG)
         return -EPROTO;
     cfg->long_max = h->long_max;
     cfg->claim = (enum am_claim)h->claim;

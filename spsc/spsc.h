@@ -180,15 +180,15 @@ _Static_assert(offsetof(struct am_spsc_marked_ring, slot) == AM_SPSC_LINE,
 /* ---- an end, private to the process that uses it ---- */
 
 struct am_spsc_end {
-    AO_t *slot;     /* the ring's slots in this process's mapping */
-    AO_t *mine;     /* lamport, mcring: the index this end publishes */
-    AO_t *theirs;   /* lamport, mcring: the index the other end publishes */
-    uint64_t mask;  /* slots - 1, from the caller's shift */
-    uint64_t pos;   /* position of the next item this end moves */
-    uint64_t limit; /* the kind's bound on pos (see each kind's file) */
-    uint64_t held;  /* the kind's counter (see each kind's file) */
-    uint32_t batch; /* the kind's batch for this size (mcring, bqueue) */
-    uint32_t flags; /* AM_SPSC_PRODUCER or AM_SPSC_CONSUMER, and options */
+    AO_t *slot;      /* the ring's slots in this process's mapping */
+    AO_t *mine;      /* lamport, mcring: the index this end publishes */
+    AO_t *theirs;    /* lamport, mcring: the index the other end publishes */
+    uint64_t mask;   /* slots - 1, from the caller's shift */
+    uint64_t pos;    /* position of the next item this end moves */
+    uint64_t limit;  /* the kind's bound on pos (see each kind's file) */
+    uint64_t held;   /* the kind's counter (see each kind's file) */
+    uint32_t batch;  /* the kind's batch for this size (mcring, bqueue) */
+    uint32_t flags;  /* AM_SPSC_PRODUCER or AM_SPSC_CONSUMER, and options */
     uint32_t wshift; /* log2 of the words per slot: 0, or 3 for a wide ring */
     uint32_t pad;
 };

@@ -111,13 +111,14 @@ START_TEST(from_env_and_opts)
                 unsetenv(*e);
             snprintf(what, sizeof what, "opts %s/%s", am_claim_names[a],
                      tu_backend_name(b));
-            struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 2, 1, 1, 0, 0, NULL};
+            struct am_ep_opts o = {
+                am_claim_names[a], tu_backend_name(b), 2, 1, 1, 0, 0, NULL};
             resolve_ok(&o, &c, what);
             expect_cfg(&c, a, b, 2, 1, 1, what);
         }
     /* The limits themselves are accepted. */
     struct am_ep_opts big = {NULL,           NULL, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS,
-                             AM_MAX_SENDERS, 0,    AM_MAX_LONG, NULL};
+                             AM_MAX_SENDERS, 0,    AM_MAX_LONG,    NULL};
     resolve_ok(&big, &c, "largest sizes");
     expect_cfg(&c, 0, 0, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS, AM_MAX_SENDERS, "largest");
     ck_assert_uint_eq(c.long_max, AM_MAX_LONG);
@@ -200,13 +201,20 @@ START_TEST(bad_values)
         unsetenv(bad_env[i].env);
     }
     static const struct am_ep_opts bad_opts[] = {
-        {"bogus", NULL, 0, 0, 0, 0, 0, NULL},        {"", NULL, 0, 0, 0, 0, 0, NULL},
-        {"Mutex", NULL, 0, 0, 0, 0, 0, NULL},        {NULL, "", 0, 0, 0, 0, 0, NULL},
-        {NULL, "sys v", 0, 0, 0, 0, 0, NULL},        {NULL, NULL, 1, 0, 0, 0, 0, NULL},
-        {NULL, NULL, 3, 0, 0, 0, 0, NULL},           {NULL, NULL, 96, 0, 0, 0, 0, NULL},
-        {NULL, NULL, 131072, 0, 0, 0, 0, NULL},      {NULL, NULL, 0xffffffffu, 0, 0, 0, 0, NULL},
-        {NULL, NULL, 0, 3, 0, 0, 0, NULL},           {NULL, NULL, 0, 8192, 0, 0, 0, NULL},
-        {NULL, NULL, 0, 6, 0, 0, 0, NULL},           {NULL, NULL, 0, 0, 1025, 0, 0, NULL},
+        {"bogus", NULL, 0, 0, 0, 0, 0, NULL},
+        {"", NULL, 0, 0, 0, 0, 0, NULL},
+        {"Mutex", NULL, 0, 0, 0, 0, 0, NULL},
+        {NULL, "", 0, 0, 0, 0, 0, NULL},
+        {NULL, "sys v", 0, 0, 0, 0, 0, NULL},
+        {NULL, NULL, 1, 0, 0, 0, 0, NULL},
+        {NULL, NULL, 3, 0, 0, 0, 0, NULL},
+        {NULL, NULL, 96, 0, 0, 0, 0, NULL},
+        {NULL, NULL, 131072, 0, 0, 0, 0, NULL},
+        {NULL, NULL, 0xffffffffu, 0, 0, 0, 0, NULL},
+        {NULL, NULL, 0, 3, 0, 0, 0, NULL},
+        {NULL, NULL, 0, 8192, 0, 0, 0, NULL},
+        {NULL, NULL, 0, 6, 0, 0, 0, NULL},
+        {NULL, NULL, 0, 0, 1025, 0, 0, NULL},
         {NULL, NULL, 0, 0, 0x80000000u, 0, 0, NULL},
     };
     for (size_t i = 0; i < sizeof bad_opts / sizeof bad_opts[0]; i++) {

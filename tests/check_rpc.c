@@ -233,8 +233,14 @@ static void srv_stray(am_token_t *t, const uint32_t *a, int n, void *d, size_t l
 static void server(void *arg)
 {
     const struct srv_cfg *c = arg;
-    struct am_ep_opts o = {
-        am_claim_names[c->alg], tu_backend_name(c->b), c->packets, c->bulk_blocks, 0, 0, 0, NULL};
+    struct am_ep_opts o = {am_claim_names[c->alg],
+                           tu_backend_name(c->b),
+                           c->packets,
+                           c->bulk_blocks,
+                           0,
+                           0,
+                           0,
+                           NULL};
     int rc = am_ep_create(c->name, &o, &srv_ep);
     if (rc != 0) {
         tu_error(&sh->err, "server: create %s: %s", c->name, am_strerror(rc));
@@ -856,7 +862,8 @@ static void restart_reply(am_token_t *t, const uint32_t *args, int nargs, void *
 static void restart_client(void *arg)
 {
     const struct restart_arg *r = arg;
-    struct am_ep_opts o = {am_claim_names[r->alg], tu_backend_name(r->b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {
+        am_claim_names[r->alg], tu_backend_name(r->b), 0, 0, 0, 0, 0, NULL};
     am_ep_t *ep;
     int rc = am_ep_create(r->cli, &o, &ep);
     if (rc != 0) {
@@ -989,7 +996,8 @@ static void bye_reply_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t
  * one more send on the handle, and lives on until told. */
 static void goodbye_sender(const struct goodbye_arg *g, int id)
 {
-    struct am_ep_opts o = {am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {
+        am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0, NULL};
     am_ep_t *ep = NULL;
     int rc = am_ep_create(g->snd[id], &o, &ep);
     if (rc == 0 && (rc = am_ep_map(ep, 0, g->rcv)) == 0) {
@@ -1021,7 +1029,8 @@ static void goodbye_sender1(void *arg)
 static void goodbye_asker(void *arg)
 {
     const struct goodbye_arg *g = arg;
-    struct am_ep_opts o = {am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {
+        am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0, NULL};
     am_ep_t *ep;
     int rc = am_ep_create(g->snd[2], &o, &ep);
     if (rc != 0) {
@@ -1106,7 +1115,8 @@ START_TEST(goodbye)
     }
     /* mpsc: a leaving sender's entry is taken at once, before its messages are
      * polled (with channels it waits for the owner to drain them: check_chan) */
-    struct am_ep_opts o = {am_claim_names[g.alg], tu_backend_name(g.b), 0, 0, 1, 0, 0, "mpsc"};
+    struct am_ep_opts o = {
+        am_claim_names[g.alg], tu_backend_name(g.b), 0, 0, 1, 0, 0, "mpsc"};
     am_ep_t *ep = gb_ep = create_ok(g.rcv, &o);
     am_set_handler(ep, H_BYE, bye_h);
 
@@ -1202,7 +1212,8 @@ struct dead_arg {
 static void dead_server(void *arg)
 {
     const struct dead_arg *d = arg;
-    struct am_ep_opts o = {am_claim_names[d->alg], tu_backend_name(d->b), 2, 1, 0, 0, 0, NULL};
+    struct am_ep_opts o = {
+        am_claim_names[d->alg], tu_backend_name(d->b), 2, 1, 0, 0, 0, NULL};
     am_ep_t *ep;
     int rc = am_ep_create(d->srv, &o, &ep);
     if (rc != 0) {
@@ -1230,7 +1241,8 @@ static int dead_send(am_ep_t *ep, int bulk)
 static void dead_client(void *arg)
 {
     const struct dead_arg *d = arg;
-    struct am_ep_opts o = {am_claim_names[d->alg], tu_backend_name(d->b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {
+        am_claim_names[d->alg], tu_backend_name(d->b), 0, 0, 0, 0, 0, NULL};
     am_ep_t *ep;
     int rc = am_ep_create(d->cli, &o, &ep);
     if (rc == 0)
@@ -1262,7 +1274,8 @@ START_TEST(dead_peer)
     pid_t ps = spawn(dead_server, &d, 1);
     tu_assert_flag(&sh->ready, 1, 10, "the server", what, &sh->err);
     if (mode == DEAD_DESTROY_IDLE || mode == DEAD_EXIT_IDLE) {
-        struct am_ep_opts o = {am_claim_names[d.alg], tu_backend_name(d.b), 0, 0, 0, 0, 0, NULL};
+        struct am_ep_opts o = {
+            am_claim_names[d.alg], tu_backend_name(d.b), 0, 0, 0, 0, 0, NULL};
         am_ep_t *ep = create_ok(d.cli, &o);
         int rc = am_ep_map(ep, 0, d.srv);
         ck_assert_msg(rc == 0, "%s: map: %s", what, am_strerror(rc));

@@ -181,7 +181,8 @@ static void *ring_make_as(struct guarded *g, const struct am_spsc_ops *k, unsign
     ck_assert_int_eq(mprotect(g->map, page, PROT_NONE), 0);
     ck_assert_int_eq(mprotect(g->map + g->span - page, page, PROT_NONE), 0);
     g->ring = g->map + g->span - page - g->bytes;
-    ck_assert_msg((wide ? am_spsc_init_wide(k, g->ring, shift) : k->init(g->ring, shift)) == 0,
+    ck_assert_msg((wide ? am_spsc_init_wide(k, g->ring, shift) : k->init(g->ring, shift)) ==
+                      0,
                   "%s: init", k->name);
     return g->ring;
 }
@@ -483,8 +484,9 @@ static void consume_wide(struct stream *s, struct am_spsc_end *e)
             }
         }
         if (rc == 0 || rc != -EAGAIN) {
-            tu_error(&s->err, "%s: consumer: item %ld: rc %d, %#llx for %#llx%s", s->sc.name,
-                     i, rc, (unsigned long long)v, (unsigned long long)val((uint64_t)i),
+            tu_error(&s->err, "%s: consumer: item %ld: rc %d, %#llx for %#llx%s",
+                     s->sc.name, i, rc, (unsigned long long)v,
+                     (unsigned long long)val((uint64_t)i),
                      bad ? " or its words wrong" : "");
             AO_store(&s->stop, 1);
         } else if (++idle % 65536 == 0 && tu_now_s() - last > 20) {
@@ -580,9 +582,10 @@ START_TEST(wide_verbs)
     struct guarded g, n;
     struct am_spsc_end p, c, e;
     void *ring = ring_make_as(&g, k, SHIFT, 1), *narrow = ring_make(&n, k, SHIFT);
-    ck_assert_msg(k->open(&e, ring, SHIFT, AM_SPSC_PRODUCER) == -EPROTO &&
-                      k->open(&e, narrow, SHIFT, AM_SPSC_CONSUMER | AM_SPSC_WIDE) == -EPROTO,
-                  "%s: a narrow end on a wide ring, or the other way, not refused", k->name);
+    ck_assert_msg(
+        k->open(&e, ring, SHIFT, AM_SPSC_PRODUCER) == -EPROTO &&
+            k->open(&e, narrow, SHIFT, AM_SPSC_CONSUMER | AM_SPSC_WIDE) == -EPROTO,
+        "%s: a narrow end on a wide ring, or the other way, not refused", k->name);
     ck_assert_msg(k->open(&p, ring, SHIFT, AM_SPSC_PRODUCER | AM_SPSC_WIDE) == 0 &&
                       k->open(&c, ring, SHIFT, AM_SPSC_CONSUMER | AM_SPSC_WIDE) == 0,
                   "%s: wide open", k->name);
@@ -607,8 +610,8 @@ START_TEST(wide_verbs)
                           "%s: a second peek differs", k->name);
             ck_assert_msg(v == val((uint64_t)got), "%s: item %ld", k->name, got);
             for (unsigned j = 1; j < AM_SPSC_WIDE_WORDS; j++)
-                ck_assert_msg(cs[j] == word_of(got, j), "%s: item %ld word %u", k->name, got,
-                              j);
+                ck_assert_msg(cs[j] == word_of(got, j), "%s: item %ld word %u", k->name,
+                              got, j);
             k->release(&c);
             got++;
         }

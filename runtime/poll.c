@@ -365,6 +365,8 @@ static inline int poll_all(am_ep_t *ep)
     int n = held + am__drain(ep, AM_REPLY) + am__drain(ep, AM_REQUEST);
     if (n == 0 && ++ep->idle_polls % AM_IDLE_CHORES == 0)
         idle_chores(ep);
+    else if (n && ep->chans && AO_load(&ep->own.shared->recycle))
+        am__chan_chores(ep, 0); /* a registrant waits: a busy owner answers too */
     return n;
 }
 

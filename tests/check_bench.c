@@ -5,7 +5,8 @@
  *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
  *
  * For each program (rtt, logp, bw, stress with 1 and 3 writers, demo_many, lockbench,
- * mpi_pingpong, mpi_bw, mpi_stress), with two claim algorithms where it takes one, the
+ * pollcost, mpi_pingpong, mpi_bw, mpi_stress), with two claim algorithms where it
+ * takes one (and a per-sender queue kind beside them in rtt and stress), the
  * test checks that every line is a header, a comment or a row of 10 fields; that
  * bench, impl, procs and pinned are what the run was; that iters is a positive
  * integer and, where the program was told a count, that count; that the value is
@@ -28,12 +29,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shmam.h"
 #include "testutil.h"
 
 #define RUN_TIMEOUT_S 40
 #define MAX_ROWS 1024
 
-static const char *const algs[] = {"lockfree", "ticket"};
+static const char *const algs[] = {"lockfree", "ticket", "fastforward"};
 
 /* One parsed row. */
 struct row {
@@ -243,21 +245,24 @@ static int run_and_check(const char *const *argv, const struct expect *e, const 
     return n;
 }
 
-/* rtt of two algorithms in one job: the raw ping-pong once, each algorithm's
- * round trip and ratio to it, and ticket's in-run ratio to lockfree; each
- * per-round ratio lies within the bounds the figures' spreads allow. */
+/* rtt of two claim algorithms and a per-sender queue kind in one job: the raw
+ * ping-pong once, each one's round trip and ratio to it, and the in-run ratios
+ * of ticket and fastforward to lockfree; each per-round ratio lies within the
+ * bounds the figures' spreads allow. */
 START_TEST(test_rtt)
 {
     char prog[PATH_MAX];
-    const char *what = "rtt --algs lockfree,ticket";
+    const char *what = "rtt --algs lockfree,ticket,fastforward";
     if (!built(prog, "rtt"))
         return;
-    const char *argv[] = {launcher,   "-n",       "2",      "--bind",          "--timeout",
-                          "30",       prog,       "--algs", "lockfree,ticket", "--iters",
-                          "2000",     "--warmup", "100",    "--rounds",        "4",
+    const char *argv[] = {launcher,   "-n",        "2",
+                          "--bind",   "--timeout", "30",
+                          prog,       "--algs",    "lockfree,ticket,fastforward",
+                          "--iters",  "2000",      "--warmup",
+                          "100",      "--rounds",  "4",
                           "--header", NULL};
     struct expect e = {.bench = "rtt",
-                       .impl = "raw lockfree ticket",
+                       .impl = "raw lockfree ticket fastforward",
                        .procs = 2,
                        .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
                        .iters = 2000,
@@ -265,12 +270,12 @@ START_TEST(test_rtt)
                        .known = "am_rtt raw_rtt am_vs_raw am_rtt_vs_lockfree",
                        .needed = "am_rtt raw_rtt am_vs_raw am_rtt_vs_lockfree"};
     int n = run_and_check(argv, &e, what);
-    ck_assert_msg(n == 6, "%s: %d rows, not 6", what, n);
+    ck_assert_msg(n == 9, "%s: %d rows, not 9", what, n);
     const struct row *raw = row_of(rows, n, "raw", "raw_rtt");
     ck_assert_msg(raw != NULL, "%s: no raw row", what);
     double rlo, rhi, alo, ahi, qlo, qhi;
     fig(raw, &rlo, &rhi);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         const char *alg = algs[k];
         const struct row *am = row_of(rows, n, alg, "am_rtt"),
                          *q = row_of(rows, n, alg, "am_vs_raw");
@@ -469,10 +474,11 @@ START_TEST(test_bw)
 }
 END_TEST
 
-/* stress with W writers (W = 1, 3 for _i = 0, 1), lockfree and ticket in one
- * job, runs of T = 0.05 s: each figure is consistent with the others (rate and
- * time per 10^6 from the same median run; no run shorter than its duration),
- * and ticket's in-run ratio lies within what the two spreads allow. */
+/* stress with W writers (W = 1, 3 for _i = 0, 1), lockfree, ticket and
+ * fastforward (a per-sender queue kind) in one job, runs of T = 0.05 s: each
+ * figure is consistent with the others (rate and time per 10^6 from the same
+ * median run; no run shorter than its duration), and ticket's in-run ratio
+ * lies within what the two spreads allow. */
 START_TEST(test_stress)
 {
     char prog[PATH_MAX], what[128], procs[8];
@@ -481,11 +487,13 @@ START_TEST(test_stress)
         return;
     snprintf(what, sizeof what, "stress --seconds 0.05, %d writer(s)", w);
     snprintf(procs, sizeof procs, "%d", w + 1);
-    const char *argv[] = {launcher, "-n",       procs,    "--bind",          "--timeout",
-                          "30",     prog,       "--algs", "lockfree,ticket", "--seconds",
-                          "0.05",   "--rounds", "3",      "--header",        NULL};
+    const char *argv[] = {launcher,    "-n",        procs,
+                          "--bind",    "--timeout", "30",
+                          prog,        "--algs",    "lockfree,ticket,fastforward",
+                          "--seconds", "0.05",      "--rounds",
+                          "3",         "--header",  NULL};
     struct expect e = {.bench = "stress",
-                       .impl = "lockfree ticket",
+                       .impl = "lockfree ticket fastforward",
                        .procs = w + 1,
                        .pinned = -1,
                        .iters = 0,
@@ -495,9 +503,9 @@ START_TEST(test_stress)
                        .needed = "s_per_1e6 msgs_per_s run_seconds msgs_per_poll "
                                  "s_per_1e6_vs_lockfree"};
     int n = run_and_check(argv, &e, what);
-    ck_assert_msg(n == 9, "%s: %d rows, not 9", what, n);
+    ck_assert_msg(n == 14, "%s: %d rows, not 14", what, n);
     double lo, hi, llo, lhi, tlo, thi, qlo, qhi;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         const struct row *s1 = row_of(rows, n, algs[k], "s_per_1e6"),
                          *rate = row_of(rows, n, algs[k], "msgs_per_s"),
                          *dur = row_of(rows, n, algs[k], "run_seconds");
@@ -586,6 +594,96 @@ START_TEST(test_lockbench)
     for (int i = 0; i < n; i++)
         ck_assert_msg(atoi(rows[i].f[3]) == 1 || atoi(rows[i].f[3]) == 2,
                       "%s: procs %s not asked for", what, rows[i].f[3]);
+}
+END_TEST
+
+/* The row of impl and metric m, failing the test if there is none. */
+static const struct row *need_row(int n, const char *impl, const char *m, const char *what)
+{
+    const struct row *r = row_of(rows, n, impl, m);
+    ck_assert_msg(r != NULL, "%s: %s: no row %s", what, impl, m);
+    return r;
+}
+
+#define PC_ROUNDS 2L
+
+/* pollcost --quick with 1 and 4 senders, memory at 1, 4 and 64: every queue
+ * kind of am_queue_names has every row (figures; ratios to mpsc for the
+ * others; ratios to one sender for 4), iters the polls or messages of both
+ * rounds, every time positive, every ratio within what its figures' spreads
+ * allow; an endpoint's segment grows with its table of senders, and a
+ * per-sender kind's grows, and by more than the shared queues' (a channel
+ * pair per sender beside the sender entry both have; theirs may stay).  No
+ * time is judged. */
+START_TEST(test_pollcost)
+{
+    char prog[PATH_MAX], rounds[8], m[64], m2[64];
+    const char *what = "pollcost --quick --senders 1,4";
+    static const char *const x[] = {"poll_idle", "poll_one", "poll_recent"};
+    const long iters[] = {2048 * PC_ROUNDS, 500 * PC_ROUNDS, 16 * 16 * PC_ROUNDS};
+    if (!built(prog, "pollcost"))
+        return;
+    snprintf(rounds, sizeof rounds, "%ld", PC_ROUNDS);
+    const char *argv[] = {launcher,        "-n",     "2",        "--bind",
+                          "--timeout",     "30",     prog,       "--quick",
+                          "--senders",     "1,4",    "--rounds", rounds,
+                          "--mem-senders", "1,4,64", "--header", NULL};
+    struct expect e = {.bench = "pollcost",
+                       .impl = NULL,
+                       .procs = 2,
+                       .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
+                       .iters = 0,
+                       .iters_of = NULL,
+                       .known = "poll_idle_ns_# poll_one_ns_# poll_recent_ns_# "
+                                "poll_idle_vs_mpsc_# poll_one_vs_mpsc_# "
+                                "poll_recent_vs_mpsc_# poll_idle_vs_1_# poll_one_vs_1_# "
+                                "poll_recent_vs_1_# seg_bytes_#",
+                       .needed = "poll_idle_ns_1 poll_one_ns_4 poll_recent_ns_4 "
+                                 "poll_one_vs_mpsc_4 poll_recent_vs_1_4 seg_bytes_64"};
+    int n = run_and_check(argv, &e, what), kinds = 0;
+    for (; am_queue_names[kinds]; kinds++) {
+        const char *k = am_queue_names[kinds];
+        int chan = strcmp(k, "mpsc") != 0;
+        for (int i = 0; i < 3; i++)
+            for (int s = 1; s <= 4; s += 3) {
+                snprintf(m, sizeof m, "%s_ns_%d", x[i], s);
+                const struct row *r = need_row(n, k, m, what);
+                ck_assert_msg(atol(r->f[5]) == iters[i] && strtod(r->f[7], NULL) > 0,
+                              "%s: %s: %s: iters %s (not %ld) or value %s", what, k, m,
+                              r->f[5], iters[i], r->f[7]);
+                snprintf(m2, sizeof m2, "%s_vs_mpsc_%d", x[i], s);
+                ck_assert_msg(!chan == !row_of(rows, n, k, m2), "%s: %s: %s %s", what, k,
+                              m2, chan ? "missing" : "of mpsc itself");
+                if (chan)
+                    ratio_within(n, k, m2, k, m, "mpsc", m, what);
+            }
+        for (int i = 0; i < 3; i++) {
+            snprintf(m, sizeof m, "%s_ns_4", x[i]);
+            snprintf(m2, sizeof m2, "%s_ns_1", x[i]);
+            char q[64];
+            snprintf(q, sizeof q, "%s_vs_1_4", x[i]);
+            ratio_within(n, k, q, k, m, k, m2, what);
+            snprintf(q, sizeof q, "%s_vs_1_1", x[i]);
+            ck_assert_msg(!row_of(rows, n, k, q), "%s: %s: %s", what, k, q);
+        }
+        double b1 = strtod(need_row(n, k, "seg_bytes_1", what)->f[7], NULL);
+        double b4 = strtod(need_row(n, k, "seg_bytes_4", what)->f[7], NULL);
+        double b64 = strtod(need_row(n, k, "seg_bytes_64", what)->f[7], NULL);
+        ck_assert_msg(b1 > 0 && b1 < b4 && b4 < b64,
+                      "%s: %s: segment of %.0f, %.0f, %.0f bytes for 1, 4, 64 senders",
+                      what, k, b1, b4, b64);
+        if (chan) {
+            double m1 = strtod(need_row(n, "mpsc", "seg_bytes_1", what)->f[7], NULL);
+            double m64 = strtod(need_row(n, "mpsc", "seg_bytes_64", what)->f[7], NULL);
+            ck_assert_msg(b64 - b1 > m64 - m1,
+                          "%s: %s grows by %.0f bytes from 1 to 64 senders, mpsc by %.0f",
+                          what, k, b64 - b1, m64 - m1);
+        }
+    }
+    /* per kind: 3 x 2 figures, 3 ratios to one sender, 3 memory rows, and
+     * 3 x 2 ratios to mpsc for the per-sender kinds */
+    ck_assert_msg(n == kinds * 12 + (kinds - 1) * 6, "%s: %d rows, not %d", what, n,
+                  kinds * 12 + (kinds - 1) * 6);
 }
 END_TEST
 
@@ -689,6 +787,7 @@ static Suite *bench_suite(void)
         {"stress", test_stress, 2},
         {"demo_many", test_demo_many, 2},
         {"lockbench", test_lockbench, 1},
+        {"pollcost", test_pollcost, 1},
         {"mpi_pingpong", test_mpi_pingpong, 1},
         {"mpi_bw", test_mpi_bw, 1},
         {"mpi_stress", test_mpi_stress, 2},

@@ -32,8 +32,8 @@
 static int n_algs;
 
 static const char *const env_names[] = {
-    "SHMAM_CLAIM",    "SHMAM_SHM", "SHMAM_PACKETS", "SHMAM_BULK", "SHMAM_MAX_SENDERS",
-    "SHMAM_LONG_MAX", NULL};
+    "SHMAM_CLAIM",       "SHMAM_SHM",      "SHMAM_PACKETS", "SHMAM_BULK",
+    "SHMAM_MAX_SENDERS", "SHMAM_LONG_MAX", "SHMAM_QUEUE",   NULL};
 
 static void setup(void)
 {
@@ -418,6 +418,78 @@ START_TEST(layout_size)
 }
 END_TEST
 
+/* Queue kinds: mpsc by default; each kind from SHMAM_QUEUE and from the
+ * option (which wins); channel kinds default to 64 packets and 4 bulk blocks
+ * per channel; bad names refused (an empty variable is unset).  A channel
+ * segment holds per sender its two channels and nothing of the shared queues:
+ * it grows by exactly 2 x chan_bytes (plus a page for the entry) per sender,
+ * and an endpoint says its kind. */
+START_TEST(queue_kinds)
+{
+    struct am_config c;
+    resolve_ok(NULL, &c, "default queue");
+    ck_assert_int_eq(c.queue, AM_QUEUE_MPSC);
+    for (int k = 0; k < AM_QUEUE_COUNT; k++) {
+        setenv("SHMAM_QUEUE", am_queue_names[k], 1);
+        resolve_ok(NULL, &c, am_queue_names[k]);
+        ck_assert_msg(c.queue == (enum am_queue_kind)k, "SHMAM_QUEUE=%s gave kind %d",
+                      am_queue_names[k], c.queue);
+        ck_assert_msg(k == AM_QUEUE_MPSC ? c.packets == 128 && c.bulk_blocks == 16
+                                         : c.packets == 64 && c.bulk_blocks == 4,
+                      "%s: default sizes %u packets, %u bulk blocks", am_queue_names[k],
+                      c.packets, c.bulk_blocks);
+        struct am_ep_opts o = {.queue = am_queue_names[(k + 1) % AM_QUEUE_COUNT]};
+        resolve_ok(&o, &c, "queue option over the environment");
+        ck_assert_int_eq(c.queue, (k + 1) % AM_QUEUE_COUNT);
+    }
+    static const char *const bad[] = {"MPSC",    "ff",   " bqueue",
+                                      "bqueue ", "spsc", "lamport2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("SHMAM_QUEUE", bad[i], 1);
+        ck_assert_msg(am__config_resolve(NULL, &c) == -EINVAL, "SHMAM_QUEUE='%s' accepted",
+                      bad[i]);
+        struct am_ep_opts o = {.queue = bad[i]};
+        unsetenv("SHMAM_QUEUE");
+        ck_assert_msg(am__config_resolve(&o, &c) == -EINVAL, "queue '%s' accepted", bad[i]);
+    }
+    setenv("SHMAM_QUEUE", "", 1);
+    resolve_ok(NULL, &c, "empty SHMAM_QUEUE");
+    ck_assert_int_eq(c.queue, AM_QUEUE_MPSC);
+    unsetenv("SHMAM_QUEUE");
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (int k = 1; k < AM_QUEUE_COUNT; k++) {
+        struct am_ep_opts o = {.queue = am_queue_names[k], .max_senders = 4};
+        resolve_ok(&o, &c, am_queue_names[k]);
+        struct am_seg_header h;
+        size_t s4 = am__layout_size(&c);
+        c.max_senders = 5;
+        size_t s5 = am__layout_size(&c);
+        am_ep_t *ep = NULL;
+        char name[64];
+        tu_ep_name(name, sizeof name, am_queue_names[k], -1, 0);
+        ck_assert_int_eq(am_ep_create(name, &o, &ep), 0);
+        memcpy(&h, ep->own.hdr, sizeof h);
+        printf("config: %s, 4 senders: %zu bytes, %llu per channel\n", am_queue_names[k],
+               s4, (unsigned long long)h.chan_bytes);
+        ck_assert_msg(
+            strcmp(am_ep_queue(ep), am_queue_names[k]) == 0 && h.queue == (uint32_t)k &&
+                h.send_off[0] == 0 && h.packets_off[1] == 0 && h.chan_off > 0 &&
+                h.chan_bytes >= 64 * sizeof(struct am_packet) + 4 * AM_BULK_BYTES,
+            "%s: endpoint says %s; header queue %u, shared queue at %llu, "
+            "channels at %llu of %llu bytes",
+            am_queue_names[k], am_ep_queue(ep), h.queue, (unsigned long long)h.send_off[0],
+            (unsigned long long)h.chan_off, (unsigned long long)h.chan_bytes);
+        size_t grow = s5 - s4, want = 2 * h.chan_bytes + page;
+        ck_assert_msg(
+            grow + page > want && grow < want + page, /* the heaps start on a page */
+            "%s: a sender more adds %zu bytes, want 2 channels of %llu and a page",
+            am_queue_names[k], grow, (unsigned long long)h.chan_bytes);
+        ck_assert_int_eq(am_ep_destroy(ep), 0);
+    }
+    tu_assert_clean("queue kinds");
+}
+END_TEST
+
 /* The segment the system made is exactly the computed size, in both backends. */
 START_TEST(segment_size)
 {
@@ -580,6 +652,14 @@ START_TEST(attach_refuses)
         case 22:
             field = "shared_off";
             h->shared_off -= 4096;
+            break;
+        case 23:
+            field = "queue (no such kind)";
+            h->queue = AM_QUEUE_COUNT;
+            break;
+        case 24:
+            field = "queue (fastforward: no channels laid out)";
+            h->queue = AM_QUEUE_FASTFORWARD;
             break;
         default:
             field = NULL;
@@ -948,6 +1028,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, opts_override_env);
     tcase_add_test(tc, bad_values);
     tcase_add_test(tc, layout_size);
+    tcase_add_test(tc, queue_kinds);
     tcase_add_test(tc, error_texts);
     suite_add_tcase(s, tc);
 

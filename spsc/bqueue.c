@@ -56,6 +56,12 @@
 #define LINE_ITEMS 8       /* the paper's INCREMENT: a 64-byte line of items */
 #define BACKTRACK_PAUSES 1 /* between probes, the paper's TICKS */
 
+/* The zero-copy verbs, defined below, inlined into enqueue and dequeue. */
+static int bqueue_reserve(struct am_spsc_end *p, AO_t **slot);
+static int bqueue_commit(struct am_spsc_end *p, uint64_t item);
+static int bqueue_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot);
+static int bqueue_release(struct am_spsc_end *c);
+
 static size_t bqueue_size(unsigned shift)
 {
     return am__spsc_size(SLOTS, shift, 1);
@@ -74,23 +80,15 @@ static int bqueue_open(struct am_spsc_end *e, void *ring, unsigned shift, unsign
     return rc;
 }
 
-/* Producer only.  0, -EAGAIN (the next batch is not empty yet), -EINVAL. */
+/* Producer only: reserve and commit in one step.  0, -EAGAIN full, -EINVAL,
+ * -EPROTO. */
 static int bqueue_enqueue(struct am_spsc_end *p, uint64_t item)
 {
-    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    AO_t *slot;
     if (item > AM_SPSC_ITEM_MAX)
         return -EINVAL;
-    if (p->pos == p->limit) {
-        /* Acquire: pairs with the consumer's release store emptying it. */
-        if (AO_load_acquire(am__spsc_at(p, p->pos + p->batch - 1)) != 0)
-            return -EAGAIN;
-        p->limit = p->pos + p->batch;
-    }
-    am__spsc_hook(AM_SPSC_PUT);
-    /* Release: pairs with the consumer's acquire load of a batch's end. */
-    AO_store_release(am__spsc_at(p, p->pos), item + 1);
-    p->pos++;
-    return 0;
+    int rc = bqueue_reserve(p, &slot);
+    return rc ? rc : bqueue_commit(p, item);
 }
 
 /* Producer only: up to n items, each visible when stored.  How many, or
@@ -132,29 +130,20 @@ static int backtrack(struct am_spsc_end *c)
     return 0;
 }
 
-/* Consumer only.  0 with the oldest item, -EAGAIN empty, -EPROTO (an empty
- * slot inside a batch: a peer's garbage). */
+/* Consumer only: peek and release in one step.  0 with the oldest item,
+ * -EAGAIN empty, -EPROTO. */
 static int bqueue_dequeue(struct am_spsc_end *c, uint64_t *item)
 {
-    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
-    if (c->pos == c->limit && backtrack(c) != 0)
-        return -EAGAIN;
-    AO_t *s = am__spsc_at(c, c->pos);
-    am__spsc_hook(AM_SPSC_GET);
-    AO_t v = AO_load(s); /* relaxed: the batch's acquire ordered it (file header) */
-    if (v == 0)
-        return -EPROTO;
-    am__spsc_hook(AM_SPSC_FREE);
-    /* Release: pairs with the producer's acquire probe of a batch's last slot. */
-    AO_store_release(s, 0);
-    c->pos++;
-    *item = v - 1;
-    return 0;
+    const AO_t *slot;
+    int rc = bqueue_peek(c, item, &slot);
+    if (rc == 0)
+        bqueue_release(c);
+    return rc;
 }
 
 /* Producer only: the slot at pos, probing the next batch as enqueue does.
  * 0, -EAGAIN. */
-static int bqueue_reserve(struct am_spsc_end *p, AO_t **slot)
+AM__SPSC_VERB int bqueue_reserve(struct am_spsc_end *p, AO_t **slot)
 {
     AM__SPSC_IS(p, AM_SPSC_PRODUCER);
     if (p->pos == p->limit) {
@@ -167,7 +156,7 @@ static int bqueue_reserve(struct am_spsc_end *p, AO_t **slot)
 }
 
 /* Producer only, after reserve: the mark, by a release store.  0, -EINVAL. */
-static int bqueue_commit(struct am_spsc_end *p, uint64_t item)
+AM__SPSC_VERB int bqueue_commit(struct am_spsc_end *p, uint64_t item)
 {
     AM__SPSC_IS(p, AM_SPSC_PRODUCER);
     if (item > AM_SPSC_ITEM_MAX)
@@ -181,7 +170,7 @@ static int bqueue_commit(struct am_spsc_end *p, uint64_t item)
 /* Consumer only.  0 with the oldest item and its slot, -EAGAIN, -EPROTO: as
  * dequeue (the batch's acquire orders the slot's words too: the producer
  * wrote them before marking any slot after). */
-static int bqueue_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
+AM__SPSC_VERB int bqueue_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
 {
     AM__SPSC_IS(c, AM_SPSC_CONSUMER);
     if (c->pos == c->limit && backtrack(c) != 0)
@@ -197,7 +186,7 @@ static int bqueue_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
 }
 
 /* Consumer only, after peek: empties the slot (release, as dequeue).  0. */
-static int bqueue_release(struct am_spsc_end *c)
+AM__SPSC_VERB int bqueue_release(struct am_spsc_end *c)
 {
     AM__SPSC_IS(c, AM_SPSC_CONSUMER);
     am__spsc_hook(AM_SPSC_FREE);

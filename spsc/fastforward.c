@@ -49,6 +49,12 @@
 #define SLOTS offsetof(struct am_spsc_marked_ring, slot)
 #define SLIP_EVERY 64 /* items between two slip checks */
 
+/* The zero-copy verbs, defined below, inlined into enqueue and dequeue. */
+static int fastforward_reserve(struct am_spsc_end *p, AO_t **slot);
+static int fastforward_commit(struct am_spsc_end *p, uint64_t item);
+static int fastforward_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot);
+static int fastforward_release(struct am_spsc_end *c);
+
 static size_t fastforward_size(unsigned shift)
 {
     return am__spsc_size(SLOTS, shift, 1);
@@ -66,20 +72,15 @@ static int fastforward_open(struct am_spsc_end *e, void *ring, unsigned shift,
     return am__spsc_open(e, ring, SLOTS, AM_SPSC_FASTFORWARD, shift, flags, AM_SPSC_SLIP);
 }
 
-/* Producer only.  0, -EAGAIN full, -EINVAL. */
+/* Producer only: reserve and commit in one step.  0, -EAGAIN full, -EINVAL,
+ * -EPROTO. */
 static int fastforward_enqueue(struct am_spsc_end *p, uint64_t item)
 {
-    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    AO_t *slot;
     if (item > AM_SPSC_ITEM_MAX)
         return -EINVAL;
-    AO_t *s = am__spsc_at(p, p->pos);
-    if (AO_load_acquire(s) != 0) /* pairs with the consumer's give-back */
-        return -EAGAIN;
-    am__spsc_hook(AM_SPSC_PUT);
-    /* Release: pairs with the consumer's acquire load of this slot. */
-    AO_store_release(s, item + 1);
-    p->pos++;
-    return 0;
+    int rc = fastforward_reserve(p, &slot);
+    return rc ? rc : fastforward_commit(p, item);
 }
 
 /* Producer only: up to n items, each published by its own slot.  How many, or
@@ -132,27 +133,20 @@ __attribute__((noinline, cold)) static void slip(const struct am_spsc_end *c)
     } while (dist < good && old < dist);
 }
 
-/* Consumer only.  0 with the oldest item, -EAGAIN empty. */
+/* Consumer only: peek and release in one step.  0 with the oldest item,
+ * -EAGAIN empty, -EPROTO. */
 static int fastforward_dequeue(struct am_spsc_end *c, uint64_t *item)
 {
-    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
-    AO_t *s = am__spsc_at(c, c->pos);
-    /* Acquire: pairs with the producer's release store of this slot. */
-    AO_t v = AO_load_acquire(s);
-    if (v == 0)
-        return -EAGAIN;
-    am__spsc_hook(AM_SPSC_FREE);
-    AO_store_release(s, 0); /* pairs with the producer's acquire: file header */
-    c->pos++;
-    *item = v - 1;
-    if ((c->flags & AM_SPSC_SLIP) && c->held++ % SLIP_EVERY == 0)
-        slip(c);
-    return 0;
+    const AO_t *slot;
+    int rc = fastforward_peek(c, item, &slot);
+    if (rc == 0)
+        fastforward_release(c);
+    return rc;
 }
 
 /* Producer only: the slot at pos, if the consumer has emptied it.  0,
  * -EAGAIN. */
-static int fastforward_reserve(struct am_spsc_end *p, AO_t **slot)
+AM__SPSC_VERB int fastforward_reserve(struct am_spsc_end *p, AO_t **slot)
 {
     AM__SPSC_IS(p, AM_SPSC_PRODUCER);
     AO_t *s = am__spsc_at(p, p->pos);
@@ -164,7 +158,7 @@ static int fastforward_reserve(struct am_spsc_end *p, AO_t **slot)
 
 /* Producer only, after reserve: one release store publishes the item and the
  * slot's other words.  0, -EINVAL. */
-static int fastforward_commit(struct am_spsc_end *p, uint64_t item)
+AM__SPSC_VERB int fastforward_commit(struct am_spsc_end *p, uint64_t item)
 {
     AM__SPSC_IS(p, AM_SPSC_PRODUCER);
     if (item > AM_SPSC_ITEM_MAX)
@@ -176,7 +170,7 @@ static int fastforward_commit(struct am_spsc_end *p, uint64_t item)
 }
 
 /* Consumer only.  0 with the oldest item and its slot, -EAGAIN empty. */
-static int fastforward_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
+AM__SPSC_VERB int fastforward_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
 {
     AM__SPSC_IS(c, AM_SPSC_CONSUMER);
     AO_t *s = am__spsc_at(c, c->pos);
@@ -190,7 +184,7 @@ static int fastforward_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **
 }
 
 /* Consumer only, after peek: empties the slot.  0. */
-static int fastforward_release(struct am_spsc_end *c)
+AM__SPSC_VERB int fastforward_release(struct am_spsc_end *c)
 {
     AM__SPSC_IS(c, AM_SPSC_CONSUMER);
     am__spsc_hook(AM_SPSC_FREE);

@@ -32,6 +32,12 @@
 
 #define SLOTS offsetof(struct am_spsc_indexed_ring, slot)
 
+/* The zero-copy verbs, defined below, inlined into enqueue and dequeue. */
+static int lamport_reserve(struct am_spsc_end *p, AO_t **slot);
+static int lamport_commit(struct am_spsc_end *p, uint64_t item);
+static int lamport_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot);
+static int lamport_release(struct am_spsc_end *c);
+
 static size_t lamport_size(unsigned shift)
 {
     return am__spsc_size(SLOTS, shift, 1);
@@ -63,20 +69,15 @@ static int64_t room(struct am_spsc_end *p)
     return used <= p->mask + 1 ? (int64_t)(p->mask + 1 - used) : -EPROTO;
 }
 
-/* Producer only.  0, -EAGAIN full, -EINVAL, -EPROTO (file header). */
+/* Producer only: reserve and commit in one step.  0, -EAGAIN full, -EINVAL,
+ * -EPROTO. */
 static int lamport_enqueue(struct am_spsc_end *p, uint64_t item)
 {
-    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    AO_t *slot;
     if (item > AM_SPSC_ITEM_MAX)
         return -EINVAL;
-    int64_t space = room(p);
-    if (space <= 0)
-        return space == 0 ? -EAGAIN : (int)space;
-    *am__spsc_at(p, p->pos) = item;
-    am__spsc_hook(AM_SPSC_PUT);
-    /* Release: pairs with the consumer's acquire load of head. */
-    AO_store_release(p->mine, ++p->pos);
-    return 0;
+    int rc = lamport_reserve(p, &slot);
+    return rc ? rc : lamport_commit(p, item);
 }
 
 /* Producer only: up to n items, one store of head.  How many, or -errno. */
@@ -105,24 +106,19 @@ static int lamport_flush(struct am_spsc_end *p)
     return 0;
 }
 
-/* Consumer only.  0 with the oldest item, -EAGAIN empty, -EPROTO. */
+/* Consumer only: peek and release in one step.  0 with the oldest item,
+ * -EAGAIN empty, -EPROTO. */
 static int lamport_dequeue(struct am_spsc_end *c, uint64_t *item)
 {
-    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
-    /* Acquire: pairs with the producer's release store of head. */
-    uint64_t ready = AO_load_acquire(c->theirs) - c->pos;
-    if (ready == 0 || ready > c->mask + 1)
-        return ready == 0 ? -EAGAIN : -EPROTO;
-    am__spsc_hook(AM_SPSC_GET);
-    *item = *am__spsc_at(c, c->pos);
-    am__spsc_hook(AM_SPSC_FREE);
-    /* Release: pairs with the producer's acquire load of tail. */
-    AO_store_release(c->mine, ++c->pos);
-    return 0;
+    const AO_t *slot;
+    int rc = lamport_peek(c, item, &slot);
+    if (rc == 0)
+        lamport_release(c);
+    return rc;
 }
 
 /* Producer only: the slot at head if there is room.  0, -EAGAIN, -EPROTO. */
-static int lamport_reserve(struct am_spsc_end *p, AO_t **slot)
+AM__SPSC_VERB int lamport_reserve(struct am_spsc_end *p, AO_t **slot)
 {
     AM__SPSC_IS(p, AM_SPSC_PRODUCER);
     int64_t space = room(p);
@@ -134,7 +130,7 @@ static int lamport_reserve(struct am_spsc_end *p, AO_t **slot)
 
 /* Producer only, after reserve: the item, then head (release, as enqueue).
  * 0, -EINVAL. */
-static int lamport_commit(struct am_spsc_end *p, uint64_t item)
+AM__SPSC_VERB int lamport_commit(struct am_spsc_end *p, uint64_t item)
 {
     AM__SPSC_IS(p, AM_SPSC_PRODUCER);
     if (item > AM_SPSC_ITEM_MAX)
@@ -146,7 +142,7 @@ static int lamport_commit(struct am_spsc_end *p, uint64_t item)
 }
 
 /* Consumer only.  0 with the oldest item and its slot, -EAGAIN, -EPROTO. */
-static int lamport_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
+AM__SPSC_VERB int lamport_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
 {
     AM__SPSC_IS(c, AM_SPSC_CONSUMER);
     uint64_t ready = AO_load_acquire(c->theirs) - c->pos; /* as dequeue */
@@ -159,7 +155,7 @@ static int lamport_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot
 }
 
 /* Consumer only, after peek: tail past the slot (release, as dequeue).  0. */
-static int lamport_release(struct am_spsc_end *c)
+AM__SPSC_VERB int lamport_release(struct am_spsc_end *c)
 {
     AM__SPSC_IS(c, AM_SPSC_CONSUMER);
     am__spsc_hook(AM_SPSC_FREE);

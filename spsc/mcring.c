@@ -45,6 +45,12 @@
 
 #define SLOTS offsetof(struct am_spsc_indexed_ring, slot)
 
+/* The zero-copy verbs, defined below, inlined into enqueue and dequeue. */
+static int mcring_reserve(struct am_spsc_end *p, AO_t **slot);
+static int mcring_commit(struct am_spsc_end *p, uint64_t item);
+static int mcring_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot);
+static int mcring_release(struct am_spsc_end *c);
+
 static size_t mcring_size(unsigned shift)
 {
     return am__spsc_size(SLOTS, shift, 1);
@@ -96,23 +102,15 @@ static int refill(struct am_spsc_end *p)
     return 0;
 }
 
-/* Producer only.  0 (the item visible once its batch is published or
- * flushed), -EAGAIN full, -EINVAL, -EPROTO. */
+/* Producer only: reserve and commit in one step.  0, -EAGAIN full, -EINVAL,
+ * -EPROTO. */
 static int mcring_enqueue(struct am_spsc_end *p, uint64_t item)
 {
-    AM__SPSC_IS(p, AM_SPSC_PRODUCER);
+    AO_t *slot;
     if (item > AM_SPSC_ITEM_MAX)
         return -EINVAL;
-    if (p->pos == p->limit) {
-        int rc = refill(p);
-        if (rc != 0)
-            return rc;
-    }
-    *am__spsc_at(p, p->pos) = item;
-    p->pos++;
-    if (++p->held >= p->batch)
-        publish(p, AM_SPSC_PUT);
-    return 0;
+    int rc = mcring_reserve(p, &slot);
+    return rc ? rc : mcring_commit(p, item);
 }
 
 /* Producer only: up to n items, published on return.  How many, or -errno. */
@@ -147,31 +145,19 @@ static int mcring_flush(struct am_spsc_end *p)
     return 0;
 }
 
-/* Consumer only.  0 with the oldest published item, -EAGAIN empty (having
- * published its reads), -EPROTO if head is not within the size ahead. */
+/* Consumer only: peek and release in one step.  0 with the oldest item,
+ * -EAGAIN empty, -EPROTO. */
 static int mcring_dequeue(struct am_spsc_end *c, uint64_t *item)
 {
-    AM__SPSC_IS(c, AM_SPSC_CONSUMER);
-    if (c->pos == c->limit) {
-        /* Acquire: pairs with the producer's release store of head. */
-        uint64_t head = AO_load_acquire(c->theirs), ready = head - c->pos;
-        if (ready == 0 || ready > c->mask + 1) {
-            if (ready == 0 && c->held)
-                publish(c, AM_SPSC_FREE);
-            return ready == 0 ? -EAGAIN : -EPROTO;
-        }
-        c->limit = head;
-    }
-    am__spsc_hook(AM_SPSC_GET);
-    *item = *am__spsc_at(c, c->pos);
-    c->pos++;
-    if (++c->held >= c->batch)
-        publish(c, AM_SPSC_FREE);
-    return 0;
+    const AO_t *slot;
+    int rc = mcring_peek(c, item, &slot);
+    if (rc == 0)
+        mcring_release(c);
+    return rc;
 }
 
 /* Producer only: the slot at pos if there is room.  0, -EAGAIN, -EPROTO. */
-static int mcring_reserve(struct am_spsc_end *p, AO_t **slot)
+AM__SPSC_VERB int mcring_reserve(struct am_spsc_end *p, AO_t **slot)
 {
     AM__SPSC_IS(p, AM_SPSC_PRODUCER);
     if (p->pos == p->limit) {
@@ -185,7 +171,7 @@ static int mcring_reserve(struct am_spsc_end *p, AO_t **slot)
 
 /* Producer only, after reserve: as enqueue (held until a batch or flush).
  * 0, -EINVAL. */
-static int mcring_commit(struct am_spsc_end *p, uint64_t item)
+AM__SPSC_VERB int mcring_commit(struct am_spsc_end *p, uint64_t item)
 {
     AM__SPSC_IS(p, AM_SPSC_PRODUCER);
     if (item > AM_SPSC_ITEM_MAX)
@@ -199,7 +185,7 @@ static int mcring_commit(struct am_spsc_end *p, uint64_t item)
 
 /* Consumer only.  0 with the oldest published item and its slot, -EAGAIN
  * (having published its reads), -EPROTO: as dequeue. */
-static int mcring_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
+AM__SPSC_VERB int mcring_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
 {
     AM__SPSC_IS(c, AM_SPSC_CONSUMER);
     if (c->pos == c->limit) {
@@ -218,7 +204,7 @@ static int mcring_peek(struct am_spsc_end *c, uint64_t *item, const AO_t **slot)
 }
 
 /* Consumer only, after peek: the slot is given back with its batch.  0. */
-static int mcring_release(struct am_spsc_end *c)
+AM__SPSC_VERB int mcring_release(struct am_spsc_end *c)
 {
     AM__SPSC_IS(c, AM_SPSC_CONSUMER);
     c->pos++;

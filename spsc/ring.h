@@ -35,6 +35,11 @@ int am__spsc_init(void *ring, size_t slots, enum am_spsc_kind kind, unsigned shi
 int am__spsc_open(struct am_spsc_end *e, void *ring, size_t slots, enum am_spsc_kind kind,
                   unsigned shift, unsigned flags, unsigned options);
 
+/* A kind's zero-copy verb: in the ops table, and inlined into its enqueue
+ * and dequeue (which are reserve-commit and peek-release in one step), so the
+ * narrow rings' fast paths pay no call for the sharing. */
+#define AM__SPSC_VERB static inline __attribute__((always_inline))
+
 /* Word 0 of the slot of position pos. */
 static inline AO_t *am__spsc_at(const struct am_spsc_end *e, uint64_t pos)
 {

@@ -13,8 +13,10 @@
 #                  bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
 #   all.csv        every row, one header
 #   report.md      machine, Tables 1 and 2 in the paper's layout with MPICH
-#                  columns, one-way bandwidth 64 B .. 4 MB against MPICH and
-#                  a raw floor, locks, applications, targets, and how our numbers
+#                  columns (and the per-sender channel kinds beside the claim
+#                  algorithms), one-way bandwidth 64 B .. 4 MB against MPICH and
+#                  a raw floor, locks, per-sender channels or shared queues
+#                  (pollcost), applications, targets, and how our numbers
 #                  compare with the paper's conclusions (scripts/report/report.py,
 #                  the paper's figures and claims in scripts/report/paper.toml,
 #                  judged by scripts/report/verdict.py)
@@ -22,8 +24,9 @@
 #   log.txt        everything the programs wrote on stderr
 # How it measures (bench/README.md): one estimator everywhere (each round's
 # mean; the median over rounds; the lowest-highest round as spread); the claim
-# algorithms compared within one job each (an endpoint pair per algorithm,
-# rounds interleaved ABBA), so algorithm ratios are in-run ratios; stress runs
+# algorithms and the per-sender queue kinds compared within one job each (an
+# endpoint pair per algorithm or kind: --algs all,channels; rounds interleaved
+# ABBA), so their ratios are in-run ratios; stress runs
 # of fixed duration (at least 1 s), a stall failing the benchmark itself; MPICH
 # with the same warm-up and rounds, binding as the machine section says.
 # Environment: SCALE, RESULTS, B (build directory) and TIMEOUT (a safety limit
@@ -45,6 +48,8 @@ RUN=$B/bin/shmamrun
 SHMAM_JOB_PREFIX=r$(($$ % 100000))x # the x ends it: no other pid extends it
 export SHMAM_JOB_PREFIX
 ALGS=$("$RUN" --list-claims | tr '\n' ' ') || exit 1 # the one list: am_claim_names
+SHMAMRUN=$RUN # report.py asks it which implementations are queue kinds
+export SHMAMRUN
 WRITERS="1 3 7"
 R=scripts/report
 case $SCALE in
@@ -59,6 +64,7 @@ quick)
     LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3"
     HEAP_ARGS="--quick"
     SPSC_ARGS="--quick"
+    POLL_ARGS="--rounds 5"
     TIMEOUT=${TIMEOUT:-300}
     ;;
 paper)
@@ -72,6 +78,7 @@ paper)
     LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5"
     HEAP_ARGS=""
     SPSC_ARGS=""
+    POLL_ARGS="--rounds 11"
     TIMEOUT=${TIMEOUT:-1800}
     ;;
 *)
@@ -145,9 +152,10 @@ py() {
 }
 
 # plots: the gnuplot data files and PNGs; a plot that fails is noted in the log.
+# nalg: the algorithms and kinds of logp.dat (its header: param, them, MPICH).
 plots() {
     py plotdata "$OUT" 2>>"$LOG" || echo "plot data failed" >>"$LOG"
-    nalg=$(echo $ALGS | wc -w)
+    nalg=$(($(head -n 1 "$OUT/logp.dat" | wc -w) - 2))
     for p in logp stress bandwidth oneway; do
         gnuplot -e "dir='$OUT'; nalg=$nalg" $R/$p.gp >>"$LOG" 2>&1 || echo "plot $p failed" >>"$LOG"
     done
@@ -196,7 +204,7 @@ write_report() {
         "bw and mpi_bw \`$BW_ARGS\`;" \
         "stress \`$STRESS_ARGS\`, mpi_stress \`$MPI_STRESS_ARGS\`; demo_many \`$DEMO_ARGS\`;" \
         "lockbench \`$LOCK_ARGS\`; heapbench \`${HEAP_ARGS:-(defaults)}\`;" \
-        "spscbench \`${SPSC_ARGS:-(defaults)}\`;" \
+        "spscbench \`${SPSC_ARGS:-(defaults)}\`; pollcost \`${POLL_ARGS:-(defaults)}\`;" \
         "applications at SCALE=$SCALE)."
     if [ -s "$FAILED" ]; then
         echo "**Failures** (see \`log.txt\`):"
@@ -212,8 +220,9 @@ write_report() {
 Every figure is the median over rounds of that round's mean, with the lowest
 and highest round beside it in small type (\`value lo–hi\`); a round hit by a
 preemption of this shared machine shows in the spread, not in the value. The
-claim algorithms of one table are measured in one job, an endpoint pair each,
-rounds interleaved in ABBA order, so ratios between them (rows in italics,
+claim algorithms and per-sender channel kinds of one table are measured in one
+job, an endpoint pair each, rounds interleaved in ABBA order, so ratios between
+them (rows in italics,
 "in-run") are per-round quotients of figures taken moments apart. MPICH runs in its own jobs with the same warm-up and rounds; a comparison
 across jobs says so. A verdict counts a check only when the two spreads do not
 overlap; otherwise it says "within noise".
@@ -226,7 +235,8 @@ EOT
     echo "## Table 1: LogP parameters and round trip"
     echo
     echo "Microseconds (bandwidths MB/s), two processes pinned to two CPUs, no contention" \
-        "(\`rtt\` and \`logp\`, every algorithm in one job each; MPICH: \`mpi_pingpong\`)." \
+        "(\`rtt\` and \`logp\` with \`--algs all,channels\`: every claim algorithm and every" \
+        "per-sender channel kind in one job each; MPICH: \`mpi_pingpong\`)." \
         "The last column names each row's method; MPICH's cell is the same work where one is given."
     echo
     py table1
@@ -262,8 +272,9 @@ EOT
     echo "## Table 2: many-to-one stress test"
     echo
     echo "Seconds per 10⁶ integers (the paper's Table 2 sends 10⁶) for W writers sending" \
-        "to one reader, from runs of a fixed duration (\`stress $STRESS_ARGS\`: every" \
-        "algorithm in one job, ranks pinned with \`--bind\`). MPICH (\`mpi_stress\`, separate" \
+        "to one reader, from runs of a fixed duration (\`stress --algs all,channels" \
+        "$STRESS_ARGS\`: every algorithm and channel kind in one job, ranks pinned with" \
+        "\`--bind\`). MPICH (\`mpi_stress\`, separate" \
         "jobs) under the same conditions: ranks pinned, waits that yield after spinning" \
         "(\`--yield\`; MPICH's own waits only spin). The last two columns are the" \
         "configuration MPICH users run, unbound and spinning, beside shmam's lock-free" \
@@ -299,10 +310,26 @@ EOT
     echo "The four rings of \`spsc/\` (Lamport; FastForward, also with temporal slipping;" \
         "MCRingBuffer; B-Queue) beside Boost.Lockfree's \`spsc_queue\` and Concurrency Kit's" \
         "\`ck_ring\` (\`spscbench\`): two pinned processes stream 8-byte items one way, and" \
-        "bounce one through a pair of rings; every ring in every round, ABBA. Not yet a" \
-        "queue kind of the runtime."
+        "bounce one through a pair of rings; every ring in every round, ABBA. The runtime's" \
+        "per-sender channels are made of these rings (next section)."
     echo
     py spsc
+    echo
+    echo "## Per-sender channels or shared queues"
+    echo
+    echo "Lumetta and Culler chose many-to-one queues, shared by every sender of an" \
+        "endpoint, for memory and polling cost; the systems they cite give each" \
+        "sender-receiver pair its own queue. shmam has both, as the queue kind of an" \
+        "endpoint: \`mpsc\` (the shared queues, with a claim algorithm) or a per-sender" \
+        "channel of one of the rings above (\`lamport\`, \`fastforward\`, \`mcring\`," \
+        "\`bqueue\`), with a summary bit per channel that had messages lately, so that a" \
+        "poll looks at those only. Messages: the kinds' columns of Tables 1 and 2 (same" \
+        "jobs as the claim algorithms). Polling and memory: \`pollcost $POLL_ARGS\`, a" \
+        "receiver per kind and number of registered senders, one job, every" \
+        "configuration in every round, ABBA; memory is the size of a fresh endpoint's" \
+        "segment with the default options."
+    echo
+    py channels
     echo
     echo "## Applications (Tables 3 and 4)"
     echo
@@ -362,11 +389,12 @@ HEADER="bench,impl,shm,procs,pinned,iters,metric,value,unit,spread"
 say "shmam measurement suite, $SCALE scale, into $OUT/"
 uptime >"$OUT/uptime.txt" 2>/dev/null
 
-# Point to point: every algorithm in one job, rounds interleaved.
-step rtt "rtt, every algorithm" $B/bench/rtt \
-    $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/rtt --algs all $RTT_ARGS
-step logp "logp, every algorithm" $B/bench/logp \
-    $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/logp --algs all $LOGP_ARGS
+# Point to point: every claim algorithm and per-sender channel kind in one job,
+# rounds interleaved.
+step rtt "rtt, every algorithm and channel kind" $B/bench/rtt \
+    $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/rtt --algs all,channels $RTT_ARGS
+step logp "logp, every algorithm and channel kind" $B/bench/logp \
+    $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/logp --algs all,channels $LOGP_ARGS
 step mpi_pingpong "mpi_pingpong (MPICH)" $B/bench/mpi_pingpong \
     timeout -k 10 $TIMEOUT mpiexec -n 2 -bind-to core $B/bench/mpi_pingpong $PINGPONG_ARGS
 
@@ -384,8 +412,8 @@ step mpi_bw "mpi_bw (MPICH, osu_bw)" $B/bench/mpi_bw \
 # unbound and spinning, and shmam's lock-free unbound, a like-with-like pair.
 for w in $WRITERS; do
     p=$((w + 1))
-    step stress "stress, $w writer(s), every algorithm" $B/bench/stress \
-        $RUN -n $p --bind --timeout $TIMEOUT $B/bench/stress --algs all $STRESS_ARGS
+    step stress "stress, $w writer(s), every algorithm and channel kind" $B/bench/stress \
+        $RUN -n $p --bind --timeout $TIMEOUT $B/bench/stress --algs all,channels $STRESS_ARGS
     step mpi_stress "mpi_stress (MPICH), $w writer(s), bound, --yield" $B/bench/mpi_stress \
         timeout -k 10 $TIMEOUT mpiexec -n $p -bind-to core $B/bench/mpi_stress --yield \
         $MPI_STRESS_ARGS
@@ -412,9 +440,12 @@ step lockbench "lockbench" $B/bench/lockbench \
 step heapbench "heapbench (shmam's heap and Boost.Interprocess)" $B/bench/heapbench \
     timeout -k 10 $TIMEOUT $B/bench/heapbench --boost $B/bench/heap_boost $HEAP_ARGS
 
-# The single-producer/single-consumer rings (issue 9, on their own so far).
+# The single-producer/single-consumer rings on their own, then what polling and
+# memory cost against the senders, shared queues and per-sender channels.
 step spscbench "spscbench (SPSC rings, Boost.Lockfree, ck_ring)" $B/bench/spscbench \
     timeout -k 10 $TIMEOUT $B/bench/spscbench $SPSC_ARGS
+step pollcost "pollcost (polls and memory against senders, every queue kind)" \
+    $B/bench/pollcost $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/pollcost $POLL_ARGS
 
 # Applications: Tables 3 and 4 (apps.sh writes apps.csv and its tables here).
 if [ -x scripts/apps.sh ]; then
@@ -431,7 +462,7 @@ fi
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench; do
+    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost; do
         [ -f "$OUT/$f.csv" ] && awk -f $R/rows.awk "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && awk -f $R/apps.awk "$OUT/apps.csv"

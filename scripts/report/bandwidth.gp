@@ -3,10 +3,16 @@
 # bandwidth and the memory copy rate for reference.  The one-way streams are
 # oneway.gp's.
 #   gnuplot -e "dir='results/DATE'; nalg=N" scripts/report/bandwidth.gp
-#   (reads bw.dat: sizes, N algorithms, MPICH, memory copy rate)
+#   (reads bw.dat: sizes, N algorithms and kinds, MPICH, memory copy rate)
 set terminal pngcairo size 800,500 font ",10"
 set output dir.'/bandwidth.png'
 set datafile missing '-'
+# gnuplot's colours repeat after 8: more of them, for the channel kinds' columns
+set linetype 9 lc rgb '#8b0000'
+set linetype 10 lc rgb '#6b8e23'
+set linetype 11 lc rgb '#505050'
+set linetype 12 lc rgb '#008b8b'
+set linetype 13 lc rgb '#ff69b4'
 set key outside right autotitle columnheader
 set logscale x 2
 set logscale y

@@ -7,23 +7,44 @@ all.csv and paper.toml.
     report.py ALL_CSV PAPER_TOML floors     flood and copy at 8 KB beside their floors
     report.py ALL_CSV PAPER_TOML heap       the shared heap against Boost.Interprocess
     report.py ALL_CSV PAPER_TOML spsc       the SPSC rings against Boost.Lockfree and ck
+    report.py ALL_CSV PAPER_TOML channels   per-sender channels or shared queues
     report.py ALL_CSV PAPER_TOML targets    shmam's targets, judged
     report.py ALL_CSV PAPER_TOML findings   the paper's conclusions, judged
     report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat
 
 Every figure is printed with its spread (lowest–highest round) and every row
-names its method.  The claim algorithms are those that ran (rtt's rows, in the
-order the benchmark printed them, which is am_claim_names'); nothing here
-counts them.  Verdicts come from verdict.py alone.
+names its method.  The claim algorithms and per-sender queue kinds are those
+that ran (rtt's rows, in the order the benchmark printed them, which is
+am_claim_names' then am_queue_names'); which names are queue kinds the
+launcher says ($SHMAMRUN --list-queues, default build/bin/shmamrun; report.sh
+sets it); nothing here lists them.  Verdicts come from verdict.py alone.
 """
 
+import os
+import subprocess
 import sys
 import tomllib
 
-from verdict import Engine, Figure, Rows, fmt
+from verdict import FAILS, HOLDS, NOISE, Engine, Figure, Rows, fmt
 
 DASH = "–"
 WRITERS = (1, 3, 7)
+SHARED = "mpsc"  # the queue kind of the claim algorithms: many-to-one, shared
+
+
+def queue_kinds():
+    """The per-sender queue kinds the launcher knows (`shmamrun --list-queues`,
+    the one list, less the shared queues); none, said on stderr, if it cannot
+    be asked."""
+    run = os.environ.get("SHMAMRUN", "build/bin/shmamrun")
+    try:
+        out = subprocess.run([run, "--list-queues"], capture_output=True, text=True,
+                             check=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"report.py: cannot ask {run} --list-queues ({e}): no queue kinds",
+              file=sys.stderr)
+        return []
+    return [k for k in out.split() if k != SHARED]
 
 
 def cell(f, scale=1.0):
@@ -70,15 +91,18 @@ class Report:
         with open(paper_path, "rb") as f:
             self.paper = tomllib.load(f)
         known = self.rows.impls.get("rtt", []) or self.rows.impls.get("logp", [])
-        self.algs = [a for a in known if a != "raw"]
-        self.engine = Engine(self.rows, self.algs)
+        kinds = queue_kinds()
+        self.algs = [a for a in known if a != "raw" and a not in kinds]
+        self.kinds = [a for a in known if a in kinds]  # per-sender kinds that ran
+        self.cols = self.algs + self.kinds  # Tables 1 and 2: claims, then channels
+        self.engine = Engine(self.rows, self.algs, self.kinds)
 
     def get(self, *a, **k):
         return self.rows.get(*a, **k)
 
     # ---- Table 1 ----
     def table1(self):
-        A = self.algs
+        A = self.cols
         mp = lambda m: self.get("mpi_pingpong", "mpich", m)
         lines = []
 
@@ -123,7 +147,15 @@ class Report:
         row("*Bulk request/reply / memory copy rate*", "logp", "bulk_vs_memcpy",
             method="logp, per-round ratio (the paper: about 0.8)")
         head = ["µs"] + A + ["MPICH", "method"]
-        return table(head, lines) + "\n\n" + self.paper_table1()
+        return table(head, lines) + self.kinds_note() + "\n\n" + self.paper_table1()
+
+    def kinds_note(self):
+        """Which columns are per-sender channel kinds, if any ran."""
+        if not self.kinds:
+            return ""
+        return ("\n\nColumns " + ", ".join(self.kinds) + ": per-sender channels (queue kinds "
+                "of the runtime, no claim algorithm; defaults 64 packets and 4 bulk blocks "
+                "per channel), in the same job as the claim algorithms' shared queues.")
 
     def ratio(self, a, b):
         if a is None or b is None or b.value == 0 or b.lo <= 0:
@@ -185,7 +217,7 @@ class Report:
 
     # ---- Table 2 ----
     def table2(self):
-        A = self.algs
+        A = self.cols
         lines, stalls = [], []
         for w in WRITERS:
             p = w + 1
@@ -212,7 +244,7 @@ class Report:
                             DASH])
         head = ["s per 10⁶ integers"] + A + ["MPICH, pinned, yielding", "lockfree, unbound",
                                             "MPICH, unbound (spins)"]
-        out = table(head, lines)
+        out = table(head, lines) + self.kinds_note()
         if stalls:
             out += ("\n\nRuns slower than twice their median (a stall or a convoy in one "
                     "run): " + "; ".join(stalls) + ".")
@@ -270,6 +302,165 @@ class Report:
                           "1" if k == "boost" else cell(g(f"{k}_rtt_vs_boost"))])
         return table(["ring", "ns / item", "/ Boost", "round trip, ns", "/ Boost"], lines)
 
+    # ---- per-sender channels or shared queues ----
+    VS_LOCKFREE = (("RTT", "rtt", "am_rtt_vs_lockfree", None, "<"),
+                   ("g (request + reply)", "logp", "g_vs_lockfree", None, "<"),
+                   ("o<sub>s</sub>", "logp", "os_vs_lockfree", None, "<"),
+                   ("bulk peak (8 KB)", "logp", "bulk_peak_MBps_vs_lockfree", None, ">"),
+                   ("stress 1 writer", "stress", "s_per_1e6_vs_lockfree", 2, "<"),
+                   ("stress 3 writers", "stress", "s_per_1e6_vs_lockfree", 4, "<"),
+                   ("stress 7 writers", "stress", "s_per_1e6_vs_lockfree", 8, "<"))
+    POLLS = (("poll_one", "A poll that ran one message (one sender active, a message per 2 µs), ns"),
+             ("poll_idle", "An idle poll (nobody has sent lately), ns"),
+             ("poll_recent", "An empty poll right after every sender sent one message, ns"))
+
+    def numbered(self, bench, prefix):
+        """The numbers N of bench's metrics PREFIX<N>, ascending."""
+        return sorted({int(k[3][len(prefix):]) for k in self.rows.by_key
+                       if k[0] == bench and k[3].startswith(prefix) and k[3][len(prefix):].isdigit()})
+
+    def judged(self, a, op, x=1, b=None):
+        """One check through the verdict engine: its Outcome."""
+        return self.engine.judge_one({"a": a, "op": op, "x": x, "b": b})
+
+    def channels(self):
+        """Per-sender channel kinds against the shared queues: in-run ratios of
+        Tables 1 and 2, pollcost's polls and memory, the paper's section-5
+        claims judged, and what follows from them."""
+        pk = self.rows.impls.get("pollcost", [])
+        if not self.kinds and not pk:
+            return "(no rows: no per-sender queue kind ran)"
+        out = [self.chan_ratios()]
+        for metric, title in self.POLLS:
+            out.append(f"{title}, against the senders registered (`pollcost`):\n\n"
+                       + self.chan_polls(pk, metric))
+        out.append("Bytes of a fresh endpoint's segment (defaults, `pollcost`), MiB, against "
+                   "the table of senders (max_senders):\n\n" + self.chan_memory(pk))
+        claims = [c for c in self.paper["claim"] if c["section"] == "5"]
+        out.append("The paper's remarks on separate queues (section 5), judged:\n\n"
+                   + "\n".join(self.claim_line(c) for c in claims))
+        out.append("**When each wins, in this run** (every comparison through the verdict "
+                   "engine: decided only when the spreads do not overlap):\n\n" + self.chan_when())
+        return "\n\n".join(out)
+
+    def chan_ratios(self):
+        lines = []
+        for k in self.kinds:
+            lines.append([k] + [cell(self.get(bench, k, m, p)) for _, bench, m, p, _ in self.VS_LOCKFREE]
+                         + [""])
+        return ("Each per-sender kind over lockfree (the shared queues' lock-free claim), "
+                "per-round quotients in the jobs of Tables 1 and 2 (below 1: the channel "
+                "is faster; for bulk bandwidth above 1):\n\n"
+                + table(["/ lockfree"] + [t for t, *_ in self.VS_LOCKFREE] + [""], lines))
+
+    def chan_polls(self, kinds, metric):
+        lines = []
+        for n in self.numbered("pollcost", f"{metric}_ns_"):
+            lines.append([str(n)] + [cell(self.get("pollcost", k, f"{metric}_ns_{n}")) for k in kinds]
+                         + [""])
+        return table(["senders"] + kinds + [""], lines)
+
+    def chan_memory(self, kinds):
+        sizes = self.numbered("pollcost", "seg_bytes_")
+        mib = lambda k, n: self.get("pollcost", k, f"seg_bytes_{n}")
+        lines = [[str(n)] + [cell(mib(k, n), 1 / 2**20) for k in kinds] + [""] for n in sizes]
+        if len(sizes) > 1:
+            lo, hi = sizes[0], sizes[-1]
+            per = []
+            for k in kinds:
+                a, b = mib(k, lo), mib(k, hi)
+                per.append(DASH if a is None or b is None else fmt((b.value - a.value) / (hi - lo) / 1024))
+            lines.append([f"*KiB per sender, {lo} → {hi}*"] + per + [""])
+        return table(["senders"] + kinds + [""], lines)
+
+    def chan_when(self):
+        """Bullets: where the channels win, where the shared queues do, from
+        the engine's outcomes of single comparisons; then the two together."""
+        one, o_win, o_lose = self.chan_when_messages("One to one (two processes, two CPUs)",
+                                                     self.VS_LOCKFREE[:5])
+        many, m_win, m_lose = self.chan_when_messages(
+            "Many to one (3 and 7 writers: more processes than CPUs)", self.VS_LOCKFREE[5:])
+        polls, poll_hold = self.chan_when_polls()
+        mem, mem_hold = self.chan_when_memory()
+        say = lambda l: "; ".join(l) if l else "nowhere in this run"
+        per_kind = lambda a, b: [f"{k} ({', '.join(a.get(k, []) + b.get(k, []))})"
+                                 for k in self.kinds if a.get(k) or b.get(k)]
+        lose = [f"message times against {k}" for k in per_kind(o_lose, m_lose)]
+        so = (f"**So**, in this run per-sender channels beat the shared queue in: "
+              f"{say(per_kind(o_win, m_win))}. The paper's shared queues hold for: "
+              + say(mem_hold + poll_hold + lose) + ".")
+        return "\n".join(f"- {b}" for b in (one, many, polls, mem, so) if b)
+
+    def chan_when_messages(self, label, measures):
+        """Per kind, the measures on which it beats lockfree, loses, ties; the
+        bullet, and the wins and losses per kind."""
+        lines, wins, losses = [], {}, {}
+        for k in self.kinds:
+            by = {HOLDS: [], FAILS: [], NOISE: []}
+            for title, bench, m, p, op in measures:
+                ref = f"{bench}/{k}{'@' + str(p) if p else ''}/{m}"
+                o = self.judged(ref, op)
+                if o.result in by:
+                    by[o.result].append(f"{title} {fmt(self.rows.ref(ref).value)}×")
+            if not any(by.values()):
+                continue
+            lines.append(f"  - {k}: better in {', '.join(by[HOLDS]) or 'none'}; worse in "
+                         f"{', '.join(by[FAILS]) or 'none'}; within noise: {', '.join(by[NOISE]) or 'none'}")
+            wins[k], losses[k] = by[HOLDS], by[FAILS]
+        if not lines:
+            return "", {}, {}
+        return (f"**{label}**, each kind over lockfree (in-run):\n" + "\n".join(lines),
+                wins, losses)
+
+    def chan_when_polls(self):
+        """Polls at the most senders against one sender and against mpsc; the
+        bullet and where the shared queues hold."""
+        ns = self.numbered("pollcost", "poll_recent_ns_")
+        if not ns or not self.kinds:
+            return "", []
+        n, hold = ns[-1], []
+        g = lambda k, m: self.get("pollcost", k, m)
+        flat = [k for k in self.kinds if self.judged(f"pollcost/{k}/poll_idle_vs_1_{n}", ">", 2).result == FAILS]
+        grow = [k for k in self.kinds if self.judged(f"pollcost/{k}/poll_recent_vs_1_{n}", ">", 2).result == HOLDS]
+        recent = ", ".join(f"{k} {cell(g(k, f'poll_recent_ns_{n}'))} ns ({cell(g(k, f'poll_recent_vs_mpsc_{n}'))}× mpsc's)"
+                           for k in self.kinds)
+        one = ", ".join(f"{k} {cell(g(k, f'poll_one_vs_mpsc_{ns[0]}'))}×" for k in self.kinds)
+        if grow:
+            hold.append(f"polling once many senders have been active ({', '.join(grow)}: an empty poll "
+                        f"at least twice as dear with {n} senders as with one)")
+        slower = [k for k in self.kinds
+                  if self.judged(f"pollcost/{k}/poll_one_vs_mpsc_{ns[0]}", ">", 1).result == HOLDS]
+        if slower:
+            hold.append(f"receiving one message ({', '.join(slower)}: a poll that runs it dearer than mpsc's)")
+        text = (f"**Polling**: an idle poll with {n} registered senders costs less than twice its cost with "
+                f"one for {', '.join(flat) or 'no kind'} (the summary bits: nobody active, nothing looked at; "
+                f"mpsc {cell(g(SHARED, f'poll_idle_ns_{n}'))} ns). An empty poll right after all {n} sent: "
+                f"{recent}, mpsc {cell(g(SHARED, f'poll_recent_ns_{n}'))} ns; each channel active in the last "
+                f"64 polls is looked at. A poll that runs one message, over mpsc's with {ns[0]} sender: {one}.")
+        return text, hold
+
+    def chan_when_memory(self):
+        """From how many senders up every channel kind's segment outweighs
+        mpsc's; the bullet and where the shared queues hold."""
+        sizes = self.numbered("pollcost", "seg_bytes_")
+        if not sizes or not self.kinds:
+            return "", []
+        heavier = [n for n in sizes
+                   if all(self.judged(f"pollcost/{k}/seg_bytes_{n}", ">", 1,
+                                      f"pollcost/{SHARED}/seg_bytes_{n}").result == HOLDS for k in self.kinds)]
+        top = sizes[-1]
+        xs = []
+        for k in self.kinds:
+            r = self.ratio(self.get("pollcost", k, f"seg_bytes_{top}"), self.get("pollcost", SHARED, f"seg_bytes_{top}"))
+            xs += [f"{k} {fmt(r.value)}×"] if r else []
+        if not heavier or any(n not in heavier for n in sizes if n >= heavier[0]):
+            return "**Memory**: no table size from which every channel kind is larger.", []
+        lighter = [n for n in sizes if n < heavier[0]]
+        text = (f"**Memory**: every channel kind's endpoint is larger than the shared queues' from "
+                f"{heavier[0]} senders up ({top}: {', '.join(xs)} mpsc's)"
+                + (f"; smaller with {' or '.join(map(str, lighter))}." if lighter else "."))
+        return text, [f"memory from {heavier[0]} senders up"]
+
     def delivery(self):
         lines = []
         for a in self.algs:
@@ -296,22 +487,28 @@ class Report:
         heads = {"4.1": "LogP microbenchmarks (paper 4.1)", "4.2": "Stress test (paper 4.2)",
                  "4.3": "Applications (paper 4.3)"}
         for c in self.paper["claim"]:
+            if c["section"] == "5":
+                continue  # separate queues: the section on channels judges them
             if c["section"] != section:
                 section = c["section"]
                 out.append(f"### {heads.get(section, section)}\n")
-            v, outs = self.engine.judge(c)
-            here = tally(outs) + "; ".join(f"{o.text} ({o.result})" for o in outs)
-            s = f"- **{c['title']}** *{v}.* The paper: {c['paper']} Here: {here}."
-            if c.get("note"):
-                s += f" ({c['note']})"
-            if c.get("machine"):
-                s += " *Not testable as the paper ran it on this machine: it needs one process per processor.*"
-            out.append(s + "\n")
+            out.append(self.claim_line(c) + "\n")
         return "\n".join(out)
+
+    def claim_line(self, c):
+        """A claim of the paper, judged: title, verdict, the paper's words, ours."""
+        v, outs = self.engine.judge(c)
+        here = tally(outs) + "; ".join(f"{o.text} ({o.result})" for o in outs)
+        s = f"- **{c['title']}** *{v}.* The paper: {c['paper']} Here: {here}."
+        if c.get("note"):
+            s += f" ({c['note']})"
+        if c.get("machine"):
+            s += " *Not testable as the paper ran it on this machine: it needs one process per processor.*"
+        return s
 
     # ---- plot data ----
     def plotdata(self, d):
-        A = self.algs
+        A = self.cols
         v = lambda f: "-" if f is None else repr(f.value)
         mp = lambda m: self.get("mpi_pingpong", "mpich", m)
         with open(f"{d}/logp.dat", "w") as f:
@@ -364,7 +561,7 @@ def main(argv):
     if what == "plotdata":
         r.plotdata(argv[4])
     elif what in ("table1", "table2", "locks", "delivery", "targets", "findings", "oneway",
-                  "floors", "heap", "spsc"):
+                  "floors", "heap", "spsc", "channels"):
         print(getattr(r, what)())
     else:
         print(f"report.py: unknown section {what}", file=sys.stderr)

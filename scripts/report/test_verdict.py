@@ -54,6 +54,7 @@ ROWS = """bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
 rtt,lockfree,posix,2,1,10,am_rtt,0.70,us,0.68-0.72
 rtt,tas,posix,2,1,10,am_rtt,0.71,us,0.69-0.90
 rtt,tas,posix,2,1,10,am_rtt_vs_lockfree,1.01,ratio,0.97-1.30
+rtt,bqueue,posix,2,1,10,am_rtt_vs_lockfree,0.9,ratio,0.85-0.95
 logp,lockfree,posix,2,1,10,L,-0.02,us,-0.05--0.01
 stress,lockfree,posix,2,1,10,s_per_1e6,0.2,s,0.19-0.21
 stress,lockfree,posix,8,1,10,s_per_1e6,0.1,s,0.09-0.11
@@ -89,6 +90,17 @@ class Engines(unittest.TestCase):
         self.assertEqual((v, len(outs)), ("within noise", 1))
         v, _ = e.judge({"checks": [{"a": "logp/{alg}/L", "each": "algs", "op": "<", "x": 0}]})
         self.assertEqual(v, "agrees (some figures not measured)")
+
+    def test_kinds_set(self):
+        e = Engine(self.rows, ["lockfree", "tas"], ["bqueue"])
+        v, outs = e.judge({"checks": [{"a": "rtt/{alg}/am_rtt_vs_lockfree", "each": "kinds",
+                                       "op": "<", "x": 1}]})
+        self.assertEqual((v, len(outs)), ("agrees", 1))
+        # no kind ran: the check is kept, its figure not measured
+        e = Engine(self.rows, ["lockfree", "tas"])
+        v, outs = e.judge({"checks": [{"a": "rtt/{alg}/am_rtt_vs_lockfree", "each": "kinds",
+                                       "op": "<", "x": 1}]})
+        self.assertEqual((v, [o.result for o in outs]), ("no numbers", [MISSING]))
 
     def test_sizes(self):
         e = Engine(self.rows, ["lockfree"])

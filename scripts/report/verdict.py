@@ -119,13 +119,14 @@ def fmt_fig(f):
 class Engine:
     """Expands and judges the checks of paper.toml against the rows."""
 
-    def __init__(self, rows, algs):
+    def __init__(self, rows, algs, kinds=()):
         self.rows = rows
         self.algs = algs  # every claim algorithm that ran, in the one table's order
         self.sets = {
             "algs": algs,
             "locks": [a for a in algs if a != "lockfree"],
             "five": [a for a in algs if a not in ("lockfree", "mutex")],
+            "kinds": list(kinds),  # the per-sender queue kinds that ran
         }
         self.runs = [r for r in ("fft", "con_comm", "con_comp", "sample")
                      if any(rows.get("apps", i, r) for i in rows.impls.get("apps", []))]
@@ -133,7 +134,8 @@ class Engine:
     def expand(self, check):
         """The check once per value of its each/at/run/size placeholders."""
         names = check.get("each")
-        names = self.sets.get(names, names) if isinstance(names, str) else names or [None]
+        # an empty set leaves {alg} in place: its figures are "not measured"
+        names = (self.sets.get(names, names) if isinstance(names, str) else names) or [None]
         procs = [w + 1 for w in check.get("at", [])] or [None]
         runs = (self.runs or [None]) if check.get("run") == "all" else [None]
         sizes = check.get("size", []) or [None]

@@ -2,16 +2,18 @@
  * logp.c - LogP parameters (o_s, o_r, g, L), round trip and bulk bandwidth of
  * two endpoints, by the method of Culler et al., "Assessing Fast Network
  * Interfaces" (IEEE Micro 1996), for Table 1 and section 4.1 of Lumetta &
- * Culler (1998): every claim algorithm of --algs in one job, interleaved.
+ * Culler (1998): every claim algorithm (or per-sender queue kind) of --algs
+ * in one job, interleaved.
  *
- *   shmamrun -n 2 --bind [-a ALG] build/bench/logp [--algs LIST|all] [--iters N]
+ *   shmamrun -n 2 --bind [-a ALG] build/bench/logp [--algs LIST] [--iters N]
  *       [--rounds R] [--quick] [--inject-send-ns D] [--inject-recv-ns D]
  *       [--selfcheck] [--header] [--verbose]
  *
  * Rank 0 requests; rank 1 busy-polls (am_poll) and runs the handlers, which
  * reply to every request but the one-way ones.  Each algorithm of --algs
- * (comma-separated, or all; default the job's own, shmamrun -a) has its own
- * endpoint on each rank (bench/common/am_algs.h).  To move to another
+ * (comma-separated claim algorithms and queue kinds, all, channels, as
+ * bench/common/am_algs.h says; default the job's own, shmamrun -a or --queue)
+ * has its own endpoint on each rank.  To move to another
  * algorithm, rank 0 drains every reply and sends a control message on the old
  * endpoint; rank 1, which polls only the endpoint in use, moves once it has run
  * everything before it.  16 untimed round trips follow each move.
@@ -963,7 +965,8 @@ static int requester(const struct counts *c)
  * stderr and 2 for a bad command line. */
 static void usage(FILE *f, int status)
 {
-    fprintf(f, "usage: shmamrun -n 2 --bind [-a ALG] logp [--algs ALG,...|all] [--iters N] "
+    fprintf(f, "usage: shmamrun -n 2 --bind [-a ALG] logp [--algs ALG,...|all|channels] "
+               "[--iters N] "
                "[--rounds R] [--quick] [--inject-send-ns D] [--inject-recv-ns D] "
                "[--selfcheck] [--header] [--verbose]\n");
     exit(status);

@@ -5,8 +5,9 @@
  *   shmamrun -n 2 --bind -a ALG build/bench/rtt [--iters N] [--warmup N]
  *                                               [--rounds R] [--header] [--verbose]
  *
- * Method.  Rank 0 measures round trips of every claim algorithm of --algs
- * (default: the job's own, shmamrun -a) and a raw ping-pong, interleaved in R
+ * Method.  Rank 0 measures round trips of every claim algorithm or queue kind
+ * of --algs (bench/common/am_algs.h: names, all, channels; default: the job's
+ * own, shmamrun -a or --queue) and a raw ping-pong, interleaved in R
  * rounds, so that all see the same machine state and every ratio between them
  * is an in-run ratio:
  *   AM   rank 0 sends a request with one argument (a sequence number) to rank 1,
@@ -249,9 +250,9 @@ static struct raw *raw_map(void)
  * stderr and 2 for a bad command line. */
 static void usage(FILE *f, int status)
 {
-    fprintf(f,
-            "usage: shmamrun -n 2 [--bind] [-a ALG] rtt [--algs ALG,...|all] [--iters N] "
-            "[--warmup N] [--rounds R] [--header] [--verbose]\n");
+    fprintf(f, "usage: shmamrun -n 2 [--bind] [-a ALG] rtt [--algs ALG,...|all|channels] "
+               "[--iters N] "
+               "[--warmup N] [--rounds R] [--header] [--verbose]\n");
     exit(status);
 }
 

@@ -1,13 +1,14 @@
 /*
  * stress.c - the many-to-one communication stress test of Lumetta & Culler,
  * section 4.2 and Table 2: W writers send integers to one reader, for every
- * claim algorithm of --algs in one job, interleaved.
+ * claim algorithm (or per-sender queue kind) of --algs in one job, interleaved.
  *
- *   shmamrun -n W+1 [--bind] [-a ALG] build/bench/stress [--algs LIST|all]
+ *   shmamrun -n W+1 [--bind] [-a ALG] build/bench/stress [--algs LIST]
  *       [--seconds T | --total N] [--rounds R] [--quick] [--header] [--verbose]
  *
  * Endpoints.  Ranks 1..W are the writers, rank 0 the reader.  Each algorithm
- * of --algs (comma-separated, or all; default the job's own, shmamrun -a) has
+ * of --algs (comma-separated claim algorithms and queue kinds, all, channels,
+ * as bench/common/am_algs.h says; default the job's own, shmamrun -a) has
  * its own endpoint on every rank (bench/common/am_algs.h); all traffic of an
  * algorithm's runs, its start gate included, goes through its endpoints.  The
  * job endpoint only opens and closes the job.
@@ -400,9 +401,10 @@ static void report(const struct opts *o, struct run res[][MAX_ROUNDS])
  * stderr and 2 for a bad command line. */
 static void usage(FILE *f, int status)
 {
-    fprintf(f, "usage: shmamrun -n W+1 [--bind] [-a ALG] stress [--algs ALG,...|all] "
-               "[--seconds T | --total N] [--rounds R] [--quick] [--header] "
-               "[--verbose]\n");
+    fprintf(f,
+            "usage: shmamrun -n W+1 [--bind] [-a ALG] stress [--algs ALG,...|all|channels] "
+            "[--seconds T | --total N] [--rounds R] [--quick] [--header] "
+            "[--verbose]\n");
     exit(status);
 }
 

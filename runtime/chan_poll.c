@@ -217,12 +217,26 @@ static void recycle(am_ep_t *ep, unsigned i)
     lay_out(ep, i, ep->chans[i].gen + 1);
 }
 
+/* The summary is a hint that any peer may write: one that clears a bit would
+ * strand what that channel holds until its sender publishes again (and a
+ * sender waiting for a reply to it never does).  So now and then every
+ * channel is looked at: one found with work gets its bit back. */
+static void rescan(am_ep_t *ep)
+{
+    for (unsigned i = 0; i < ep->own.max_senders; i++)
+        for (int q = 0; q < 2; q++)
+            if (drain_one(ep, i, (enum am_qid)q) > 0)
+                AO_or_full(&ep->own.summary[q].bits[i / 64], (AO_t)1 << (i % 64));
+}
+
 /* On idle polls: when a registrant or a sender finding the heap full has
  * asked, or `unasked` (every AM_TAIL_CHECK idle polls), recycle the channels
- * of every entry whose sender has gone. */
+ * of every entry whose sender has gone; unasked, rescan every channel. */
 void am__chan_chores(am_ep_t *ep, int unasked)
 {
     struct am_seg_shared *sh = ep->own.shared;
+    if (unasked)
+        rescan(ep);
     if (!unasked && !AO_load(&sh->recycle) && !AO_load(&sh->reclaim[0]) &&
         !AO_load(&sh->reclaim[1]))
         return;

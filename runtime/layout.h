@@ -166,7 +166,8 @@ struct am_seg_header {
     uint64_t bulk_state_off[2];
     uint64_t bulk_off[2];
     uint64_t heap_off[2];   /* per queue: its heap (heap/heap.h), 64-byte aligned */
-    uint64_t heap_bytes[2]; /* the heap's span, am_heap_bytes_for(long_max, 2) */
+    uint64_t heap_bytes[2]; /* the heap's span: am_heap_bytes_for(max(long_max,
+                             * AM_HEAP_FLOOR), 2) */
     uint64_t summary_off;   /* per-sender kinds: struct am_chan_summary[2]; else 0 */
     uint64_t chan_off;      /* per-sender kinds: the first channel; else 0 */
     uint64_t chan_bytes;    /* per-sender kinds: one channel's bytes */
@@ -278,6 +279,12 @@ enum am_pkt_flag { AM_PKT_LONG = 1, AM_PKT_LONG_AT = 2 };
 #define AM_MIN_LONG 4096u
 #define AM_MAX_LONG (1u << 30)
 #define AM_DEFAULT_LONG (1u << 20)
+/* A queue's heap holds two blocks of long_max at once, and is never smaller
+ * than one sized so for AM_HEAP_FLOOR (four 64 KB superblocks): a heap of one
+ * superblock serves one size class at a time, so one sender stopped with a
+ * staged block would hold up every other sender's long messages of other
+ * sizes (check_chan's stopped_long_holder). */
+#define AM_HEAP_FLOOR (128u << 10)
 
 /* A bulk block's state word is AM_STATE(lap, 0, AM_FREE) or
  * AM_STATE(lap, claimant, AM_CLAIMED). */

@@ -97,7 +97,8 @@ static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
     for (int q = 0; q < 2; q++) { /* the heaps last: the rest stays close */
         off = align_up(off, page);
         h->heap_off[q] = off;
-        h->heap_bytes[q] = am_heap_bytes_for(cfg->long_max, 2);
+        h->heap_bytes[q] = am_heap_bytes_for(
+            cfg->long_max > AM_HEAP_FLOOR ? cfg->long_max : AM_HEAP_FLOOR, 2);
         off += h->heap_bytes[q];
     }
     h->long_max = cfg->long_max;

@@ -457,14 +457,14 @@ END_TEST
 
 /* ---- small_dev_shm ---- */
 
-/* In a child: a private mount namespace with a 512 KB tmpfs on /dev/shm, then
- * a 6 MB endpoint (must fail, -ENOSPC) and one of 16 senders and the smallest
- * heaps, 490 KB (must work).  Exit 0
+/* In a child: a private mount namespace with a 1.5 MB tmpfs on /dev/shm, then
+ * a 7 MB endpoint (must fail, -ENOSPC) and one of 16 senders and the smallest
+ * heaps (four superblocks each: AM_HEAP_FLOOR), 1.0 MB (must work).  Exit 0
  * passed, 1 failed, 3 not permitted here. */
 static int small_shm(const char *name)
 {
     if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-        mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=512k"))
+        mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1536k"))
         return 3;
     struct am_ep_opts big = {.shm = "posix", .bulk_blocks = 128},
                       small = {.shm = "posix", .max_senders = 16, .long_max = 4096};
@@ -478,7 +478,7 @@ static int small_shm(const char *name)
 
 START_TEST(small_dev_shm)
 {
-    snprintf(what, sizeof what, "posix: a 512 KB /dev/shm");
+    snprintf(what, sizeof what, "posix: a 1.5 MB /dev/shm");
     char name[AM_NAME_MAX];
     tu_ep_name(name, sizeof name, "big", 0, 0);
     pid_t p = fork();

@@ -64,7 +64,7 @@ quick)
     LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3"
     HEAP_ARGS="--quick"
     SPSC_ARGS="--quick"
-    POLL_ARGS="--rounds 5"
+    POLL_ARGS="--quick --rounds 5"
     TIMEOUT=${TIMEOUT:-300}
     ;;
 paper)

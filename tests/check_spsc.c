@@ -461,61 +461,47 @@ static void produce_wide(struct stream *s, struct am_spsc_end *e)
     k->flush(e);
 }
 
-/* Peek, check the item and its words (twice: a second peek gives the same
- * slot), release. */
-static void consume_wide(struct stream *s, struct am_spsc_end *e)
+/* Item i of the stream: dequeued (narrow), or peeked, its words checked
+ * (twice: a second peek gives the same slot) and released (wide).  The
+ * ring's rc; *ok when it was item i, whole (and then it is taken). */
+static int take(struct stream *s, struct am_spsc_end *e, long i, uint64_t *v, int *ok)
 {
     const struct am_spsc_ops *k = s->sc.k;
-    double last = tu_now_s();
-    long i = 0;
-    for (unsigned long idle = 0; i < s->items && !AO_load(&s->stop);) {
-        uint64_t v, v2;
-        const AO_t *slot, *slot2;
-        int rc = k->peek(e, &v, &slot), bad = 0;
-        if (rc == 0) {
-            bad = v != val((uint64_t)i) || k->peek(e, &v2, &slot2) != 0 || v2 != v ||
-                  slot2 != slot;
-            for (unsigned j = 1; j < AM_SPSC_WIDE_WORDS && !bad; j++)
-                bad = slot[j] != word_of(i, j);
-            if (!bad) {
-                k->release(e);
-                i++, idle = 0;
-                continue;
-            }
-        }
-        if (rc == 0 || rc != -EAGAIN) {
-            tu_error(&s->err, "%s: consumer: item %ld: rc %d, %#llx for %#llx%s",
-                     s->sc.name, i, rc, (unsigned long long)v,
-                     (unsigned long long)val((uint64_t)i),
-                     bad ? " or its words wrong" : "");
-            AO_store(&s->stop, 1);
-        } else if (++idle % 65536 == 0 && tu_now_s() - last > 20) {
-            tu_error(&s->err, "%s: consumer: no item %ld for 20 s", s->sc.name, i);
-            AO_store(&s->stop, 1);
-        } else if (idle == 1) {
-            last = tu_now_s();
-        }
+    const AO_t *slot, *slot2;
+    uint64_t v2;
+    if (!(s->sc.opt & AM_SPSC_WIDE)) {
+        int rc = k->dequeue(e, v);
+        *ok = rc == 0 && *v == val((uint64_t)i);
+        return rc;
     }
-    AO_store(&s->got, (AO_t)i);
+    int rc = k->peek(e, v, &slot);
+    *ok = rc == 0 && *v == val((uint64_t)i) && k->peek(e, &v2, &slot2) == 0 && v2 == *v &&
+          slot2 == slot;
+    for (unsigned j = 1; j < AM_SPSC_WIDE_WORDS && *ok; j++)
+        *ok = slot[j] == word_of(i, j);
+    if (*ok)
+        k->release(e);
+    return rc;
 }
 
 static void consume(struct stream *s, struct am_spsc_end *e)
 {
-    const struct am_spsc_ops *k = s->sc.k;
     double last = tu_now_s();
-    uint64_t v;
+    uint64_t v = 0;
     long i = 0;
 
     for (unsigned long idle = 0; i < s->items && !AO_load(&s->stop);) {
-        int rc = k->dequeue(e, &v);
-        if (rc == 0 && v == val((uint64_t)i)) {
+        int ok, rc = take(s, e, i, &v, &ok);
+        if (ok) {
             i++;
             idle = 0;
             continue;
         }
         if (rc == 0 || rc != -EAGAIN) {
-            tu_error(&s->err, "%s: consumer: item %ld: rc %d, %#llx for %#llx", s->sc.name,
-                     i, rc, (unsigned long long)v, (unsigned long long)val((uint64_t)i));
+            tu_error(&s->err,
+                     "%s: consumer: item %ld: rc %d, %#llx for %#llx (or its words)",
+                     s->sc.name, i, rc, (unsigned long long)v,
+                     (unsigned long long)val((uint64_t)i));
             AO_store(&s->stop, 1);
         } else if (++idle % 65536 == 0 && tu_now_s() - last > 20) {
             tu_error(&s->err, "%s: consumer: no item %ld for 20 s", s->sc.name, i);
@@ -544,7 +530,7 @@ static void stream_worker(int idx, void *arg)
     } else if (idx == 0) {
         (wide ? produce_wide : produce)(s, &e);
     } else {
-        (wide ? consume_wide : consume)(s, &e);
+        consume(s, &e);
     }
 }
 

@@ -31,9 +31,9 @@
  *   poll_idle_ns    nobody sending: after 256 untimed polls (more than the 64
  *                   empty visits after which a channel's summary bit is
  *                   cleared), N polls (--quick: N/4; default 8192, a multiple
- *                   of the 1024 idle polls between the owner's looks for
- *                   departed senders, so those count at their rate) inside
- *                   one clock pair, over N.
+ *                   of the 1024 idle polls between the owner's looks at
+ *                   every entry and, for channels, every channel, so those
+ *                   count at their rate) inside one clock pair, over N.
  *   poll_one_ns     one sender active: rank 1 sends P one-way requests
  *                   (default 2000, --quick 500) from sender 0, each after a
  *                   busy wait of 2 us so that a poll finds at most one; rank
@@ -52,14 +52,20 @@
  * the same S, when mpsc is measured) and poll_X_vs_1_S (against the same kind
  * with S = 1, when 1 is measured), for X = idle, one, recent.
  *
- * Memory, by rank 0 before the rounds: for every kind and every S of
+ * Tables of senders, by rank 0 after the rounds: for every table size T of
  * --mem-senders (default 1,2,4,8,16,32,64,1024: 1024 is the largest
- * max_senders), an endpoint "JOB.m" with that queue and max_senders S, the
+ * max_senders), an endpoint "JOB.mK" of every kind K with max_senders T, the
  * POSIX backend and the environment's options otherwise (defaults: 128
  * packets and 16 bulk blocks per shared queue, 64 packets and 4 bulk blocks
- * per channel, long_max 1 MiB, whose two heaps every kind has), and the size
- * of its file /dev/shm/shmam-JOB.m (allocated whole at creation); then it is
- * destroyed.  Rows seg_bytes_S.
+ * per channel, long_max 1 MiB, whose two heaps every kind has):
+ *   seg_bytes_T            the size of its file /dev/shm/shmam-NAME
+ *                          (allocated whole at creation)
+ *   poll_idle_table_ns_T   its idle polls as poll_idle_ns, nobody registered,
+ *                          R rounds after a warm-up, the kinds ABBA: what the
+ *                          table costs a poll (the owner's periodic look at
+ *                          every entry and channel)
+ *   poll_idle_table_vs_mpsc_T  per round, against mpsc's
+ * then the endpoints of T are destroyed (at 1024, a third of a GB of /dev/shm).
  *
  * Control.  Rank 0 drives: it sends rank 1 a command over the job endpoints
  * (send P paced requests to receiver C; send a burst to C; stop) and waits
@@ -78,7 +84,9 @@
  *   pollcost,K,SHM,2,PIN,16*B*R,poll_recent_ns_S,V,ns,LO-HI
  *   pollcost,K,SHM,2,PIN,...,poll_X_vs_mpsc_S,Q,ratio,LO-HI   (K not mpsc)
  *   pollcost,K,SHM,2,PIN,...,poll_X_vs_1_S,Q,ratio,LO-HI      (S not 1)
- *   pollcost,K,posix,2,PIN,1,seg_bytes_S,V,bytes,V-V          (--mem-senders)
+ *   pollcost,K,posix,2,PIN,1,seg_bytes_T,V,bytes,V-V          (--mem-senders)
+ *   pollcost,K,posix,2,PIN,N*R,poll_idle_table_ns_T,V,ns,LO-HI
+ *   pollcost,K,posix,2,PIN,N*R,poll_idle_table_vs_mpsc_T,Q,ratio,LO-HI
  * iters is the polls (messages, for poll_one) a figure stands on over all
  * rounds; PIN 1 when the two ranks are bound to two CPUs (--bind), without
  * which the times mean little.  --verbose prints every round on stderr.
@@ -193,6 +201,14 @@ static unsigned conf_senders(int c)
     return senders.v[c % senders.n];
 }
 
+static int kind_index(const char *k)
+{
+    for (int i = 0; i < nkinds; i++)
+        if (strcmp(kind[i], k) == 0)
+            return i;
+    return -1;
+}
+
 /* ---- handlers ---- */
 
 /* A receiver's message: (configuration, sequence number or sender). */
@@ -303,11 +319,16 @@ static void command(uint32_t op, int c, uint32_t n)
     check(am_request(ep, 1, H_CTL, a, 3), "am_request (command)");
 }
 
-static int poll_conf(int c)
+static int poll_ep(am_ep_t *e)
 {
-    int n = am_poll(rx[c]);
+    int n = am_poll(e);
     check(n, "am_poll");
     return n;
+}
+
+static int poll_conf(int c)
+{
+    return poll_ep(rx[c]);
 }
 
 static void stall(int c, unsigned long want)
@@ -332,23 +353,23 @@ static void await_msgs(int c, unsigned long want)
     }
 }
 
-/* n empty polls of receiver c in one clock pair; ns per poll.  Any message
+/* n empty polls of endpoint e in one clock pair; ns per poll.  Any message
  * run is an error (nobody sends now). */
-static double timed_empty(int c, long n)
+static double timed_empty(am_ep_t *e, long n)
 {
     int ran = 0;
     double t0 = now_ns();
     for (long i = 0; i < n; i++)
-        ran += poll_conf(c);
+        ran += poll_ep(e);
     double t = now_ns() - t0 - clk;
     errors += ran;
     return t / (double)n;
 }
 
-static double idle_polls(int c, long n)
+static double idle_polls(am_ep_t *e, long n)
 {
-    timed_empty(c, SETTLE);
-    return timed_empty(c, n);
+    timed_empty(e, SETTLE);
+    return timed_empty(e, n);
 }
 
 /* A stream of n paced requests from sender 0, every poll timed.  Unpinned,
@@ -385,7 +406,7 @@ static double recent_polls(int c, long b)
         got = 0, bursting = 1, burst_seen = 0;
         command(OP_BURST, c, 0);
         await_msgs(c, conf_senders(c));
-        sum += timed_empty(c, RECENT_POLLS);
+        sum += timed_empty(rx[c], RECENT_POLLS);
     }
     bursting = 0;
     return sum / (double)b;
@@ -394,7 +415,7 @@ static double recent_polls(int c, long b)
 static void measure(int c, const struct counts *n, double *f)
 {
     cur = c;
-    f[M_IDLE] = idle_polls(c, n->idle);
+    f[M_IDLE] = idle_polls(rx[c], n->idle);
     f[M_ONE] = one_polls(c, n->stream);
     f[M_RECENT] = recent_polls(c, n->bursts);
     if (verbose)
@@ -478,34 +499,54 @@ static void hello(void)
     pinned = mine >= 0 && peer_cpu >= 0 && mine != peer_cpu;
 }
 
-/* ---- memory ---- */
+/* ---- tables of senders: memory and idle polls ---- */
 
-/* The bytes of a fresh endpoint of kind k with max_senders s: its POSIX
- * segment's file, /dev/shm/shmam-NAME (segment.c). */
-static double seg_bytes(const char *k, unsigned s)
+/* A fresh endpoint "JOB.m<i>" of kind k with max_senders s in *m; its bytes:
+ * the size of its POSIX segment's file, /dev/shm/shmam-NAME (segment.c). */
+static double weigh(const char *k, unsigned s, unsigned i, am_ep_t **m)
 {
     char name[AM_MAX_NAME + 1], path[128];
     struct am_ep_opts o = {.queue = k, .shm = "posix", .max_senders = s};
     struct stat st;
-    am_ep_t *m;
-    name_of(name, sizeof name, 'm', 0);
-    check(am_ep_create(name, &o, &m), "cannot create an endpoint to weigh");
+    name_of(name, sizeof name, 'm', i);
+    check(am_ep_create(name, &o, m), "cannot create an endpoint to weigh");
     snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
-    int rc = stat(path, &st) == 0 ? 0 : -errno;
-    am_ep_destroy(m);
-    check(rc, "cannot stat the endpoint's segment");
+    check(stat(path, &st) == 0 ? 0 : -errno, "cannot stat the endpoint's segment");
     return (double)st.st_size;
 }
 
-static void memory_rows(const struct bm_row *row)
+/* For table size s: an endpoint of every kind, its bytes, and its idle polls
+ * (nobody registered) in R rounds after a warm-up, the kinds ABBA; the rows;
+ * then the endpoints go. */
+static void table_rows(const struct bm_row *row, unsigned s, long polls)
 {
+    am_ep_t *m[MAX_KINDS];
+    double t[MAX_KINDS][MAX_ROUNDS];
+    char name[40];
+    int mp = kind_index("mpsc");
+    for (int k = 0; k < nkinds; k++) {
+        double v = weigh(kind[k], s, (unsigned)k, &m[k]);
+        snprintf(name, sizeof name, "seg_bytes_%u", s);
+        bm_print(row, kind[k], 1, name, (struct bm_stat){v, v, v, 1}, "bytes", 0);
+    }
     for (int k = 0; k < nkinds; k++)
-        for (int i = 0; i < mem_senders.n; i++) {
-            char metric[40];
-            double v = seg_bytes(kind[k], mem_senders.v[i]);
-            snprintf(metric, sizeof metric, "seg_bytes_%u", mem_senders.v[i]);
-            bm_print(row, kind[k], 1, metric, (struct bm_stat){v, v, v, 1}, "bytes", 0);
+        idle_polls(m[k], polls / 10 + 1024); /* the warm-up */
+    for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < nkinds; j++) {
+            int k = bm_abba(r, j, nkinds);
+            t[k][r] = idle_polls(m[k], polls);
         }
+    for (int k = 0; k < nkinds; k++) {
+        snprintf(name, sizeof name, "poll_idle_table_ns_%u", s);
+        bm_print(row, kind[k], polls * rounds, name, bm_stat_of(t[k], (int)rounds), "ns",
+                 1);
+        snprintf(name, sizeof name, "poll_idle_table_vs_mpsc_%u", s);
+        if (mp >= 0 && mp != k)
+            bm_print(row, kind[k], polls * rounds, name,
+                     bm_stat_ratio(t[k], t[mp], (int)rounds), "ratio", 3);
+    }
+    for (int k = 0; k < nkinds; k++)
+        am_ep_destroy(m[k]);
 }
 
 /* ---- rows ---- */
@@ -519,14 +560,6 @@ static int index_of(const struct list *l, unsigned v)
 {
     for (int i = 0; i < l->n; i++)
         if (l->v[i] == v)
-            return i;
-    return -1;
-}
-
-static int kind_index(const char *k)
-{
-    for (int i = 0; i < nkinds; i++)
-        if (strcmp(kind[i], k) == 0)
             return i;
     return -1;
 }
@@ -578,7 +611,8 @@ static void report(const struct counts *n)
         for (int si = 0; si < senders.n; si++)
             conf_rows(&row, k, si, n);
     row.shm = "posix";
-    memory_rows(&row);
+    for (int i = 0; i < mem_senders.n; i++)
+        table_rows(&row, mem_senders.v[i], n->idle);
     fflush(stdout);
 }
 

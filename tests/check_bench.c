@@ -607,12 +607,12 @@ static const struct row *need_row(int n, const char *impl, const char *m, const 
 
 #define PC_ROUNDS 2L
 
-/* pollcost --quick with 1 and 4 senders, memory at 1, 4 and 64: every queue
+/* pollcost --quick with 1 and 4 senders, tables of 1, 4 and 64: every queue
  * kind of am_queue_names has every row (figures; ratios to mpsc for the
- * others; ratios to one sender for 4), iters the polls or messages of both
- * rounds, every time positive, every ratio within what its figures' spreads
- * allow; an endpoint's segment grows with its table of senders, and a
- * per-sender kind's grows, and by more than the shared queues' (a channel
+ * others; ratios to one sender for 4; bytes and idle polls per table), iters
+ * the polls or messages of both rounds, every time positive, every ratio
+ * within what its figures' spreads allow; an endpoint's segment grows with its table of
+ * senders, and a per-sender kind's grows, and by more than the shared queues' (a channel
  * pair per sender beside the sender entry both have; theirs may stay).  No
  * time is judged. */
 START_TEST(test_pollcost)
@@ -637,9 +637,11 @@ START_TEST(test_pollcost)
                        .known = "poll_idle_ns_# poll_one_ns_# poll_recent_ns_# "
                                 "poll_idle_vs_mpsc_# poll_one_vs_mpsc_# "
                                 "poll_recent_vs_mpsc_# poll_idle_vs_1_# poll_one_vs_1_# "
-                                "poll_recent_vs_1_# seg_bytes_#",
+                                "poll_recent_vs_1_# seg_bytes_# poll_idle_table_ns_# "
+                                "poll_idle_table_vs_mpsc_#",
                        .needed = "poll_idle_ns_1 poll_one_ns_4 poll_recent_ns_4 "
-                                 "poll_one_vs_mpsc_4 poll_recent_vs_1_4 seg_bytes_64"};
+                                 "poll_one_vs_mpsc_4 poll_recent_vs_1_4 seg_bytes_64 "
+                                 "poll_idle_table_ns_64"};
     int n = run_and_check(argv, &e, what), kinds = 0;
     for (; am_queue_names[kinds]; kinds++) {
         const char *k = am_queue_names[kinds];
@@ -666,6 +668,19 @@ START_TEST(test_pollcost)
             snprintf(q, sizeof q, "%s_vs_1_1", x[i]);
             ck_assert_msg(!row_of(rows, n, k, q), "%s: %s: %s", what, k, q);
         }
+        for (int i = 0; i < 3; i++) {
+            int s = i == 0 ? 1 : i == 1 ? 4 : 64;
+            snprintf(m, sizeof m, "poll_idle_table_ns_%d", s);
+            const struct row *r = need_row(n, k, m, what);
+            ck_assert_msg(atol(r->f[5]) == iters[0] && strtod(r->f[7], NULL) > 0,
+                          "%s: %s: %s: iters %s (not %ld) or value %s", what, k, m, r->f[5],
+                          iters[0], r->f[7]);
+            snprintf(m2, sizeof m2, "poll_idle_table_vs_mpsc_%d", s);
+            ck_assert_msg(!chan == !row_of(rows, n, k, m2), "%s: %s: %s %s", what, k, m2,
+                          chan ? "missing" : "of mpsc itself");
+            if (chan)
+                ratio_within(n, k, m2, k, m, "mpsc", m, what);
+        }
         double b1 = strtod(need_row(n, k, "seg_bytes_1", what)->f[7], NULL);
         double b4 = strtod(need_row(n, k, "seg_bytes_4", what)->f[7], NULL);
         double b64 = strtod(need_row(n, k, "seg_bytes_64", what)->f[7], NULL);
@@ -680,10 +695,10 @@ START_TEST(test_pollcost)
                           what, k, b64 - b1, m64 - m1);
         }
     }
-    /* per kind: 3 x 2 figures, 3 ratios to one sender, 3 memory rows, and
-     * 3 x 2 ratios to mpsc for the per-sender kinds */
-    ck_assert_msg(n == kinds * 12 + (kinds - 1) * 6, "%s: %d rows, not %d", what, n,
-                  kinds * 12 + (kinds - 1) * 6);
+    /* per kind: 3 x 2 figures, 3 ratios to one sender, 3 memory rows, 3 idle
+     * polls of a table; for the per-sender kinds 3 x 2 + 3 ratios to mpsc */
+    ck_assert_msg(n == kinds * 15 + (kinds - 1) * 9, "%s: %d rows, not %d", what, n,
+                  kinds * 15 + (kinds - 1) * 9);
 }
 END_TEST
 

@@ -334,6 +334,10 @@ class Report:
         for metric, title in self.POLLS:
             out.append(f"{title}, against the senders registered (`pollcost`):\n\n"
                        + self.chan_polls(pk, metric))
+        out.append("An idle poll of an endpoint with a table of T senders (max_senders), none "
+                   "registered, ns (`pollcost`; every 1024 idle polls the owner looks at every "
+                   "entry and, for channels, every channel):\n\n"
+                   + self.chan_polls(pk, "poll_idle_table", "table"))
         out.append("Bytes of a fresh endpoint's segment (defaults, `pollcost`), MiB, against "
                    "the table of senders (max_senders):\n\n" + self.chan_memory(pk))
         claims = [c for c in self.paper["claim"] if c["section"] == "5"]
@@ -353,12 +357,12 @@ class Report:
                 "is faster; for bulk bandwidth above 1):\n\n"
                 + table(["/ lockfree"] + [t for t, *_ in self.VS_LOCKFREE] + [""], lines))
 
-    def chan_polls(self, kinds, metric):
+    def chan_polls(self, kinds, metric, what="senders"):
         lines = []
         for n in self.numbered("pollcost", f"{metric}_ns_"):
             lines.append([str(n)] + [cell(self.get("pollcost", k, f"{metric}_ns_{n}")) for k in kinds]
                          + [""])
-        return table(["senders"] + kinds + [""], lines)
+        return table([what] + kinds + [""], lines)
 
     def chan_memory(self, kinds):
         sizes = self.numbered("pollcost", "seg_bytes_")
@@ -437,6 +441,19 @@ class Report:
                 f"mpsc {cell(g(SHARED, f'poll_idle_ns_{n}'))} ns). An empty poll right after all {n} sent: "
                 f"{recent}, mpsc {cell(g(SHARED, f'poll_recent_ns_{n}'))} ns; each channel active in the last "
                 f"64 polls is looked at. A poll that runs one message, over mpsc's with {ns[0]} sender: {one}.")
+        tables = self.numbered("pollcost", "poll_idle_table_ns_")
+        if tables:
+            t = tables[-1]
+            big = [k for k in self.kinds
+                   if self.judged(f"pollcost/{k}/poll_idle_table_vs_mpsc_{t}", ">", 2).result == HOLDS]
+            text += (f" An idle poll with a table of {t} senders: "
+                     + ", ".join(f"{k} {cell(g(k, f'poll_idle_table_ns_{t}'))} ns "
+                                 f"({cell(g(k, f'poll_idle_table_vs_mpsc_{t}'))}× mpsc's)" for k in self.kinds)
+                     + f", mpsc {cell(g(SHARED, f'poll_idle_table_ns_{t}'))} ns: the periodic look at every "
+                     f"channel grows with the table.")
+            if big:
+                hold.append(f"idle polling of large tables ({', '.join(big)}: at least twice mpsc's "
+                            f"with {t} senders' room)")
         return text, hold
 
     def chan_when_memory(self):

@@ -97,15 +97,18 @@ static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, uint64_t item,
     struct am_payload pl = {0};
     uint64_t pos = rx->next[qid]++;
     unsigned who = AM_WHO(i, rx->gen);
-    const char *why = NULL;
+    int item_ok = AM_STATE_LAP(item) == am_lap(pos, ep->own.q[qid].packets_n) &&
+                  AM_STATE_WHO(item) == who && AM_STATE_TYPE(item) >= AM_READY;
+    const char *why = item_ok ? NULL : "channel item out of order";
     am__chan_at(&ep->own, i, qid, &c);
-    if (AM_STATE_LAP(item) != am_lap(pos, ep->own.q[qid].packets_n) ||
-        AM_STATE_WHO(item) != who || AM_STATE_TYPE(item) < AM_READY)
-        why = "channel item out of order";
-    else if (AM_STATE_TYPE(item) == AM_READY_BULK)
+    if (item_ok && AM_STATE_TYPE(item) == AM_READY_BULK)
         why = bulk_payload(ep, rx, qid, &c, m, &pl);
-    else
-        why = am__payload_long(ep, &ep->own.q[qid].heap, m, who, &pl);
+    else {
+        /* Even under a garbled item: a heap block the packet names that this
+         * sender allocated is this message's, dropped or not, and is freed. */
+        const char *bad = am__payload_long(ep, &ep->own.q[qid].heap, m, who, &pl);
+        why = why ? why : bad;
+    }
     am__run(ep, qid, m, who, &pl, why);
     /* Pairs with the producer's acquire in chan_send.c's bulk_free: our reads
      * of the block happen before its next writes. */
@@ -219,24 +222,26 @@ static void recycle(am_ep_t *ep, unsigned i)
 
 /* The summary is a hint that any peer may write: one that clears a bit would
  * strand what that channel holds until its sender publishes again (and a
- * sender waiting for a reply to it never does).  So now and then every
- * channel is looked at: one found with work gets its bit back. */
-static void rescan(am_ep_t *ep)
+ * sender waiting for a reply to it never does).  So on every round of idle
+ * chores one more channel is looked at, round robin: one found with work gets
+ * its bit back.  A channel is looked at within 2 S rounds (AM_IDLE_CHORES
+ * idle polls each), and an idle poll pays a 32nd of a look at one channel
+ * whatever the table's size. */
+static void rescan_one(am_ep_t *ep)
 {
-    for (unsigned i = 0; i < ep->own.max_senders; i++)
-        for (int q = 0; q < 2; q++)
-            if (drain_one(ep, i, (enum am_qid)q) > 0)
-                AO_or_full(&ep->own.summary[q].bits[i / 64], (AO_t)1 << (i % 64));
+    unsigned k = ep->rescan++ % (2 * ep->own.max_senders), i = k / 2;
+    if (drain_one(ep, i, (enum am_qid)(k % 2)) > 0)
+        AO_or_full(&ep->own.summary[k % 2].bits[i / 64], (AO_t)1 << (i % 64));
 }
 
-/* On idle polls: when a registrant or a sender finding the heap full has
- * asked, or `unasked` (every AM_TAIL_CHECK idle polls), recycle the channels
- * of every entry whose sender has gone; unasked, rescan every channel. */
+/* On idle polls (every AM_IDLE_CHORES): look at one more channel; when a
+ * registrant or a sender finding the heap full has asked, or `unasked`
+ * (every AM_TAIL_CHECK idle polls), recycle the channels of every entry
+ * whose sender has gone. */
 void am__chan_chores(am_ep_t *ep, int unasked)
 {
     struct am_seg_shared *sh = ep->own.shared;
-    if (unasked)
-        rescan(ep);
+    rescan_one(ep);
     if (!unasked && !AO_load(&sh->recycle) && !AO_load(&sh->reclaim[0]) &&
         !AO_load(&sh->reclaim[1]))
         return;

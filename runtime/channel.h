@@ -64,9 +64,9 @@
  * chan_ready[i] = the next generation.  It looks every AM_TAIL_CHECK idle
  * polls, and when a registrant that found no fresh entry asks (`recycle`).
  *
- * The summary is a hint: every AM_TAIL_CHECK idle polls the owner looks at
- * every channel (a peer that cleared a bit must not strand a message whose
- * sender now waits for its reply).
+ * The summary is a hint: on idle polls the owner also looks at the channels
+ * one by one, round robin, whatever their bits say (a peer that cleared a
+ * bit must not strand a message whose sender now waits for its reply).
  *
  * Hostile memory.  A peer may scribble on any ring, packet, bulk block, ctl or
  * summary.  The owner reads each packet once, into a private copy, and derives

@@ -158,6 +158,8 @@ struct am_ep {
     size_t region_bytes;      /* our own record of its size, the receiver's bound */
     struct am_pending *pending, *pending_last; /* held messages, oldest first */
     struct am_chan_rx *chans; /* per-sender kinds: by sender index; else NULL */
+    unsigned rescan;          /* per-sender kinds: the next channel to look at
+                               * regardless of the summary (chan_poll.c) */
 };
 
 /* options.c */

@@ -31,9 +31,9 @@
  *   poll_idle_ns    nobody sending: after 256 untimed polls (more than the 64
  *                   empty visits after which a channel's summary bit is
  *                   cleared), N polls (--quick: N/4; default 8192, a multiple
- *                   of the 1024 idle polls between the owner's looks at
- *                   every entry and, for channels, every channel, so those
- *                   count at their rate) inside one clock pair, over N.
+ *                   of 1024, the period of the owner's rarest chores on idle
+ *                   polls, so those count at their rate) inside one clock
+ *                   pair, over N.
  *   poll_one_ns     one sender active: rank 1 sends P one-way requests
  *                   (default 2000, --quick 500) from sender 0, each after a
  *                   busy wait of 2 us so that a poll finds at most one; rank
@@ -62,8 +62,8 @@
  *                          (allocated whole at creation)
  *   poll_idle_table_ns_T   its idle polls as poll_idle_ns, nobody registered,
  *                          R rounds after a warm-up, the kinds ABBA: what the
- *                          table costs a poll (the owner's periodic look at
- *                          every entry and channel)
+ *                          table itself costs an idle poll (the summary's
+ *                          words, the owner's chores over its entries)
  *   poll_idle_table_vs_mpsc_T  per round, against mpsc's
  * then the endpoints of T are destroyed (at 1024, a third of a GB of /dev/shm).
  *

@@ -335,8 +335,7 @@ class Report:
             out.append(f"{title}, against the senders registered (`pollcost`):\n\n"
                        + self.chan_polls(pk, metric))
         out.append("An idle poll of an endpoint with a table of T senders (max_senders), none "
-                   "registered, ns (`pollcost`; every 1024 idle polls the owner looks at every "
-                   "entry and, for channels, every channel):\n\n"
+                   "registered, ns (`pollcost`: what the table itself costs an idle poll):\n\n"
                    + self.chan_polls(pk, "poll_idle_table", "table"))
         out.append("Bytes of a fresh endpoint's segment (defaults, `pollcost`), MiB, against "
                    "the table of senders (max_senders):\n\n" + self.chan_memory(pk))
@@ -449,8 +448,7 @@ class Report:
             text += (f" An idle poll with a table of {t} senders: "
                      + ", ".join(f"{k} {cell(g(k, f'poll_idle_table_ns_{t}'))} ns "
                                  f"({cell(g(k, f'poll_idle_table_vs_mpsc_{t}'))}× mpsc's)" for k in self.kinds)
-                     + f", mpsc {cell(g(SHARED, f'poll_idle_table_ns_{t}'))} ns: the periodic look at every "
-                     f"channel grows with the table.")
+                     + f", mpsc {cell(g(SHARED, f'poll_idle_table_ns_{t}'))} ns.")
             if big:
                 hold.append(f"idle polling of large tables ({', '.join(big)}: at least twice mpsc's "
                             f"with {t} senders' room)")

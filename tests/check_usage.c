@@ -38,6 +38,7 @@ static const struct {
     {"bench/lockbench", 0},
     {"bench/heapbench", 0},
     {"bench/spscbench", 0},
+    {"bench/pollcost", 0},
     {"bench/mpi_pingpong", 1},
     {"bench/mpi_bw", 1},
     {"bench/mpi_stress", 1},

@@ -356,9 +356,13 @@ START_TEST(test_logp)
         double os = val(n, a, "os"), or = val(n, a, "or"), g = val(n, a, "g");
         double gow = val(n, a, "g_oneway"), rtt = val(n, a, "rtt");
         double sw = val(n, a, "os_plus_or_sweep"), slope = val(n, a, "sweep_slope");
-        ck_assert_msg(os > 0 && or > 0 && g >= 0.8 * os && gow >= 0.7 * os,
-                      "%s: %s: g %.3f or g_oneway %.3f below o_s %.3f", what, a, g, gow,
-                      os);
+        /* each against o_s's lowest round, as rtt below: a preempted round
+         * moves a median on a loaded machine (seen: g below o_s once) */
+        double oslo, oshi;
+        fig(row_of(rows, n, a, "os"), &oslo, &oshi);
+        ck_assert_msg(os > 0 && or > 0 && g >= 0.8 * oslo && gow >= 0.7 * oslo,
+                      "%s: %s: g %.3f or g_oneway %.3f below o_s %.3f (rounds %.3f-%.3f)",
+                      what, a, g, gow, os, oslo, oshi);
         double swlo, swhi;
         fig(row_of(rows, n, a, "os_plus_or_sweep"), &swlo, &swhi);
         /* against the sweep's lowest round: one preempted sweep round moves its

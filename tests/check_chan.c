@@ -13,9 +13,10 @@
  * endpoint its claimant id resolves to), so a garbled argument cannot pass
  * for another writer's message.
  *
- *   stream_stalled    3 writers, gated, 6000 messages each into channels of 2
- *                     or 4 packets and 1 bulk block (rings wrap and fill all
- *                     the time); the writers stall (yields, pauses, now and
+ *   stream_stalled    3 writers, gated, 4000 messages each into channels of 2
+ *                     and of 4 packets and 1 bulk block (rings wrap and fill
+ *                     all the time), the reader in am_poll or am_wait; the
+ *                     writers stall (yields, pauses, now and
  *                     then a sleep of up to 0.2 ms) at AM_HOOK_FILLING,
  *                     BULK_HALF, LONG_STAGED, CHAN_FILLED and the ring's
  *                     AM_SPSC_PUT, the reader at AM_SPSC_GET and FREE and in
@@ -30,8 +31,7 @@
  *                     stopped, two live writers go on meanwhile, and after
  *                     SIGCONT the rest arrive in order.
  *   stopped_long_holder  the same with the writer stopped holding a long
- *                     message's staged heap block: the live writers must go
- *                     on (fails now: runtime bug, see below).
+ *                     message's staged heap block: the live writers go on.
  *   cycle             2 (lamport, mcring) or 3 (fastforward, bqueue)
  *                     endpoints with channels of 2 packets, 1 bulk block and
  *                     the smallest heaps send short, bulk and long requests
@@ -46,6 +46,12 @@
  *                     exactly its first 5 messages arrive, whole; its staged
  *                     block is taken back (am_ep_abandoned 1, heaps empty);
  *                     and a new client gets its entry and sends 30.
+ *   killed_unannounced  a writer publishes four messages (short, bulk, long,
+ *                     short) while the owner does not poll, its summary bit is
+ *                     cleared (as if it died between its last commit and its
+ *                     notify, the owner having cleared the bit), and it is
+ *                     SIGKILLed: the recycling of its channels delivers all
+ *                     four, whole, and nothing is abandoned.
  *   come_and_go       a table of 2 senders, one a live writer streaming
  *                     throughout; 10 clients one after another take the other
  *                     entry: every third sends 40 messages and leaves, the
@@ -59,14 +65,13 @@
  *                     one sender's channels (ring header, indices, slots and
  *                     their packets, bulk count, bulk data) and sets summary
  *                     bits anywhere, for 1 s, while an honest sender streams
- *                     short and bulk messages into its own channel: every poll
- *                     returns within 0.5 s, the damage is counted (bad packets)
- *                     or costs the victim messages, every honest message
- *                     arrives in order, and once the victim is gone (killed,
- *                     its entry recycled) a new client's 30 do.
+ *                     into its own channel: every poll returns within 0.5 s,
+ *                     the damage is counted (bad packets) or costs the victim
+ *                     messages, every honest message arrives in order, and once
+ *                     the victim is gone (killed, its entry recycled) a new
+ *                     client's 30 do.
  *   summary_cleared   a peer clears the summary after an honest sender's last
- *                     message: it must still arrive, within 2 s (fails now:
- *                     runtime bug, see below).
+ *                     message: it still arrives, within 2 s.
  *   forged            single process, through the internal producer end
  *                     (reserve, packet, commit): packets with a handler out of
  *                     range or unregistered, 9 arguments, unknown flags, a long
@@ -74,27 +79,69 @@
  *                     long without a region, a bulk ticket out of range, 9000
  *                     bulk bytes, an item of another lap, claimant or type:
  *                     each counted once, no handler runs, and good messages
- *                     after them arrive; every summary bit forged costs
- *                     nothing and the owner's go clear once idle.
+ *                     after them arrive; a long message whose item or flags
+ *                     are garbled leaves no block allocated (after a reclaim
+ *                     asked for, for the flags); every summary bit forged
+ *                     costs nothing and the owner's go clear once idle.
  *   summary_bits      64 senders registered (in a table of 100), one active:
  *                     its messages arrive, no other bit is ever set, its bit
  *                     is cleared once the channel is idle, set again by its
  *                     next message, and an owner asleep in am_wait is woken by
  *                     it (well before the timeout).
  *
- * Runtime bugs these tests find (they fail until mended):
- *   stopped_long_holder  long messages of every sender share the queue's heap,
- *                     sized for two long_max blocks "when no other block is
- *                     allocated" (heap.h): with long_max 16 KB that is one 64 KB
- *                     superblock, and a stopped sender's staged block of one
- *                     class keeps it, so every other sender's long message of
- *                     another class waits (-ENOMEM, backoff) until it goes on.
- *                     A sender left waiting on a channel a vandal broke does the
- *                     same (scribbled therefore sends no long honest message).
- *   summary_cleared   a channel is polled only while its summary bit is set,
- *                     and nothing looks at it otherwise: a peer that clears the
- *                     bit strands what the sender published until it sends
- *                     again.
+ *   summary_race      message by message, each sent just when a spinning
+ *                     owner clears the idle channel's bit or an owner in
+ *                     am_wait goes to sleep: each arrives within 0.2 s.
+ *
+ * Runtime bugs found (each test failed before the runtime was mended):
+ *   stopped_long_holder  a heap sized for two long_max blocks of up to 32 KB was
+ *                     one 64 KB superblock, which serves one size class at a
+ *                     time: a stopped sender's staged block held up every other
+ *                     sender's long messages of other sizes (778dede).
+ *   summary_cleared   nothing looked at a channel whose bit a peer had cleared
+ *                     (778dede).
+ *   forged            a channel packet dropped for a garbled item kept the
+ *                     long message's heap block allocated while its sender
+ *                     lived (09fdc81).
+ * Open (fails now):
+ *   scribbled, forged  a live sender's long message that a peer garbled (its
+ *                     flags cleared: it runs as a short one; its slot skipped:
+ *                     it is lost) leaves its heap block allocated until the
+ *                     sender leaves, even when a sender finding the heap full
+ *                     asks for blocks back: a vandal on one sender's channels
+ *                     fills the heap every sender shares in about a second
+ *                     (5-12 blocks of the victim live, no free space) and the
+ *                     honest sender's long messages wait for good (scribbled:
+ *                     fastforward and bqueue most runs, lamport and mcring now
+ *                     and then; forged: the cleared flags, every kind).
+ *
+ * Each fails against a deliberately broken runtime (checked when written, on a
+ * copy of the tree):
+ *   bulk block given back before the handler ran  stream_stalled (4 packets:
+ *                                                 bytes differ)
+ *   commit before the packet is written           stream_stalled
+ *   notify without the wake-up                    summary_bits (am_wait 4 s)
+ *   recycling without draining                    killed_unannounced (0 of 4)
+ *   recycling taking blocks back before draining  killed_unannounced (the
+ *                                                 long one lost)
+ *   recycling without taking blocks back          parked_killed, come_and_go
+ *   lay_out keeping the owner's position          parked_killed, come_and_go
+ *   lay_out keeping the bulk count                parked_killed, come_and_go
+ *   registration not waiting for chan_ready       parked_killed, come_and_go
+ *   a dead sender's entry never recycled          parked_killed, come_and_go
+ *                                                 (-ENOSPC)
+ *   no range check of a bulk ticket               forged
+ *   no claimant check of the item                 forged
+ *   summary bits past the table not masked        scribbled, forged (abort)
+ *   mcring without the flush after commit         stopped_writer,
+ *                                                 stopped_long_holder
+ *   bqueue without backtracking                   stopped_writer
+ *   backoff that does not poll                    cycle (deadlock)
+ *   a heap of one superblock; no rescan           stopped_long_holder;
+ *                                                 summary_cleared (above)
+ * and not these, whose windows are a few instructions with no hook inside:
+ * the slot given back before the packet is copied out, a bit cleared without
+ * the last look, notify without its fence.
  */
 #include <check.h>
 #include <errno.h>
@@ -144,7 +191,6 @@ static unsigned rx_long_max = SMALL_LONG; /* the receiver's, for the lengths */
 static struct {
     unsigned next[MAXW], got[MAXW], errors[MAXW];
     unsigned stray; /* messages of no writer */
-    unsigned calls; /* handler calls, to widen */
     int widen;      /* stall in the handler before checking */
     char first[200];
 } rx;
@@ -320,6 +366,8 @@ static unsigned writer_of(am_token_t *t, const uint32_t *a, int n)
     return n == 4 && a[0] < MAXW ? a[0] : MAXW;
 }
 
+static void stall(void);
+
 static void on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
 {
     static unsigned char want[SMALL_LONG];
@@ -329,7 +377,7 @@ static void on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
         return;
     }
     if (rx.widen) /* the handler holds the bulk block or heap block meanwhile */
-        tu_widen(rx.calls++ * 5u + 1u);
+        stall();
     unsigned seq = n == 4 ? a[1] : rx.next[w];
     size_t wl = msg_len(w, seq, rx_long_max);
     if (n != 4 || a[0] != w)
@@ -503,14 +551,16 @@ static void stream_writer(void *arg)
 
 START_TEST(stream_stalled)
 {
-    int k = _i, b = _i % 2;
-    unsigned q = k % 2 ? 4 : 2;
+    int k = _i / 2, b = (k + _i) % 2, use_wait = (k + _i) % 2;
+    unsigned q = _i % 2 ? 4 : 2; /* 2: the writer waits for its ring more than
+                                  * for its one bulk block; 4: more often the
+                                  * other way round */
     begin(k, b, "stream_stalled");
-    snprintf(what + strlen(what), sizeof what - strlen(what), " (%u packets, 1 bulk block)",
-             q);
+    snprintf(what + strlen(what), sizeof what - strlen(what),
+             " (%u packets, 1 bulk block, %s)", q, use_wait ? "am_wait" : "am_poll");
     am_ep_t *ep = receiver(q, 1, 4, SMALL_LONG);
     am_set_handler(ep, H_MSG, on_msg);
-    sh->n = 6000 * (unsigned)tu_stress_factor();
+    sh->n = 4000 * (unsigned)tu_stress_factor();
     tu_gate_init(&sh->gate, NW + 1);
     pid_t p[NW];
     for (int w = 0; w < NW; w++)
@@ -521,7 +571,7 @@ START_TEST(stream_stalled)
     tu_gate_wait(&sh->gate);
     const unsigned want[NW] = {sh->n, sh->n, sh->n};
     double t0 = tu_now_s();
-    int ok = poll_until(ep, want, NW, 40 * tu_stress_factor(), k % 2);
+    int ok = poll_until(ep, want, NW, 40 * tu_stress_factor(), use_wait);
     am_spsc_stall_hook = NULL;
     rx.widen = 0;
     if (getenv("SHMAM_VERBOSE"))
@@ -1102,6 +1152,55 @@ START_TEST(parked_killed)
 }
 END_TEST
 
+/* ---- killed_unannounced -------------------------------------------------------- */
+
+/* Writer 0: four messages (short, bulk, long, short) while the owner does
+ * not poll, then waits to be killed. */
+static void unannounced_writer(void *arg)
+{
+    am_ep_t *ep = writer_ep(0);
+    for (unsigned seq = 0; seq < 4; seq++) {
+        int rc = send_msg(ep, 0, 0, seq, SMALL_LONG);
+        if (rc < 0) {
+            tu_error(&sh->err, "writer: message %u: %s", seq, am_strerror(rc));
+            _exit(3);
+        }
+    }
+    AO_store_release(&sh->parked, 1);
+    for (;;)
+        pause();
+}
+
+START_TEST(killed_unannounced)
+{
+    int k = _i, b = (_i + 1) % 2;
+    begin(k, b, "killed_unannounced");
+    am_ep_t *ep = receiver(8, 2, 2, SMALL_LONG);
+    am_set_handler(ep, H_MSG, on_msg);
+    pid_t v = tu_spawn(unannounced_writer, NULL, 1);
+    ck_assert_msg(tu_wait_flag(&sh->parked, 1, 20), "%s: the writer did not send (%s)",
+                  what, tu_first_error(&sh->err, "no error"));
+    /* As if it had died between its last commit and its notify, after the
+     * owner had cleared its bit: only the recycling finds its messages. */
+    unsigned i = (unsigned)AO_load(&sh->index[0]) - 1;
+    AO_and_full(&ep->own.summary[AM_REQUEST].bits[i / 64], ~((AO_t)1 << (i % 64)));
+    kill(v, SIGKILL);
+    waitpid(v, NULL, 0);
+    am__segment_unlink((enum am_shm)b, sh->snd[0]);
+    recycle_now(ep);
+    poll_for(ep, 0.05);
+    ck_assert_msg(rx.got[0] == 4,
+                  "%s: %u of the 4 messages a killed writer had published arrived when its "
+                  "channels were recycled",
+                  what, rx.got[0]);
+    assert_writer(0, 4);
+    assert_clean_owner(ep);
+    ck_assert_msg(am_ep_abandoned(ep) == 0, "%s: %lu abandoned (its blocks were published)",
+                  what, am_ep_abandoned(ep));
+    finish(ep);
+}
+END_TEST
+
 /* ---- come_and_go ------------------------------------------------------------------- */
 
 static int graceful(unsigned c)
@@ -1213,7 +1312,7 @@ static void victim_writer(void *arg)
         pause();
 }
 
-/* Writer 0, honest: streams (short and bulk) until the vandal is done. */
+/* Writer 0, honest: streams until the vandal is done. */
 static void honest_writer(void *arg)
 {
     am_ep_t *ep = writer_ep(0);
@@ -1315,12 +1414,6 @@ START_TEST(scribbled)
     int k = _i, b = _i % 2;
     begin(k, b, "scribbled");
     sh->secs = 1.0 * tu_stress_factor();
-    /* The honest writer sends no long message: a victim whose channel the
-     * vandal broke may be left waiting with a long message staged, and that
-     * block holds the shared heap's one superblock for its class, which
-     * starves every other sender's long messages of another class: the bug
-     * stopped_long_holder shows.  This test is about the channels. */
-    sh->no_long = 1u << 0;
     am_ep_t *ep = receiver(4, 2, 3, SMALL_LONG);
     am_set_handler(ep, H_MSG, on_msg);
     pid_t h = tu_spawn(honest_writer, NULL, 0), v = tu_spawn(victim_writer, NULL, 1);
@@ -1570,6 +1663,43 @@ START_TEST(forged)
             bad[i].why, am_ep_bad_packets(ep) - before, forged_runs);
     }
     ck_assert_int_eq(am_heap_free(&ep->own.q[AM_REQUEST].heap, other_block, other), 0);
+    /* A long message whose item a peer garbled: dropped, and its block, which
+     * its live sender staged and believes sent, given back by the owner (or
+     * it stays allocated until the sender leaves: a few such and the heap
+     * every sender shares is full). */
+    uint64_t off;
+    ck_assert_int_eq(am_heap_alloc(&ep->own.q[AM_REQUEST].heap, 100, who, &off), 0);
+    struct am_packet lp = {
+        .handler = H_OTHER, .flags = AM_PKT_LONG, .bulk_ticket = off, .bulk_len = 100};
+    forge(ep, &lp, AM_STATE((am_lap(tx->end.pos, Q) + 1) & AM_LAP_MASK, who, AM_READY),
+          "a long message with an item of the next lap");
+    poll_n(ep, 4);
+    ck_assert_msg(am_ep_bad_packets(ep) == nbad + 1 && forged_runs == 0,
+                  "%s: a long message with a garbled item: %lu bad packets (want %zu), %u "
+                  "handlers ran",
+                  what, am_ep_bad_packets(ep), nbad + 1, forged_runs);
+    ck_assert_msg(heap_live(ep, AM_REQUEST) == 0,
+                  "%s: the block of a dropped long message (its item garbled) is still "
+                  "allocated: %lu blocks live while its sender lives",
+                  what, heap_live(ep, AM_REQUEST));
+    /* A long message whose flags a peer garbled runs as a short one: nothing
+     * in it says its block is to be given back, yet its sender, alive, will
+     * never free it.  The owner must take it back, at the latest when asked
+     * (as a sender finding the heap full asks), or a vandal on one channel
+     * fills the heap all senders share (scribbled). */
+    ck_assert_int_eq(am_heap_alloc(&ep->own.q[AM_REQUEST].heap, 100, who, &off), 0);
+    lp.bulk_ticket = off;
+    lp.flags = 0;
+    forge(ep, &lp, 0, "a long message whose flags were cleared");
+    poll_n(ep, 4);
+    ck_assert_msg(forged_runs == 1, "%s: the garbled long message ran %u times", what,
+                  forged_runs);
+    AO_store(&ep->own.shared->reclaim[AM_REQUEST], 1);
+    poll_n(ep, 4 * AM_CHAN_IDLE);
+    ck_assert_msg(heap_live(ep, AM_REQUEST) == 0,
+                  "%s: the block of a long message whose flags a peer cleared is still "
+                  "allocated after a reclaim (its sender lives)",
+                  what);
     /* Good messages after all that: short, bulk, long, in order. */
     am_set_handler(ep, H_MSG, on_msg);
     strcpy(sh->snd[0], sh->rcv); /* we are writer 0 */
@@ -1581,9 +1711,9 @@ START_TEST(forged)
     ck_assert_msg(rx.got[0] == 9 && rx.errors[0] == 0 && rx.next[0] == 9,
                   "%s: %u of 9 good messages after the bad ones, %u bad (%s)", what,
                   rx.got[0], rx.errors[0], rx.first);
-    ck_assert_msg(am_ep_bad_packets(ep) == nbad && heap_live(ep, AM_REQUEST) == 0,
+    ck_assert_msg(am_ep_bad_packets(ep) == nbad + 1 && heap_live(ep, AM_REQUEST) == 0,
                   "%s: %lu bad packets at the end (want %zu), %lu heap blocks live", what,
-                  am_ep_bad_packets(ep), nbad, heap_live(ep, AM_REQUEST));
+                  am_ep_bad_packets(ep), nbad + 1, heap_live(ep, AM_REQUEST));
     finish(ep);
 }
 END_TEST
@@ -1702,6 +1832,72 @@ START_TEST(summary_bits)
 }
 END_TEST
 
+/* ---- summary_race ------------------------------------------------------------------ */
+
+/* Writer 0: message by message, each sent a random 0-12 us after the owner
+ * had the one before (about when a spinning owner clears an idle channel's
+ * bit, after 64 empty visits, or am_wait goes to sleep, after 64 empty
+ * polls), each awaited for 200 ms at most. */
+static void racing_writer(void *arg)
+{
+    am_ep_t *ep = writer_ep(0);
+    tu_wait_flag(&sh->go, 1, 30);
+    for (unsigned seq = 0; seq < sh->n; seq++) {
+        int rc = send_msg(ep, 0, 0, seq, SMALL_LONG);
+        if (rc < 0) {
+            tu_error(&sh->err, "writer: message %u: %s", seq, am_strerror(rc));
+            break;
+        }
+        double end = tu_now_s() + 0.2;
+        while (AO_load_acquire(&sh->done) < seq + 1 && tu_now_s() < end)
+            spin_cpu_relax();
+        if (AO_load_acquire(&sh->done) < seq + 1) {
+            tu_error(&sh->err,
+                     "message %u not delivered 0.2 s after its send (stranded "
+                     "behind a cleared summary bit?)",
+                     seq);
+            break;
+        }
+        double until = tu_now_s() + (tu_mix32(seq, 77) % 1200) / 1e8;
+        while (tu_now_s() < until)
+            spin_cpu_relax();
+    }
+    AO_store_release(&sh->stop, 1);
+    tu_wait_flag(&sh->quit, 1, 60);
+    am_ep_destroy(ep);
+}
+
+static void on_counted(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    on_msg(t, a, n, d, len);
+    AO_store_release(&sh->done, rx.got[0]);
+}
+
+START_TEST(summary_race)
+{
+    int k = _i, b = _i % 2;
+    begin(k, b, "summary_race");
+    sh->n = 20000 * (unsigned)tu_stress_factor();
+    sh->no_long = 1u << 0;
+    am_ep_t *ep = receiver(4, 1, 4, SMALL_LONG);
+    am_set_handler(ep, H_MSG, on_counted);
+    pid_t p = tu_spawn(racing_writer, NULL, 1);
+    AO_store_release(&sh->go, 1);
+    double end = tu_now_s() + 30 * tu_stress_factor();
+    while (!AO_load_acquire(&sh->stop) && tu_now_s() < end)
+        if (k % 2) /* about to sleep when the message comes */
+            am_wait(ep, 1000);
+        else /* about to clear the channel's bit when it comes */
+            am_poll(ep);
+    AO_store_release(&sh->quit, 1);
+    tu_assert_exit0(tu_reap(p, 20), "writer", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
+    assert_writer(0, sh->n);
+    assert_clean_owner(ep);
+    finish(ep);
+}
+END_TEST
+
 static Suite *chan_suite(void)
 {
     Suite *s = suite_create("chan");
@@ -1712,12 +1908,12 @@ static Suite *chan_suite(void)
         const TTest *tests[3];
         int loops[3];
     } cases[] = {
-        {"stream", 60, {stream_stalled}, {1}},
+        {"stream", 90, {stream_stalled}, {2}},
         {"stopped", 60, {stopped_writer, stopped_long_holder}, {1, 1}},
         {"cycle", 60, {cycle}, {1}},
-        {"killed", 90, {parked_killed, come_and_go}, {NPARKS, 1}},
+        {"killed", 90, {parked_killed, killed_unannounced, come_and_go}, {NPARKS, 1, 1}},
         {"hostile", 60, {scribbled, summary_cleared, forged}, {1, 1, 1}},
-        {"summary", 60, {summary_bits}, {1}},
+        {"summary", 90, {summary_bits, summary_race}, {1, 1}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         TCase *tc = tu_tcase(s, cases[c].name, cases[c].timeout);

@@ -73,7 +73,15 @@
  * every address from its own counts; a ring's corruption shows as -EPROTO or a
  * wrong item (counted and dropped, as a corrupt packet); a summary bit set for
  * nothing costs a look.  The channel of a sender whose ring was scribbled on
- * may lose or stall that sender's messages, never another's.
+ * may lose or stall that sender's messages, never another's, with one limit:
+ * a long message of a live sender that a peer garbled (its flags cleared, or
+ * its slot made to look empty) keeps its heap block allocated until that
+ * sender leaves or dies, since nothing the owner can trust says the block is
+ * not still to be published; a vandal can so fill the heap all senders share
+ * and hold up their long messages (the shared queues have the same limit).
+ * Mending it would take the block's position in the channel recorded where
+ * the vandal cannot write (the sender's own page), or the sender freeing,
+ * once its slot comes round again, a block the owner passed by.
  */
 #ifndef SHMAM_CHANNEL_H
 #define SHMAM_CHANNEL_H

@@ -365,11 +365,11 @@ START_TEST(test_logp)
                       what, a, g, gow, os, oslo, oshi);
         double swlo, swhi;
         fig(row_of(rows, n, a, "os_plus_or_sweep"), &swlo, &swhi);
-        /* against the sweep's lowest round: one preempted sweep round moves its
-         * median on a loaded machine (seen: 12.4 us under make stress + asan) */
-        ck_assert_msg(rtt >= 0.8 * (os + or) && rtt >= 0.8 * swlo,
-                      "%s: %s: rtt %.3f below o_s + o_r = %.3f or the sweep's %.3f", what,
-                      a, rtt, os + or, sw);
+        /* not against the sweep: all three of its rounds can be preempted on
+         * a loaded machine (seen: 12.4 us under make stress + asan, and a
+         * lowest round of 1.0 us beside an rtt of 0.77 us under CI + tsan) */
+        ck_assert_msg(rtt >= 0.8 * (os + or), "%s: %s: rtt %.3f below o_s + o_r = %.3f",
+                      what, a, rtt, os + or);
         /* the intercept against its highest round: one round's regression
          * moves with a preemption (seen: median 0.443 against 0.562 while
          * the machine compiled) */

@@ -12,12 +12,14 @@
  * prints their lines and returns how many failed.  To cover another module, add
  * a function and a row to suites[].
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <sched.h>
 #include <string.h>
@@ -278,6 +280,203 @@ static int run_queues(void)
     return failed;
 }
 
+/* ---- channels: per-sender channels of each kind, senders as threads -------- */
+
+/* One real endpoint with a per-sender queue kind, owned by a receiver thread
+ * that polls it with am_wait; CHAN_SENDERS threads, each with an endpoint of
+ * its own (its name is the source the receiver learns), register in the
+ * receiver's table and send through chan_send.c into their own channels.  As
+ * for the queues, a sender's peer views the receiver through the receiver's
+ * own mapping (TSan cannot relate two mappings of the same memory), so the
+ * ring's slots and indices, the packets in the slots, the bulk blocks and
+ * their give-back count, the summary bits, the heap's blocks and the wake-up
+ * are all under TSan's eye.  Messages: every third bulk, every third from
+ * the second long (through the receiver's heap), the rest short; channels of
+ * 4 packets and 1 bulk block, so they fill, and a bulk block is taken again
+ * while packets of its last message's ring lap are still queued. */
+#define CHAN_SENDERS 3
+#define CHAN_MSGS 4000
+
+struct chan_run {
+    const char *kind;
+    char name[40];
+    am_ep_t *ep;                 /* the receiver; its thread's */
+    unsigned next[CHAN_SENDERS]; /* receiver: next sequence per sender */
+    unsigned errors, received;   /* receiver's */
+    unsigned long bad;           /* receiver's bad packets */
+    AO_t ready;                  /* 1: the receiver exists; 2: it failed */
+    AO_t done;                   /* the receiver has every message */
+    AO_t failed;                 /* a sender failed */
+    AO_t left;                   /* senders that have let go of their entries */
+};
+static struct chan_run *chan_of_ep; /* the run of the receiver's handler */
+
+/* Registering and leaving make a sender entry's page writable and read-only
+ * again in the view they go through: between processes each has its own
+ * mapping, but these threads share the receiver's, so a thread that tries an
+ * entry another has just taken would make the winner's page read-only under
+ * it.  One at a time, then. */
+static pthread_mutex_t chan_table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct chan_sender {
+    struct chan_run *run;
+    unsigned id;
+};
+
+static void chan_handler(am_token_t *tok, const uint32_t *a, int n, void *d, size_t len)
+{
+    struct chan_run *r = chan_of_ep; /* set before the threads start */
+    unsigned id = n == 2 ? a[0] : CHAN_SENDERS, seq = n == 2 ? a[1] : 0;
+    int bad = id >= CHAN_SENDERS || seq != r->next[id];
+    for (size_t i = 0; !bad && i < len; i++)
+        bad = ((unsigned char *)d)[i] != payload_byte(id, seq, i);
+    r->errors += bad;
+    if (id < CHAN_SENDERS)
+        r->next[id] = seq + 1;
+    r->received++;
+}
+
+static void *chan_receiver(void *arg)
+{
+    struct chan_run *r = arg;
+    struct am_ep_opts o = {.shm = "posix",
+                           .queue = r->kind,
+                           .packets = 4,
+                           .bulk_blocks = 1,
+                           .max_senders = CHAN_SENDERS + 1,
+                           .long_max = AM_MIN_LONG};
+    if (am_ep_create(r->name, &o, &r->ep) != 0 ||
+        am_set_handler(r->ep, 0, chan_handler) != 0) {
+        AO_store_release(&r->ready, 2);
+        return NULL;
+    }
+    AO_store_release(&r->ready, 1);
+    time_t end = time(NULL) + 120; /* lost messages: give up, loudly */
+    while (r->received < CHAN_SENDERS * CHAN_MSGS && !AO_load(&r->failed))
+        if (am_wait(r->ep, 100) < 0 || time(NULL) > end) {
+            printf("tsan_threads: chan  %-11s FAIL: %u of %d messages after 120 s\n",
+                   r->kind, r->received, CHAN_SENDERS * CHAN_MSGS);
+            exit(1); /* senders may wait for room for good */
+        }
+    r->bad = am_ep_bad_packets(r->ep);
+    AO_store_release(&r->done, 1);
+    while (AO_load_acquire(&r->left) < CHAN_SENDERS) /* they write our table */
+        sched_yield();
+    am_ep_destroy(r->ep); /* by its own thread, which holds its lifelines */
+    return NULL;
+}
+
+/* A long message's data in a block of the receiver's heap, as send.c stages
+ * it (yielding while the heap is full: the receiver thread frees). */
+static int chan_stage(struct am_peer *p, struct am_msg *m)
+{
+    void *block;
+    struct am_heap_view *h = &p->view->q[AM_REQUEST].heap;
+    while (am_heap_alloc(h, m->len, p->who, &m->off) == -ENOMEM)
+        sched_yield();
+    if (!(block = am_heap_data(h, m->off, m->len, p->who)))
+        return -EPROTO;
+    memcpy(block, m->data, m->len);
+    return 0;
+}
+
+static void *chan_sender_thread(void *arg)
+{
+    struct chan_sender *s = arg;
+    struct chan_run *r = s->run;
+    struct am_ep_opts o = {.shm = "posix",
+                           .queue = "mpsc",
+                           .packets = 2,
+                           .bulk_blocks = 1,
+                           .max_senders = 2,
+                           .long_max = AM_MIN_LONG};
+    char name[sizeof r->name + 16];
+    am_ep_t *ep = NULL;
+    struct am_peer *p = calloc(1, sizeof *p);
+    unsigned char data[1024];
+    int rc = p ? 0 : -ENOMEM;
+    snprintf(name, sizeof name, "%s-s%u", r->name, s->id);
+    while (AO_load_acquire(&r->ready) == 0)
+        sched_yield();
+    if (rc == 0 && AO_load(&r->ready) == 1 && (rc = am_ep_create(name, &o, &ep)) == 0) {
+        p->view = &r->ep->own; /* the receiver's own mapping (see above) */
+        strcpy(p->name, r->name);
+        pthread_mutex_lock(&chan_table_lock);
+        rc = am__sender_register(p->view, name, &p->sender_index, &p->who);
+        if (rc == 0 && (rc = am__chan_open_tx(p)) < 0)
+            am__sender_release(p->view, p->sender_index);
+        pthread_mutex_unlock(&chan_table_lock);
+    }
+    for (unsigned seq = 0; rc == 0 && seq < CHAN_MSGS; seq++) {
+        enum am_kind kind = seq % 3 == 0 ? AM_BULK : seq % 3 == 1 ? AM_LONG : AM_SHORT;
+        size_t len = kind == AM_BULK ? seq % 700 : kind == AM_LONG ? 513 + seq % 512 : 0;
+        uint32_t args[2] = {s->id, seq};
+        for (size_t i = 0; i < len; i++)
+            data[i] = payload_byte(s->id, seq, i);
+        struct am_msg m = {kind, 0, args, 2, kind == AM_SHORT ? NULL : data, len, 0};
+        if (kind == AM_LONG && (rc = chan_stage(p, &m)) < 0)
+            break;
+        rc = am__chan_send(ep, p, AM_REQUEST, &m);
+    }
+    if (rc < 0)
+        AO_store(&r->failed, 1);
+    while (AO_load(&r->ready) == 1 && !AO_load_acquire(&r->done))
+        sched_yield(); /* until the receiver has learned our name */
+    pthread_mutex_lock(&chan_table_lock);
+    if (p && p->view && rc == 0)
+        am__sender_release(p->view, p->sender_index);
+    pthread_mutex_unlock(&chan_table_lock);
+    AO_fetch_and_add1_release(&r->left);
+    free(p);
+    if (ep)
+        am_ep_destroy(ep);
+    return NULL;
+}
+
+static void spsc_yield_hook(enum am_spsc_hook where)
+{
+    static _Thread_local unsigned n;
+    if (++n % 3 == 0)
+        sched_yield();
+}
+
+/* One kind: 0 if every message arrived once, in order, intact. */
+static int run_chan(const char *kind)
+{
+    struct chan_run *r = calloc(1, sizeof *r);
+    struct chan_sender s[CHAN_SENDERS];
+    pthread_t t[CHAN_SENDERS + 1];
+    r->kind = kind;
+    snprintf(r->name, sizeof r->name, "tsan-chan-%ld", (long)getpid());
+    chan_of_ep = r;
+    am__claim_stall_hook = yield_hook;
+    am_spsc_stall_hook = spsc_yield_hook;
+    pthread_create(&t[CHAN_SENDERS], NULL, chan_receiver, r);
+    for (unsigned i = 0; i < CHAN_SENDERS; i++) {
+        s[i] = (struct chan_sender){r, i};
+        pthread_create(&t[i], NULL, chan_sender_thread, &s[i]);
+    }
+    for (unsigned i = 0; i < CHAN_SENDERS; i++)
+        pthread_join(t[i], NULL);
+    pthread_join(t[CHAN_SENDERS], NULL);
+    am__claim_stall_hook = NULL;
+    am_spsc_stall_hook = NULL;
+    int rc = AO_load(&r->ready) != 1 || AO_load(&r->failed) || r->errors != 0 ||
+             r->bad != 0 || r->received != CHAN_SENDERS * CHAN_MSGS;
+    printf("tsan_threads: chan  %-11s %d senders: %u messages, %u errors, %lu bad: %s\n",
+           kind, CHAN_SENDERS, r->received, r->errors, r->bad, rc ? "FAIL" : "ok");
+    free(r);
+    return rc;
+}
+
+static int run_chans(void)
+{
+    int failed = 0;
+    for (int k = 1; am_queue_names[k]; k++) /* every kind but mpsc */
+        failed += run_chan(am_queue_names[k]);
+    return failed;
+}
+
 /* ---- the heap: blocks handed from thread to thread ------------------------ */
 
 /* Threads allocate blocks of mixed sizes in one small heap, fill each with
@@ -423,10 +622,8 @@ static const struct suite {
     const char *name;
     int (*run)(void); /* returns the number of failed cases */
 } suites[] = {
-    {"locks", run_locks},
-    {"queues", run_queues},
-    {"heap", run_heap},
-    {"wait", run_wait},
+    {"locks", run_locks}, {"queues", run_queues}, {"channels", run_chans},
+    {"heap", run_heap},   {"wait", run_wait},
 };
 
 int main(void)

@@ -208,16 +208,18 @@ static int departed(am_ep_t *ep, unsigned i)
 /* Entry i's sender has gone: deliver what it published (a ring's worth is all
  * there can be: it publishes nothing more), free the heap blocks it staged and
  * never published, and lay the channels out for the next one. */
-static void recycle(am_ep_t *ep, unsigned i)
+static int recycle(am_ep_t *ep, unsigned i)
 {
     unsigned who = AM_WHO(i, ep->chans[i].gen);
+    int delivered = 0;
     for (int q = 0; q < 2; q++) {
-        drain_one(ep, i, (enum am_qid)q);
+        delivered += drain_one(ep, i, (enum am_qid)q);
         unsigned n = am_heap_reclaim(&ep->own.q[q].heap, reclaim_who, reclaim_none, &who);
         ep->abandoned += n;
         AO_fetch_and_add(&ep->own.hdr->abandoned, n);
     }
     lay_out(ep, i, ep->chans[i].gen + 1);
+    return delivered;
 }
 
 /* The summary is a hint that any peer may write: one that clears a bit would
@@ -227,28 +229,32 @@ static void recycle(am_ep_t *ep, unsigned i)
  * its bit back.  A channel is looked at within 2 S rounds (AM_IDLE_CHORES
  * idle polls each), and an idle poll pays a 32nd of a look at one channel
  * whatever the table's size. */
-static void rescan_one(am_ep_t *ep)
+static int rescan_one(am_ep_t *ep)
 {
     unsigned k = ep->rescan++ % (2 * ep->own.max_senders), i = k / 2;
-    if (drain_one(ep, i, (enum am_qid)(k % 2)) > 0)
+    int n = drain_one(ep, i, (enum am_qid)(k % 2));
+    if (n > 0)
         AO_or_full(&ep->own.summary[k % 2].bits[i / 64], (AO_t)1 << (i % 64));
+    return n;
 }
 
 /* On idle polls (every AM_IDLE_CHORES): look at one more channel; when a
  * registrant or a sender finding the heap full has asked, or `unasked`
  * (every AM_TAIL_CHECK idle polls), recycle the channels of every entry
- * whose sender has gone. */
-void am__chan_chores(am_ep_t *ep, int unasked)
+ * whose sender has gone.  Returns the messages this delivered: the poll
+ * counts them (am_wait must not sleep on a message it has handled). */
+int am__chan_chores(am_ep_t *ep, int unasked)
 {
     struct am_seg_shared *sh = ep->own.shared;
-    rescan_one(ep);
+    int n = rescan_one(ep);
     if (!unasked && !AO_load(&sh->recycle) && !AO_load(&sh->reclaim[0]) &&
         !AO_load(&sh->reclaim[1]))
-        return;
+        return am__drained(ep, n);
     AO_store(&sh->recycle, 0);
     AO_store(&sh->reclaim[0], 0);
     AO_store(&sh->reclaim[1], 0);
     for (unsigned i = 0; i < ep->own.max_senders; i++)
         if (departed(ep, i))
-            recycle(ep, i);
+            n += recycle(ep, i);
+    return am__drained(ep, n);
 }

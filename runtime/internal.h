@@ -300,11 +300,12 @@ int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_
 /* chan_poll.c: the owner's half.  open: at creation, before LIVE, every
  * entry's channels laid out for its first sender; 0 or -ENOMEM.  drain: every
  * channel of queue qid with its summary bit set; messages delivered.  chores:
- * on idle polls, channels of departed senders laid out again (every
- * AM_TAIL_CHECK, or when asked).  free: at destroy. */
+ * on idle polls, a look at one more channel, and channels of departed
+ * senders drained and laid out again (every AM_TAIL_CHECK, or when asked);
+ * messages delivered.  free: at destroy. */
 int am__chans_open(am_ep_t *ep);
 int am__chan_drain(am_ep_t *ep, enum am_qid qid);
-void am__chan_chores(am_ep_t *ep, int unasked);
+int am__chan_chores(am_ep_t *ep, int unasked);
 void am__chans_free(am_ep_t *ep);
 
 /* A live endpoint handle (not NULL, not destroyed): one load, inline because

@@ -344,17 +344,17 @@ int am__drain(am_ep_t *ep, enum am_qid qid)
     return ep->chans ? am__chan_drain(ep, qid) : am__mpsc_drain(ep, qid);
 }
 
-/* The owner's repairs, every AM_IDLE_CHORES idle polls (poll_all counts). */
-static void idle_chores(am_ep_t *ep)
+/* The owner's repairs, every AM_IDLE_CHORES idle polls (poll_all counts);
+ * the messages they delivered (channels' chores may: chan_poll.c). */
+static int idle_chores(am_ep_t *ep)
 {
     int due = ep->idle_polls % AM_TAIL_CHECK == 0;
     if (ep->chans)
-        am__chan_chores(ep, due);
-    else {
-        orphans_asked(ep);
-        if (due)
-            check_tails(ep);
-    }
+        return am__chan_chores(ep, due);
+    orphans_asked(ep);
+    if (due)
+        check_tails(ep);
+    return 0;
 }
 
 /* Both queues, and messages held during am_init; for the owner, outside
@@ -364,9 +364,9 @@ static inline int poll_all(am_ep_t *ep)
     int held = ep->pending && !ep->holding ? am__pending_run(ep) : 0;
     int n = held + am__drain(ep, AM_REPLY) + am__drain(ep, AM_REQUEST);
     if (n == 0 && ++ep->idle_polls % AM_IDLE_CHORES == 0)
-        idle_chores(ep);
+        n = idle_chores(ep);
     else if (n && ep->chans && AO_load(&ep->own.shared->recycle))
-        am__chan_chores(ep, 0); /* a registrant waits: a busy owner answers too */
+        n += am__chan_chores(ep, 0); /* a registrant waits: a busy owner answers */
     return n;
 }
 

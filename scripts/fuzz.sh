@@ -1,8 +1,9 @@
 #!/bin/sh
 # fuzz.sh - `make fuzz`: builds each libFuzzer target tests/fuzz_NAME.c with clang
-# under AddressSanitizer and UndefinedBehaviorSanitizer (runtime and lock sources
-# compiled in, and the heap), and runs each of its modes (the target lists them:
-# --list-modes) for FUZZ_SECONDS seconds (60 by default).
+# under AddressSanitizer and UndefinedBehaviorSanitizer (runtime, lock, heap and
+# SPSC ring sources compiled in), and runs each of its modes (the target lists
+# them: --list-modes) for FUZZ_SECONDS seconds (60 by default), in build-fuzz
+# or FUZZ_BUILD.
 #
 # Seeds come from tests/fuzz/corpus/NAME, which is only read, and from the
 # target itself (--write-seeds=DIR, into build-fuzz/seeds/NAME: images of the
@@ -12,11 +13,11 @@
 # Replay one with: build-fuzz/fuzz_NAME --mode=MODE FILE.  Exits 1 if any run
 # found something.  Installs Debian's clang (and its libFuzzer) if missing.
 set -e
-B=build-fuzz
+B=${FUZZ_BUILD:-build-fuzz} # another directory: FUZZ_BUILD=dir scripts/fuzz.sh
 SECS=${FUZZ_SECONDS:-60}
 CFLAGS="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 -fno-omit-frame-pointer -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
--pthread -Iinclude -Iruntime -Ilocks -Iheap"
+-pthread -Iinclude -Iruntime -Ilocks -Iheap -Ispsc"
 LIBS="-latomic_ops -lrt -pthread"
 mkdir -p "$B"
 
@@ -40,7 +41,7 @@ if ! fuzzer_links; then
 fi
 
 SRC=""
-for f in runtime/*.c locks/*.c heap/*.c; do
+for f in runtime/*.c locks/*.c heap/*.c spsc/*.c; do
     case $f in runtime/shmamrun.c | runtime/shmamstat.c) ;; *) SRC="$SRC $f" ;; esac
 done
 status=0
@@ -48,7 +49,7 @@ for t in tests/fuzz_*.c; do
     name=$(basename "$t" .c)
     bin="$B/$name"
     # Rebuild when any source or header is newer than the binary.
-    if [ ! -x "$bin" ] || [ -n "$(find "$t" runtime locks heap -newer "$bin" -name '*.[ch]' | head -1)" ]; then
+    if [ ! -x "$bin" ] || [ -n "$(find "$t" runtime locks heap spsc -newer "$bin" -name '*.[ch]' | head -1)" ]; then
         echo "fuzz.sh: building $bin"
         # shellcheck disable=SC2086
         clang $CFLAGS "$t" $SRC -o "$bin" $LIBS

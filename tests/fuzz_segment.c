@@ -7,11 +7,18 @@
  *   peer  the bytes are a peer's whole segment: attach to it (view.c), register
  *         as a sender (senders.c), claim and publish one short, one bulk and
  *         one long message (send.c; the long one in a block of the peer's
- *         heap, heap/), leave.
+ *         heap, heap/), leave.  A peer whose header names a per-sender queue
+ *         kind gets them through our channel there instead (chan_send.c:
+ *         its ring, the packets in its slots, its bulk blocks and their
+ *         give-back count, the summary), sent from an endpoint of our own.
  *   own   the bytes overwrite the queue areas (sender table, tails, heads,
  *         packets, bulk states, the heaps' metadata) of an endpoint of our own,
  *         laid out with am__layout_write; then poll it (poll.c) a bounded
- *         number of times.
+ *         number of times.  With a per-sender kind the areas are the summary
+ *         and every channel's ring (slots and packets), bulk count and first
+ *         bulk bytes, then the heaps' metadata; sender 0 is registered (and
+ *         gone, so its channels are also drained and laid out again), and
+ *         polling reaches chan_poll.c.
  * Nothing may crash, touch memory outside the segment (it is mapped between
  * two PROT_NONE guard pages), trip a sanitizer, or hang (libFuzzer's -timeout);
  * and once the segment is gone, no robust mutex of it (a lifeline, a lock) may
@@ -27,8 +34,11 @@
  *              are read-only to it), while we are registered (peer: before
  *              we leave; own: after the polls);
  *              bit 4 (peer) it does so while we hold its queue's lock (the
- *              claim's AM_HOOK_LOCKED), once
- *   byte 1     (own) the claim algorithm, modulo AM_CLAIM_COUNT
+ *              claim's AM_HOOK_LOCKED) or, for a channel, while our packet is
+ *              written and not yet committed (AM_HOOK_CHAN_FILLED), once
+ *   byte 1     (own) the claim algorithm, modulo AM_CLAIM_COUNT; its bits 3..
+ *              the queue kind, modulo AM_QUEUE_COUNT (0: mpsc); bit 2 of byte 0
+ *              then also asks for the recycling of departed senders' channels
  *   bytes 2-3  (peer) bulk length, little-endian, modulo AM_BULK_BYTES + 1
  *
  * Waiting is bounded by the target, not the runtime: a locked claim waits for
@@ -67,6 +77,9 @@
  * runtime's stuck-claim checks (every few dozen polls). */
 #define OWN_POLLS 4
 #define OWN_POLLS_STUCK 200
+/* With a per-sender kind: enough idle polls for two rounds of the owner's
+ * chores (every 16 idle polls: a look past the summary, recycling). */
+#define OWN_POLLS_CHAN 40
 #define OWN_NAME "fuzz"
 
 /* The small endpoint of own mode: packets, bulk blocks, senders, abandon_ms. */
@@ -152,6 +165,37 @@ static int send_long(struct am_seg_view *v, struct am_queue_view *q, unsigned wh
     return send_one(v, q, who, m);
 }
 
+/* Our own endpoint, for the per-sender kinds' sends (a blocked send polls
+ * the sender's endpoint); made once (own_ep, below). */
+static am_ep_t *sender;
+
+/* Through our channels at a peer of a per-sender kind, registered as entry
+ * `index` with claimant id `who`: open our ends, then the three messages of
+ * m (the long one staged in the peer's heap first, as send.c does).  Every
+ * wait gives up at its first round: the peer's owner is gone (the file
+ * header).  Errors end the sends; nothing else. */
+static void chan_send3(struct am_seg_view *v, enum am_qid qid, unsigned index, unsigned who,
+                       struct am_msg *m)
+{
+    static struct am_peer peer;
+    void *block;
+    memset(&peer, 0, sizeof peer);
+    peer.view = v;
+    peer.sender_index = index;
+    peer.who = who;
+    if (!sender || am__chan_open_tx(&peer) != 0)
+        return;
+    if (am__chan_send(sender, &peer, qid, &m[0]) != 0 ||
+        am__chan_send(sender, &peer, qid, &m[1]) != 0)
+        return;
+    if (am_heap_alloc(&v->q[qid].heap, m[2].len, who, &m[2].off) != 0)
+        return;
+    if ((block = am_heap_data(&v->q[qid].heap, m[2].off, m[2].len, who)))
+        memcpy(block, bulk_data, m[2].len);
+    if (!block || am__chan_send(sender, &peer, qid, &m[2]) != 0)
+        am_heap_free(&v->q[qid].heap, m[2].off, who);
+}
+
 /* F_REWRITE_LOCKED: the image the peer writes again over `view`'s segment
  * when the claim hook next reports a held lock. */
 static struct rewrite {
@@ -172,7 +216,7 @@ static void peer_rewrite(const struct am_seg_view *v, const uint8_t *d, size_t n
 
 static void rewrite_hook(enum am_hook where)
 {
-    if (where == AM_HOOK_LOCKED && rewrite.view) {
+    if ((where == AM_HOOK_LOCKED || where == AM_HOOK_CHAN_FILLED) && rewrite.view) {
         peer_rewrite(rewrite.view, rewrite.d, rewrite.n);
         rewrite.view = NULL;
     }
@@ -195,8 +239,10 @@ static void peer_send(struct am_seg_view *v, unsigned flags, size_t len, const u
     struct am_msg m[3] = {{AM_SHORT, 1, args, AM_MAX_ARGS, NULL, 0, 0},
                           {AM_BULK, 1, args, 2, bulk_data, len, 0},
                           {AM_LONG, 1, args, 2, bulk_data, len % (AM_MIN_LONG + 1), 0}};
-    if (send_one(v, &v->q[qid], who, &m[0]) != -EPIPE &&
-        send_one(v, &v->q[qid], who, &m[1]) != -EPIPE)
+    if (v->queue != AM_QUEUE_MPSC)
+        chan_send3(v, qid, index, who, m);
+    else if (send_one(v, &v->q[qid], who, &m[0]) != -EPIPE &&
+             send_one(v, &v->q[qid], who, &m[1]) != -EPIPE)
         send_long(v, &v->q[qid], who, &m[2]);
     rewrite.view = NULL;
     if (flags & F_ORPHANS)
@@ -260,8 +306,10 @@ static void handler(am_token_t *tok, const uint32_t *args, int nargs, void *data
 }
 
 /* The queue areas of view v that own mode overwrites, in layout order: at
- * most OWN_AREAS of them.  Returns how many. */
-#define OWN_AREAS (2 * 5)
+ * most OWN_AREAS of them.  Returns how many.  Per-sender kinds: the summary,
+ * then each channel's ring (its slots are the packets), bulk count and first
+ * line of bulk data, then the heaps' metadata. */
+#define OWN_AREAS (1 + 3 * 2 * 4 + 2) /* own_cfg.max_senders channels a queue */
 struct area {
     void *p;
     size_t len;
@@ -269,6 +317,20 @@ struct area {
 static int own_areas(const struct am_seg_view *v, struct area a[OWN_AREAS])
 {
     int k = 0;
+    if (v->queue != AM_QUEUE_MPSC) {
+        a[k++] = (struct area){v->summary, 2 * sizeof *v->summary};
+        for (unsigned i = 0; i < v->max_senders && k + 3 <= OWN_AREAS - 2; i++)
+            for (int q = 0; q < 2; q++) {
+                struct am_chan_view c;
+                am__chan_at(v, i, (enum am_qid)q, &c);
+                a[k++] = (struct area){c.ring, v->chan_ring};
+                a[k++] = (struct area){c.ctl, sizeof *c.ctl};
+                a[k++] = (struct area){c.bulk, 64};
+            }
+        for (int i = 0; i < 2; i++)
+            a[k++] = (struct area){v->q[i].heap.base, v->q[i].heap.meta};
+        return k;
+    }
     for (int i = 0; i < 2; i++) {
         const struct am_queue_view *q = &v->q[i];
         a[k++] = (struct area){q->send, sizeof *q->send};
@@ -309,29 +371,59 @@ static am_ep_t *own_ep(const struct am_segment *seg, const struct am_config *cfg
     ep->abandon_ms = cfg->abandon_ms;
     ep->bad_packets = 1; /* past the once-only report: bad packets stay quiet */
     ep->handlers[0] = ep->handlers[1] = handler;
+    if (am__chans_open(ep) != 0) { /* per-sender kinds: every channel laid out */
+        free(ep->sources);
+        free(ep);
+        return NULL;
+    }
     return ep;
+}
+
+/* Sender entry 0 of view v taken by OWN_NAME, generation 1, READY, its
+ * lifeline held by nobody (so the owner finds it gone). */
+static void own_sender0(struct am_seg_view *v)
+{
+    struct am_sender *e = am__sender(v, 0);
+    if (am__view_entry_writable(v, 0, 1) != 0)
+        return;
+    e->state = AM_SENDER(1, AM_SENDER_READY);
+    strcpy(e->name, OWN_NAME);
+    am__view_entry_writable(v, 0, 0);
+}
+
+static void own_free(am_ep_t *ep)
+{
+    am__peers_close(ep); /* lets go of the lifelines taken, unmaps peers */
+    am__chans_free(ep);
+    free(ep->sources);
+    free(ep);
 }
 
 static void own_case(const uint8_t *ctl, const uint8_t *d, size_t n)
 {
     struct am_config cfg = own_cfg;
     cfg.claim = (enum am_claim)(ctl[1] % AM_CLAIM_COUNT);
+    cfg.queue = (enum am_queue_kind)((ctl[1] >> 3) % AM_QUEUE_COUNT);
+    int chans = cfg.queue != AM_QUEUE_MPSC;
     struct am_segment seg = region_map(am__layout_size(&cfg));
     am_ep_t *ep = seg.base && am__layout_write(seg.base, &cfg, OWN_NAME) == 0
                       ? own_ep(&seg, &cfg)
                       : NULL;
     if (ep) {
         AO_store(&ep->own.hdr->state, AM_SEG_LIVE);
+        if (chans)
+            own_sender0(&ep->own);
         own_overwrite(&ep->own, d, n);
         if (ctl[0] & F_ORPHANS)
-            ep->own.shared->orphans[0] = ep->own.shared->orphans[1] = 1;
-        for (int i = 0; i < OWN_POLLS || (am__stuck(ep) && i < OWN_POLLS_STUCK); i++)
+            ep->own.shared->orphans[0] = ep->own.shared->orphans[1] =
+                ep->own.shared->recycle = 1;
+        for (int i = 0; i < (chans ? OWN_POLLS_CHAN : OWN_POLLS) ||
+                        (am__stuck(ep) && i < OWN_POLLS_STUCK);
+             i++)
             am__poll(ep);
         if (ctl[0] & F_REWRITE)
             own_overwrite(&ep->own, d, n);
-        am__peers_close(ep); /* lets go of the lifelines taken, unmaps peers */
-        free(ep->sources);
-        free(ep);
+        own_free(ep);
     }
     if (seg.base)
         region_unmap(&seg);
@@ -417,6 +509,84 @@ static struct am_segment seed_endpoint(const struct am_config *cfg, struct am_se
     return seg;
 }
 
+/* A live endpoint of per-sender kind cfg->queue in a fresh region, every
+ * channel laid out (own_ep), sender 0 registered as OWN_NAME (generation 1),
+ * and in its request channel a short message and a bulk one, committed and
+ * flagged in the summary as its producer would. */
+static am_ep_t *seed_chan_endpoint(const struct am_config *cfg, struct am_segment *seg)
+{
+    *seg = region_map(am__layout_size(cfg));
+    am_ep_t *ep = seg->base && am__layout_write(seg->base, cfg, OWN_NAME) == 0
+                      ? own_ep(seg, cfg)
+                      : NULL;
+    if (!ep)
+        exit(1);
+    struct am_seg_view *v = &ep->own;
+    struct am_chan_view c;
+    struct am_spsc_end end;
+    AO_t *slot;
+    unsigned who = AM_WHO(0, 1);
+    v->hdr->state = AM_SEG_LIVE;
+    v->hdr->owner_pid = 0;
+    own_sender0(v);
+    am__chan_at(v, 0, AM_REQUEST, &c);
+    if (v->ring->open(&end, c.ring, (unsigned)__builtin_ctz(cfg->packets),
+                      AM_SPSC_PRODUCER | AM_SPSC_WIDE) != 0)
+        exit(1);
+    for (unsigned k = 0; k < 2; k++) {
+        if (v->ring->reserve(&end, &slot) != 0)
+            exit(1);
+        struct am_packet *p = (struct am_packet *)slot; /* words 1..: ours */
+        p->handler = (uint16_t)k;
+        p->nargs = 2;
+        p->bulk_len = k ? 100 : 0;
+        p->bulk_ticket = 0;
+        v->ring->commit(
+            &end, AM_STATE(am_lap(k, cfg->packets), who, k ? AM_READY_BULK : AM_READY));
+    }
+    v->ring->flush(&end);
+    v->summary[AM_REQUEST].bits[0] = 1;
+    return ep;
+}
+
+/* Seeds for per-sender kind k: a peer image cut where the reply queue's heap
+ * metadata ends, and our own areas (control byte 1: the kind in bits 3..). */
+static void seeds_queue(const char *dir, enum am_queue_kind k)
+{
+    struct am_config peer = {.claim = AM_CLAIM_LOCKFREE,
+                             .queue = k,
+                             .backend = AM_SHM_POSIX,
+                             .packets = 2u << (k % 3),
+                             .bulk_blocks = 1,
+                             .max_senders = 2 + k % 3,
+                             .long_max = AM_MIN_LONG};
+    struct am_config own = own_cfg;
+    uint8_t ctl[CTL_BYTES] = {0, 0, 100, 0};
+    struct am_segment seg;
+    struct area a[OWN_AREAS];
+    char name[64];
+    am_ep_t *ep = seed_chan_endpoint(&peer, &seg);
+    const struct am_heap_view *h = &ep->own.q[AM_REPLY].heap;
+    snprintf(name, sizeof name, "peer-%s", am_queue_names[k]);
+    seed_write(dir, name, ctl, seg.base, (size_t)(h->base + h->meta - (uint8_t *)seg.base));
+    own_free(ep);
+    region_unmap(&seg);
+    own.queue = k;
+    ep = seed_chan_endpoint(&own, &seg);
+    uint8_t *b = malloc(seg.size), *p = b;
+    if (!b)
+        exit(1);
+    for (int i = 0, n = own_areas(&ep->own, a); i < n; p += a[i].len, i++)
+        memcpy(p, a[i].p, a[i].len);          /* gathered in layout order */
+    ctl[0] = F_OWN | (k % 2 ? F_ORPHANS : 0); /* half of them: recycling asked */
+    ctl[1] = (uint8_t)(k << 3);
+    snprintf(name, sizeof name, "own-%s", am_queue_names[k]);
+    seed_write(dir, name, ctl, b, (size_t)(p - b));
+    free(b);
+    own_free(ep);
+    region_unmap(&seg);
+}
+
 /* Seeds for claim algorithm c: a peer image cut where the reply queue's heap
  * metadata ends (the rest, heap blocks, reads as zeros), and our own queues'
  * areas. */
@@ -471,9 +641,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         if (strcmp(a, "--list-modes") == 0)
             for (int m = 0; m < MODES; m++)
                 puts(modes[m].name);
-        if (strncmp(a, "--write-seeds=", 14) == 0)
+        if (strncmp(a, "--write-seeds=", 14) == 0) {
             for (int c = 0; c < AM_CLAIM_COUNT; c++)
                 seeds_claim(a + 14, (enum am_claim)c);
+            for (int k = 1; k < AM_QUEUE_COUNT; k++) /* every kind but mpsc */
+                seeds_queue(a + 14, (enum am_queue_kind)k);
+        }
         if (strcmp(a, "--list-modes") == 0 || strncmp(a, "--write-seeds=", 14) == 0)
             exit(0);
         if (strncmp(a, "--mode=", 7) == 0 && (forced = mode_find(a + 7)) < 0) {
@@ -481,5 +654,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
             exit(2);
         }
     }
+    struct am_segment seg = region_map(am__layout_size(&own_cfg));
+    if (!seg.base || am__layout_write(seg.base, &own_cfg, OWN_NAME) != 0 ||
+        !(sender = own_ep(&seg, &own_cfg)))
+        exit(1);
+    AO_store(&sender->own.hdr->state, AM_SEG_LIVE);
     return 0;
 }

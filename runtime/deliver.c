@@ -44,9 +44,9 @@ const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct a
         pl->block = 1;
         pl->len = m->bulk_len;
     } else if (m->flags == AM_PKT_LONG_AT) {
-        if (m->bulk_ticket > ep->region_bytes ||
+        if (!ep->region.base || m->bulk_ticket > ep->region_bytes ||
             m->bulk_len > ep->region_bytes - m->bulk_ticket)
-            return "long message outside the region";
+            return "long message outside the region"; /* or no region (fuzz: NULL + 0) */
         pl->data = (char *)ep->region.base + m->bulk_ticket;
         pl->len = m->bulk_len;
     } else if (m->flags != 0)

@@ -20,6 +20,7 @@ INC_spsc    := -Ispsc
 INC_tests   := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc -Itests
 INC_bench   := -Iinclude -Ilocks -Iheap -Ispsc -Ibench
 INC_apps    := -Iinclude -Iapps
+INC_net     := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc
 LDLIBS  := -latomic_ops -lrt -pthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
 
@@ -29,6 +30,15 @@ SPSC_SRC := $(wildcard spsc/*.c)
 RT_SRC   := $(filter-out runtime/shmamrun.c runtime/shmamstat.c,$(wildcard runtime/*.c))
 LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LOCK_SRC) $(HEAP_SRC) $(SPSC_SRC) $(RT_SRC))
 LIB      := $(B)/lib/libshmam.a
+# libshmam-mpi: the same runtime with a transport between nodes over MPI
+# (net/, built with mpicc) in place of runtime/net_none.c, for programs
+# started with mpiexec (README, "Clusters of SMPs").  Programs linked with it:
+# tests/mpi_X.c -> build/tests/mpi_X, bench/clumps.c -> build/bench/clumps,
+# apps/X.c -> build/apps/hyb_X.
+NET_SRC  := $(wildcard net/*.c)
+MPI_LIB_OBJ := $(filter-out $(B)/obj/runtime/net_none.o,$(LIB_OBJ)) \
+               $(patsubst %.c,$(B)/obj/%.o,$(NET_SRC))
+MPI_LIB  := $(B)/lib/libshmam-mpi.a
 # The shared library: position-independent objects apart, the soname's major
 # version, and a version script that exports exactly the am_ names
 # include/shmam.h declares (functions and am_claim_names), nothing else.
@@ -44,6 +54,8 @@ TEST_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC))
 TEST_HELPER_SRC := $(wildcard tests/prog_*.c)
 TEST_HELPER_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_HELPER_SRC))
 TEST_COMMON := $(B)/obj/tests/testutil.o
+HYB_TEST_SRC := $(wildcard tests/mpi_*.c)
+HYB_TEST_BIN := $(patsubst tests/%.c,$(B)/tests/%,$(HYB_TEST_SRC))
 
 # bench/X.c -> build/bench/X; bench/mpi/X.c -> build/bench/mpi_X (built with mpicc);
 # bench/common/*.c (measuring helpers) go into both, but am_*.c (which need
@@ -51,7 +63,7 @@ TEST_COMMON := $(B)/obj/tests/testutil.o
 BENCH_COMMON := $(wildcard bench/common/*.c)
 BENCH_COMMON_MPI := $(filter-out bench/common/am_%.c,$(BENCH_COMMON))
 BENCH_COMMON_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(BENCH_COMMON))
-BENCH_SRC := $(wildcard bench/*.c)
+BENCH_SRC := $(filter-out bench/clumps.c,$(wildcard bench/*.c))
 BENCH_BIN := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 MPI_BENCH_SRC := $(wildcard bench/mpi/*.c)
 MPI_BENCH_BIN := $(patsubst bench/mpi/%.c,$(B)/bench/mpi_%,$(MPI_BENCH_SRC))
@@ -71,8 +83,10 @@ MPI_APP_BIN := $(patsubst apps/mpi/%.c,$(B)/apps/mpi_%,$(MPI_APP_SRC))
 APP_LIBS := -lfftw3 -lm
 MPICC ?= mpicc
 MPI_OPT := -O2 -g # never sanitized: LeakSanitizer would report MPICH's own allocations
+HYB_APP_BIN := $(patsubst apps/%.c,$(B)/apps/hyb_%,$(filter-out apps/splitc_selftest.c,$(APP_SRC)))
+HYB_BENCH_BIN := $(if $(wildcard bench/clumps.c),$(B)/bench/clumps)
 PROGRAMS := $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_boost $(MPI_BENCH_BIN) \
-            $(APP_BIN) $(MPI_APP_BIN)
+            $(APP_BIN) $(MPI_APP_BIN) $(MPI_LIB) $(HYB_APP_BIN) $(HYB_BENCH_BIN) $(HYB_TEST_BIN)
 
 .PHONY: all deps programs check run bench stress asan tsan clean install
 all: $(LIB) $(SO) $(RUN) $(STAT)
@@ -91,6 +105,37 @@ $(LIB): $(LIB_OBJ)
 $(B)/pic/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC $(INC_$(firstword $(subst /, ,$*))) -c $< -o $@
+
+# net/ talks MPI: mpicc, with the runtime's flags (sanitizers included).
+$(B)/obj/net/%.o: net/%.c
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $(INC_net) -c $< -o $@
+
+$(MPI_LIB): $(MPI_LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+
+# Programs over libshmam-mpi, compiled and linked by mpicc (they may call MPI
+# too: bench/clumps times MPI's own ping-pong beside shmam's).
+$(B)/obj/tests/mpi_%.o: tests/mpi_%.c
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $(INC_tests) -c $< -o $@
+
+$(B)/obj/bench/clumps.o: bench/clumps.c
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $(INC_bench) -c $< -o $@
+
+$(B)/tests/mpi_%: $(B)/obj/tests/mpi_%.o $(MPI_LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lm
+
+$(B)/bench/clumps: $(B)/obj/bench/clumps.o $(BENCH_COMMON_OBJ) $(MPI_LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lm
+
+$(B)/apps/hyb_%: $(B)/obj/apps/%.o $(SPLITC_LIB) $(COMMON_LIB) $(MPI_LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) $^ -o $@ $(APP_LIBS) $(LDLIBS)
 
 $(SO_MAP): include/shmam.h
 	@mkdir -p $(@D)

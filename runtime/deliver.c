@@ -54,26 +54,36 @@ const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct a
     return NULL;
 }
 
-/* The rest of the copy m: NULL or why it is bad; *source its sender. */
-static const char *check(am_ep_t *ep, const struct am_packet *m, unsigned who,
-                         unsigned *source)
+/* The copy m's argument count and handler: NULL or why it is bad. */
+static const char *check(am_ep_t *ep, const struct am_packet *m)
 {
     if (m->nargs > AM_MAX_ARGS)
         return "more than 8 arguments";
     if (m->handler >= AM_HANDLER_TOTAL ||
         (!ep->handlers[m->handler] && !(ep->holding && m->handler < AM_MAX_HANDLERS)))
         return "no such handler";
-    if (am__source_index(ep, who, source) < 0)
-        return "unknown source";
     return NULL;
 }
 
 void am__run(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned who,
              const struct am_payload *pl, const char *why)
 {
-    am_token_t tok = {.ep = ep, .qid = (uint8_t)qid};
+    unsigned source = AM_SOURCE_UNKNOWN;
+    if (!why && am__source_index(ep, who, &source) < 0)
+        why = "unknown source";
+    am__run_from(ep, qid, m, source, pl, why);
+    /* Pairs with the next allocation of the block (heap.h): our reads of the
+     * message happen before its next writer's. */
+    if (pl->block && am_heap_free(pl->heap, m->bulk_ticket, who) != 0)
+        am__report_bad(ep, "long message's heap block freed by another");
+}
+
+void am__run_from(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned source,
+                  const struct am_payload *pl, const char *why)
+{
+    am_token_t tok = {.ep = ep, .source = source, .qid = (uint8_t)qid};
     if (!why)
-        why = check(ep, m, who, &tok.source);
+        why = check(ep, m);
     if (!why)
         ep->delivered++, ep->delivered_bulk += pl->bulk;
     if (why)
@@ -86,8 +96,4 @@ void am__run(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned w
         ep->handlers[m->handler](&tok, m->args, m->nargs, pl->data, pl->len);
         ep->in_handler--;
     }
-    /* Pairs with the next allocation of the block (heap.h): our reads of the
-     * message happen before its next writer's. */
-    if (pl->block && am_heap_free(pl->heap, m->bulk_ticket, who) != 0)
-        am__report_bad(ep, "long message's heap block freed by another");
 }

@@ -166,6 +166,8 @@ int am_ep_destroy(am_ep_t *ep)
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
+    int rc_net = ep->net ? ep->net->ops->close(ep) : 0; /* collective (net.h) */
+    ep->net = NULL;
     AO_store_release(&ep->own.hdr->state, AM_SEG_CLOSED);
     am__wake(ep->own.shared);
     am__peers_close(ep);
@@ -178,7 +180,7 @@ int am_ep_destroy(am_ep_t *ep)
     am__chans_free(ep);
     free(ep->sources);
     ep_free(ep);
-    return rc == -ENOENT ? 0 : rc;
+    return rc_net < 0 ? rc_net : rc == -ENOENT ? 0 : rc;
 }
 
 int am_ep_probe(const char *name)

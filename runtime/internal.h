@@ -16,6 +16,7 @@
 #include "layout.h"
 #include "lifeline.h"
 #include "lock.h"
+#include "net.h"
 #include "segment.h"
 #include "shmam.h"
 
@@ -160,6 +161,10 @@ struct am_ep {
     struct am_chan_rx *chans; /* per-sender kinds: by sender index; else NULL */
     unsigned rescan;          /* per-sender kinds: the next channel to look at
                                * regardless of the summary (chan_poll.c) */
+    struct am_net *net;       /* under mpiexec: ranks of other nodes (net.h); else NULL */
+    unsigned net_tick;        /* polls since the transport was last asked (net.c) */
+    unsigned net_every;       /* ask it every this many polls */
+    unsigned net_hot;         /* polls left that ask every time */
 };
 
 /* options.c */
@@ -287,6 +292,10 @@ const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct a
                              unsigned who, struct am_payload *pl);
 void am__run(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned who,
              const struct am_payload *pl, const char *why);
+/* run_from: the same for a message whose sender is known: local peer index
+ * `source` (a remote rank, net/), and whose data is not a heap block. */
+void am__run_from(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned source,
+                  const struct am_payload *pl, const char *why);
 /* After a drain that delivered n messages: copy the counters for tools (two
  * stores to the owner's own header line, not per message); returns n. */
 int am__drained(am_ep_t *ep, int n);

@@ -10,6 +10,11 @@
  *
  * The barrier is central: ranks send ARRIVE to rank 0, which counts P-1 of them
  * and sends RELEASE to each.  A process started without shmamrun is a job of one.
+ *
+ * Under mpiexec with libshmam-mpi (net.h), the job is MPI's: each node's ranks
+ * share a job name their node's first rank chose, map only each other, and
+ * reach the other nodes' ranks through the transport, attached before the
+ * barrier; the barrier's messages take whichever path their pair has.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -55,37 +60,61 @@ static int map_rank(am_ep_t *ep, const char *job, int r)
     }
 }
 
-static int create_rank_ep(const char *job, am_ep_t **ep)
+static int create_rank_ep(const char *job, int senders, am_ep_t **ep)
 {
     char name[AM_NAME_MAX];
     struct am_ep_opts o = {0};
     if (am__job_ep_name(job, job_rank, name, sizeof name) < 0)
         return -EINVAL;
-    if (job_nprocs > 64)
-        o.max_senders = (unsigned)job_nprocs;
+    if (senders > 64)
+        o.max_senders = (unsigned)senders;
     return am_ep_create(name, &o, ep);
+}
+
+/* Which job this process is a rank of: MPI's (net.h), shmamrun's, or its own
+ * of one; *local NULL when every rank is on our node. */
+static int find_job(int *argc, char ***argv, struct am_net_job *nj, const char **job)
+{
+    static char single[32];
+    int rc = am__net_job(argc, argv, nj);
+    if (rc != 0) {
+        job_rank = nj->rank, job_nprocs = nj->nprocs, *job = nj->name;
+        return rc < 0 ? rc : 0;
+    }
+    nj->local = NULL;
+    *job = getenv(SHMAM_JOB);
+    if (!*job) {
+        snprintf(single, sizeof single, "s%ld", (long)getpid());
+        *job = single;
+    }
+    job_rank = *job == single ? 0 : env_int(SHMAM_RANK, -1);
+    job_nprocs = *job == single ? 1 : env_int(SHMAM_NPROCS, 0);
+    return 0;
 }
 
 int am_init(int *argc, char ***argv, am_ep_t **ep)
 {
-    char single[32];
-    const char *job = getenv(SHMAM_JOB);
+    struct am_net_job nj;
+    const char *job;
     if (!ep)
         return -EINVAL;
-    if (!job) {
-        snprintf(single, sizeof single, "s%ld", (long)getpid());
-        job = single;
-    }
-    job_rank = job == single ? 0 : env_int(SHMAM_RANK, -1);
-    job_nprocs = job == single ? 1 : env_int(SHMAM_NPROCS, 0);
+    int rc = find_job(argc, argv, &nj, &job);
+    if (rc < 0)
+        return rc;
+    int here = 0; /* ranks on our node */
+    for (int r = 0; r < job_nprocs; r++)
+        here += !nj.local || nj.local[r];
     if (job_rank < 0 || job_nprocs < 1 || job_rank >= job_nprocs ||
-        (unsigned)job_nprocs > AM_MAX_SENDERS)
+        (unsigned)here > AM_MAX_SENDERS)
         return -EINVAL;
-    int rc = create_rank_ep(job, ep);
+    rc = create_rank_ep(job, here, ep);
     if (rc == 0)
         (*ep)->holding = 1;
     for (int r = 0; rc == 0 && r < job_nprocs; r++)
-        rc = map_rank(*ep, job, r);
+        if (!nj.local || nj.local[r])
+            rc = map_rank(*ep, job, r);
+    if (rc == 0 && nj.local)
+        rc = am__net_attach(*ep, &nj);
     if (rc == 0)
         rc = am_barrier(*ep);
     if (rc == 0)
@@ -99,12 +128,15 @@ int am_init(int *argc, char ***argv, am_ep_t **ep)
     return rc;
 }
 
-/* Are all ranks still there?  (A rank that died never arrives.) */
+/* Are all ranks of our node still there?  (A rank that died never arrives;
+ * one of another node ends the job: MPI's failure model, net.h.) */
 static int all_alive(am_ep_t *ep)
 {
-    for (int r = 0; r < job_nprocs; r++)
-        if (!am__peer_alive(am__peer(ep, (unsigned)r)->view))
+    for (int r = 0; r < job_nprocs; r++) {
+        struct am_peer *p = am__peer(ep, (unsigned)r);
+        if (p && !am__peer_alive(p->view))
             return 0;
+    }
     return 1;
 }
 
@@ -165,5 +197,6 @@ int am_finalize(am_ep_t *ep)
         return -EINVAL;
     int rc = am_barrier(ep);
     int rc2 = am_ep_destroy(ep);
+    am__net_end();
     return rc < 0 ? rc : rc2;
 }

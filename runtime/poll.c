@@ -357,12 +357,32 @@ static int idle_chores(am_ep_t *ep)
     return 0;
 }
 
+/* The transport between nodes (net.h), on its schedule: after a remote
+ * message, every poll for AM_NET_HOT polls; then the interval doubles per
+ * empty ask up to AM_NET_EVERY_MAX.  A cross-node ping-pong so stays hot and
+ * an intra-node one pays one ask per AM_NET_EVERY_MAX polls.  Also from
+ * backoffs (send.c) and am__net_wait. */
+int am__net_poll(am_ep_t *ep, int replies_only)
+{
+    int n = ep->net->ops->progress(ep, replies_only);
+    ep->net_tick = 0;
+    if (n > 0)
+        ep->net_hot = AM_NET_HOT, ep->net_every = 1;
+    else if (ep->net_hot)
+        ep->net_hot--;
+    else if (ep->net_every < AM_NET_EVERY_MAX)
+        ep->net_every *= 2;
+    return n;
+}
+
 /* Both queues, and messages held during am_init; for the owner, outside
  * handlers. */
 static inline int poll_all(am_ep_t *ep)
 {
     int held = ep->pending && !ep->holding ? am__pending_run(ep) : 0;
     int n = held + am__drain(ep, AM_REPLY) + am__drain(ep, AM_REQUEST);
+    if (__builtin_expect(ep->net != NULL, 0) && ++ep->net_tick >= ep->net_every)
+        n += am__net_poll(ep, 0);
     if (n == 0 && ++ep->idle_polls % AM_IDLE_CHORES == 0)
         n = idle_chores(ep);
     else if (n && ep->chans && AO_load(&ep->own.shared->recycle))

@@ -293,8 +293,8 @@ int am__backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
 {
     if (qid == AM_REQUEST)
         am__poll(ep);
-    else
-        am__drain(ep, AM_REPLY);
+    else if (am__drain(ep, AM_REPLY) == 0 && ep->net)
+        am__net_poll(ep, 1);
     if (!am__peer_alive(dest))
         return -EPIPE;
     if (spin_wait(sp) && ask && ++*yields % AM_ORPHAN_EVERY == 0)
@@ -425,6 +425,8 @@ static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
  * owning thread only (endpoints are not thread-safe). */
 int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
 {
+    if (__builtin_expect(ep->net != NULL, 0) && am__net_remote(ep->net, dest))
+        return ep->net->ops->send(ep, dest, qid, m);
     struct am_peer *peer = am__peer(ep, dest);
     if (!peer)
         return dest == AM_SOURCE_UNKNOWN ? -EPIPE : -EINVAL;

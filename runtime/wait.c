@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -73,12 +74,38 @@ static int sleep_once(am_ep_t *ep, int64_t ms)
     return n;
 }
 
+/* am_wait with a transport between nodes: MPI cannot wake the futex, so poll
+ * everything (am__net_poll each time), yielding the CPU between empty polls
+ * after AM_WAIT_SPINS of them and napping AM_NET_NAP_US after 64 times as
+ * many (ranks may outnumber CPUs, and a rank waiting in a barrier must not
+ * starve the ones it waits for). */
+static int net_wait(am_ep_t *ep, int timeout_ms)
+{
+    int64_t deadline = now_ms(1) + timeout_ms;
+    struct timespec nap = {0, AM_NET_NAP_US * 1000};
+    for (unsigned i = 0;; i++) {
+        int n = am__poll(ep);
+        if (n == 0)
+            n = am__net_poll(ep, 0);
+        if (n)
+            return n;
+        if (timeout_ms >= 0 && (i & 63) == 0 && now_ms(0) >= deadline)
+            return 0;
+        if (i >= 64 * AM_WAIT_SPINS)
+            nanosleep(&nap, NULL);
+        else if (i >= AM_WAIT_SPINS)
+            sched_yield();
+    }
+}
+
 int am_wait(am_ep_t *ep, int timeout_ms)
 {
     if (!am__ep_ok(ep))
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
+    if (ep->net)
+        return net_wait(ep, timeout_ms);
     int64_t deadline = now_ms(1) + timeout_ms;
     for (int i = 0; i < AM_WAIT_SPINS; i++) {
         int n = am__poll(ep);

@@ -260,6 +260,9 @@ int am__backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
 void am__count_backoffs(struct am_peer *peer, unsigned rounds);
 void am__wake_if_asleep(struct am_seg_shared *h);
 int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m);
+/* check_msg: m's fields against the limits, long_max the destination's: 0,
+ * -EINVAL or -EMSGSIZE (the errors of am_request_*). */
+int am__check_msg(const struct am_msg *m, size_t long_max);
 int am__report_broken(const struct am_seg_view *v, const char *why);
 
 /* poll.c: the receiver's half; the owner only, never inside a handler, never

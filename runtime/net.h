@@ -41,8 +41,8 @@
 struct am_msg;
 
 struct am_net_job {
-    int rank, nprocs; /* in the whole job */
-    int node, nodes;  /* ours, and how many */
+    int rank, nprocs;           /* in the whole job */
+    int node, nodes;            /* ours, and how many */
     char name[AM_NET_JOB_NAME]; /* the node's job name (job.h), same on its ranks */
     const uint8_t *local;       /* [nprocs]: 1 for a rank of our node */
 };

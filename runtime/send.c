@@ -366,12 +366,12 @@ void am__wake_if_asleep(struct am_seg_shared *h)
 }
 
 /* Arguments a send may take to peer view v: -EINVAL, -EMSGSIZE or 0. */
-static int check_msg(const struct am_msg *m, const struct am_seg_view *v)
+int am__check_msg(const struct am_msg *m, size_t long_max)
 {
     if (m->handler >= AM_HANDLER_TOTAL || m->nargs < 0 || (m->nargs > 0 && !m->args) ||
         (m->len > 0 && !m->data))
         return -EINVAL;
-    size_t max = m->kind == AM_BULK ? AM_BULK_BYTES : m->kind == AM_LONG ? v->long_max : 0;
+    size_t max = m->kind == AM_BULK ? AM_BULK_BYTES : m->kind == AM_LONG ? long_max : 0;
     return m->nargs > AM_MAX_ARGS || (m->kind != AM_LONG_AT && m->len > max) ? -EMSGSIZE
                                                                              : 0;
 }
@@ -431,7 +431,7 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
     if (!peer)
         return dest == AM_SOURCE_UNKNOWN ? -EPIPE : -EINVAL;
     struct am_seg_view *v = peer->view;
-    int rc = check_msg(m, v);
+    int rc = am__check_msg(m, v->long_max);
     if (rc < 0)
         return rc;
     if (!am__peer_alive(v))

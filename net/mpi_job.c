@@ -14,7 +14,8 @@
  * consecutive ranks of that machine when it is set (as GASNet tests its
  * supernodes), so that paths between nodes run on one machine.  A node's
  * first rank makes its job name, "<SHMAM_JOB_PREFIX><pid>-<8 hex>" (prefix
- * "m" by default; job.h's name rules), and gives it to the others.
+ * "m" by default; job.h's name rules), and gives it to the others.  Each
+ * rank's reaper (mpi_reaper.c) removes its names when it has gone.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -125,13 +126,18 @@ int am__net_job(int *argc, char ***argv, struct am_net_job *j)
                 getenv(SHMAM_NODE_SIZE), AM_MAX_SENDERS);
         return -EINVAL;
     }
+    int rc = am__mpi_reaper_start();
+    if (rc < 0)
+        return rc;
     if (!inited && MPI_Init(argc, argv) != MPI_SUCCESS)
         return -EIO;
     we_initialized = !inited;
     MPI_Comm_rank(MPI_COMM_WORLD, &j->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &j->nprocs);
-    int rc = find_node(j->rank, k, &leader, j->name);
-    return rc < 0 ? rc : map_nodes(j, leader) < 0 ? -ENOMEM : 1;
+    if ((rc = find_node(j->rank, k, &leader, j->name)) < 0)
+        return rc;
+    am__mpi_reaper_name(j->name, j->rank);
+    return map_nodes(j, leader) < 0 ? -ENOMEM : 1;
 }
 
 /* ---- the transport's state ------------------------------------------------ */

@@ -106,6 +106,11 @@ static inline struct am_mpi *am_mpi_of(am_ep_t *ep)
     return (struct am_mpi *)ep->net;
 }
 
+/* mpi_reaper.c: start, before MPI_Init: a process that removes this rank's
+ * names once it has gone (0 or -errno); name: tell it them. */
+int am__mpi_reaper_start(void);
+void am__mpi_reaper_name(const char *job, int rank);
+
 /* mpi_send.c */
 int am__mpi_send(am_ep_t *ep, unsigned dest, enum am_qid qid, const struct am_msg *m);
 int am__mpi_tx_reap(struct am_txq *q); /* requests completed; MPI_SUCCESS or not */

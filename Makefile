@@ -39,6 +39,8 @@ NET_SRC  := $(wildcard net/*.c)
 MPI_LIB_OBJ := $(filter-out $(B)/obj/runtime/net_none.o,$(LIB_OBJ)) \
                $(patsubst %.c,$(B)/obj/%.o,$(NET_SRC))
 MPI_LIB  := $(B)/lib/libshmam-mpi.a
+MPI_SO_NAME := libshmam-mpi.so.1
+MPI_SO   := $(B)/lib/$(MPI_SO_NAME)
 # The shared library: position-independent objects apart, the soname's major
 # version, and a version script that exports exactly the am_ names
 # include/shmam.h declares (functions and am_claim_names), nothing else.
@@ -46,6 +48,8 @@ SO_NAME  := libshmam.so.1
 SO       := $(B)/lib/$(SO_NAME)
 SO_MAP   := $(B)/lib/libshmam.map
 PIC_OBJ  := $(patsubst %.c,$(B)/pic/%.o,$(LOCK_SRC) $(HEAP_SRC) $(SPSC_SRC) $(RT_SRC))
+MPI_PIC_OBJ := $(filter-out $(B)/pic/runtime/net_none.o,$(PIC_OBJ)) \
+               $(patsubst %.c,$(B)/pic/%.o,$(NET_SRC))
 RUN      := $(B)/bin/shmamrun
 STAT     := $(B)/bin/shmamstat
 
@@ -86,10 +90,11 @@ MPI_OPT := -O2 -g # never sanitized: LeakSanitizer would report MPICH's own allo
 HYB_APP_BIN := $(patsubst apps/%.c,$(B)/apps/hyb_%,$(filter-out apps/splitc_selftest.c,$(APP_SRC)))
 HYB_BENCH_BIN := $(if $(wildcard bench/clumps.c),$(B)/bench/clumps)
 PROGRAMS := $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_boost $(MPI_BENCH_BIN) \
-            $(APP_BIN) $(MPI_APP_BIN) $(MPI_LIB) $(HYB_APP_BIN) $(HYB_BENCH_BIN) $(HYB_TEST_BIN)
+            $(APP_BIN) $(MPI_APP_BIN) $(MPI_LIB) $(MPI_SO) $(HYB_APP_BIN) $(HYB_BENCH_BIN) $(HYB_TEST_BIN)
 
-.PHONY: all deps programs check run bench stress asan tsan clean install
+.PHONY: all mpi deps programs check run bench stress asan tsan clean install
 all: $(LIB) $(SO) $(RUN) $(STAT)
+mpi: $(MPI_LIB) $(MPI_SO)
 
 deps:
 	@scripts/deps.sh
@@ -114,6 +119,16 @@ $(B)/obj/net/%.o: net/%.c
 $(MPI_LIB): $(MPI_LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
+
+$(B)/pic/net/%.o: net/%.c
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -fPIC $(INC_net) -c $< -o $@
+
+$(MPI_SO): $(MPI_PIC_OBJ) $(SO_MAP)
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -shared -Wl,-soname,$(MPI_SO_NAME) -Wl,--version-script=$(SO_MAP) \
+	  $(MPI_PIC_OBJ) -o $@ $(LDLIBS)
+	ln -sf $(MPI_SO_NAME) $(B)/lib/libshmam-mpi.so
 
 # Programs over libshmam-mpi, compiled and linked by mpicc (they may call MPI
 # too: bench/clumps times MPI's own ping-pong beside shmam's).
@@ -247,14 +262,18 @@ fuzz:
 format:
 	@scripts/format.sh -i
 
-install: all
+install: all mpi
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/shmam.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(SO_NAME) $(DESTDIR)$(PREFIX)/lib/libshmam.so
+	install -m 644 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(MPI_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(MPI_SO_NAME) $(DESTDIR)$(PREFIX)/lib/libshmam-mpi.so
 	install -m 755 $(RUN) $(STAT) $(DESTDIR)$(PREFIX)/bin/
 	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam.pc
+	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam-mpi.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam-mpi.pc
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 man/shmamrun.1 man/shmamstat.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/shmam.3 $(DESTDIR)$(PREFIX)/share/man/man3/

@@ -27,8 +27,6 @@
 #include "job.h"
 #include "mpi_net.h"
 
-#define SHMAM_NODE_SIZE "SHMAM_NODE_SIZE"
-
 static int we_initialized; /* MPI_Init was ours: am__net_end finalizes */
 static uint8_t *local_map; /* the job's, [nprocs] */
 

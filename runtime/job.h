@@ -38,6 +38,11 @@
 #define SHMAM_JOB_PREFIX "SHMAM_JOB_PREFIX"
 #define AM_JOB_PREFIX_MAX 8
 
+/* Under mpiexec with libshmam-mpi (net/mpi_job.c): cut each machine's ranks
+ * into virtual nodes of this many consecutive ranks (unset: one node per
+ * machine).  Job names there start with SHMAM_JOB_PREFIX too, default "m". */
+#define SHMAM_NODE_SIZE "SHMAM_NODE_SIZE"
+
 #define AM_JOB_NAME_MAX 24 /* leaves room for ".RANK" within AM_MAX_NAME */
 
 /* Write "JOB.RANK" into buf (n bytes).  Returns 0, -EINVAL for a negative rank

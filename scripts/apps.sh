@@ -12,14 +12,21 @@
 # Each run goes through `shmamrun -n P --bind` for every claim algorithm
 # (shmamrun --list-claims) and through `mpiexec -n P` for the MPICH ports that
 # are built (B/apps/mpi_fft, mpi_con, mpi_sample); a program that is not built
-# is skipped with a note.
+# is skipped with a note.  Clusters of SMPs: where the same program is built
+# with libshmam-mpi (B/apps/hyb_fft, hyb_con, hyb_sample), it also runs under
+# `mpiexec -n P` as one node of P ranks (SHMAM_NODE_SIZE=P: every message
+# through shared memory, under the hybrid runtime) and as two virtual nodes
+# of P/2 (SHMAM_NODE_SIZE=P/2: messages between the halves through MPI),
+# implementations hybrid_1node and hybrid_2nodes, interleaved with the others.
 #
 # Conditions.  shmam's ranks are always pinned (rank r to CPU r mod CPUs).  MPICH's
 # are pinned (-bind-to core) only when every rank has a CPU of its own
 # (P <= CPUs): its waits spin without yielding, and two spinning ranks bound to
 # one core starve each other, so with more ranks than CPUs MPICH runs unbound.
 # The pinned field of every row, Table 4's caption and its MPICH column header
-# say which.  The estimator is the instrument's one (bench/common/stat.h):
+# say which.  The hybrid runs are pinned as shmam's are (-bind-to user:0,1,...:
+# rank r on CPU r mod CPUs): their waits poll, yield and nap (am_wait of an
+# endpoint with a transport), they never spin in MPI.  The estimator is the instrument's one (bench/common/stat.h):
 # first one unmeasured warm-up run per program and implementation, then
 # REPEAT measured runs of every configuration, the implementations interleaved
 # ABBA (repeat 1: lockfree tas ... mutex mpich, repeat 2 the reverse order, and
@@ -68,6 +75,9 @@ if [ "$P" -le "$CPUS" ]; then
 else
     MPI_BIND="" MPI_PINNED=0
 fi
+# -bind-to user:0,1,0,1 for P = 4 on 2 CPUs: rank r on CPU r mod CPUs.
+HYB_BIND="-bind-to user:$(awk -v p="$P" -v c="$CPUS" \
+    'BEGIN { for (r = 0; r < p; r++) printf "%s%d", r ? "," : "", r % c }')"
 [ -x "$RUN" ] || { echo "apps.sh: $RUN is missing; run make programs" >&2; exit 1; }
 mkdir -p "$OUT" || exit 1
 TMP=$(mktemp -d) || exit 1
@@ -105,6 +115,9 @@ once() {
         return 0
     fi
     line=$(grep '^app,' "$TMP/out" | tail -n 1)
+    case $impl in # a hybrid run names its claim algorithm: name the run instead
+    hybrid_*) line=$(echo "$line" | awk -F, -v OFS=, -v i="$impl" 'NF { $4 = i; print }') ;;
+    esac
     [ -n "$line" ] && [ "$measured" -eq 1 ] && echo "$line,$pinned" >>"$CSV"
     verdict=$(echo "$line" | awk -F, '{ print $8 }')
     secs=$(echo "$line" | awk -F, '{ print $7 }')
@@ -120,9 +133,15 @@ once() {
 }
 
 # run_impl LABEL PROG ARGS IMPL MEASURED: one run of PROG under IMPL (an
-# algorithm or mpich); MEASURED 0 is a warm-up.
+# algorithm, mpich, hybrid_1node or hybrid_2nodes); MEASURED 0 is a warm-up.
 run_impl() {
-    if [ "$4" = mpich ]; then
+    if [ "$4" = hybrid_1node ] || [ "$4" = hybrid_2nodes ]; then
+        k=$P
+        [ "$4" = hybrid_2nodes ] && k=$((P / 2))
+        # shellcheck disable=SC2086 # $3 and $HYB_BIND are word lists
+        once "$1" "$4" 1 "$5" env SHMAM_NODE_SIZE="$k" timeout -k 10 "$TIMEOUT" \
+            mpiexec -n "$P" $HYB_BIND "$B/apps/hyb_$2" $3 </dev/null
+    elif [ "$4" = mpich ]; then
         if grep -qx "$1" "$TMP/mpi_timeout"; then
             echo "skipped (timed out before)" >&2
             return 0
@@ -159,6 +178,11 @@ while IFS='|' read -r label prog args; do
         impls="$impls mpich"
     else
         echo "apps.sh: $label: $B/apps/mpi_$prog is not built: no MPICH column" >&2
+    fi
+    if [ -x "$B/apps/hyb_$prog" ]; then
+        impls="$impls hybrid_1node hybrid_2nodes"
+    else
+        echo "apps.sh: $label: $B/apps/hyb_$prog is not built: no hybrid runs" >&2
     fi
     # One unmeasured warm-up per program and implementation, on the program's
     # first run (it loads the binary, its libraries and, for MPICH, the

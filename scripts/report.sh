@@ -16,7 +16,9 @@
 #                  columns (and the per-sender channel kinds beside the claim
 #                  algorithms), one-way bandwidth 64 B .. 4 MB against MPICH and
 #                  a raw floor, locks, per-sender channels or shared queues
-#                  (pollcost), applications, targets, and how our numbers
+#                  (pollcost), applications, clusters of SMPs (the hybrid
+#                  transport of libshmam-mpi within and between nodes, beside
+#                  shared memory alone and MPI), targets, and how our numbers
 #                  compare with the paper's conclusions (scripts/report/report.py,
 #                  the paper's figures and claims in scripts/report/paper.toml,
 #                  judged by scripts/report/verdict.py)
@@ -52,6 +54,9 @@ ALGS=$("$RUN" --list-claims | tr '\n' ' ') || exit 1 # the one list: am_claim_na
 SHMAMRUN=$RUN # report.py asks it which implementations are queue kinds
 export SHMAMRUN
 WRITERS="1 3 7"
+# clumps: rank 0 on the first CPU, ranks 1 and 2 on the second (one CPU: all on it).
+CLUMPS_BIND=user:0,1,1
+[ "$(nproc)" -ge 2 ] || CLUMPS_BIND=user:0,0,0
 R=scripts/report
 case $SCALE in
 quick)
@@ -66,6 +71,7 @@ quick)
     HEAP_ARGS="--quick"
     SPSC_ARGS="--quick"
     POLL_ARGS="--quick --rounds 5"
+    CLUMPS_ARGS="--rounds 7"
     TIMEOUT=${TIMEOUT:-300}
     ;;
 paper)
@@ -80,6 +86,7 @@ paper)
     HEAP_ARGS=""
     SPSC_ARGS=""
     POLL_ARGS="--rounds 11"
+    CLUMPS_ARGS="--iters 300000 --rounds 11 --bytes 134217728 --max-msgs 50000"
     TIMEOUT=${TIMEOUT:-1800}
     ;;
 *)
@@ -206,7 +213,7 @@ write_report() {
         "stress \`$STRESS_ARGS\`, mpi_stress \`$MPI_STRESS_ARGS\`; demo_many \`$DEMO_ARGS\`;" \
         "lockbench \`$LOCK_ARGS\`; heapbench \`${HEAP_ARGS:-(defaults)}\`;" \
         "spscbench \`${SPSC_ARGS:-(defaults)}\`; pollcost \`${POLL_ARGS:-(defaults)}\`;" \
-        "applications at SCALE=$SCALE)."
+        "clumps \`$CLUMPS_ARGS\`; applications at SCALE=$SCALE)."
     if [ -s "$FAILED" ]; then
         echo "**Failures** (see \`log.txt\`):"
         echo
@@ -343,6 +350,24 @@ EOT
         echo "(no tables: the applications did not run)"
         echo
     fi
+    echo "## Clusters of SMPs"
+    echo
+    echo "The hybrid runtime (libshmam-mpi) under \`mpiexec\`: ranks of one node talk" \
+        "through shared memory as under shmamrun, ranks of different nodes through MPI" \
+        "(one MPI message per active message). One machine here, so the nodes are" \
+        "virtual (\`SHMAM_NODE_SIZE\`). \`clumps $CLUMPS_ARGS\`: three ranks in nodes of" \
+        "two, \`mpiexec -n 3 -bind-to $CLUMPS_BIND\` (rank 0 on CPU 0, ranks 1 and 2" \
+        "sharing CPU 1; the rank outside the measured pair sleeps); within the node" \
+        "rank 0 to rank 1 through the job's endpoint and, in the same processes, through" \
+        "named endpoints that have no MPI path (shared memory alone, as under" \
+        "shmamrun); across nodes rank 0 to rank 2 through the job's endpoint (MPI) and" \
+        "with MPI's own calls. All four in every round, ABBA; ratios in-run." \
+        "Round trip: a one-word request and its reply, MPI a 4-byte ping-pong." \
+        "Bandwidth: \`bw\`'s copy stream (bulk to 8 KB, long above; a credit every 16" \
+        "messages, at most 64 beyond it) against \`mpi_bw\`'s osu_bw windows."
+    echo
+    py clumps
+    echo
     echo "## Delivery checks"
     echo
     echo "\`demo_many\`, 4 processes: 3 senders each send short requests, then 8 KB bulk" \
@@ -448,6 +473,14 @@ step spscbench "spscbench (SPSC rings, Boost.Lockfree, ck_ring)" $B/bench/spscbe
 step pollcost "pollcost (polls and memory against senders, every queue kind)" \
     $B/bench/pollcost $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/pollcost $POLL_ARGS
 
+# Clusters of SMPs: the hybrid transport (libshmam-mpi) within a node and
+# across two virtual nodes, beside shared memory alone and MPI's own, in one
+# job of three ranks: rank 0 on CPU 0, ranks 1 (its node) and 2 (the other
+# node) sharing CPU 1, the one outside the measured pair asleep.
+step clumps "clumps (hybrid transport, within and across nodes, and MPI)" $B/bench/clumps \
+    env SHMAM_NODE_SIZE=2 timeout -k 10 $TIMEOUT mpiexec -n 3 -bind-to $CLUMPS_BIND \
+    $B/bench/clumps $CLUMPS_ARGS
+
 # Applications: Tables 3 and 4 (apps.sh writes apps.csv and its tables here).
 if [ -x scripts/apps.sh ]; then
     say "applications (scripts/apps.sh)"
@@ -463,7 +496,7 @@ fi
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost; do
+    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost clumps; do
         [ -f "$OUT/$f.csv" ] && awk -f $R/rows.awk "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && awk -f $R/apps.awk "$OUT/apps.csv"

@@ -3,9 +3,10 @@
  * exit 0, and a bad option with its usage on stderr and exit 2.
  *
  * For each program of the build (the launcher and shmamstat, the benchmarks,
- * the applications and their MPICH versions), run directly, without shmamrun or
- * mpiexec: `--help` must exit 0 having printed "usage" on stdout and nothing on
- * stderr (it is answered before am_init or MPI_Init, so it needs no job);
+ * the applications and their MPICH versions, clumps over libshmam-mpi), run
+ * directly, without shmamrun or mpiexec: `--help` must exit 0 having printed
+ * "usage" on stdout and nothing on stderr (it is answered before am_init or
+ * MPI_Init, so it needs no job);
  * `--no-such-option` must exit 2 having printed "usage" on stderr, the same
  * usage text as --help, and nothing on stdout.
  *
@@ -28,17 +29,29 @@ static const struct {
     const char *rel;
     int mpi;
 } programs[] = {
-    {"bin/shmamrun", 0},    {"bin/shmamstat", 0},
-    {"bench/rtt", 0},       {"bench/logp", 0},
-    {"bench/bw", 0},        {"bench/stress", 0},
-    {"bench/demo_many", 0}, {"bench/lockbench", 0},
-    {"bench/heapbench", 0}, {"bench/spscbench", 0},
-    {"bench/pollcost", 0},  {"bench/mpi_pingpong", 1},
-    {"bench/mpi_bw", 1},    {"bench/mpi_stress", 1},
-    {"apps/con", 0},        {"apps/fft", 0},
-    {"apps/sample", 0},     {"apps/splitc_selftest", 0},
-    {"apps/mpi_con", 1},    {"apps/mpi_fft", 1},
-    {"apps/mpi_sample", 1}, {"apps/mpi_repro_onesided", 1},
+    {"bin/shmamrun", 0},
+    {"bin/shmamstat", 0},
+    {"bench/rtt", 0},
+    {"bench/logp", 0},
+    {"bench/bw", 0},
+    {"bench/stress", 0},
+    {"bench/demo_many", 0},
+    {"bench/lockbench", 0},
+    {"bench/heapbench", 0},
+    {"bench/spscbench", 0},
+    {"bench/pollcost", 0},
+    {"bench/mpi_pingpong", 1},
+    {"bench/mpi_bw", 1},
+    {"bench/mpi_stress", 1},
+    {"bench/clumps", 1},
+    {"apps/con", 0},
+    {"apps/fft", 0},
+    {"apps/sample", 0},
+    {"apps/splitc_selftest", 0},
+    {"apps/mpi_con", 1},
+    {"apps/mpi_fft", 1},
+    {"apps/mpi_sample", 1},
+    {"apps/mpi_repro_onesided", 1},
 };
 #define N_PROGRAMS ((int)(sizeof programs / sizeof programs[0]))
 

@@ -8,6 +8,7 @@ all.csv and paper.toml.
     report.py ALL_CSV PAPER_TOML heap       the shared heap against Boost.Interprocess
     report.py ALL_CSV PAPER_TOML spsc       the SPSC rings against Boost.Lockfree and ck
     report.py ALL_CSV PAPER_TOML channels   per-sender channels or shared queues
+    report.py ALL_CSV PAPER_TOML clumps     clusters of SMPs: the hybrid transport
     report.py ALL_CSV PAPER_TOML targets    shmam's targets, judged
     report.py ALL_CSV PAPER_TOML findings   the paper's conclusions, judged
     report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat
@@ -485,17 +486,108 @@ class Report:
                 lines.append([a, cell(s), cell(b), ""])
         return table(["algorithm", "short msgs/s", "bulk MB/s (8 KB)", ""], lines)
 
-    # ---- judged sections ----
-    def targets(self):
+    # ---- clusters of SMPs ----
+    CLUMPS_PATHS = (("intra", "within the node, the job's endpoint (hybrid), rank 0 ↔ 1"),
+                    ("plain", "within the node, named endpoints (shared memory alone), 0 ↔ 1"),
+                    ("cross", "across nodes, the job's endpoint (MPI underneath), 0 ↔ 2"),
+                    ("mpi", "across nodes, MPI's own calls, 0 ↔ 2"))
+    CLUMPS_RATIOS = (("intra", "plain"), ("cross", "mpi"))
+    APP_RUNS = (("fft", "3-D FFT"), ("con_comm", "CON/comm"), ("con_comp", "CON/comp"),
+                ("sample", "SAMPLE"), ("sample_batched", "SAMPLE/batched"))
+    HYBRID = ("hybrid_1node", "hybrid_2nodes")
+
+    def clumps(self):
+        """The hybrid transport: round trip and bandwidth per path (clumps,
+        in-run ratios), the applications on one node and on two (apps.sh's
+        hybrid runs beside shmamrun's lockfree and MPICH), and the targets."""
+        impls = [i for i in self.rows.impls.get("clumps", []) if i != "mpich"]
         out = []
-        for t in self.paper["target"]:
-            v, outs = self.engine.judge(t)
-            res = [o.result for o in outs]
-            word = ("not measured" if v == "no numbers" else "missed" if "fails" in res
-                    else "met" if v.startswith("agrees") else "within noise")
-            out.append(f"- **{word}** — {t['title']}: " + tally(outs)
-                       + "; ".join(o.text + f" ({o.result})" for o in outs))
-        return "\n".join(out)
+        if impls:
+            out += [self.clumps_rtt(impls[0]), self.clumps_bw(impls[0])]
+        else:
+            out.append("(no rows: clumps did not run)")
+        out.append(self.clumps_apps())
+        targets = [t for t in self.paper["target"] if t.get("section") == "clumps"]
+        out.append("The targets (also under Targets):\n\n"
+                   + "\n".join(self.target_line(t) for t in targets))
+        return "\n\n".join(out)
+
+    def clumps_get(self, impl, path, metric):
+        return self.get("clumps", "mpich" if path == "mpi" else impl, metric)
+
+    def clumps_rtt(self, impl):
+        lines = []
+        for path, what in self.CLUMPS_PATHS:
+            r = [cell(self.get("clumps", impl, f"rtt_{a}_vs_{b}")) if a == path else DASH
+                 for a, b in self.CLUMPS_RATIOS]
+            lines.append([what, cell(self.clumps_get(impl, path, f"rtt_{path}"))] + r + [""])
+        return ("Round trip of a one-word request (MPI: a 4-byte ping-pong), µs; "
+                "ratios per round (in-run):\n\n"
+                + table(["round trip", "µs", "/ shared memory alone", "/ MPI's own", ""], lines))
+
+    def clumps_bw(self, impl):
+        lines = []
+        for z in self.numbered("clumps", "bw_mpi_MBps_"):
+            lines.append([size_name(z)]
+                         + [cell(self.clumps_get(impl, p, f"bw_{p}_MBps_{z}"))
+                            for p, _ in self.CLUMPS_PATHS]
+                         + [cell(self.get("clumps", impl, f"bw_{a}_vs_{b}_{z}"))
+                            for a, b in self.CLUMPS_RATIOS] + [""])
+        if not lines:
+            return "(no bandwidth rows)"
+        return ("One-way streams, the receiver copying every message out, MB/s; ratios "
+                "per round (in-run):\n\n"
+                + table(["MB/s", "hybrid, within", "shared memory alone", "hybrid, across",
+                         "MPI's own", "within / alone", "across / MPI", ""], lines))
+
+    def clumps_apps(self):
+        """The applications: shmamrun's lockfree (Table 4), the hybrid runtime
+        on one node and on two, MPICH; quotients across jobs; judged."""
+        runs = [(r, t) for r, t in self.APP_RUNS
+                if any(self.get("apps", i, r) for i in self.HYBRID)]
+        if not runs:
+            return "Applications: (no hybrid runs: apps/hyb_* not built or not run)"
+        procs = sorted({k[2] for k in self.rows.by_key
+                        if k[0] == "apps" and k[1] in self.HYBRID})
+        p = procs[-1] if procs else 0
+        g = lambda impl, r: self.get("apps", impl, r)
+        lines, verdicts = [], {HOLDS: [], FAILS: [], NOISE: []}
+        for r, title in runs:
+            lines.append([title, cell(g("lockfree", r)), cell(g("hybrid_1node", r)),
+                          cell(g("hybrid_2nodes", r)), cell(g("mpich", r)),
+                          cell(self.ratio(g("hybrid_1node", r), g("lockfree", r))),
+                          cell(self.ratio(g("hybrid_2nodes", r), g("mpich", r))), ""])
+            o = self.judged(f"apps/hybrid_2nodes/{r}", "<", 1, f"apps/mpich/{r}")
+            if o.result in verdicts:
+                verdicts[o.result].append(title)
+        mpi = g("mpich", runs[0][0])
+        mpi_head = "MPICH" + ("" if mpi is None else " (pinned)" if mpi.pinned else " (unbound)")
+        say = lambda l: ", ".join(l) or "none"
+        return (f"The applications at P = {p} (`scripts/apps.sh`, the runs of Table 4, "
+                "implementations interleaved ABBA), seconds: shmamrun's lockfree, the hybrid "
+                f"runtime as one node of {p} (`SHMAM_NODE_SIZE={p}`) and as two virtual nodes "
+                f"of {p // 2} (messages between the halves through MPI), ranks pinned as "
+                "shmamrun's; MPICH's own port. Quotients of medians across jobs, spread "
+                "from the extremes:\n\n"
+                + table(["seconds", "shmamrun lockfree", "hybrid, 1 node",
+                         "hybrid, 2 nodes", mpi_head, "1 node / shmamrun",
+                         "2 nodes / MPICH", ""], lines)
+                + f"\n\nThe hybrid runtime on two nodes against MPICH (verdict engine, "
+                f"separate jobs): faster in {say(verdicts[HOLDS])}; slower in "
+                f"{say(verdicts[FAILS])}; within noise in {say(verdicts[NOISE])}.")
+
+    # ---- judged sections ----
+    def target_line(self, t):
+        """A target, judged: met, missed, within noise or not measured."""
+        v, outs = self.engine.judge(t)
+        res = [o.result for o in outs]
+        word = ("not measured" if v == "no numbers" else "missed" if "fails" in res
+                else "met" if v.startswith("agrees") else "within noise")
+        return (f"- **{word}** — {t['title']}: " + tally(outs)
+                + "; ".join(o.text + f" ({o.result})" for o in outs))
+
+    def targets(self):
+        return "\n".join(self.target_line(t) for t in self.paper["target"])
 
     def findings(self):
         out, section = [], None
@@ -576,7 +668,7 @@ def main(argv):
     if what == "plotdata":
         r.plotdata(argv[4])
     elif what in ("table1", "table2", "locks", "delivery", "targets", "findings", "oneway",
-                  "floors", "heap", "spsc", "channels"):
+                  "floors", "heap", "spsc", "channels", "clumps"):
         print(getattr(r, what)())
     else:
         print(f"report.py: unknown section {what}", file=sys.stderr)

@@ -1,0 +1,880 @@
+/*
+ * clumps.c - clusters of SMPs: shmam's round trip and one-way bandwidth
+ * within a node and between nodes under the hybrid transport (libshmam-mpi),
+ * beside the same pair through shared memory alone and MPI's own ping-pong
+ * and bandwidth between the same processes, all in one run.
+ *
+ *   mpiexec -n 3 -bind-to user:0,1,1 build/bench/clumps [--iters N]
+ *       [--warmup W] [--rounds R] [--sizes LIST] [--bytes B] [--max-msgs M]
+ *       [--nap-us U] [--quick] [--timeout S] [--header] [--verbose]
+ *
+ * Layout.  Three ranks in nodes of two (SHMAM_NODE_SIZE, which this program
+ * sets to 2 when it is unset and refuses otherwise): ranks 0 and 1 are node
+ * 0, rank 2 node 1.  Bound as above, rank 0 has CPU 0 and ranks 1 and 2 share
+ * CPU 1, so each measured pair (0-1 within the node, 0-2 across) has two
+ * CPUs to itself while the third rank sleeps.  Rank 0 drives; ranks 1 and 2
+ * serve.
+ *
+ * Paths ("kinds"), each from rank 0 to one partner:
+ *   intra  rank 1 through the endpoint am_init made: shared memory, in a
+ *          process whose polls also give the transport its turns;
+ *   plain  rank 1 through named endpoints (am_ep_create, am_ep_map), which
+ *          have no MPI path: the pair as under shmamrun, in the same processes;
+ *   cross  rank 2 through the am_init endpoint: one MPI message per active
+ *          message (a long one as a header and its data);
+ *   mpi    rank 2, MPI's own: MPI_Send/MPI_Recv and MPI_Isend windows on a
+ *          duplicate of MPI_COMM_WORLD (so that nothing here can match the
+ *          transport's messages).
+ * Round trip (rtt_<kind>): a request with one argument (4 bytes), whose
+ * handler replies with it; rank 0 busy-polls until the reply has run.  MPI: a
+ * 4-byte MPI_Send answered by the same 4 bytes (mpi_pingpong's rtt_4B).  Each
+ * round runs W warm-up trips, then N/R timed ones, per kind.
+ * Bandwidth (bw_<kind>_MBps_<n>, n = 64 B .. 4 MB): bench/bw.c's copy stream
+ * for shmam (am_request_bulk up to 8 KB, am_request_long above; the handler
+ * copies each message into a ring of 64 private buffers; a credit, a reply,
+ * every 16th message and the last, at most 64 messages beyond the last
+ * credit) and bench/mpi/bw.c's osu_bw windows for MPI (64 MPI_Isend into 64
+ * pre-posted MPI_Irecv, then a one-byte ack), the same counts and buffers:
+ * count = B / n messages, between 64 and M.  A stream's figure is its bytes
+ * over the time from the first send to the last credit or ack, MB/s (10^6 B).
+ * long_max: SHMAM_LONG_MAX if set (larger sizes are then left out of the
+ * shmam streams), else the largest size, at least 1 MiB, set before am_init.
+ *
+ * Estimator (bench/common/stat.h).  One unmeasured warm-up round (every
+ * stream at a tenth of its count, at least 64 messages, every byte checked;
+ * W trips per round trip), then R rounds (default 5).  A round runs every
+ * round trip kind, then every (size, kind) stream, sizes ascending and the
+ * kinds of one size next to each other, the whole list in ABBA order
+ * (reversed in odd rounds).  A round's figure is its mean; a row is the
+ * median over the rounds, its spread the lowest and highest round; the
+ * ratios are per-round quotients (in-run): rtt_intra_vs_plain (what the MPI
+ * path costs the shared-memory one), rtt_cross_vs_mpi, bw_intra_vs_plain_<n>
+ * and bw_cross_vs_mpi_<n>.
+ *
+ * Phases.  Before each phase rank 0 sends its partner a command on the
+ * control communicator and waits for its "ready", so that no figure includes
+ * a wake-up; the partner serves the phase (a known count of messages) and
+ * goes back to waiting for a command.  A waiting partner tests for it with
+ * MPI_Test and sleeps U us (--nap-us, default 1000) between tests, so the
+ * rank outside the measured pair costs the CPU it shares with a measured
+ * rank about 1000 short wake-ups a second.  (am_wait on an endpoint with a
+ * transport polls and naps 50 us: 20,000 wake-ups a second; and commands
+ * through MPI keep the endpoints' traffic exactly the measured messages.)
+ *
+ * Checks.  Every message from rank 0 to a partner, active message or MPI,
+ * carries the next number of one sequence per partner (an argument; MPI: the
+ * payload and the tag modulo 32760); the partner checks each, and on the
+ * hybrid endpoint the token's source (0).  Replies and credits are checked
+ * by rank 0 (their number; the source on the hybrid endpoint).  Stream
+ * messages carry the sequence in their first and last 4 bytes, checked on
+ * the receiver's copy; in the warm-up round every byte is a pattern of the
+ * sequence, checked as it arrived.  At the end each partner reports the
+ * messages and bytes it took and its errors and dropped packets; rank 0
+ * prints rows only if they match what it sent and are 0, else says FAILED
+ * and exits 1 (MPI_Abort), as after 10 s without progress in a shmam wait
+ * or --timeout seconds (600) in all.
+ *
+ * Rows: bench clumps, procs 3, pinned 1 when rank 0 has a CPU of its own and
+ * ranks 1 and 2 are each bound to one CPU; impl the endpoint's claim algorithm
+ * or queue kind for shmam's figures and ratios, mpich for MPI's:
+ *   rtt_intra, rtt_plain, rtt_cross, rtt_mpi                        us
+ *   rtt_intra_vs_plain, rtt_cross_vs_mpi                            ratio
+ *   bw_intra_MBps_<n>, bw_plain_MBps_<n>, bw_cross_MBps_<n>,
+ *   bw_mpi_MBps_<n>                                                 MB/s
+ *   bw_intra_vs_plain_<n>, bw_cross_vs_mpi_<n>                      ratio
+ * iters: round trips or messages of all measured rounds.
+ */
+#include <errno.h>
+#include <mpi.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shmam.h"
+#include "common/am_algs.h"
+#include "common/measure.h"
+#include "common/stat.h"
+
+enum { H_PING = 1, H_PONG, H_DATA, H_CREDIT };
+enum { F_VERIFY = 1, F_CREDIT = 2 }; /* a stream message's flags (args[1]) */
+enum { APP_SLOTS = 64, WINDOW = 64, CREDIT_EVERY = 16, MIN_MSGS = 64 };
+enum { MAX_SIZES = 16, MAX_ROUNDS = 51, MAX_PHASES = 128 };
+enum { OP_RTT, OP_BW, OP_END };                            /* commands */
+enum { TAG_CMD = 32760, TAG_READY, TAG_ACK, TAG_SUMMARY }; /* data tags stay below */
+#define STALL_NS 10000000000LL
+
+enum kind { K_INTRA, K_PLAIN, K_CROSS, K_MPI, NKINDS };
+
+static const struct {
+    const char *name; /* rtt_<name>, bw_<name>_MBps_<n> */
+    int partner;      /* the rank rank 0 talks to */
+} kinds[NKINDS] = {{"intra", 1}, {"plain", 1}, {"cross", 2}, {"mpi", 2}};
+
+/* A phase of a round: a round trip kind (size -1) or a stream (size index). */
+struct phase {
+    int kind, size;
+};
+
+/* A command, rank 0 to a partner: op, kind, bytes, messages, flags. */
+enum { C_OP, C_KIND, C_BYTES, C_COUNT, C_FLAGS, NCMD };
+
+/* Each partner's totals, sent to rank 0 at the end. */
+enum { T_MSGS, T_BYTES, T_SEQ, T_STAMP, T_DATA, T_SOURCE, T_PACKETS, NTOT };
+
+static am_ep_t *ep;    /* the job's endpoint (am_init): intra and cross */
+static am_ep_t *plain; /* ranks 0 and 1: named endpoints without MPI */
+static MPI_Comm ctl;   /* commands, MPI's own figures, totals */
+static int rank, pinned, header, verbose;
+static long iters = 100000, warmup = 1000, rounds = 5, nap_us = 1000, timeout_s = 600;
+static long bytes_per = 32L << 20, max_msgs = 20000;
+static size_t sizes[MAX_SIZES] = {64,    256,   1024,   4096,    8192,
+                                  16384, 65536, 262144, 1048576, 4194304};
+static int nsizes = 10;
+static size_t long_max;
+static unsigned yield_after[3] = {256, 256, 256}; /* per partner */
+static char *app;                                 /* this rank's 64 buffers */
+static struct phase plan[MAX_PHASES];
+static int nplan;
+static double fig[MAX_ROUNDS][MAX_PHASES]; /* us or MB/s per round and phase */
+
+/* Rank 0: per partner, the last sequence number sent, messages and bytes
+ * sent; replies handled and the latest credit (of the phase's partner). */
+static int cur; /* the phase's partner */
+static uint32_t seq[3], credited;
+static unsigned long sent_msgs[3], sent_bytes[3], replies;
+/* Partners: the next sequence number, what was taken, what was wrong. */
+static uint32_t expect = 1;
+static unsigned long rx_msgs, rx_bytes, bad_seq, bad_stamp, bad_data, bad_source;
+
+static void die(const char *what, int err)
+{
+    int started = 0;
+    fprintf(stderr, "clumps: rank %d: FAILED: %s%s%s\n", rank, what, err ? ": " : "",
+            err ? am_strerror(err) : "");
+    fflush(stderr);
+    MPI_Initialized(&started);
+    if (started)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+static void check(int rc, const char *what)
+{
+    if (rc < 0)
+        die(what, rc);
+}
+
+static void on_alarm(int sig)
+{
+    static const char msg[] = "clumps: FAILED: timed out (a message lost?)\n";
+    (void)sig;
+    if (write(2, msg, sizeof msg - 1) < 0)
+        _exit(1);
+    _exit(1);
+}
+
+static inline int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One wait step toward partner p's messages: pause, and every yield_after[p]
+ * empty steps give the CPU away and fail if nothing has moved for STALL_NS
+ * (*since: 0 until the first yield). */
+static void relax(int p, unsigned *spins, int64_t *since, const char *what)
+{
+    if (++*spins >= yield_after[p]) {
+        *spins = 0;
+        sched_yield();
+        int64_t t = now_ns();
+        if (!*since)
+            *since = t;
+        else if (t - *since > STALL_NS) {
+            fprintf(stderr, "clumps: rank %d: STALL: nothing for 10 s while %s\n", rank,
+                    what);
+            die("stalled", 0);
+        }
+        return;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Poll e until *count reaches want (handlers raise it). */
+static void await(am_ep_t *e, int p, const unsigned long *count, unsigned long want,
+                  const char *what)
+{
+    unsigned spins = 0;
+    int64_t since = 0;
+    while (*count < want) {
+        int n = am_poll(e);
+        check(n, "am_poll");
+        if (n == 0)
+            relax(p, &spins, &since, what);
+        else
+            spins = 0, since = 0;
+    }
+}
+
+static size_t round64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+static char *app_slot(uint32_t s, size_t n)
+{
+    return app + (size_t)(s % APP_SLOTS) * round64(n);
+}
+
+static int seq_tag(uint32_t s)
+{
+    return (int)(s & 0x7fff) % TAG_CMD;
+}
+
+/* Byte b of message s in the warm-up's full pattern (bench/mpi/bw.c's). */
+static unsigned char pattern(uint32_t s, size_t b)
+{
+    return (unsigned char)((s * 0x9e3779b9u) >> (b % 4 * 8)) ^ (unsigned char)(b * 131);
+}
+
+/* Sender: the sequence number in the first and last 4 bytes, and with full
+ * the pattern between them. */
+static void stamp(char *p, size_t n, uint32_t s, int full)
+{
+    for (size_t b = 4; full && b + 4 < n; b++)
+        p[b] = (char)pattern(s, b);
+    memcpy(p, &s, 4);
+    memcpy(p + n - 4, &s, 4);
+}
+
+static int stamped(const char *p, size_t n, uint32_t s)
+{
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + n - 4, 4);
+    return a == s && b == s;
+}
+
+static int patterned(const char *p, size_t n, uint32_t s)
+{
+    for (size_t b = 4; b + 4 < n; b++)
+        if ((unsigned char)p[b] != pattern(s, b))
+            return 0;
+    return 1;
+}
+
+/* ---- partners (ranks 1 and 2) ---- */
+
+/* Partner: message s has arrived (any path); is it the next one? */
+static void arrived(uint32_t s, size_t len)
+{
+    bad_seq += s != expect;
+    expect = s + 1;
+    rx_msgs++;
+    rx_bytes += len;
+}
+
+/* A message on the job's endpoint must come from rank 0, a reply to rank 0
+ * from the phase's partner. */
+static void check_source(am_token_t *t, unsigned want)
+{
+    if (am_token_ep(t) == ep && am_token_source(t) != want) {
+        if (rank != 0)
+            bad_source++;
+        else
+            die("a reply from the wrong rank", 0);
+    }
+}
+
+static void on_ping(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
+{
+    check_source(t, 0);
+    arrived(nargs == 1 ? a[0] : 0, 4);
+    check(am_reply(t, H_PONG, a, nargs), "am_reply");
+}
+
+/* (seq, flags): the data is copied out into the ring and its copy's stamps
+ * checked; with F_VERIFY every byte as it arrived. */
+static void on_data(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
+{
+    check_source(t, 0);
+    if (nargs != 2 || len < 8) {
+        bad_seq++;
+        return;
+    }
+    arrived(a[0], len);
+    if (a[1] & F_VERIFY)
+        bad_data += !patterned(d, len, a[0]);
+    char *to = app_slot(a[0], len);
+    memcpy(to, d, len);
+    bad_stamp += !stamped(to, len, a[0]);
+    if (a[1] & F_CREDIT)
+        check(am_reply(t, H_CREDIT, a, 1), "am_reply");
+}
+
+/* Partner: the next command, waiting in MPI_Test and naps of nap_us. */
+static void await_cmd(long *c)
+{
+    MPI_Request rq;
+    int done = 0;
+    struct timespec nap = {nap_us / 1000000, nap_us % 1000000 * 1000};
+    MPI_Irecv(c, NCMD, MPI_LONG, 0, TAG_CMD, ctl, &rq);
+    for (;;) {
+        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* Partner: echo n 4-byte MPI messages. */
+static void mpi_echo(long n)
+{
+    for (long i = 0; i < n; i++) {
+        uint32_t in = 0;
+        MPI_Status st;
+        int got;
+        MPI_Recv(&in, 1, MPI_UINT32_T, 0, MPI_ANY_TAG, ctl, &st);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        bad_seq += st.MPI_TAG != seq_tag(expect) || got != 4;
+        arrived(in, 4);
+        MPI_Send(&in, 1, MPI_UINT32_T, 0, st.MPI_TAG, ctl);
+    }
+}
+
+/* Partner: count messages of n bytes in osu_bw's windows of 64, each
+ * window's messages checked, then acknowledged. */
+static void mpi_sink(size_t n, long count, int full)
+{
+    MPI_Request req[WINDOW];
+    MPI_Status st[WINDOW];
+    for (long w = 0; w < count / WINDOW; w++) {
+        for (int j = 0; j < WINDOW; j++)
+            MPI_Irecv(app + (size_t)j * round64(n), (int)n, MPI_BYTE, 0, MPI_ANY_TAG, ctl,
+                      &req[j]);
+        MPI_Waitall(WINDOW, req, st);
+        for (int j = 0; j < WINDOW; j++) {
+            const char *p = app + (size_t)j * round64(n);
+            int got;
+            MPI_Get_count(&st[j], MPI_BYTE, &got);
+            uint32_t s = expect;
+            bad_seq += st[j].MPI_TAG != seq_tag(s) || (size_t)got != n;
+            bad_stamp += !stamped(p, n, s);
+            bad_data += full && !patterned(p, n, s);
+            arrived(s, n);
+        }
+        char ack = 0;
+        MPI_Send(&ack, 1, MPI_CHAR, 0, TAG_ACK, ctl);
+    }
+}
+
+static am_ep_t *ep_of(int kind)
+{
+    return kind == K_PLAIN ? plain : ep;
+}
+
+/* Partner: serve commands until the end, then send rank 0 the totals. */
+static void serve(void)
+{
+    unsigned long due = 0;
+    for (;;) {
+        long c[NCMD];
+        await_cmd(c);
+        if (c[C_OP] == OP_END)
+            break;
+        MPI_Send(c, 1, MPI_LONG, 0, TAG_READY, ctl);
+        if (c[C_KIND] == K_MPI && c[C_OP] == OP_RTT)
+            mpi_echo(c[C_COUNT]);
+        else if (c[C_KIND] == K_MPI)
+            mpi_sink((size_t)c[C_BYTES], c[C_COUNT], (int)c[C_FLAGS]);
+        else
+            await(ep_of((int)c[C_KIND]), rank, &rx_msgs, due + (unsigned long)c[C_COUNT],
+                  "waiting for a message");
+        due = rx_msgs;
+    }
+    unsigned long bad = am_ep_bad_packets(ep) + (plain ? am_ep_bad_packets(plain) : 0);
+    unsigned long t[NTOT] = {rx_msgs,  rx_bytes,   bad_seq, bad_stamp,
+                             bad_data, bad_source, bad};
+    MPI_Send(t, NTOT, MPI_UNSIGNED_LONG, 0, TAG_SUMMARY, ctl);
+}
+
+/* ---- rank 0, the driver ---- */
+
+static void on_pong(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
+{
+    check_source(t, (unsigned)cur);
+    if (nargs != 1 || a[0] != seq[cur])
+        die("a reply out of sequence", 0);
+    replies++;
+}
+
+static void on_credit(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
+{
+    check_source(t, (unsigned)cur);
+    if (nargs != 1 || (uint32_t)(a[0] - credited) > (uint32_t)(seq[cur] - credited))
+        die("a credit for a message never sent", 0);
+    credited = a[0];
+}
+
+/* The partner of kind k, told what to do; returns when it is ready. */
+static void command(int op, int k, size_t n, long count, int flags)
+{
+    long c[NCMD] = {op, k, (long)n, count, flags};
+    cur = kinds[k].partner;
+    MPI_Send(c, NCMD, MPI_LONG, cur, TAG_CMD, ctl);
+    MPI_Recv(c, 1, MPI_LONG, cur, TAG_READY, ctl, MPI_STATUS_IGNORE);
+}
+
+/* n AM round trips to partner cur through e; the mean in us. */
+static double am_trips(am_ep_t *e, long n)
+{
+    double t0 = bm_now_us();
+    for (long i = 0; i < n; i++) {
+        uint32_t s = ++seq[cur];
+        check(am_request(e, (unsigned)cur, H_PING, &s, 1), "am_request");
+        await(e, cur, &replies, replies + 1, "waiting for a reply");
+    }
+    sent_msgs[cur] += (unsigned long)n, sent_bytes[cur] += 4 * (unsigned long)n;
+    return n > 0 ? (bm_now_us() - t0) / (double)n : 0;
+}
+
+/* n MPI round trips of 4 bytes to partner cur; the mean in us. */
+static double mpi_trips(long n)
+{
+    double t0 = bm_now_us();
+    for (long i = 0; i < n; i++) {
+        uint32_t s = ++seq[cur], in = 0;
+        MPI_Status st;
+        int got;
+        MPI_Send(&s, 1, MPI_UINT32_T, cur, seq_tag(s), ctl);
+        MPI_Recv(&in, 1, MPI_UINT32_T, cur, MPI_ANY_TAG, ctl, &st);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        if (in != s || got != 4 || st.MPI_TAG != seq_tag(s))
+            die("an MPI echo out of sequence", 0);
+    }
+    sent_msgs[cur] += (unsigned long)n, sent_bytes[cur] += 4 * (unsigned long)n;
+    return n > 0 ? (bm_now_us() - t0) / (double)n : 0;
+}
+
+/* A round trip phase of kind k: w warm-up trips, then n timed; us. */
+static double rtt_phase(int k, long w, long n)
+{
+    command(OP_RTT, k, 4, w + n, 0);
+    if (k == K_MPI) {
+        mpi_trips(w);
+        return mpi_trips(n);
+    }
+    am_trips(ep_of(k), w);
+    return am_trips(ep_of(k), n);
+}
+
+/* Poll e until at most `ahead` messages are beyond the last credit. */
+static void await_credit(am_ep_t *e, uint32_t ahead)
+{
+    unsigned spins = 0;
+    int64_t since = 0;
+    while ((uint32_t)(seq[cur] - credited) > ahead) {
+        int n = am_poll(e);
+        check(n, "am_poll");
+        if (n == 0)
+            relax(cur, &spins, &since, "waiting for a credit");
+        else
+            spins = 0, since = 0;
+    }
+}
+
+/* A stream of count messages of n bytes through e (bulk to 8 KB, long
+ * above); MB/s from the first send until the last credit is back. */
+static double am_stream(am_ep_t *e, size_t n, long count, int full)
+{
+    credited = seq[cur]; /* every earlier message has been taken */
+    int64_t t0 = now_ns();
+    for (long i = 0; i < count; i++) {
+        await_credit(e, WINDOW - 1);
+        uint32_t s = ++seq[cur];
+        char *p = app_slot(s, n);
+        stamp(p, n, s, full);
+        int last = i + 1 == count || (i + 1) % CREDIT_EVERY == 0;
+        uint32_t a[2] = {s, (full ? F_VERIFY : 0) | (last ? F_CREDIT : 0)};
+        if (n <= AM_MAX_BULK)
+            check(am_request_bulk(e, (unsigned)cur, H_DATA, p, n, a, 2), "am_request_bulk");
+        else
+            check(am_request_long(e, (unsigned)cur, H_DATA, p, n, a, 2), "am_request_long");
+    }
+    await_credit(e, 0);
+    sent_msgs[cur] += (unsigned long)count, sent_bytes[cur] += (unsigned long)count * n;
+    return (double)n * (double)count / ((double)(now_ns() - t0) / 1e3);
+}
+
+/* osu_bw: count / 64 windows of 64 MPI_Isend of n bytes, each acknowledged;
+ * MB/s from the first send to the last ack. */
+static double mpi_stream(size_t n, long count, int full)
+{
+    MPI_Request req[WINDOW];
+    MPI_Status st[WINDOW];
+    int64_t t0 = now_ns();
+    for (long w = 0; w < count / WINDOW; w++) {
+        for (int j = 0; j < WINDOW; j++) {
+            uint32_t s = ++seq[cur];
+            char *p = app + (size_t)j * round64(n);
+            stamp(p, n, s, full);
+            MPI_Isend(p, (int)n, MPI_BYTE, cur, seq_tag(s), ctl, &req[j]);
+        }
+        MPI_Waitall(WINDOW, req, st);
+        char ack;
+        MPI_Recv(&ack, 1, MPI_CHAR, cur, TAG_ACK, ctl, MPI_STATUS_IGNORE);
+    }
+    sent_msgs[cur] += (unsigned long)count, sent_bytes[cur] += (unsigned long)count * n;
+    return (double)n * (double)count / ((double)(now_ns() - t0) / 1e3);
+}
+
+/* MPI's count: whole windows of 64, at least one. */
+static long windows_of(int k, long c)
+{
+    return k == K_MPI ? (c / WINDOW > 0 ? c / WINDOW : 1) * WINDOW : c;
+}
+
+/* Messages of a stream of n bytes: B / n, between 64 and M (MPI: in whole
+ * windows); in the warm-up round a tenth of that, at least 64. */
+static long count_of(int k, size_t n, int warm)
+{
+    long c = bytes_per / (long)n;
+    c = c < max_msgs ? c : max_msgs;
+    c = c > MIN_MSGS ? c : MIN_MSGS;
+    if (warm)
+        c = c / 10 > MIN_MSGS ? c / 10 : MIN_MSGS;
+    return windows_of(k, c);
+}
+
+/* A stream phase of kind k; MB/s. */
+static double bw_phase(int k, size_t n, long count, int full)
+{
+    command(OP_BW, k, n, count, full);
+    return k == K_MPI ? mpi_stream(n, count, full) : am_stream(ep_of(k), n, count, full);
+}
+
+/* Round r (-1: the warm-up: W trips per round trip kind, a tenth of every
+ * stream, every byte checked). */
+static void run_round(int r)
+{
+    long per = r < 0 ? 0 : iters / rounds;
+    for (int j = 0; j < nplan; j++) {
+        int i = bm_abba(r < 0 ? 0 : r, j, nplan);
+        const struct phase *p = &plan[i];
+        size_t n = p->size < 0 ? 0 : sizes[p->size];
+        double v = p->size < 0 ? rtt_phase(p->kind, warmup, per)
+                               : bw_phase(p->kind, n, count_of(p->kind, n, r < 0), r < 0);
+        if (r >= 0)
+            fig[r][i] = v;
+    }
+}
+
+/* Does kind k stream messages of n bytes?  shmam's up to long_max. */
+static int streams(int k, size_t n)
+{
+    return k == K_MPI || n <= AM_MAX_BULK || n <= long_max;
+}
+
+/* The phases of a round: the round trips, then per size its streams. */
+static void make_plan(void)
+{
+    for (int k = 0; k < NKINDS; k++)
+        plan[nplan++] = (struct phase){k, -1};
+    for (int s = 0; s < nsizes; s++)
+        for (int k = 0; k < NKINDS; k++)
+            if (streams(k, sizes[s]) && nplan < MAX_PHASES)
+                plan[nplan++] = (struct phase){k, s};
+}
+
+static int phase_of(int k, int s)
+{
+    for (int i = 0; i < nplan; i++)
+        if (plan[i].kind == k && plan[i].size == s)
+            return i;
+    return -1;
+}
+
+/* Rank 0: the END command to both partners; their totals checked against
+ * what was sent.  0, or 1 having said why. */
+static int verify(void)
+{
+    int fail = 0;
+    for (int p = 1; p <= 2; p++) {
+        long c[NCMD] = {OP_END};
+        unsigned long t[NTOT];
+        MPI_Send(c, NCMD, MPI_LONG, p, TAG_CMD, ctl);
+        MPI_Recv(t, NTOT, MPI_UNSIGNED_LONG, p, TAG_SUMMARY, ctl, MPI_STATUS_IGNORE);
+        if (t[T_MSGS] == sent_msgs[p] && t[T_BYTES] == sent_bytes[p] && !t[T_SEQ] &&
+            !t[T_STAMP] && !t[T_DATA] && !t[T_SOURCE] && !t[T_PACKETS])
+            continue;
+        fprintf(stderr,
+                "clumps: FAILED: sent rank %d %lu messages (%lu bytes), it took %lu (%lu "
+                "bytes); %lu out of sequence, %lu bad stamps, %lu bad data, %lu from the "
+                "wrong source, %lu bad packets\n",
+                p, sent_msgs[p], sent_bytes[p], t[T_MSGS], t[T_BYTES], t[T_SEQ], t[T_STAMP],
+                t[T_DATA], t[T_SOURCE], t[T_PACKETS]);
+        fail = 1;
+    }
+    unsigned long bad = am_ep_bad_packets(ep) + am_ep_bad_packets(plain);
+    if (bad) {
+        fprintf(stderr, "clumps: FAILED: rank 0 dropped %lu bad packets\n", bad);
+        fail = 1;
+    }
+    return fail;
+}
+
+/* ---- the rows ---- */
+
+static void row_of(int i, double *v)
+{
+    for (int r = 0; r < rounds; r++)
+        v[r] = fig[r][i];
+}
+
+static void print_phase(const struct bm_row *row, const char *impl, int i)
+{
+    double v[MAX_ROUNDS];
+    char name[64];
+    const struct phase *p = &plan[i];
+    int k = p->kind;
+    const char *who = k == K_MPI ? "mpich" : impl;
+    row_of(i, v);
+    if (p->size < 0) {
+        snprintf(name, sizeof name, "rtt_%s", kinds[k].name);
+        bm_print(row, who, iters / rounds * rounds, name, bm_stat_of(v, (int)rounds), "us",
+                 3);
+    } else {
+        size_t n = sizes[p->size];
+        snprintf(name, sizeof name, "bw_%s_MBps_%zu", kinds[k].name, n);
+        bm_print(row, who, count_of(k, n, 0) * rounds, name, bm_stat_of(v, (int)rounds),
+                 "MB/s", 0);
+    }
+    if (verbose)
+        for (int r = 0; r < rounds; r++)
+            fprintf(stderr, "clumps: %s round %d: %.3f\n", name, r, v[r]);
+}
+
+/* The per-round quotient of kinds a and b at size s (-1: round trips). */
+static void print_ratio(const struct bm_row *row, const char *impl, int a, int b, int s)
+{
+    int i = phase_of(a, s), j = phase_of(b, s);
+    double v[MAX_ROUNDS], w[MAX_ROUNDS];
+    char name[64];
+    if (i < 0 || j < 0)
+        return;
+    row_of(i, v), row_of(j, w);
+    if (s < 0)
+        snprintf(name, sizeof name, "rtt_%s_vs_%s", kinds[a].name, kinds[b].name);
+    else
+        snprintf(name, sizeof name, "bw_%s_vs_%s_%zu", kinds[a].name, kinds[b].name,
+                 sizes[s]);
+    long n = s < 0 ? iters / rounds * rounds : count_of(a, sizes[s], 0) * rounds;
+    bm_print(row, impl, n, name, bm_stat_ratio(v, w, (int)rounds), "ratio", 3);
+}
+
+static void report(void)
+{
+    const char *shm = getenv("SHMAM_SHM");
+    const char *impl = bm_algs_name_of(ep);
+    struct bm_row row = {stdout, "clumps", shm && *shm ? shm : "posix", 3, pinned};
+    if (header)
+        bm_print_header(stdout);
+    for (int i = 0; i < nplan; i++)
+        print_phase(&row, impl, i);
+    for (int s = -1; s < nsizes; s++) {
+        print_ratio(&row, impl, K_INTRA, K_PLAIN, s);
+        print_ratio(&row, impl, K_CROSS, K_MPI, s);
+    }
+    fflush(stdout);
+}
+
+/* ---- setup ---- */
+
+static void usage(FILE *f, int status)
+{
+    fprintf(f, "usage: mpiexec -n 3 -bind-to user:0,1,1 clumps [--iters N] [--warmup W] "
+               "[--rounds R] [--sizes N,N,...] [--bytes B] [--max-msgs M] [--nap-us U] "
+               "[--quick] [--timeout S] [--header] [--verbose]\n");
+    exit(status);
+}
+
+static long arg_long(const char *s, long min)
+{
+    char *end;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || *end || v < min)
+        usage(stderr, 2);
+    return v;
+}
+
+static void parse_sizes(const char *s)
+{
+    nsizes = 0;
+    for (const char *p = s ? s : ""; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 8 || v > (1L << 30) || nsizes == MAX_SIZES ||
+            (nsizes && (size_t)v <= sizes[nsizes - 1]) || (*end && *end != ','))
+            usage(stderr, 2);
+        sizes[nsizes++] = (size_t)v;
+        p = *end ? end + 1 : end;
+    }
+    if (!nsizes)
+        usage(stderr, 2);
+}
+
+static void parse(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--iters") == 0)
+            iters = arg_long(v, 1), i++;
+        else if (strcmp(a, "--warmup") == 0)
+            warmup = arg_long(v, 0), i++;
+        else if (strcmp(a, "--rounds") == 0)
+            rounds = arg_long(v, 1), i++;
+        else if (strcmp(a, "--sizes") == 0)
+            parse_sizes(v), i++;
+        else if (strcmp(a, "--bytes") == 0)
+            bytes_per = arg_long(v, 1), i++;
+        else if (strcmp(a, "--max-msgs") == 0)
+            max_msgs = arg_long(v, MIN_MSGS), i++;
+        else if (strcmp(a, "--nap-us") == 0)
+            nap_us = arg_long(v, 1), i++;
+        else if (strcmp(a, "--timeout") == 0)
+            timeout_s = arg_long(v, 0), i++;
+        else if (strcmp(a, "--quick") == 0)
+            iters = 20000, warmup = 500, rounds = 3, bytes_per = 8L << 20, max_msgs = 5000;
+        else if (strcmp(a, "--header") == 0)
+            header = 1;
+        else if (strcmp(a, "--verbose") == 0)
+            verbose = 1;
+        else
+            usage(stderr, 2);
+    }
+    if (rounds >= MAX_ROUNDS || iters < rounds)
+        usage(stderr, 2);
+}
+
+/* The environment am_init reads: nodes of two, and long_max the largest
+ * size (at least 1 MiB) unless SHMAM_LONG_MAX says otherwise. */
+static void environment(void)
+{
+    const char *node = getenv("SHMAM_NODE_SIZE"), *env = getenv("SHMAM_LONG_MAX");
+    char buf[24];
+    if (node && *node && strcmp(node, "2") != 0) {
+        fprintf(stderr, "clumps: SHMAM_NODE_SIZE must be 2 (or unset), not %s\n", node);
+        exit(2);
+    }
+    setenv("SHMAM_NODE_SIZE", "2", 1);
+    if (env && *env) {
+        long_max = strtoul(env, NULL, 10);
+        return;
+    }
+    long_max = sizes[nsizes - 1] > (1u << 20) ? sizes[nsizes - 1] : 1u << 20;
+    snprintf(buf, sizeof buf, "%zu", long_max);
+    setenv("SHMAM_LONG_MAX", buf, 1);
+}
+
+/* Ranks 0 and 1: a named endpoint each, "<job endpoint's name>.p", rank 1's
+ * mapped by rank 0 at index 1.  Collective over ctl. */
+static void make_plain(void)
+{
+    char mine[AM_MAX_NAME + 1], all[3][AM_MAX_NAME + 1];
+    snprintf(mine, sizeof mine, "%.*s.p", AM_MAX_NAME - 2, am_ep_name(ep));
+    MPI_Allgather(mine, sizeof mine, MPI_CHAR, all, sizeof mine, MPI_CHAR, ctl);
+    if (rank < 2) {
+        check(am_ep_create(mine, NULL, &plain), "am_ep_create (plain)");
+        check(am_set_handler(plain, H_PING, on_ping), "am_set_handler");
+        check(am_set_handler(plain, H_PONG, on_pong), "am_set_handler");
+        check(am_set_handler(plain, H_DATA, on_data), "am_set_handler");
+        check(am_set_handler(plain, H_CREDIT, on_credit), "am_set_handler");
+        if (strcmp(am_ep_claim(plain), am_ep_claim(ep)) != 0 ||
+            strcmp(am_ep_queue(plain), am_ep_queue(ep)) != 0)
+            die("the named endpoint's claim or queue differs from the job's", 0);
+    }
+    MPI_Barrier(ctl);
+    if (rank == 0)
+        check(am_ep_map(plain, 1, all[1]), "am_ep_map (plain)");
+    MPI_Barrier(ctl);
+}
+
+/* Every rank's CPU; pinned when rank 0's is its own and 1 and 2 are bound;
+ * per partner, how long a wait spins before it yields (at once when the
+ * pair shares a CPU). */
+static void placement(void)
+{
+    int cpu = bm_pinned_cpu(), c[3];
+    MPI_Allgather(&cpu, 1, MPI_INT, c, 1, MPI_INT, ctl);
+    pinned = c[0] >= 0 && c[1] >= 0 && c[2] >= 0 && c[0] != c[1] && c[0] != c[2];
+    for (int p = 1; p <= 2; p++) {
+        int both = c[0] >= 0 && c[p] >= 0;
+        int shared = sysconf(_SC_NPROCESSORS_ONLN) <= 1 || (both && c[0] == c[p]);
+        yield_after[p] = shared ? 1 : both ? 1u << 14 : 256;
+    }
+    if (rank == 0 && verbose)
+        fprintf(stderr, "clumps: CPUs of ranks 0, 1, 2: %d %d %d (-1: unbound)\n", c[0],
+                c[1], c[2]);
+}
+
+/* This rank's 64 buffers of the largest size, every page touched. */
+static void buffers(void)
+{
+    size_t stride = round64(sizes[nsizes - 1]);
+    app = aligned_alloc(4096, ((APP_SLOTS * stride + 4095) / 4096) * 4096);
+    if (!app)
+        die("out of memory for the buffers", 0);
+    for (size_t i = 0; i < APP_SLOTS * stride; i++)
+        app[i] = (char)(i * 131 + (i >> 12));
+}
+
+static void handlers(am_ep_t *e)
+{
+    check(am_set_handler(e, H_PING, on_ping), "am_set_handler");
+    check(am_set_handler(e, H_PONG, on_pong), "am_set_handler");
+    check(am_set_handler(e, H_DATA, on_data), "am_set_handler");
+    check(am_set_handler(e, H_CREDIT, on_credit), "am_set_handler");
+}
+
+int main(int argc, char **argv)
+{
+    if (bm_asks_help(argc, argv))
+        usage(stdout, 0);
+    parse(argc, argv);
+    environment();
+    check(am_init(&argc, &argv, &ep), "am_init");
+    rank = am_rank();
+    if (am_nprocs() != 3)
+        die("run me with exactly three ranks (mpiexec -n 3)", 0);
+    signal(SIGALRM, on_alarm);
+    alarm((unsigned)timeout_s);
+    MPI_Comm_dup(MPI_COMM_WORLD, &ctl);
+    handlers(ep);
+    make_plain();
+    placement();
+    buffers();
+    if (rank == 0) {
+        make_plan();
+        for (int r = -1; r < rounds; r++)
+            run_round(r);
+        if (verify())
+            die("a check failed", 0);
+        report();
+    } else {
+        serve();
+    }
+    MPI_Barrier(ctl);
+    if (plain)
+        check(am_ep_destroy(plain), "am_ep_destroy (plain)");
+    MPI_Comm_free(&ctl);
+    check(am_finalize(ep), "am_finalize");
+    return 0;
+}

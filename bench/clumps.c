@@ -42,7 +42,10 @@
  *
  * Estimator (bench/common/stat.h).  One unmeasured warm-up round (every
  * stream at a tenth of its count, at least 64 messages, every byte checked;
- * W trips per round trip), then R rounds (default 5).  A round runs every
+ * W trips per round trip), then R rounds (default 5), in which every phase
+ * starts with the same untimed part (the first stream after the other
+ * partner had the shared CPU runs up to a fifth slower, its caches cold,
+ * and which kind that is alternates with the ABBA order).  A round runs every
  * round trip kind, then every (size, kind) stream, sizes ascending and the
  * kinds of one size next to each other, the whole list in ABBA order
  * (reversed in odd rounds).  A round's figure is its mean; a row is the
@@ -495,6 +498,8 @@ static void await_credit(am_ep_t *e, uint32_t ahead)
  * above); MB/s from the first send until the last credit is back. */
 static double am_stream(am_ep_t *e, size_t n, long count, int full)
 {
+    if (count == 0)
+        return 0;
     credited = seq[cur]; /* every earlier message has been taken */
     int64_t t0 = now_ns();
     for (long i = 0; i < count; i++) {
@@ -518,6 +523,8 @@ static double am_stream(am_ep_t *e, size_t n, long count, int full)
  * MB/s from the first send to the last ack. */
 static double mpi_stream(size_t n, long count, int full)
 {
+    if (count == 0)
+        return 0;
     MPI_Request req[WINDOW];
     MPI_Status st[WINDOW];
     int64_t t0 = now_ns();
@@ -554,24 +561,37 @@ static long count_of(int k, size_t n, int warm)
     return windows_of(k, c);
 }
 
-/* A stream phase of kind k; MB/s. */
-static double bw_phase(int k, size_t n, long count, int full)
+static double stream(int k, size_t n, long count, int full)
 {
-    command(OP_BW, k, n, count, full);
     return k == K_MPI ? mpi_stream(n, count, full) : am_stream(ep_of(k), n, count, full);
 }
 
-/* Round r (-1: the warm-up: W trips per round trip kind, a tenth of every
- * stream, every byte checked). */
+/* A stream phase of kind k: `warm` messages untimed (the warm-up round's
+ * with every byte checked, if full), then `count` timed; MB/s (0 if none).
+ * The untimed part matters: the first stream after the other partner has
+ * had the shared CPU runs up to a fifth slower (cold caches), and which
+ * kind comes first alternates with the ABBA order. */
+static double bw_phase(int k, size_t n, long warm, long count, int full)
+{
+    command(OP_BW, k, n, warm + count, full);
+    stream(k, n, warm, full);
+    return count ? stream(k, n, count, 0) : 0;
+}
+
+/* Round r (-1: the warm-up, untimed: W trips per round trip kind, a tenth
+ * of every stream, every byte checked).  Every phase of a measured round
+ * starts with the same untimed part, unchecked. */
 static void run_round(int r)
 {
-    long per = r < 0 ? 0 : iters / rounds;
+    long per = iters / rounds;
     for (int j = 0; j < nplan; j++) {
         int i = bm_abba(r < 0 ? 0 : r, j, nplan);
         const struct phase *p = &plan[i];
         size_t n = p->size < 0 ? 0 : sizes[p->size];
-        double v = p->size < 0 ? rtt_phase(p->kind, warmup, per)
-                               : bw_phase(p->kind, n, count_of(p->kind, n, r < 0), r < 0);
+        long warm = p->size < 0 ? warmup : count_of(p->kind, n, 1);
+        long count = r < 0 ? 0 : p->size < 0 ? per : count_of(p->kind, n, 0);
+        double v = p->size < 0 ? rtt_phase(p->kind, warm, count)
+                               : bw_phase(p->kind, n, warm, count, r < 0);
         if (r >= 0)
             fig[r][i] = v;
     }

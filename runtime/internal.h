@@ -103,6 +103,7 @@ struct am_peer {
     unsigned who;             /* our claimant id there: AM_WHO(index, generation) */
     int learned;              /* mapped because it sent to us, not by am_ep_map */
     unsigned long backoffs;   /* rounds our sends to it waited (see send.c) */
+    uint64_t tail_hint[2];    /* onecas: per queue, our last ticket + 1 (send.c) */
     struct am_segment region; /* its one-copy region, mapped on first use */
     size_t region_bytes;      /* its size as read then: our bound; 0: unmapped */
     struct am_chan_tx tx[2];  /* per-sender kinds: our channels' ends there */
@@ -173,6 +174,7 @@ int am__name_valid(const char *name);
 int am__claim_parse(const char *s, enum am_claim *out);
 int am__queue_parse(const char *s, enum am_queue_kind *out);
 const struct am_lock_ops *am__claim_lock(enum am_claim c);
+int am__claim_locked(enum am_claim c); /* a lock decides (not lockfree, onecas) */
 
 /* view.c: layout of a segment and views onto it */
 size_t am__layout_size(const struct am_config *cfg);
@@ -228,7 +230,8 @@ struct am_msg {
 };
 struct am_claim_state {
     uint64_t ticket, bulk_ticket;
-    unsigned who; /* the claimant's id in the destination segment */
+    uint64_t hint; /* onecas: where the sender's last claim left the tail */
+    unsigned who;  /* the claimant's id in the destination segment */
     int want_bulk;
     int stage;
 };

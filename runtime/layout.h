@@ -123,6 +123,7 @@ enum am_claim {
     AM_CLAIM_TICKET,
     AM_CLAIM_ANDERSON,
     AM_CLAIM_MUTEX,
+    AM_CLAIM_ONECAS,
     AM_CLAIM_COUNT
 };
 

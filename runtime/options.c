@@ -19,7 +19,7 @@
 #define AM_MAX_ABANDON_MS 60000u
 
 const char *const am_claim_names[] = {
-    "lockfree", "tas", "ttas", "ticket", "anderson", "mutex", NULL,
+    "lockfree", "tas", "ttas", "ticket", "anderson", "mutex", "onecas", NULL,
 };
 _Static_assert(sizeof(am_claim_names) / sizeof(am_claim_names[0]) == AM_CLAIM_COUNT + 1,
                "one name per claim algorithm");
@@ -50,10 +50,15 @@ int am__queue_parse(const char *s, enum am_queue_kind *out)
     return -EINVAL;
 }
 
-/* The lock behind a locked claim algorithm; NULL for lockfree. */
+int am__claim_locked(enum am_claim c)
+{
+    return c != AM_CLAIM_LOCKFREE && c != AM_CLAIM_ONECAS;
+}
+
+/* The lock behind a locked claim algorithm; NULL for the lock-free ones. */
 const struct am_lock_ops *am__claim_lock(enum am_claim c)
 {
-    return c == AM_CLAIM_LOCKFREE ? NULL : am_lock_find(am_claim_names[c]);
+    return am__claim_locked(c) ? am_lock_find(am_claim_names[c]) : NULL;
 }
 
 int am__name_valid(const char *name)

@@ -238,25 +238,48 @@ int am__stuck(const am_ep_t *ep)
            ep->stuck[AM_REPLY].ticket == ep->head[AM_REPLY] + 1;
 }
 
+/* Is tail t of a queue of n packets a hint behind head, as onecas's may be
+ * (send.c), by less than half the laps a state can tell apart? */
+static int hint_behind(const am_ep_t *ep, uint64_t t, uint64_t head, uint32_t n)
+{
+    return ep->own.claim == AM_CLAIM_ONECAS && (int64_t)(head - t) > 0 &&
+           head - t < ((uint64_t)(AM_LAP_MASK / 2) << __builtin_ctz(n));
+}
+
+/* Is any slot after the head's, up to a lap on, taken for its lap? */
+static int taken_after(const struct am_queue_view *q, uint64_t head)
+{
+    for (uint64_t k = head + 1; k != head + q->packets_n; k++) {
+        AO_t s = AO_load(&q->packets[k & (q->packets_n - 1)].state);
+        if (AM_STATE_LAP(s) == am_lap(k, q->packets_n) && AM_STATE_TYPE(s) != AM_FREE)
+            return 1;
+    }
+    return 0;
+}
+
 /* The packet tail always lies in [head, head + Q] (claims need a slot freed
- * for their lap, and the tail trails the claims by at most one).  One outside
+ * for their lap, and the tail trails the claims by at most one), or for
+ * onecas anywhere at most one lap-field's half behind head.  One elsewhere
  * was written by a broken or hostile peer: put it back to head; senders then
  * move it past the slots already claimed (send.c), so nothing is lost that
- * was claimed.  Owner only; the CAS leaves a tail that moved meanwhile alone. */
+ * was claimed.  Owner only; the CAS leaves a tail that moved meanwhile alone.
+ * The shared copy of the head, which onecas senders read, is put right too. */
 static void repair_tail(am_ep_t *ep, enum am_qid qid, struct am_queue_view *q)
 {
     uint64_t head = ep->head[qid], t = AO_load(&q->send->tail);
-    if (t - head > q->packets_n) {
+    AO_store(&q->recv->head, head);
+    if (t - head > q->packets_n && !hint_behind(ep, t, head, q->packets_n)) {
         if (AO_compare_and_swap_full(&q->send->tail, t, head))
             am__report_bad(ep, "impossible queue tail");
         return;
     }
-    /* A slot is claimed before the tail moves past it, so a head slot still
-     * free for its lap with the tail beyond it was jumped over by a tail a
-     * peer moved forward: nobody will ever fill it.  Skip it. */
+    /* Slots are claimed in ticket order, so a head slot still free for its
+     * lap with a later slot taken was jumped over by a sender a peer misled
+     * (a tail or head moved forward): nobody will ever fill it.  Skip it; the
+     * CAS leaves it to a sender that claims it meanwhile. */
     struct am_packet *p = &q->packets[head & (q->packets_n - 1)];
     AO_t free_now = AM_STATE(am_lap(head, q->packets_n), 0, AM_FREE);
-    if (t != head && AO_load_acquire(&p->state) == free_now &&
+    if (AO_load_acquire(&p->state) == free_now && taken_after(q, head) &&
         AO_compare_and_swap_full(&p->state, free_now,
                                  AM_STATE(am_lap(head, q->packets_n) + 1, 0, AM_FREE))) {
         ep->head[qid] = head + 1;
@@ -274,6 +297,8 @@ static void repair_tail(am_ep_t *ep, enum am_qid qid, struct am_queue_view *q)
 static void repair_free_slots(am_ep_t *ep, enum am_qid qid, struct am_queue_view *q)
 {
     uint64_t head = ep->head[qid], t = AO_load(&q->send->tail);
+    if (hint_behind(ep, t, head, q->packets_n))
+        t = head;
     if (t - head > q->packets_n)
         return; /* repair_tail's */
     for (; t != head + q->packets_n; t++) {

@@ -28,6 +28,19 @@
  *   holding nothing.  Bulk claims take a bulk block the same way first, then a
  *   packet (section 3.2): a sender holding the head packet never waits for a
  *   bulk block.
+ * onecas (one atomic read-modify-write per short message): the slot CAS of
+ *   lockfree, from AM_STATE(lap, 0, FREE) to AM_STATE(lap, me, CLAIMED), is the
+ *   whole claim; the tail is then a hint that the claimant plain-stores past
+ *   its slot.  A store may move the hint back (a claimant stalled between its
+ *   CAS and its store), never past an unclaimed slot, so every hint is at most
+ *   the real tail, the lowest ticket whose slot is free for its lap.  A sender
+ *   starts from the highest of the shared hint and its own (its last ticket +
+ *   1, if at most a lap ahead), steps past slots taken for their lap, jumps to the
+ * receiver's head past a slot of a later lap (its hint is older than a lap), and claims the
+ *   first slot free for its lap; so it never passes a free slot, claims stay
+ *   in ticket order, and the lap tag keeps a stalled sender from a slot a lap
+ *   later, as in lockfree.  A slot of an earlier lap: the queue is full.
+ *   Bulk blocks are claimed as in lockfree.
  * locked (Figure 2, any lock of locks/): under the queue's lock, move the tail
  *   past any slot claimed for its lap (a holder that died between claiming and
  *   moving the tail), then, if the tail's slot (and for bulk, the bulk tail's
@@ -96,6 +109,7 @@ void am__claim_begin(struct am_claim_state *c, int want_bulk, unsigned who)
 {
     c->want_bulk = want_bulk;
     c->who = who;
+    c->hint = 0;
     c->stage = want_bulk ? CLAIM_BULK : CLAIM_PACKET;
 }
 
@@ -154,6 +168,67 @@ static int try_lockfree(struct am_queue_view *q, struct am_claim_state *c)
             return 0;
         c->stage = DONE;
     }
+    return 1;
+}
+
+/* Is lap a after lap b (modulo the lap field)? */
+static int lap_after(AO_t a, AO_t b)
+{
+    AO_t d = (a - b) & AM_LAP_MASK;
+    return d != 0 && d <= AM_LAP_MASK / 2;
+}
+
+/* onecas: claim the first slot free for its lap from the highest hint, one CAS
+ * (see the header).  Returns 0 (holding nothing) when the queue is full, or
+ * after 2Q + 2 looks, which no honest queue needs (at most Q slots are taken
+ * past a hint, and as many past the head): values a peer wrote into the tail,
+ * the head or the states are repaired by the receiver (poll.c) while we back
+ * off.  *hint moves only to our own claim + 1 and is used only within a lap
+ * past the shared tail, so no such value stays with us.
+ * The acquire of the state pairs with the receiver's release-store of FREE;
+ * the receiver's head, read only when our hint is a lap old, is at most the
+ * real tail too. */
+static int claim_onecas(struct am_queue_view *q, unsigned who, uint64_t *hint,
+                        uint64_t *ticket)
+{
+    uint32_t n = q->packets_n;
+    uint64_t t = AO_load(&q->send->tail);
+    if ((int64_t)(*hint - t) > 0 && *hint - t <= n)
+        t = *hint; /* farther ahead, it is not ours: a peer wrote the tail */
+    for (uint32_t look = 0; look < 2 * n + 2; look++) {
+        volatile AO_t *st = slot_state(q->packets, t, n);
+        AO_t s = AO_load_acquire(st), lap = am_lap(t, n);
+        if (s == AM_STATE(lap, 0, AM_FREE)) {
+            if (!AO_compare_and_swap_full(st, s, AM_STATE(lap, who, AM_CLAIMED)))
+                continue;
+            am__hook(AM_HOOK_CLAIMED);
+            AO_store(&q->send->tail, t + 1);
+            *ticket = t;
+            *hint = t + 1;
+            return 1;
+        }
+        if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) != AM_FREE)
+            t++; /* taken */
+        else if (lap_after(AM_STATE_LAP(s), lap)) {
+            uint64_t h = AO_load(&q->recv->head); /* delivered: we are behind */
+            t = (int64_t)(h - t) > 0 ? h : t + 1;
+        } else
+            return 0; /* not yet freed for this lap: full */
+    }
+    return 0;
+}
+
+static int try_onecas(struct am_queue_view *q, struct am_claim_state *c)
+{
+    if (c->stage == CLAIM_BULK) {
+        if (!claim_lockfree(&q->send->bulk_tail, q->bulk_state, q->bulk_n, c->who,
+                            AM_HOOK_BULK_CLAIMED, &c->bulk_ticket))
+            return 0;
+        c->stage = CLAIM_PACKET;
+    }
+    if (!claim_onecas(q, c->who, &c->hint, &c->ticket))
+        return 0;
+    c->stage = DONE;
     return 1;
 }
 
@@ -258,6 +333,8 @@ int am__claim_try(struct am_seg_view *v, struct am_queue_view *q, struct am_clai
 {
     if (v->claim == AM_CLAIM_LOCKFREE)
         return try_lockfree(q, c);
+    if (v->claim == AM_CLAIM_ONECAS)
+        return try_onecas(q, c);
     return try_locked(v, q, c);
 }
 
@@ -410,12 +487,14 @@ static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     unsigned yields = 0, rounds = 0;
     int rc;
     am__claim_begin(c, bulk, peer->who);
+    c->hint = peer->tail_hint[qid];
     while ((rc = am__claim_try(v, &v->q[qid], c)) <= 0) {
         if (rc < 0 || (rc = am__backoff(ep, v, qid, bulk ? am__claim_orphans_ask : NULL,
                                         &sp, &yields)) < 0)
             return rc;
         rounds++;
     }
+    peer->tail_hint[qid] = c->hint;
     if (rounds)
         am__count_backoffs(peer, rounds);
     return 0;

@@ -549,7 +549,7 @@ START_TEST(attach_refuses)
     rc = am__view_attach(&v, &seg, name);
     ck_assert_msg(rc == 0, "%s: intact segment refused: %s", what, am_strerror(rc));
     ck_assert_msg(v.hdr == seg.base && v.q[1].packets_n == 128 && v.q[0].bulk_n == 16 &&
-                      v.max_senders == 64 && (v.lock != NULL) == (a != AM_CLAIM_LOCKFREE),
+                      v.max_senders == 64 && (v.lock != NULL) == am__claim_locked(a),
                   "%s: view does not match the header", what);
     ck_assert_msg(am__view_attach(&v, &seg, pname) == -EPROTO, "%s: wrong name accepted",
                   what);
@@ -623,7 +623,7 @@ START_TEST(attach_refuses)
             break;
         case 15:
             field = "lock_off[0]";
-            h->lock_off[0] = a ? 0 : 1024;
+            h->lock_off[0] = am__claim_locked((enum am_claim)a) ? 0 : 1024;
             break;
         case 16:
             field = "packets_off[1]";

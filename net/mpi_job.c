@@ -157,6 +157,7 @@ static void state_free(struct am_mpi *n)
         free(n->sent[qid]);
         free(n->sync[qid]);
         free(n->txq[qid].tx);
+        free(n->txq[qid].stage);
     }
     free(n->data);
     free(n);
@@ -196,7 +197,8 @@ int am__net_attach(am_ep_t *ep, const struct am_net_job *j)
     for (int r = 0; r < j->nprocs; r++)
         n->remote[r] = !j->local[r];
     MPI_Comm_dup(MPI_COMM_WORLD, &n->comm);
-    MPI_Allgather(&ep->own.long_max, 1, MPI_UINT32_T, n->long_max, 1, MPI_UINT32_T, n->comm);
+    MPI_Allgather(&ep->own.long_max, 1, MPI_UINT32_T, n->long_max, 1, MPI_UINT32_T,
+                  n->comm);
     int rc = am__mpi_rx_post(n);
     if (rc < 0) {
         state_free(n);

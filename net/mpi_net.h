@@ -6,11 +6,11 @@
  *
  * Wire.  One active message is one MPI message on the transport's own
  * communicator (a duplicate of MPI_COMM_WORLD), tag AM_TAG_MSG + queue: a
- * struct am_wire, then for a payload of up to AM_MAX_BULK bytes (bulk, or a
+ * struct am_wire, then for a payload of up to AM_NET_INLINE bytes (bulk, or a
  * long message that small) the payload itself.  A longer long message sends
  * its header so, with no payload, and its data as a second MPI message, tag
- * AM_TAG_DATA + queue, straight from the sender's buffer; the receiver takes
- * it when it handles the header, into its buffer or (one-copy) its region.
+ * AM_TAG_DATA + queue; the receiver takes it when it handles the header, into
+ * its buffer or (one-copy) its region.
  * Bytes sent: AM_WIRE_ARGS + 4 * nargs for a message without payload,
  * sizeof(struct am_wire) + len with one.
  *
@@ -56,23 +56,41 @@ struct am_wire {
     uint32_t args[AM_MAX_ARGS];
 };
 #define AM_WIRE_ARGS 16 /* offsetof(struct am_wire, args) */
-#define AM_WIRE_MAX (sizeof(struct am_wire) + AM_MAX_BULK)
+#define AM_WIRE_MAX (sizeof(struct am_wire) + AM_MAX_BULK) /* in a send slot */
+#define AM_NET_INLINE (64u << 10) /* payloads up to this travel with the header */
+#define AM_RX_BYTES (sizeof(struct am_wire) + AM_NET_INLINE) /* a posted receive */
 _Static_assert(sizeof(struct am_wire) == AM_WIRE_ARGS + 4 * AM_MAX_ARGS, "wire header");
 
-#define AM_NET_RX 16   /* receives kept posted per queue */
-#define AM_NET_TX 64   /* messages in flight per endpoint, a power of two */
-#define AM_NET_SYNC 32 /* every this many to one rank, a synchronous one */
+#define AM_NET_RX 64    /* receives kept posted per queue */
+#define AM_NET_TX 128   /* MPI sends in flight per queue, a power of two */
+#define AM_NET_SYNC 128 /* every this many to one rank's queue, a synchronous one */
+/* A message with a payload of up to AM_MAX_BULK bytes is written into its send
+ * slot.  A longer long message is copied into the queue's staging ring
+ * (AM_NET_STAGE_BYTES, made on first use) and sent from there, so the send
+ * returns at once and long messages stream as short ones do: up to
+ * AM_NET_INLINE bytes as one message with its header (it lands in a posted
+ * receive, as osu_bw's do), up to AM_NET_STAGE_MAX as the header and then the
+ * data.  Longer data is sent from the caller's buffer, and the send waits
+ * until MPI is done with it. */
+#define AM_NET_STAGE_MAX (256u << 10)
+#define AM_NET_STAGE_BYTES (8u << 20)
 
-/* One message in flight (mpi_send.c): its request and its wire bytes. */
+/* One MPI send in flight (mpi_send.c): its request, its wire bytes, and for
+ * staged data the end of its bytes in the staging ring. */
 struct am_tx {
     MPI_Request req;
+    uint64_t stage_to; /* staged data: ring position past it; else 0 */
     unsigned char buf[AM_WIRE_MAX];
 };
 
-/* A queue's messages in flight, a ring: numbers [done, next) are. */
+/* A queue's sends in flight, a ring: numbers [done, next) are; and its
+ * staging ring, bytes [stage_head, stage_tail) in use (free-running
+ * positions, released in the order the sends complete). */
 struct am_txq {
     struct am_tx *tx; /* [AM_NET_TX] */
     uint64_t done, next;
+    unsigned char *stage; /* [AM_NET_STAGE_BYTES], or NULL until needed */
+    uint64_t stage_head, stage_tail;
 };
 
 /* Receives posted for one queue (mpi_recv.c), oldest first from `next`. */
@@ -86,12 +104,12 @@ struct am_mpi {
     struct am_net pub; /* first: the runtime's view (net.h) */
     MPI_Comm comm;
     unsigned me;
-    uint8_t *remote;     /* [nranks] */
-    uint32_t *long_max;  /* [nranks]: each rank's endpoint option */
-    uint64_t *sent[2];   /* per queue, [nranks]: messages sent to each */
-    uint64_t *received;  /* [nranks]: messages received from each */
-    uint64_t *sync[2];   /* per queue, [nranks]: ring number of the last
-                          * synchronous message to each, + 1 (0: none) */
+    uint8_t *remote;    /* [nranks] */
+    uint32_t *long_max; /* [nranks]: each rank's endpoint option */
+    uint64_t *sent[2];  /* per queue, [nranks]: messages sent to each */
+    uint64_t *received; /* [nranks]: messages received from each */
+    uint64_t *sync[2];  /* per queue, [nranks]: ring number of the last
+                         * synchronous message to each, + 1 (0: none) */
     struct am_txq txq[2];
     struct am_rx rx[2];
     unsigned char *data; /* long messages' data, long_cap bytes */

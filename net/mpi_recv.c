@@ -28,7 +28,7 @@
 
 static int post(struct am_mpi *n, enum am_qid qid, unsigned i)
 {
-    return MPI_Irecv(n->rx[qid].buf[i], (int)AM_WIRE_MAX, MPI_BYTE, MPI_ANY_SOURCE,
+    return MPI_Irecv(n->rx[qid].buf[i], (int)AM_RX_BYTES, MPI_BYTE, MPI_ANY_SOURCE,
                      AM_TAG_MSG + qid, n->comm, &n->rx[qid].req[i]);
 }
 
@@ -36,7 +36,7 @@ int am__mpi_rx_post(struct am_mpi *n)
 {
     for (int qid = 0; qid < 2; qid++)
         for (unsigned i = 0; i < AM_NET_RX; i++) {
-            if (!(n->rx[qid].buf[i] = malloc(AM_WIRE_MAX)))
+            if (!(n->rx[qid].buf[i] = malloc(AM_RX_BYTES)))
                 return -ENOMEM;
             if (post(n, (enum am_qid)qid, i) != MPI_SUCCESS)
                 return -EIO;
@@ -53,7 +53,7 @@ static const char *check_wire(const am_ep_t *ep, const struct am_mpi *n,
     if (count < AM_WIRE_ARGS || w->nargs > AM_MAX_ARGS || w->kind > AM_LONG_AT)
         return "a message over MPI with a bad header";
     size_t want = w->kind == AM_SHORT       ? AM_WIRE_ARGS + 4u * w->nargs
-                  : w->len <= AM_MAX_BULK ? sizeof *w + w->len
+                  : w->len <= AM_NET_INLINE ? sizeof *w + w->len
                                             : sizeof *w;
     if ((size_t)count != want || (w->kind == AM_SHORT && w->len) ||
         (w->kind == AM_BULK && w->len > AM_MAX_BULK))
@@ -80,7 +80,7 @@ static void *data_buf(struct am_mpi *n, size_t len)
 }
 
 /* The data that follows a long header from src, into dst (NULL: our buffer,
- * dropped after).  A header of AM_LONG or AM_LONG_AT longer than AM_MAX_BULK
+ * dropped after).  A header of AM_LONG or AM_LONG_AT longer than AM_NET_INLINE
  * always has it, even a bad one: the sender sent it.  0 or why it is bad. */
 static const char *take_data(am_ep_t *ep, enum am_qid qid, const struct am_wire *w,
                              unsigned src, void *dst)
@@ -89,7 +89,8 @@ static const char *take_data(am_ep_t *ep, enum am_qid qid, const struct am_wire 
     MPI_Status st;
     int count = -1;
     if (!dst && !(dst = data_buf(n, w->len))) {
-        fprintf(stderr, "shmam: no memory for a long message of %u bytes over MPI\n", w->len);
+        fprintf(stderr, "shmam: no memory for a long message of %u bytes over MPI\n",
+                w->len);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     MPI_Recv(dst, (int)w->len, MPI_BYTE, (int)src, AM_TAG_DATA + qid, n->comm, &st);
@@ -110,7 +111,7 @@ static void handle(am_ep_t *ep, enum am_qid qid, const unsigned char *buf,
     if (src < n->pub.nranks)
         n->received[src]++;
     const char *why = n->closing ? "" : check_wire(ep, n, &w, count, src);
-    int apart = (w.kind == AM_LONG || w.kind == AM_LONG_AT) && w.len > AM_MAX_BULK &&
+    int apart = (w.kind == AM_LONG || w.kind == AM_LONG_AT) && w.len > AM_NET_INLINE &&
                 count == (int)sizeof w && src < n->pub.nranks;
     void *dst = NULL; /* the data: in our region, our buffer or the receive's */
     if (!why && w.kind == AM_LONG_AT)

@@ -19,6 +19,13 @@
  *        load of the pong line until rank 1, spinning on the ping line, has
  *        echoed the counter back.  This is the floor any shared-memory message
  *        pays: one line to the other core and one line back.
+ *   raw_freed  the same through rings of RAW_RING adjacent lines, as a queue's
+ *        packets are, each freed by its receiver (a store of 0 after it has
+ *        answered, as poll.c frees a slot after the handler's reply): so each
+ *        message's line was last written by its receiver a lap before, and
+ *        the sender's store must fetch it first.  The floor of any protocol
+ *        whose receiver writes the message's line (bench/README.md, the line
+ *        table).
  * In each round every kind (raw, then the algorithms) runs W warm-up trips and
  * N/R timed ones, in ABBA order (bm_abba: reversed in odd rounds, so neither AM
  * nor raw always runs first).  The estimator is the instrument's one
@@ -41,6 +48,8 @@
  * with a message.  Rank 0 prints rows of the common schema
  *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
  *   rtt,raw,SHM,2,P,N,raw_rtt,US,us,LO-HI              once
+ *   rtt,raw,SHM,2,P,N,raw_freed_rtt,US,us,LO-HI        once
+ *   rtt,raw,SHM,2,P,N,raw_freed_vs_raw,X,ratio,LO-HI   once
  *   rtt,ALG,SHM,2,P,N,am_rtt,US,us,LO-HI               per algorithm
  *   rtt,ALG,SHM,2,P,N,am_vs_raw,X,ratio,LO-HI
  *   rtt,ALG,SHM,2,P,N,am_rtt_vs_lockfree,X,ratio,LO-HI  (ALG other than lockfree)
@@ -78,9 +87,19 @@
 /* The raw ping-pong lines, each 64-byte aligned on its own 128-byte block (no
  * adjacent-line prefetch between them); then each rank's CPU, written before a
  * barrier, and rank 1's counts, written once at the end. */
+/* One line of the freed rings: a value, then the line's rest, as a packet. */
+struct raw_line {
+    _Alignas(64) AO_t v;
+    char rest[56];
+};
+#define RAW_RING 128 /* lines per freed ring: a queue's default packets */
+
 struct raw {
-    _Alignas(128) AO_t ping;   /* written by rank 0 only */
-    _Alignas(128) AO_t pong;   /* written by rank 1 only */
+    _Alignas(128) AO_t ping; /* written by rank 0 only */
+    _Alignas(128) AO_t pong; /* written by rank 1 only */
+    /* raw_freed: request and reply rings of adjacent lines, each written by
+     * its sender and then by its receiver (0: freed), as packet slots are. */
+    _Alignas(128) struct raw_line ring[2][RAW_RING];
     _Alignas(128) AO_t cpu[2]; /* each rank's CPU + 1 if pinned to one, else 0 */
     AO_t requests;             /* requests rank 1 handled */
     AO_t errors;               /* out-of-sequence requests rank 1 saw */
@@ -201,6 +220,47 @@ static double raw_trips(struct raw *r, long n, AO_t *c)
     return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
 }
 
+/* Rank 0: `n` raw_freed round trips from counter *c; the mean in us.  Each
+ * ping goes into the next line of ring 0, which rank 1 freed a lap ago; we
+ * free each pong's line of ring 1 once we have it. */
+static double freed_trips(struct raw *r, long n, AO_t *c)
+{
+    double t0 = bm_now_us();
+    for (long i = 0; i < n; i++) {
+        AO_t v = ++*c;
+        struct raw_line *out = &r->ring[0][v % RAW_RING], *in = &r->ring[1][v % RAW_RING];
+        AO_store_release(&out->v, v);
+        unsigned spins = 0;
+        AO_t got;
+        while ((got = AO_load_acquire(&in->v)) != v) {
+            if (got > v)
+                die("raw_freed echoed a value never sent", 0);
+            relax(&spins);
+        }
+        AO_store_release(&in->v, 0);
+    }
+    return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
+}
+
+/* Rank 1: echo `n` raw_freed pings from counter *c, freeing each ping's line
+ * after the echo (see freed_trips). */
+static void freed_serve(struct raw *r, long n, AO_t *c)
+{
+    for (long i = 0; i < n; i++) {
+        AO_t v = ++*c;
+        struct raw_line *in = &r->ring[0][v % RAW_RING], *out = &r->ring[1][v % RAW_RING];
+        unsigned spins = 0;
+        AO_t got;
+        while ((got = AO_load_acquire(&in->v)) != v) {
+            if (got > v)
+                die("raw_freed skipped a value", 0);
+            relax(&spins);
+        }
+        AO_store_release(&out->v, v);
+        AO_store_release(&in->v, 0);
+    }
+}
+
 /* Rank 1: echo `n` raw pings continuing from counter *c (see raw_trips). */
 static void raw_serve(struct raw *r, long n, AO_t *c)
 {
@@ -293,25 +353,33 @@ static struct opts parse(int argc, char **argv)
     return o;
 }
 
-/* Kinds measured in a round: 0 the raw ping-pong, 1 + i algorithm i. */
+/* Kinds measured in a round: the raw ping-pongs, then FIRST_ALG + i
+ * algorithm i. */
 #define RAW 0
+#define RAW_FREED 1
+#define FIRST_ALG 2
 
 /* One round: every kind, in ABBA order; t[kind] its mean (rank 0). */
 static void round_trips(struct raw *r, int k, long warmup, long n, AO_t *counter,
                         unsigned long *served, double *t)
 {
-    int kinds = 1 + algs.n;
+    int kinds = FIRST_ALG + algs.n;
     for (int j = 0; j < kinds; j++) {
         int kind = bm_abba(k, j, kinds);
-        am_ep_t *e = kind == RAW ? NULL : algs.ep[kind - 1];
+        am_ep_t *e = kind < FIRST_ALG ? NULL : algs.ep[kind - FIRST_ALG];
         if (rank == 0 && kind == RAW) {
             raw_trips(r, warmup, counter);
             t[kind] = raw_trips(r, n, counter);
+        } else if (rank == 0 && kind == RAW_FREED) {
+            freed_trips(r, warmup, counter);
+            t[kind] = freed_trips(r, n, counter);
         } else if (rank == 0) {
             am_trips(e, warmup);
             t[kind] = am_trips(e, n);
         } else if (kind == RAW) {
             raw_serve(r, warmup + n, counter);
+        } else if (kind == RAW_FREED) {
+            freed_serve(r, warmup + n, counter);
         } else {
             *served += (unsigned long)(warmup + n);
             am_serve(e, *served);
@@ -320,20 +388,22 @@ static void round_trips(struct raw *r, int k, long warmup, long n, AO_t *counter
 }
 
 /* The rows (rank 0): t[round][kind] are the round means. */
-static void report(const struct opts *o, double t[][1 + BM_MAX_ALGS], int pinned)
+static void report(const struct opts *o, double t[][FIRST_ALG + BM_MAX_ALGS], int pinned)
 {
     int n = (int)o->rounds, lf = -1;
-    double raw[MAX_ROUNDS], am[BM_MAX_ALGS][MAX_ROUNDS];
+    double raw[MAX_ROUNDS], freed[MAX_ROUNDS], am[BM_MAX_ALGS][MAX_ROUNDS];
     const char *shm = getenv("SHMAM_SHM");
     struct bm_row row = {stdout, "rtt", shm && *shm ? shm : "posix", am_nprocs(), pinned};
     long iters = o->iters / o->rounds * o->rounds;
 
     for (int k = 0; k < n; k++) {
         raw[k] = t[k][RAW];
+        freed[k] = t[k][RAW_FREED];
         for (int i = 0; i < algs.n; i++)
-            am[i][k] = t[k][1 + i];
+            am[i][k] = t[k][FIRST_ALG + i];
         if (o->verbose) {
-            fprintf(stderr, "rtt: round %d: raw %.3f us", k, raw[k]);
+            fprintf(stderr, "rtt: round %d: raw %.3f us, raw_freed %.3f", k, raw[k],
+                    freed[k]);
             for (int i = 0; i < algs.n; i++)
                 fprintf(stderr, ", %s %.3f", algs.name[i], am[i][k]);
             fprintf(stderr, "\n");
@@ -342,6 +412,9 @@ static void report(const struct opts *o, double t[][1 + BM_MAX_ALGS], int pinned
     if (o->header)
         bm_print_header(stdout);
     bm_print(&row, "raw", iters, "raw_rtt", bm_stat_of(raw, n), "us", 3);
+    bm_print(&row, "raw", iters, "raw_freed_rtt", bm_stat_of(freed, n), "us", 3);
+    bm_print(&row, "raw", iters, "raw_freed_vs_raw", bm_stat_ratio(freed, raw, n), "ratio",
+             3);
     for (int i = 0; i < algs.n; i++)
         if (strcmp(algs.name[i], "lockfree") == 0)
             lf = i;
@@ -415,7 +488,7 @@ int main(int argc, char **argv)
     struct raw *r = raw_map();
     int pinned = decide_spinning(r);
     long per_round = o.iters / o.rounds;
-    static double t[MAX_ROUNDS][1 + BM_MAX_ALGS];
+    static double t[MAX_ROUNDS][FIRST_ALG + BM_MAX_ALGS];
     AO_t counter = 0;
     unsigned long served = 0;
     for (int k = 0; k < o.rounds; k++)

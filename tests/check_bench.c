@@ -267,14 +267,26 @@ START_TEST(test_rtt)
                        .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
                        .iters = 2000,
                        .iters_of = NULL,
-                       .known = "am_rtt raw_rtt am_vs_raw am_rtt_vs_lockfree",
-                       .needed = "am_rtt raw_rtt am_vs_raw am_rtt_vs_lockfree"};
+                       .known = "am_rtt raw_rtt raw_freed_rtt raw_freed_vs_raw am_vs_raw "
+                                "am_rtt_vs_lockfree",
+                       .needed = "am_rtt raw_rtt raw_freed_rtt raw_freed_vs_raw am_vs_raw "
+                                 "am_rtt_vs_lockfree"};
     int n = run_and_check(argv, &e, what);
-    ck_assert_msg(n == 9, "%s: %d rows, not 9", what, n);
-    const struct row *raw = row_of(rows, n, "raw", "raw_rtt");
-    ck_assert_msg(raw != NULL, "%s: no raw row", what);
+    ck_assert_msg(n == 11, "%s: %d rows, not 11", what, n);
+    const struct row *raw = row_of(rows, n, "raw", "raw_rtt"),
+                     *freed = row_of(rows, n, "raw", "raw_freed_rtt"),
+                     *fq = row_of(rows, n, "raw", "raw_freed_vs_raw");
+    ck_assert_msg(raw && freed && fq, "%s: no raw, raw_freed or raw_freed_vs_raw row",
+                  what);
     double rlo, rhi, alo, ahi, qlo, qhi;
     fig(raw, &rlo, &rhi);
+    fig(freed, &alo, &ahi);
+    double fx = fig(fq, &qlo, &qhi);
+    ck_assert_msg(
+        rlo > 0 && fx >= 0.99 * alo / rhi && fx <= 1.01 * ahi / rlo,
+        "%s: raw_freed_vs_raw %.3f outside [%.3f, %.3f] that raw_freed_rtt %s and "
+        "raw_rtt %s allow",
+        what, fx, alo / rhi, ahi / rlo, freed->f[9], raw->f[9]);
     for (int k = 0; k < 3; k++) {
         const char *alg = algs[k];
         const struct row *am = row_of(rows, n, alg, "am_rtt"),

@@ -29,16 +29,33 @@
  * handler replies with it; rank 0 busy-polls until the reply has run.  MPI: a
  * 4-byte MPI_Send answered by the same 4 bytes (mpi_pingpong's rtt_4B).  Each
  * round runs W warm-up trips, then N/R timed ones, per kind.
- * Bandwidth (bw_<kind>_MBps_<n>, n = 64 B .. 4 MB): bench/bw.c's copy stream
- * for shmam (am_request_bulk up to 8 KB, am_request_long above; the handler
- * copies each message into a ring of 64 private buffers; a credit, a reply,
- * every 16th message and the last, at most 64 messages beyond the last
- * credit) and bench/mpi/bw.c's osu_bw windows for MPI (64 MPI_Isend into 64
- * pre-posted MPI_Irecv, then a one-byte ack), the same counts and buffers:
- * count = B / n messages, between 64 and M.  A stream's figure is its bytes
- * over the time from the first send to the last credit or ack, MB/s (10^6 B).
- * long_max: SHMAM_LONG_MAX if set (larger sizes are then left out of the
- * shmam streams), else the largest size, at least 1 MiB, set before am_init.
+ * Bandwidth (bw_<kind>_MBps_<n>, n = 64 B .. 4 MB), two streams for shmam
+ * per path (intra, plain, cross) and osu_bw for MPI:
+ *   copy    bench/bw.c's copy stream (am_request_bulk up to 8 KB,
+ *           am_request_long above; the handler copies each message into a
+ *           ring of 64 private buffers; a credit, a reply, every 16th message
+ *           and the last, at most 64 messages beyond the last credit);
+ *   longat  one copy (kinds longat_intra, longat_plain, longat_cross): every
+ *           size with am_request_long_at into slot s mod S of the partner's
+ *           region (am_region_create once per endpoint, before serving: 64
+ *           slots of the largest size, at most 64 MB unless 4 slots need
+ *           more, so S = 64 up to 1 MB and 16 at 4 MB); the data lands in
+ *           place, as MPI's receive into a user buffer, and the handler
+ *           checks it there without copying; the window is the S slots, a
+ *           credit every S/4th message (16 of 64, as the copy stream), so a
+ *           slot is written again only after its message's credit.  Across
+ *           nodes the transport still copies data of up to 256 KB into its
+ *           staging ring (up to 8 KB: its send slot) and data of up to 64 KB
+ *           out of its receive buffer (net/mpi_send.c, mpi_recv.c): one copy
+ *           for the application, not on the wire;
+ *   mpi     bench/mpi/bw.c's osu_bw windows (64 MPI_Isend into 64 pre-posted
+ *           MPI_Irecv, then a one-byte ack), receiving into the same 64
+ *           buffers the copy stream copies into.
+ * The same counts and buffers: count = B / n messages, between 64 and M.  A
+ * stream's figure is its bytes over the time from the first send to the last
+ * credit or ack, MB/s (10^6 B).  long_max: SHMAM_LONG_MAX if set (larger
+ * sizes are then left out of the copy streams), else the largest size, at
+ * least 1 MiB, set before am_init.
  *
  * Estimator (bench/common/stat.h).  One unmeasured warm-up round (every
  * stream at a tenth of its count, at least 64 messages, every byte checked;
@@ -47,12 +64,14 @@
  * partner had the shared CPU runs up to a fifth slower, its caches cold,
  * and which kind that is alternates with the ABBA order).  A round runs every
  * round trip kind, then every (size, kind) stream, sizes ascending and the
- * kinds of one size next to each other, the whole list in ABBA order
- * (reversed in odd rounds).  A round's figure is its mean; a row is the
- * median over the rounds, its spread the lowest and highest round; the
- * ratios are per-round quotients (in-run): rtt_intra_vs_plain (what the MPI
- * path costs the shared-memory one), rtt_cross_vs_mpi, bw_intra_vs_plain_<n>
- * and bw_cross_vs_mpi_<n>.
+ * kinds of one size next to each other (stream_order), the whole list in
+ * ABBA order (reversed in odd rounds).  A round's figure is its mean; a row
+ * is the median over the rounds, its spread the lowest and highest round;
+ * the ratios are per-round quotients (in-run): rtt_intra_vs_plain (what the
+ * MPI path costs the shared-memory one), rtt_cross_vs_mpi,
+ * bw_intra_vs_plain_<n>, bw_cross_vs_mpi_<n> (copy streams: one copy more
+ * than osu_bw's), bw_longat_intra_vs_plain_<n> and bw_longat_cross_vs_mpi_<n>
+ * (one-copy streams, like with like).
  *
  * Phases.  Before each phase rank 0 sends its partner a command on the
  * control communicator and waits for its "ready", so that no figure includes
@@ -70,8 +89,9 @@
  * hybrid endpoint the token's source (0).  Replies and credits are checked
  * by rank 0 (their number; the source on the hybrid endpoint).  Stream
  * messages carry the sequence in their first and last 4 bytes, checked on
- * the receiver's copy; in the warm-up round every byte is a pattern of the
- * sequence, checked as it arrived.  At the end each partner reports the
+ * the receiver's copy (one-copy: in place, and the data must be at its slot
+ * of the endpoint's region); in the warm-up round every byte is a pattern of
+ * the sequence, checked as it arrived.  At the end each partner reports the
  * messages and bytes it took and its errors and dropped packets; rank 0
  * prints rows only if they match what it sent and are 0, else says FAILED
  * and exits 1 (MPI_Abort), as after 10 s without progress in a shmam wait
@@ -83,8 +103,10 @@
  *   rtt_intra, rtt_plain, rtt_cross, rtt_mpi                        us
  *   rtt_intra_vs_plain, rtt_cross_vs_mpi                            ratio
  *   bw_intra_MBps_<n>, bw_plain_MBps_<n>, bw_cross_MBps_<n>,
- *   bw_mpi_MBps_<n>                                                 MB/s
- *   bw_intra_vs_plain_<n>, bw_cross_vs_mpi_<n>                      ratio
+ *   bw_mpi_MBps_<n>, bw_longat_intra_MBps_<n>,
+ *   bw_longat_plain_MBps_<n>, bw_longat_cross_MBps_<n>              MB/s
+ *   bw_intra_vs_plain_<n>, bw_cross_vs_mpi_<n>,
+ *   bw_longat_intra_vs_plain_<n>, bw_longat_cross_vs_mpi_<n>        ratio
  * iters: round trips or messages of all measured rounds.
  */
 #include <errno.h>
@@ -104,19 +126,32 @@
 #include "common/stat.h"
 
 enum { H_PING = 1, H_PONG, H_DATA, H_CREDIT };
-enum { F_VERIFY = 1, F_CREDIT = 2 }; /* a stream message's flags (args[1]) */
+enum { F_VERIFY = 1, F_CREDIT = 2, F_INPLACE = 4 }; /* a stream message's flags (args[1]) */
 enum { APP_SLOTS = 64, WINDOW = 64, CREDIT_EVERY = 16, MIN_MSGS = 64 };
+#define REGION_CAP ((size_t)64 << 20) /* a region's bytes, unless 4 slots need more */
 enum { MAX_SIZES = 16, MAX_ROUNDS = 51, MAX_PHASES = 128 };
 enum { OP_RTT, OP_BW, OP_END };                            /* commands */
 enum { TAG_CMD = 32760, TAG_READY, TAG_ACK, TAG_SUMMARY }; /* data tags stay below */
 #define STALL_NS 10000000000LL
 
-enum kind { K_INTRA, K_PLAIN, K_CROSS, K_MPI, NKINDS };
+enum kind { K_INTRA, K_PLAIN, K_CROSS, K_MPI, K_AT_INTRA, K_AT_PLAIN, K_AT_CROSS, NKINDS };
 
+/* A path, and for shmam's streams how they send: the copy stream (bulk, then
+ * long) or the one-copy stream (long_at into the partner's region). */
 static const struct {
     const char *name; /* rtt_<name>, bw_<name>_MBps_<n> */
     int partner;      /* the rank rank 0 talks to */
-} kinds[NKINDS] = {{"intra", 1}, {"plain", 1}, {"cross", 2}, {"mpi", 2}};
+    int path;         /* K_INTRA, K_PLAIN, K_CROSS or K_MPI: the endpoint, or MPI */
+    int at;           /* streams only, with am_request_long_at */
+} kinds[NKINDS] = {{"intra", 1, K_INTRA, 0},        {"plain", 1, K_PLAIN, 0},
+                   {"cross", 2, K_CROSS, 0},        {"mpi", 2, K_MPI, 0},
+                   {"longat_intra", 1, K_INTRA, 1}, {"longat_plain", 1, K_PLAIN, 1},
+                   {"longat_cross", 2, K_CROSS, 1}};
+
+/* The streams of one size, in this order: a partner's kinds together, and
+ * each pair of a ratio next to each other (the whole list runs ABBA). */
+static const int stream_order[NKINDS] = {K_INTRA, K_PLAIN, K_AT_PLAIN, K_AT_INTRA,
+                                         K_CROSS, K_MPI,   K_AT_CROSS};
 
 /* A phase of a round: a round trip kind (size -1) or a stream (size index). */
 struct phase {
@@ -127,7 +162,7 @@ struct phase {
 enum { C_OP, C_KIND, C_BYTES, C_COUNT, C_FLAGS, NCMD };
 
 /* Each partner's totals, sent to rank 0 at the end. */
-enum { T_MSGS, T_BYTES, T_SEQ, T_STAMP, T_DATA, T_SOURCE, T_PACKETS, NTOT };
+enum { T_MSGS, T_BYTES, T_SEQ, T_STAMP, T_DATA, T_SOURCE, T_PLACE, T_PACKETS, NTOT };
 
 static am_ep_t *ep;    /* the job's endpoint (am_init): intra and cross */
 static am_ep_t *plain; /* ranks 0 and 1: named endpoints without MPI */
@@ -141,6 +176,8 @@ static int nsizes = 10;
 static size_t long_max;
 static unsigned yield_after[3] = {256, 256, 256}; /* per partner */
 static char *app;                                 /* this rank's 64 buffers */
+static size_t region_bytes;                       /* of every region (at_region_size) */
+static char *ep_region, *plain_region;            /* partners: their endpoints' regions */
 static struct phase plan[MAX_PHASES];
 static int nplan;
 static double fig[MAX_ROUNDS][MAX_PHASES]; /* us or MB/s per round and phase */
@@ -152,7 +189,7 @@ static uint32_t seq[3], credited;
 static unsigned long sent_msgs[3], sent_bytes[3], replies;
 /* Partners: the next sequence number, what was taken, what was wrong. */
 static uint32_t expect = 1;
-static unsigned long rx_msgs, rx_bytes, bad_seq, bad_stamp, bad_data, bad_source;
+static unsigned long rx_msgs, rx_bytes, bad_seq, bad_stamp, bad_data, bad_source, bad_place;
 
 static void die(const char *what, int err)
 {
@@ -237,6 +274,21 @@ static char *app_slot(uint32_t s, size_t n)
     return app + (size_t)(s % APP_SLOTS) * round64(n);
 }
 
+/* The one-copy ring of messages of n bytes in a partner's region: 64 slots
+ * (the application's ring, the MPI receiver's 64 buffers), fewer where 64
+ * would pass region_bytes (4 MB: 16).  It is also the stream's window. */
+static uint32_t at_slots(size_t n)
+{
+    size_t k = region_bytes / round64(n);
+    return k < APP_SLOTS ? (uint32_t)k : APP_SLOTS;
+}
+
+/* Where one-copy message s of n bytes goes in the region. */
+static size_t at_off(uint32_t s, size_t n)
+{
+    return (size_t)(s % at_slots(n)) * round64(n);
+}
+
 static int seq_tag(uint32_t s)
 {
     return (int)(s & 0x7fff) % TAG_CMD;
@@ -305,7 +357,9 @@ static void on_ping(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
 }
 
 /* (seq, flags): the data is copied out into the ring and its copy's stamps
- * checked; with F_VERIFY every byte as it arrived. */
+ * checked; with F_INPLACE (a one-copy stream) it must be in its slot of the
+ * endpoint's region, and its stamps are checked there, no copy made; with
+ * F_VERIFY every byte as it arrived. */
 static void on_data(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
 {
     check_source(t, 0);
@@ -316,9 +370,15 @@ static void on_data(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
     arrived(a[0], len);
     if (a[1] & F_VERIFY)
         bad_data += !patterned(d, len, a[0]);
-    char *to = app_slot(a[0], len);
-    memcpy(to, d, len);
-    bad_stamp += !stamped(to, len, a[0]);
+    if (a[1] & F_INPLACE) {
+        char *region = am_token_ep(t) == plain ? plain_region : ep_region;
+        bad_place += !region || (char *)d != region + at_off(a[0], len);
+        bad_stamp += !stamped(d, len, a[0]);
+    } else {
+        char *to = app_slot(a[0], len);
+        memcpy(to, d, len);
+        bad_stamp += !stamped(to, len, a[0]);
+    }
     if (a[1] & F_CREDIT)
         check(am_reply(t, H_CREDIT, a, 1), "am_reply");
 }
@@ -381,7 +441,7 @@ static void mpi_sink(size_t n, long count, int full)
 
 static am_ep_t *ep_of(int kind)
 {
-    return kind == K_PLAIN ? plain : ep;
+    return kinds[kind].path == K_PLAIN ? plain : ep;
 }
 
 /* Partner: serve commands until the end, then send rank 0 the totals. */
@@ -404,8 +464,8 @@ static void serve(void)
         due = rx_msgs;
     }
     unsigned long bad = am_ep_bad_packets(ep) + (plain ? am_ep_bad_packets(plain) : 0);
-    unsigned long t[NTOT] = {rx_msgs,  rx_bytes,   bad_seq, bad_stamp,
-                             bad_data, bad_source, bad};
+    unsigned long t[NTOT] = {rx_msgs,  rx_bytes,   bad_seq,   bad_stamp,
+                             bad_data, bad_source, bad_place, bad};
     MPI_Send(t, NTOT, MPI_UNSIGNED_LONG, 0, TAG_SUMMARY, ctl);
 }
 
@@ -494,25 +554,43 @@ static void await_credit(am_ep_t *e, uint32_t ahead)
     }
 }
 
-/* A stream of count messages of n bytes through e (bulk to 8 KB, long
- * above); MB/s from the first send until the last credit is back. */
-static double am_stream(am_ep_t *e, size_t n, long count, int full)
+/* Send message a[0] of n bytes at p through e: one-copy (at) into its slot
+ * of the partner's region, else bulk to 8 KB and long above. */
+static void am_send(am_ep_t *e, int at, const char *p, size_t n, const uint32_t *a)
+{
+    unsigned to = (unsigned)cur;
+    if (at)
+        check(am_request_long_at(e, to, H_DATA, p, n, at_off(a[0], n), a, 2),
+              "am_request_long_at");
+    else if (n <= AM_MAX_BULK)
+        check(am_request_bulk(e, to, H_DATA, p, n, a, 2), "am_request_bulk");
+    else
+        check(am_request_long(e, to, H_DATA, p, n, a, 2), "am_request_long");
+}
+
+/* A stream of count messages of n bytes through e (at: one-copy);
+ * MB/s from the first send until the last credit is back.  The window is 64
+ * messages beyond the last credit, a credit every 16th; a one-copy stream's
+ * is its ring of S = at_slots(n) region slots, a credit every S/4th, so that
+ * message s overwrites the slot of message s - S only once that is credited
+ * (its handler has run). */
+static double am_stream(am_ep_t *e, int at, size_t n, long count, int full)
 {
     if (count == 0)
         return 0;
+    uint32_t window = at ? at_slots(n) : WINDOW;
+    long every = at ? window / 4 : CREDIT_EVERY;
     credited = seq[cur]; /* every earlier message has been taken */
     int64_t t0 = now_ns();
     for (long i = 0; i < count; i++) {
-        await_credit(e, WINDOW - 1);
+        await_credit(e, window - 1);
         uint32_t s = ++seq[cur];
         char *p = app_slot(s, n);
         stamp(p, n, s, full);
-        int last = i + 1 == count || (i + 1) % CREDIT_EVERY == 0;
-        uint32_t a[2] = {s, (full ? F_VERIFY : 0) | (last ? F_CREDIT : 0)};
-        if (n <= AM_MAX_BULK)
-            check(am_request_bulk(e, (unsigned)cur, H_DATA, p, n, a, 2), "am_request_bulk");
-        else
-            check(am_request_long(e, (unsigned)cur, H_DATA, p, n, a, 2), "am_request_long");
+        int last = i + 1 == count || (i + 1) % every == 0;
+        uint32_t a[2] = {s, (full ? F_VERIFY : 0) | (last ? F_CREDIT : 0) |
+                                (at ? F_INPLACE : 0)};
+        am_send(e, at, p, n, a);
     }
     await_credit(e, 0);
     sent_msgs[cur] += (unsigned long)count, sent_bytes[cur] += (unsigned long)count * n;
@@ -563,7 +641,8 @@ static long count_of(int k, size_t n, int warm)
 
 static double stream(int k, size_t n, long count, int full)
 {
-    return k == K_MPI ? mpi_stream(n, count, full) : am_stream(ep_of(k), n, count, full);
+    return k == K_MPI ? mpi_stream(n, count, full)
+                      : am_stream(ep_of(k), kinds[k].at, n, count, full);
 }
 
 /* A stream phase of kind k: `warm` messages untimed (the warm-up round's
@@ -597,21 +676,26 @@ static void run_round(int r)
     }
 }
 
-/* Does kind k stream messages of n bytes?  shmam's up to long_max. */
+/* Does kind k stream messages of n bytes?  shmam's copy streams up to
+ * long_max; MPI's and the one-copy streams (bounded by the region) all. */
 static int streams(int k, size_t n)
 {
-    return k == K_MPI || n <= AM_MAX_BULK || n <= long_max;
+    return k == K_MPI || kinds[k].at || n <= AM_MAX_BULK || n <= long_max;
 }
 
-/* The phases of a round: the round trips, then per size its streams. */
+/* The phases of a round: the round trips (no one-copy kind), then per size
+ * its streams in stream_order. */
 static void make_plan(void)
 {
     for (int k = 0; k < NKINDS; k++)
-        plan[nplan++] = (struct phase){k, -1};
+        if (!kinds[k].at)
+            plan[nplan++] = (struct phase){k, -1};
     for (int s = 0; s < nsizes; s++)
-        for (int k = 0; k < NKINDS; k++)
+        for (int j = 0; j < NKINDS; j++) {
+            int k = stream_order[j];
             if (streams(k, sizes[s]) && nplan < MAX_PHASES)
                 plan[nplan++] = (struct phase){k, s};
+        }
 }
 
 static int phase_of(int k, int s)
@@ -633,14 +717,15 @@ static int verify(void)
         MPI_Send(c, NCMD, MPI_LONG, p, TAG_CMD, ctl);
         MPI_Recv(t, NTOT, MPI_UNSIGNED_LONG, p, TAG_SUMMARY, ctl, MPI_STATUS_IGNORE);
         if (t[T_MSGS] == sent_msgs[p] && t[T_BYTES] == sent_bytes[p] && !t[T_SEQ] &&
-            !t[T_STAMP] && !t[T_DATA] && !t[T_SOURCE] && !t[T_PACKETS])
+            !t[T_STAMP] && !t[T_DATA] && !t[T_SOURCE] && !t[T_PLACE] && !t[T_PACKETS])
             continue;
         fprintf(stderr,
                 "clumps: FAILED: sent rank %d %lu messages (%lu bytes), it took %lu (%lu "
                 "bytes); %lu out of sequence, %lu bad stamps, %lu bad data, %lu from the "
-                "wrong source, %lu bad packets\n",
+                "wrong source, %lu one-copy messages out of their region slot, %lu bad "
+                "packets\n",
                 p, sent_msgs[p], sent_bytes[p], t[T_MSGS], t[T_BYTES], t[T_SEQ], t[T_STAMP],
-                t[T_DATA], t[T_SOURCE], t[T_PACKETS]);
+                t[T_DATA], t[T_SOURCE], t[T_PLACE], t[T_PACKETS]);
         fail = 1;
     }
     unsigned long bad = am_ep_bad_packets(ep) + am_ep_bad_packets(plain);
@@ -682,7 +767,8 @@ static void print_phase(const struct bm_row *row, const char *impl, int i)
             fprintf(stderr, "clumps: %s round %d: %.3f\n", name, r, v[r]);
 }
 
-/* The per-round quotient of kinds a and b at size s (-1: round trips). */
+/* The per-round quotient of kinds a and b at size s (-1: round trips), named
+ * after a and b's path: bw_longat_intra_vs_plain_<n>. */
 static void print_ratio(const struct bm_row *row, const char *impl, int a, int b, int s)
 {
     int i = phase_of(a, s), j = phase_of(b, s);
@@ -694,8 +780,8 @@ static void print_ratio(const struct bm_row *row, const char *impl, int a, int b
     if (s < 0)
         snprintf(name, sizeof name, "rtt_%s_vs_%s", kinds[a].name, kinds[b].name);
     else
-        snprintf(name, sizeof name, "bw_%s_vs_%s_%zu", kinds[a].name, kinds[b].name,
-                 sizes[s]);
+        snprintf(name, sizeof name, "bw_%s_vs_%s_%zu", kinds[a].name,
+                 kinds[kinds[b].path].name, sizes[s]);
     long n = s < 0 ? iters / rounds * rounds : count_of(a, sizes[s], 0) * rounds;
     bm_print(row, impl, n, name, bm_stat_ratio(v, w, (int)rounds), "ratio", 3);
 }
@@ -712,6 +798,8 @@ static void report(void)
     for (int s = -1; s < nsizes; s++) {
         print_ratio(&row, impl, K_INTRA, K_PLAIN, s);
         print_ratio(&row, impl, K_CROSS, K_MPI, s);
+        print_ratio(&row, impl, K_AT_INTRA, K_AT_PLAIN, s);
+        print_ratio(&row, impl, K_AT_CROSS, K_MPI, s);
     }
     fflush(stdout);
 }
@@ -856,6 +944,28 @@ static void buffers(void)
         app[i] = (char)(i * 131 + (i >> 12));
 }
 
+/* Every rank: the regions' size, 64 slots of the largest size, at most
+ * REGION_CAP unless 4 slots need more.  (256 MB for 4 MB would take seconds
+ * of page faults per region on this VM; 16 slots in flight of 4 MB stream as
+ * fast as 64 would.) */
+static void at_region_size(void)
+{
+    size_t big = round64(sizes[nsizes - 1]);
+    region_bytes = APP_SLOTS * big < REGION_CAP ? APP_SLOTS * big : REGION_CAP;
+    region_bytes = region_bytes > 4 * big ? region_bytes : 4 * big;
+}
+
+/* Partners: a region on every endpoint that takes one-copy streams (rank 1:
+ * the job's and the named one; rank 2: the job's), every page touched.  Made
+ * before serving, so before rank 0's first one-copy send. */
+static char *region_of(am_ep_t *e)
+{
+    void *base;
+    check(am_region_create(e, region_bytes, &base), "am_region_create");
+    memset(base, 0, region_bytes);
+    return base;
+}
+
 static void handlers(am_ep_t *e)
 {
     check(am_set_handler(e, H_PING, on_ping), "am_set_handler");
@@ -881,6 +991,11 @@ int main(int argc, char **argv)
     make_plain();
     placement();
     buffers();
+    at_region_size();
+    if (rank != 0)
+        ep_region = region_of(ep);
+    if (rank == 1)
+        plain_region = region_of(plain);
     int fail = 0;
     if (rank == 0) {
         make_plan();

@@ -363,8 +363,14 @@ EOT
         "shmamrun); across nodes rank 0 to rank 2 through the job's endpoint (MPI) and" \
         "with MPI's own calls. All four in every round, ABBA; ratios in-run." \
         "Round trip: a one-word request and its reply, MPI a 4-byte ping-pong." \
-        "Bandwidth: \`bw\`'s copy stream (bulk to 8 KB, long above; a credit every 16" \
-        "messages, at most 64 beyond it) against \`mpi_bw\`'s osu_bw windows."
+        "Bandwidth against \`mpi_bw\`'s osu_bw windows (64 receives posted into the" \
+        "application's buffers: one copy), two shmam streams: the one-copy stream" \
+        "(\`am_request_long_at\` at every size into the receiver's region, the handler" \
+        "reading the data in place), like with like, on which the bandwidth target is" \
+        "judged; and, for information, \`bw\`'s copy stream (bulk to 8 KB, long above," \
+        "the handler copying every message out: one copy more). A credit every 16" \
+        "messages, at most 64 beyond it (one-copy at 4 MB: 16 region slots, a credit" \
+        "every 4)."
     echo
     py clumps
     echo

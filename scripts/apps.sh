@@ -211,7 +211,7 @@ done <"$TMP/runs"
 # their lowest and highest.
 awk -f scripts/report/apps.awk "$CSV" |
 awk -F, -v failed="$TMP/failed" -v dat="$OUT/table4.dat" -v P="$P" -v cpus="$CPUS" \
-    -v rep="$REPEAT" -v scale="$SCALE" -v mpi_pinned="$MPI_PINNED" '
+    -v rep="$REPEAT" -v scale="$SCALE" -v mpi_pinned="$MPI_PINNED" -v algs="$ALGS" '
 function run_of(m) {
     return m == "fft" ? "3-D FFT" : m == "sample" ? "SAMPLE" : m == "con_comm" ? "CON/comm" : \
         m == "con_comp" ? "CON/comp" : m == "sample_batched" ? "SAMPLE/batched" : m
@@ -222,10 +222,16 @@ function cell(k) {
 }
 BEGIN {
     nr = split("3-D FFT|CON/comm|CON/comp|SAMPLE|SAMPLE/batched", runs, "|")
-    nc = split("tas ttas ticket anderson mutex lockfree mpich", cols, " ")
-    mpich = mpi_pinned ? "MPICH (pinned)" : "MPICH (unbound)"
-    split("Test & Set|Test & Test & Set|Ticket Lock|Anderson Lock|Posix Mutex|Lock-Free|" mpich,
-          head, "|")
+    # The columns of the paper in its order, then the claim algorithms it did
+    # not have (from shmamrun --list-claims, under their own names), then MPICH.
+    nc = split("tas ttas ticket anderson mutex lockfree", cols, " ")
+    split("Test & Set|Test & Test & Set|Ticket Lock|Anderson Lock|Posix Mutex|Lock-Free", head, "|")
+    for (c = 1; c <= nc; c++) paper[cols[c]] = 1
+    na = split(algs, more, " ")
+    for (a = 1; a <= na; a++)
+        if (!(more[a] in paper)) { cols[++nc] = more[a]; head[nc] = more[a] }
+    cols[++nc] = "mpich"
+    head[nc] = mpi_pinned ? "MPICH (pinned)" : "MPICH (unbound)"
     while ((getline l < failed) > 0) { split(l, f, "|"); bad[f[1], f[2]] = 1 }
 }
 $1 == "apps" {

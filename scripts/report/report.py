@@ -18,7 +18,10 @@ names its method.  The claim algorithms and per-sender queue kinds are those
 that ran (rtt's rows, in the order the benchmark printed them, which is
 am_claim_names' then am_queue_names'); which names are queue kinds the
 launcher says ($SHMAMRUN --list-queues, default build/bin/shmamrun; report.sh
-sets it); nothing here lists them.  Verdicts come from verdict.py alone.
+sets it); nothing here lists them.  Which of them take no lock is
+verdict.py's LOCK_FREE; which the paper had, paper.toml's tables say (the
+others get a dash in the paper's tables).  Verdicts come from verdict.py
+alone.
 """
 
 import os
@@ -26,7 +29,7 @@ import subprocess
 import sys
 import tomllib
 
-from verdict import FAILS, HOLDS, NOISE, Engine, Figure, Rows, fmt
+from verdict import FAILS, HOLDS, LOCK_FREE, NOISE, Engine, Figure, Rows, fmt
 
 DASH = "–"
 WRITERS = (1, 3, 7)
@@ -96,7 +99,7 @@ class Report:
         self.algs = [a for a in known if a != "raw" and a not in kinds]
         self.kinds = [a for a in known if a in kinds]  # per-sender kinds that ran
         self.cols = self.algs + self.kinds  # Tables 1 and 2: claims, then channels
-        self.engine = Engine(self.rows, self.algs, self.kinds)
+        self.engine = Engine(self.rows, self.algs, self.kinds, self.paper["table1"]["algs"])
 
     def get(self, *a, **k):
         return self.rows.get(*a, **k)
@@ -148,27 +151,48 @@ class Report:
         row("*Bulk request/reply / memory copy rate*", "logp", "bulk_vs_memcpy",
             method="logp, per-round ratio (the paper: about 0.8)")
         head = ["µs"] + A + ["MPICH", "method"]
-        return table(head, lines) + self.kinds_note() + "\n\n" + self.paper_table1()
+        return table(head, lines) + self.columns_note() + "\n\n" + self.paper_table1()
 
-    def kinds_note(self):
-        """Which columns are per-sender channel kinds, if any ran."""
-        if not self.kinds:
-            return ""
-        return ("\n\nColumns " + ", ".join(self.kinds) + ": per-sender channels (queue kinds "
-                "of the runtime, no claim algorithm; defaults 64 packets and 4 bulk blocks "
-                "per channel), in the same job as the claim algorithms' shared queues.")
+    def columns_note(self):
+        """Which columns are claim algorithms the paper did not have, and which
+        per-sender channel kinds, if any ran."""
+        out = ""
+        new = [a for a in self.algs if a not in self.paper["table1"]["algs"]]
+        if new:
+            out += ("\n\nColumn" + ("s " if len(new) > 1 else " ")
+                    + ", ".join(f"{a} ({'lock-free' if a in LOCK_FREE else 'a lock'})"
+                                for a in new)
+                    + (": claim algorithms" if len(new) > 1 else ": a claim algorithm")
+                    + " the paper did not have (`shmamrun --list-claims`; no paper value).")
+        if self.kinds:
+            out += ("\n\nColumns " + ", ".join(self.kinds) + ": per-sender channels (queue "
+                    "kinds of the runtime, no claim algorithm; defaults 64 packets and 4 bulk "
+                    "blocks per channel), in the same job as the claim algorithms' shared queues.")
+        return out
 
     def ratio(self, a, b):
         if a is None or b is None or b.value == 0 or b.lo <= 0:
             return None
         return Figure(a.value / b.value, a.lo / b.hi, a.hi / b.lo)
 
+    def paper_table(self, t, keys, head):
+        """A table of the paper's (paper.toml's table1 or table2): one column per
+        claim algorithm that ran, in the measured tables' order, then any of the
+        paper's that did not; a dash where the paper has no value (an algorithm
+        it did not have), said under the table."""
+        cols = self.algs + [a for a in t["algs"] if a not in self.algs]
+        rows = []
+        for key, label in keys:
+            paper = dict(zip(t["algs"], t[key]))
+            rows.append([label] + [str(paper[a]) if a in paper else DASH for a in cols] + [""])
+        new = [a for a in cols if a not in t["algs"]]
+        note = (f"\n\n{DASH}: not in the paper ({', '.join(new)})." if new else "")
+        return table([head] + cols + [""], rows) + note
+
     def paper_table1(self):
-        t = self.paper["table1"]
         names = {"L": "L", "os": "o<sub>s</sub>", "or": "o<sub>r</sub>", "g": "g", "rtt": "RTT"}
-        rows = [[names[k]] + [str(v) for v in t[k]] + [""] for k in names]
         return ("The paper's Table 1 (Sun Enterprise 5000, 167 MHz UltraSPARC), µs:\n\n"
-                + table(["µs"] + t["algs"] + [""], rows))
+                + self.paper_table(self.paper["table1"], names.items(), "µs"))
 
     # ---- one-way bandwidth ----
     ONEWAY = (("bulk", "bw_copy"), ("long", "long_copy"), ("long_at", "longat_copy"))
@@ -245,15 +269,13 @@ class Report:
                             DASH])
         head = ["s per 10⁶ integers"] + A + ["MPICH, pinned, yielding", "lockfree, unbound",
                                             "MPICH, unbound (spins)"]
-        out = table(head, lines) + self.kinds_note()
+        out = table(head, lines) + self.columns_note()
         if stalls:
             out += ("\n\nRuns slower than twice their median (a stall or a convoy in one "
                     "run): " + "; ".join(stalls) + ".")
-        t = self.paper["table2"]
-        paper = [[f"{w} writer{'s' if w > 1 else ''}"] + [str(v) for v in t[str(w)]] + [""]
-                 for w in WRITERS]
+        keys = [(str(w), f"{w} writer{'s' if w > 1 else ''}") for w in WRITERS]
         return (out + "\n\nThe paper's Table 2 (10⁶ integers, one process per processor), "
-                "seconds:\n\n" + table(["seconds"] + t["algs"] + [""], paper))
+                "seconds:\n\n" + self.paper_table(self.paper["table2"], keys, "seconds"))
 
     # ---- locks and delivery ----
     def locks(self):

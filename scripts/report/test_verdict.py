@@ -7,7 +7,8 @@ import tempfile
 import tomllib
 import unittest
 
-from verdict import FAILS, HOLDS, MISSING, NOISE, Engine, Figure, Outcome, Rows, compare, verdict
+from verdict import (FAILS, HOLDS, LOCK_FREE, MISSING, NOISE, Engine, Figure, Outcome, Rows,
+                     compare, verdict)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -90,6 +91,33 @@ class Engines(unittest.TestCase):
         self.assertEqual((v, len(outs)), ("within noise", 1))
         v, _ = e.judge({"checks": [{"a": "logp/{alg}/L", "each": "algs", "op": "<", "x": 0}]})
         self.assertEqual(v, "agrees (some figures not measured)")
+
+    def test_lock_free_claims_are_neither_locks_nor_the_papers(self):
+        with open(os.path.join(HERE, "paper.toml"), "rb") as f:
+            paper = tomllib.load(f)["table1"]["algs"]
+        algs = ["lockfree", "tas", "ttas", "ticket", "anderson", "mutex", "onecas"]
+        e = Engine(self.rows, algs, paper_algs=paper)
+        self.assertEqual(e.sets["locks"], ["tas", "ttas", "ticket", "anderson", "mutex"])
+        self.assertEqual(e.sets["five"], ["tas", "ttas", "ticket", "anderson"])
+        self.assertEqual(e.sets["paper"], algs[:6])
+        self.assertEqual(e.sets["algs"], algs)
+        for a in LOCK_FREE:
+            self.assertNotIn(a, e.sets["locks"] + e.sets["five"])
+        # a paper claim over "five" judges the paper's locks only
+        v, outs = e.judge({"checks": [{"a": "rtt/{alg}/am_rtt_vs_lockfree", "each": "five",
+                                       "op": "<", "x": 2}]})
+        self.assertEqual(len(outs), 4)
+        self.assertFalse(any("onecas" in o.text for o in outs))
+
+    def test_paper_tables_keep_the_papers_six(self):
+        with open(os.path.join(HERE, "paper.toml"), "rb") as f:
+            paper = tomllib.load(f)
+        six = ["lockfree", "tas", "ttas", "ticket", "anderson", "mutex"]
+        for name, keys in (("table1", ("L", "os", "or", "g", "rtt")), ("table2", ("1", "3", "7"))):
+            t = paper[name]
+            self.assertEqual(t["algs"], six, name)
+            for k in keys:
+                self.assertEqual(len(t[k]), 6, f"{name} {k}")
 
     def test_kinds_set(self):
         e = Engine(self.rows, ["lockfree", "tas"], ["bqueue"])

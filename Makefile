@@ -140,9 +140,9 @@ $(B)/obj/bench/clumps.o: bench/clumps.c
 	@mkdir -p $(@D)
 	$(MPICC) $(CFLAGS) $(INC_bench) -c $< -o $@
 
-$(B)/tests/mpi_%: $(B)/obj/tests/mpi_%.o $(MPI_LIB)
+$(B)/tests/mpi_%: $(B)/obj/tests/mpi_%.o $(TEST_COMMON) $(MPI_LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lm
+	$(MPICC) $(CFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS) -lm
 
 $(B)/bench/clumps: $(B)/obj/bench/clumps.o $(BENCH_COMMON_OBJ) $(MPI_LIB)
 	@mkdir -p $(@D)

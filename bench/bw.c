@@ -630,26 +630,15 @@ static void usage(FILE *f, int status)
 
 static long arg_long(const char *s, long min)
 {
-    char *end;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || *end || v < min)
+    long v;
+    if (bm_arg_long(s, min, &v) < 0)
         usage(stderr, 2);
     return v;
 }
 
 static void parse_sizes(const char *s)
 {
-    nsizes = 0;
-    for (const char *p = s; *p;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 8 || v > (1L << 30) || nsizes == MAX_SIZES ||
-            (nsizes && (size_t)v <= sizes[nsizes - 1]) || (*end && *end != ','))
-            usage(stderr, 2);
-        sizes[nsizes++] = (size_t)v;
-        p = *end ? end + 1 : end;
-    }
-    if (!nsizes)
+    if ((nsizes = bm_parse_sizes(s, sizes, MAX_SIZES)) < 0)
         usage(stderr, 2);
 }
 

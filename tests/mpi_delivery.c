@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "shmam.h"
+#include "testutil.h"
 
 #define MAXP 64        /* ranks this test takes */
 #define STUCK_S 20     /* seconds without a message before a waiting rank gives up */
@@ -142,26 +143,16 @@ static void sent(int rc, const char *what, int dest)
 
 /* ---- payloads ---- */
 
-static uint32_t mix32(uint32_t a, uint32_t b)
-{
-    uint32_t h = a * 0x9e3779b9u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu;
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    return h ^ (h >> 16);
-}
-
 /* The key of message seq from src to dst: names its payload. */
 static uint32_t key_of(int src, int dst, uint32_t seq)
 {
-    return mix32((uint32_t)(src * MAXP + dst), seq);
+    return tu_mix32((uint32_t)(src * MAXP + dst), seq);
 }
 
 /* Byte i of pattern `key`. */
 static uint8_t pat_byte(uint32_t key, size_t i)
 {
-    return (uint8_t)(mix32(key, (uint32_t)(i / 4)) >> (8 * (i % 4)));
+    return (uint8_t)(tu_mix32(key, (uint32_t)(i / 4)) >> (8 * (i % 4)));
 }
 
 static void pat_fill(void *buf, uint32_t key, size_t len)
@@ -336,7 +327,7 @@ static void h_fifo(am_token_t *tok, const uint32_t *args, int nargs, void *data,
     if (nargs != 3 + (int)(seq % 6))
         bad("fifo %u from rank %d: %d arguments, want %u", seq, src, nargs, 3 + seq % 6);
     for (int i = 2; i < nargs; i++)
-        if (args[i] != mix32(key_of(src, me, seq), (uint32_t)i))
+        if (args[i] != tu_mix32(key_of(src, me, seq), (uint32_t)i))
             bad("fifo %u from rank %d: argument %d is %08x", seq, src, i, args[i]);
     got[src]++;
 }
@@ -351,7 +342,7 @@ static unsigned long run_fifo(void)
         for (int d = 0; d < np; d++) {
             uint32_t a[AM_MAX_ARGS] = {seq, (uint32_t)me};
             for (int i = 2; i < AM_MAX_ARGS; i++)
-                a[i] = mix32(key_of(me, d, seq), (uint32_t)i);
+                a[i] = tu_mix32(key_of(me, d, seq), (uint32_t)i);
             if (d != me)
                 sent(am_request(ep, (unsigned)d, H_FIFO, a, 3 + (int)(seq % 6)), "fifo", d);
         }
@@ -620,7 +611,7 @@ static void h_req(am_token_t *tok, const uint32_t *args, int nargs, void *data, 
     int src = source(tok, args, nargs, "request");
     if (!in_phase(P_REPLIES, "request", tok) || src < 0 || nargs != 2)
         return;
-    uint32_t seq = args[0], a[3] = {seq, (uint32_t)me, mix32(key_of(src, me, seq), 1)};
+    uint32_t seq = args[0], a[3] = {seq, (uint32_t)me, tu_mix32(key_of(src, me, seq), 1)};
     size_t n = reply_len(seq);
     in_order(next_seq, src, seq, "request");
     got[src]++;
@@ -646,7 +637,7 @@ static void h_rep(am_token_t *tok, const uint32_t *args, int nargs, void *data, 
         return;
     uint32_t seq = args[0];
     in_order(rnext_seq, src, seq, "reply");
-    if (nargs != 3 || args[2] != mix32(key_of(me, src, seq), 1))
+    if (nargs != 3 || args[2] != tu_mix32(key_of(me, src, seq), 1))
         bad("reply %u from rank %d: %d arguments, check word %08x", seq, src, nargs,
             nargs == 3 ? args[2] : 0);
     check_payload("reply", src, seq, seq % 3 ? data : NULL, len, reply_len(seq),
@@ -735,7 +726,7 @@ enum mixed_kind { M_SHORT, M_BULK, M_LONG, M_AT };
  * that a sender's all fit its area of the region). */
 static enum mixed_kind mixed_kind(int src, uint32_t seq, size_t *len)
 {
-    uint32_t h = mix32(key_of(src, 0, seq), 7);
+    uint32_t h = tu_mix32(key_of(src, 0, seq), 7);
     enum mixed_kind k = h % 8 < 4   ? M_SHORT
                         : h % 8 < 6 ? M_BULK
                         : h % 8 < 7 ? M_LONG

@@ -66,3 +66,27 @@ const char *bm_program_beside(const char *name)
     strcpy(slash ? slash + 1 : path, name);
     return access(path, X_OK) == 0 ? path : NULL;
 }
+
+int bm_arg_long(const char *s, long min, long *v)
+{
+    char *end;
+    if (!s)
+        return -1;
+    *v = strtol(s, &end, 10);
+    return end == s || *end || *v < min ? -1 : 0;
+}
+
+int bm_parse_sizes(const char *s, size_t *sizes, int max)
+{
+    int n = 0;
+    for (const char *p = s ? s : ""; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 8 || v > (1L << 30) || n == max ||
+            (n && (size_t)v <= sizes[n - 1]) || (*end && *end != ','))
+            return -1;
+        sizes[n++] = (size_t)v;
+        p = *end ? end + 1 : end;
+    }
+    return n ? n : -1;
+}

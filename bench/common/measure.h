@@ -7,6 +7,8 @@
 #ifndef SHMAM_BENCH_MEASURE_H
 #define SHMAM_BENCH_MEASURE_H
 
+#include <stddef.h>
+
 /* The monotonic clock in seconds and in microseconds. */
 double bm_now_s(void);
 double bm_now_us(void);
@@ -25,6 +27,13 @@ int bm_pinned_cpu(void);
  * main, before am_init or MPI_Init (which start or join a job), and then prints
  * its usage on stdout and exits 0. */
 int bm_asks_help(int argc, char **argv);
+
+/* Command-line numbers.  arg_long: s as a whole number of at least min into
+ * *v; 0, or -1 if s is NULL, not a number or too small.  sizes: s as a
+ * comma-separated list of message sizes, strictly ascending, each 8 B to
+ * 1 GiB, at most max of them, into sizes[]; their count, or -1. */
+int bm_arg_long(const char *s, long min, long *v);
+int bm_parse_sizes(const char *s, size_t *sizes, int max);
 
 /* The path of program `name` in the directory of this program's own binary,
  * if it is an executable file there (a benchmark's baseline built beside it),

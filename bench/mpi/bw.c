@@ -206,27 +206,16 @@ static void bad_usage(const char *why)
 
 static long arg_long(const char *s, const char *why, long min)
 {
-    char *end;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || *end || v < min)
+    long v;
+    if (bm_arg_long(s, min, &v) < 0)
         bad_usage(why);
     return v;
 }
 
 static void parse_sizes(struct opts *o, const char *s)
 {
-    o->nsizes = 0;
-    for (const char *p = s ? s : ""; *p;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 8 || v > (1L << 30) || o->nsizes == MAX_SIZES ||
-            (o->nsizes && (size_t)v <= o->sizes[o->nsizes - 1]) || (*end && *end != ','))
-            bad_usage("--sizes needs ascending sizes of 8 B .. 1 GB, comma-separated");
-        o->sizes[o->nsizes++] = (size_t)v;
-        p = *end ? end + 1 : end;
-    }
-    if (!o->nsizes)
-        bad_usage("--sizes needs at least one size");
+    if ((o->nsizes = bm_parse_sizes(s, o->sizes, MAX_SIZES)) < 0)
+        bad_usage("--sizes needs 1 to 16 ascending sizes of 8 B .. 1 GB, comma-separated");
 }
 
 static struct opts parse(int argc, char **argv)

@@ -98,15 +98,17 @@ static inline struct am_sender *am__sender(const struct am_seg_view *v, unsigned
 /* A peer this endpoint may send to. */
 struct am_peer {
     struct am_seg_view view_store;
-    struct am_seg_view *view; /* &view_store, or the endpoint's own view for self */
-    unsigned sender_index;    /* our entry in the peer's sender table */
-    unsigned who;             /* our claimant id there: AM_WHO(index, generation) */
-    int learned;              /* mapped because it sent to us, not by am_ep_map */
-    unsigned long backoffs;   /* rounds our sends to it waited (see send.c) */
-    uint64_t tail_hint[2];    /* onecas: per queue, our last ticket + 1 (send.c) */
-    struct am_segment region; /* its one-copy region, mapped on first use */
-    size_t region_bytes;      /* its size as read then: our bound; 0: unmapped */
-    struct am_chan_tx tx[2];  /* per-sender kinds: our channels' ends there */
+    struct am_seg_view *view;   /* &view_store, or the endpoint's own view for self */
+    unsigned sender_index;      /* our entry in the peer's sender table */
+    unsigned who;               /* our claimant id there: AM_WHO(index, generation) */
+    int learned;                /* mapped because it sent to us, not by am_ep_map */
+    unsigned long backoffs;     /* rounds our sends to it waited (see send.c) */
+    uint64_t tail_hint[2];      /* onecas: per queue, our last ticket + 1 (send.c) */
+    unsigned long streaming[2]; /* per queue: our ep->delivered at our last send
+                                 * there (send.c, prefetch_ahead) */
+    struct am_segment region;   /* its one-copy region, mapped on first use */
+    size_t region_bytes;        /* its size as read then: our bound; 0: unmapped */
+    struct am_chan_tx tx[2];    /* per-sender kinds: our channels' ends there */
     char name[AM_NAME_MAX];
 };
 

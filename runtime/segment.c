@@ -309,19 +309,23 @@ static int sysv_make(key_t k, const char *name, size_t size, struct am_segment *
     return rc;
 }
 
-#define SYSV_MAKING_WAIT 1000 /* looks, 10 us apart, at a segment being made */
-
 /* The taken key k: 1 if it holds `name`'s segment, 0 another name's.  A
  * segment still being made (a concurrent creator, its name not yet written) is
- * waited for, briefly: it may be a creator of this very name. */
+ * waited for as long as its creator lives: it may be a creator of this very
+ * name, and a slow creator is not a dead one (under ASan and load, one was
+ * seen to take over 10 ms, and a bounded wait then let a second creator of
+ * the same name win at the next key: check_segment racing_create).  A
+ * creator that dies leaves debris, which ends the wait.  Naps grow from 10 us
+ * to 1 ms. */
 static int sysv_named(key_t k, const char *name)
 {
-    int id, whose = SYSV_MAKING;
+    int id, whose;
     size_t sz;
-    struct timespec ten_us = {0, 10000};
-    for (int i = 0; whose == SYSV_MAKING && i < SYSV_MAKING_WAIT; i++)
-        if ((whose = sysv_whose(k, name, &id, &sz)) == SYSV_MAKING)
-            nanosleep(&ten_us, NULL);
+    long nap_ns = 10000;
+    while ((whose = sysv_whose(k, name, &id, &sz)) == SYSV_MAKING) {
+        nanosleep(&(struct timespec){0, nap_ns}, NULL);
+        nap_ns = nap_ns < 1000000 ? nap_ns * 2 : nap_ns;
+    }
     return whose == 1;
 }
 

@@ -42,11 +42,9 @@ int am__mpi_tx_reap(struct am_txq *q)
 /* One round of waiting, polling as a blocked send of queue qid may. */
 static void backoff(am_ep_t *ep, enum am_qid qid, struct spin *sp)
 {
-    if (qid == AM_REQUEST)
-        am__poll(ep);
-    else
-        am__drain(ep, AM_REPLY);
-    am__net_poll(ep, qid == AM_REPLY);
+    int n = qid == AM_REQUEST ? am__poll(ep) : am__drain(ep, AM_REPLY);
+    if (n == 0 && (qid == AM_REPLY || ep->net_tick != 0)) /* 0: am__poll asked it */
+        am__net_poll(ep, qid == AM_REPLY);
     am__mpi_tx_reap(&am_mpi_of(ep)->txq[qid]);
     spin_wait(sp);
 }

@@ -15,7 +15,9 @@
  *               with sampled: the app line verified, and the same component
  *               count and label sum as con under shmamrun -n 4
  *   sample      hyb_sample, 4096 keys, plain and --batched: the app line verified
- *   kill        mpi_delivery hang (and hang_region, each rank with a region):
+ *   kill        mpi_delivery hang (and hang_region, each rank with a region;
+ *               and hang_init, rank 3 parked in am_init with its segment made
+ *               and named, not yet live, the others in am_init waiting for it):
  *               once all four ranks are up, rank 3 (the other node's) gets
  *               SIGKILL; mpiexec must end within 20 s with a nonzero status
  *
@@ -309,10 +311,14 @@ static pid_t ready_pid(const char *out, const char *mode, int rank)
     return p && sscanf(p + strlen(want), "%ld ready", &pid) == 1 ? (pid_t)pid : 0;
 }
 
-/* Loop index 0: hang; 1: hang_region. */
+/* Loop index 0: hang; 1: hang_region; 2: hang_init (only rank 3 says it is
+ * ready: parked in am_init with its segment made and named, the others
+ * waiting there to map it). */
 START_TEST(kill_rank)
 {
-    const char *mode = _i ? "hang_region" : "hang";
+    static const char *const modes[] = {"hang", "hang_region", "hang_init"};
+    const char *mode = modes[_i];
+    int first = _i == 2 ? 3 : 0;
     const char *argv[] = {"mpiexec", "-n", "4", delivery, mode, NULL};
     const char *env[5];
     char node[32], prefix[32], what[64];
@@ -322,14 +328,14 @@ START_TEST(kill_rank)
     need_programs();
     job_env(env, node, sizeof node, prefix, sizeof prefix, 2);
     tu_start(argv, env, TU_ERR_MERGED, RUN_TIMEOUT * tu_stress_factor(), &r);
-    int up = 0;
+    int up = first;
     while (up < 4 && tu_read_some(&r) > 0)
-        for (up = 0; up < 4 && (pid[up] = ready_pid(r.out, mode, up)) > 0; up++)
+        for (up = first; up < 4 && (pid[up] = ready_pid(r.out, mode, up)) > 0; up++)
             ;
     if (up < 4)
         tu_finish(&r);
-    ck_assert_msg(up == 4, "mpi_delivery %s: %d of 4 ranks ready (exit %d):\n%s", mode, up,
-                  r.status, r.out);
+    ck_assert_msg(up == 4, "mpi_delivery %s: ranks %d..3 not all ready (exit %d):\n%s",
+                  mode, first, r.status, r.out);
     ck_assert_msg(kill(pid[3], SIGKILL) == 0, "kill rank 3 (pid %d): %s", (int)pid[3],
                   strerror(errno));
     double killed = tu_now_s();
@@ -361,7 +367,7 @@ static Suite *hybrid_suite(void)
     tcase_add_loop_test(tc, con_runs, 0, 2);
     tcase_add_loop_test(tc, sample_runs, 0, 2);
     tc = tu_tcase(s, "kill", 2 * RUN_TIMEOUT);
-    tcase_add_loop_test(tc, kill_rank, 0, 2);
+    tcase_add_loop_test(tc, kill_rank, 0, 3);
     return s;
 }
 

@@ -37,6 +37,10 @@
  *            waits for messages forever: a test kills one rank
  *   hang_region  the same, each rank with a region (made before the barrier
  *            that precedes the line)
+ *   hang_init  rank 3 parks in am_init with its endpoint's segment made and
+ *            named but not yet live (AM_HOOK_CREATING), prints the same line
+ *            and waits; the others wait in am_init to map it: a test kills it,
+ *            and every rank's segment must then go (the reapers)
  *
  * Each subtest starts and ends with a barrier (its state is set before anyone
  * sends), and every rank reports its count to rank 0, which prints
@@ -56,6 +60,7 @@
 #include <unistd.h>
 
 #include "shmam.h"
+#include "internal.h"
 #include "testutil.h"
 
 #define MAXP 64        /* ranks this test takes */
@@ -884,9 +889,23 @@ static _Noreturn void usage(void)
     exit(2);
 }
 
+/* hang_init: rank 3 parks where am_init has made and named its segment. */
+static void park_creating(enum am_hook where)
+{
+    const char *r = getenv("PMI_RANK");
+    if (where != AM_HOOK_CREATING || !r || atoi(r) != 3)
+        return;
+    printf("mpi_delivery hang_init: rank 3 pid %ld ready\n", (long)getpid());
+    fflush(stdout);
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv)
 {
     const char *s = getenv("SHMAM_STRESS");
+    if (argc > 1 && !strcmp(argv[1], "hang_init"))
+        am__claim_stall_hook = park_creating;
     int rc = am_init(&argc, &argv, &ep);
     if (rc != 0)
         die("am_init: %s", am_strerror(rc));

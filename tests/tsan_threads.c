@@ -539,12 +539,12 @@ static int run_heap(void)
 /* ---- am_wait and the wake-up --------------------------------------------- */
 
 /* One real endpoint (a segment in /dev/shm), mapped once: its owner thread
- * sleeps in am_wait, and a second thread sends to it through the owner's own
- * view of itself, so both sides of the sleeping/READY handshake (wait.c, send.c)
- * touch one mapping that TSan watches.  The sender sends one message at a time
- * and waits for the handler's acknowledgement first, so the queue never fills
- * and it never polls the endpoint (which only its owner may), and it pauses at
- * random so the owner often sleeps in the futex.  A lost wake-up shows as an
+ * sleeps in am_wait, and a second thread, a peer with an endpoint of its own,
+ * sends to it through the owner's own view of the segment, so both sides of the
+ * sleeping/READY handshake (wait.c, send.c) touch one mapping that TSan watches.  The
+ * sender sends one message at a time and waits for the handler's acknowledgement first, so
+ * the queue never fills and it never polls the endpoint (which only its owner may), and it
+ * pauses at random so the owner often sleeps in the futex.  A lost wake-up shows as an
  * am_wait that times out (1 s) although a message was sent. */
 #define WAIT_MSGS 3000
 
@@ -568,7 +568,7 @@ static void *wait_owner(void *arg)
 {
     char name[40];
     snprintf(name, sizeof name, "tsan-wait-%ld", (long)getpid());
-    if (am_ep_create(name, NULL, &wr.ep) != 0 || am_ep_map(wr.ep, 0, name) != 0 ||
+    if (am_ep_create(name, NULL, &wr.ep) != 0 ||
         am_set_handler(wr.ep, 1, wait_handler) != 0) {
         AO_store(&wr.failed, 1);
         AO_store_release(&wr.ready, 2);
@@ -585,20 +585,43 @@ static void *wait_owner(void *arg)
     return NULL;
 }
 
+/* The sender is a peer with an endpoint of its own, made, used and destroyed
+ * in this thread (an endpoint belongs to its thread: the sender's private
+ * state, its peer table and send hints, is not the owner's to share).  Its
+ * peer sends through the owner's own view of the segment rather than a
+ * second mapping, so that TSan, which tells memory by address, sees both
+ * sides of the handshake; the mapping am_ep_map made is put back before the
+ * endpoint goes. */
 static void *wait_sender(void *arg)
 {
+    char name[40], owner[40];
+    am_ep_t *ep = NULL;
+    snprintf(name, sizeof name, "tsan-wsend-%ld", (long)getpid());
+    snprintf(owner, sizeof owner, "tsan-wait-%ld", (long)getpid());
     while (AO_load_acquire(&wr.ready) == 0)
         sched_yield();
-    for (uint32_t i = 0; i < WAIT_MSGS && AO_load_acquire(&wr.ready) == 1; i++) {
+    if (AO_load_acquire(&wr.ready) != 1 || am_ep_create(name, NULL, &ep) != 0 ||
+        am_ep_map(ep, 0, owner) != 0) {
+        AO_store(&wr.failed, 1);
+        if (ep)
+            am_ep_destroy(ep);
+        return NULL;
+    }
+    struct am_peer *p = am__peer(ep, 0);
+    struct am_seg_view *mapped = p->view;
+    p->view = &wr.ep->own;
+    for (uint32_t i = 0; i < WAIT_MSGS; i++) {
         while (AO_load_acquire(&wr.acked) < i && !AO_load(&wr.failed))
             sched_yield();
-        if (AO_load(&wr.failed) ||
-            am__send(wr.ep, 0, AM_REQUEST,
-                     &(struct am_msg){.handler = 1, .args = &i, .nargs = 1}) != 0)
+        if (AO_load(&wr.failed) || am_request(ep, 0, 1, &i, 1) != 0)
             break;
         if (i % 4 == 0)
             usleep(i % 64);
     }
+    while (AO_load_acquire(&wr.acked) < WAIT_MSGS && !AO_load(&wr.failed))
+        sched_yield(); /* the owner still holds our entry's last message */
+    p->view = mapped;
+    am_ep_destroy(ep);
     return NULL;
 }
 

@@ -26,6 +26,24 @@
  *        the sender's store must fetch it first.  The floor of any protocol
  *        whose receiver writes the message's line (bench/README.md, the line
  *        table).
+ *   --ladder K,...  (the gap to the floor, taken apart; off by default):
+ *   raw_paced  raw with two pauses per spin step instead of one: how much the
+ *        floor itself depends on how often the waiter reads the line.
+ *   echo_K  the protocol's lines without the runtime, through rings of
+ *        RAW_RING lines as the queues' packets: the sender reads the slot's
+ *        lap-tagged state, claims it with a CAS, fills the line's other seven
+ *        words, release-stores READY, fences and reads a wake word (as
+ *        am__wake_if_asleep); the receiver reads the head line of its other
+ *        queue and then its slot (as am_poll reads both queues), copies the
+ *        line and checks it, then does K steps of private work (the
+ *        turnaround: dispatch, checks, handler) before it answers, and frees
+ *        the slot for the next lap after answering.  Both ranks turn around
+ *        so, rank 0 between a reply and its next request.
+ *   turn_ns_K  what K steps of that work cost alone (rank 0, one clock pair
+ *        around many), so an echo row reads against the work it added.
+ *   am_self_rtt  per algorithm: rank 0 sends the request to itself and polls
+ *        until the reply has run, both halves in one process and every line
+ *        in its own cache: the runtime's own path, no line moving.
  * In each round every kind (raw, then the algorithms) runs W warm-up trips and
  * N/R timed ones, in ABBA order (bm_abba: reversed in odd rounds, so neither AM
  * nor raw always runs first).  The estimator is the instrument's one
@@ -53,6 +71,8 @@
  *   rtt,ALG,SHM,2,P,N,am_rtt,US,us,LO-HI               per algorithm
  *   rtt,ALG,SHM,2,P,N,am_vs_raw,X,ratio,LO-HI
  *   rtt,ALG,SHM,2,P,N,am_rtt_vs_lockfree,X,ratio,LO-HI  (ALG other than lockfree)
+ * and with --ladder: raw_paced_rtt and raw_paced_vs_raw, echo_rtt_K,
+ * echo_vs_raw_K and turn_ns_K per K (impl raw), am_self_rtt per algorithm
  * (the header line first with --header; --verbose adds every round's figures
  * on stderr).
  *
@@ -82,6 +102,8 @@
 
 #define H_PING 1
 #define H_PONG 2
+#define H_SELF_PING 3
+#define H_SELF_PONG 4
 #define MAX_ROUNDS 101
 
 /* The raw ping-pong lines, each 64-byte aligned on its own 128-byte block (no
@@ -94,20 +116,37 @@ struct raw_line {
 };
 #define RAW_RING 128 /* lines per freed ring: a queue's default packets */
 
+/* One line of the echo rings: a state word (lap << 2 | FREE 0, CLAIMED 1,
+ * READY 2) and seven words of message, each the message's number. */
+struct echo_line {
+    _Alignas(64) AO_t state;
+    AO_t w[7];
+};
+#define ECHO_STATE(lap, type) ((AO_t)(lap) << 2 | (type))
+
 struct raw {
     _Alignas(128) AO_t ping; /* written by rank 0 only */
     _Alignas(128) AO_t pong; /* written by rank 1 only */
     /* raw_freed: request and reply rings of adjacent lines, each written by
      * its sender and then by its receiver (0: freed), as packet slots are. */
     _Alignas(128) struct raw_line ring[2][RAW_RING];
+    /* echo_K: request and reply rings (state word first, as packets), each
+     * rank's other-queue head line (read, never written) and a wake word. */
+    _Alignas(128) struct echo_line echo[2][RAW_RING];
+    _Alignas(128) struct echo_line other[2][2];
+    _Alignas(128) AO_t sleeping;
     _Alignas(128) AO_t cpu[2]; /* each rank's CPU + 1 if pinned to one, else 0 */
     AO_t requests;             /* requests rank 1 handled */
     AO_t errors;               /* out-of-sequence requests rank 1 saw */
     AO_t bad;                  /* corrupt packets rank 1's endpoint dropped */
 };
 
+#define MAX_LADDER 8
+
 struct opts {
     long iters, warmup, rounds;
+    long ladder[MAX_LADDER]; /* --ladder: turnaround steps per echo kind */
+    int n_ladder;
     int header, verbose;
     const char *algs;
 };
@@ -277,6 +316,172 @@ static void raw_serve(struct raw *r, long n, AO_t *c)
     }
 }
 
+/* ---- the ladder (--ladder) ----------------------------------------------- */
+
+/* Two pauses per spin step instead of relax()'s one (raw_paced). */
+static void relax_paced(unsigned *spins)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    relax(spins);
+}
+
+/* Rank 0: `n` raw_paced round trips from counter *c; the mean in us.  As
+ * raw_trips, but spinning with relax_paced. */
+static double paced_trips(struct raw *r, long n, AO_t *c)
+{
+    double t0 = bm_now_us();
+    for (long i = 0; i < n; i++) {
+        AO_t v = ++*c;
+        AO_store_release(&r->ping, v);
+        unsigned spins = 0;
+        while (AO_load_acquire(&r->pong) != v)
+            relax_paced(&spins);
+    }
+    return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
+}
+
+static void paced_serve(struct raw *r, long n, AO_t *c)
+{
+    for (long i = 0; i < n; i++) {
+        AO_t v = ++*c;
+        unsigned spins = 0;
+        while (AO_load_acquire(&r->ping) != v)
+            relax_paced(&spins);
+        AO_store_release(&r->pong, v);
+    }
+}
+
+/* K steps of private work, each depending on the last (the turnaround). */
+static void turn(long k)
+{
+    volatile AO_t x = 0;
+    for (long i = 0; i < k; i++)
+        x = x + (AO_t)i;
+}
+
+/* The sender's half of echo: message v, ticket t, into ring `ring`.  Waits
+ * for the slot to be free for t's lap, claims it with a CAS, fills it and
+ * release-stores READY (pairs with echo_take's acquire), then fences and
+ * reads the wake word, which nobody sets. */
+static void echo_put(struct raw *r, int ring, AO_t t, AO_t v)
+{
+    struct echo_line *l = &r->echo[ring][t % RAW_RING];
+    AO_t lap = t / RAW_RING;
+    unsigned spins = 0;
+    while (AO_load_acquire(&l->state) != ECHO_STATE(lap, 0) ||
+           !AO_compare_and_swap_full(&l->state, ECHO_STATE(lap, 0), ECHO_STATE(lap, 1)))
+        relax(&spins);
+    for (int i = 0; i < 7; i++)
+        l->w[i] = v;
+    AO_store_release(&l->state, ECHO_STATE(lap, 2));
+    AO_nop_full();
+    if (AO_load(&r->sleeping))
+        die("echo: the wake word was set", 0);
+}
+
+/* The receiver's half: waits for ticket t of ring `ring` to be READY, reading
+ * the other queue's head line first as am_poll does; copies the line and
+ * returns the message's number (-1 if the copy is torn). */
+static AO_t echo_take(struct raw *r, int ring, AO_t t)
+{
+    struct echo_line *l = &r->echo[ring][t % RAW_RING], copy;
+    const volatile AO_t *other = &r->other[rank][0].state;
+    AO_t ready = ECHO_STATE(t / RAW_RING, 2);
+    unsigned spins = 0;
+    for (;;) {
+        (void)*other;
+        if (AO_load_acquire(&l->state) == ready)
+            break;
+        relax(&spins);
+    }
+    memcpy(&copy, (const void *)l, sizeof copy);
+    for (int i = 1; i < 7; i++)
+        if (copy.w[i] != copy.w[0])
+            return (AO_t)-1;
+    return copy.w[0];
+}
+
+/* Free ticket t of ring `ring` for the next lap (pairs with echo_put's CAS). */
+static void echo_free(struct raw *r, int ring, AO_t t)
+{
+    AO_store_release(&r->echo[ring][t % RAW_RING].state, ECHO_STATE(t / RAW_RING + 1, 0));
+}
+
+/* Rank 0: `n` echo round trips with turnaround k from ticket *c; the mean in
+ * us.  Ring 0 carries requests, ring 1 replies; ticket and number agree. */
+static double echo_trips(struct raw *r, long n, long k, AO_t *c)
+{
+    double t0 = bm_now_us();
+    for (long i = 0; i < n; i++) {
+        AO_t t = (*c)++;
+        echo_put(r, 0, t, t);
+        if (echo_take(r, 1, t) != t)
+            die("echo: a reply carried another number", 0);
+        turn(k);
+        echo_free(r, 1, t);
+    }
+    return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
+}
+
+static void echo_serve(struct raw *r, long n, long k, AO_t *c)
+{
+    for (long i = 0; i < n; i++) {
+        AO_t t = (*c)++;
+        if (echo_take(r, 0, t) != t)
+            die("echo: a request carried another number", 0);
+        turn(k);
+        echo_put(r, 1, t, t);
+        echo_free(r, 0, t);
+    }
+}
+
+/* What k turnaround steps cost alone, in ns (rank 0, one clock pair). */
+static double turn_ns(long k)
+{
+    long reps = 200000 / (k + 1) + 100;
+    double t0 = bm_now_us();
+    for (long i = 0; i < reps; i++)
+        turn(k);
+    return (bm_now_us() - t0) * 1e3 / (double)reps;
+}
+
+/* Rank 0: `n` round trips to itself through endpoint e (am_self_rtt); the
+ * mean in us.  Its own handlers, H_SELF_PING and H_SELF_PONG. */
+static unsigned long self_replies;
+
+static void on_self_ping(am_token_t *tok, const uint32_t *args, int nargs, void *data,
+                         size_t len)
+{
+    int rc = am_reply(tok, H_SELF_PONG, args, nargs);
+    if (rc < 0)
+        die("am_reply to itself", rc);
+}
+
+static void on_self_pong(am_token_t *tok, const uint32_t *args, int nargs, void *data,
+                         size_t len)
+{
+    if (nargs != 1 || args[0] != (uint32_t)self_replies)
+        errors++;
+    self_replies++;
+}
+
+static double self_trips(am_ep_t *e, long n)
+{
+    double t0 = bm_now_us();
+    for (long i = 0; i < n; i++) {
+        uint32_t seq = (uint32_t)self_replies;
+        unsigned long want = self_replies + 1;
+        int rc = am_request(e, 0, H_SELF_PING, &seq, 1);
+        if (rc < 0)
+            die("am_request to itself", rc);
+        while (self_replies < want)
+            poll_once(e);
+    }
+    return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
+}
+
 /* Create (rank 0) or open (rank 1) the raw segment, unlinking it once both
  * have it mapped, so that its name never outlives this function. */
 static struct raw *raw_map(void)
@@ -312,7 +517,7 @@ static void usage(FILE *f, int status)
 {
     fprintf(f, "usage: shmamrun -n 2 [--bind] [-a ALG] rtt [--algs ALG,...|all|channels] "
                "[--iters N] "
-               "[--warmup N] [--rounds R] [--header] [--verbose]\n");
+               "[--warmup N] [--rounds R] [--ladder K,...] [--header] [--verbose]\n");
     exit(status);
 }
 
@@ -327,6 +532,27 @@ static long arg_long(const char *s, const char *opt, long min)
     return v;
 }
 
+/* --ladder's list: turnaround steps, each 0 .. 100000, at most MAX_LADDER. */
+static int parse_ladder(const char *s, long *k)
+{
+    int n = 0;
+    char *end;
+    while (s && n < MAX_LADDER) {
+        k[n] = strtol(s, &end, 10);
+        if (end == s || k[n] < 0 || k[n] > 100000 || (*end && *end != ','))
+            break;
+        n++;
+        s = *end ? end + 1 : NULL;
+    }
+    if (!n || s) {
+        fprintf(stderr,
+                "rtt: --ladder needs up to %d step counts 0..100000, comma-separated\n",
+                MAX_LADDER);
+        exit(2);
+    }
+    return n;
+}
+
 static struct opts parse(int argc, char **argv)
 {
     struct opts o = {.iters = 100000, .warmup = 1000, .rounds = 5};
@@ -337,6 +563,8 @@ static struct opts parse(int argc, char **argv)
             o.warmup = arg_long(argv[++i], "--warmup", 0);
         else if (strcmp(argv[i], "--rounds") == 0)
             o.rounds = arg_long(argv[++i], "--rounds", 1);
+        else if (strcmp(argv[i], "--ladder") == 0)
+            o.n_ladder = parse_ladder(argv[++i], o.ladder);
         else if (strcmp(argv[i], "--algs") == 0 && i + 1 < argc)
             o.algs = argv[++i];
         else if (strcmp(argv[i], "--header") == 0)
@@ -353,42 +581,110 @@ static struct opts parse(int argc, char **argv)
     return o;
 }
 
-/* Kinds measured in a round: the raw ping-pongs, then FIRST_ALG + i
- * algorithm i. */
+/* Kinds measured in a round: the raw ping-pongs; with --ladder raw_paced,
+ * echo_K per K and am_self per algorithm; then the algorithms' round trips. */
 #define RAW 0
 #define RAW_FREED 1
-#define FIRST_ALG 2
+#define RAW_PACED 2
+#define FIRST_ECHO 3
+#define MAX_KINDS (FIRST_ECHO + MAX_LADDER + 2 * BM_MAX_ALGS)
+
+static int first_self(const struct opts *o)
+{
+    return FIRST_ECHO + o->n_ladder;
+}
+
+static int first_alg(const struct opts *o)
+{
+    return o->n_ladder ? first_self(o) + algs.n : RAW_PACED;
+}
+
+/* Counters each kind continues from: raw lines, echo tickets, AM requests
+ * served (rank 1). */
+struct counters {
+    AO_t raw, echo;
+    unsigned long served;
+};
+
+/* One ladder kind (rank 0 measures: its mean; rank 1 serves: 0). */
+static double ladder_kind(const struct opts *o, struct raw *r, int kind, long warmup,
+                          long n, struct counters *c)
+{
+    long k = kind >= FIRST_ECHO ? o->ladder[kind - FIRST_ECHO] : 0;
+    if (kind == RAW_PACED && rank == 0)
+        return paced_trips(r, warmup, &c->raw), paced_trips(r, n, &c->raw);
+    if (kind == RAW_PACED)
+        return paced_serve(r, warmup + n, &c->raw), 0.0;
+    if (kind < first_self(o) && rank == 0)
+        return echo_trips(r, warmup, k, &c->echo), echo_trips(r, n, k, &c->echo);
+    if (kind < first_self(o))
+        return echo_serve(r, warmup + n, k, &c->echo), 0.0;
+    am_ep_t *e = algs.ep[kind - first_self(o)];
+    return rank == 0 ? (self_trips(e, warmup), self_trips(e, n)) : 0.0;
+}
 
 /* One round: every kind, in ABBA order; t[kind] its mean (rank 0). */
-static void round_trips(struct raw *r, int k, long warmup, long n, AO_t *counter,
-                        unsigned long *served, double *t)
+static void round_trips(const struct opts *o, struct raw *r, int k, long warmup, long n,
+                        struct counters *c, double *t)
 {
-    int kinds = FIRST_ALG + algs.n;
+    int kinds = first_alg(o) + algs.n;
     for (int j = 0; j < kinds; j++) {
         int kind = bm_abba(k, j, kinds);
-        am_ep_t *e = kind < FIRST_ALG ? NULL : algs.ep[kind - FIRST_ALG];
-        if (rank == 0 && kind == RAW) {
-            raw_trips(r, warmup, counter);
-            t[kind] = raw_trips(r, n, counter);
+        am_ep_t *e = kind < first_alg(o) ? NULL : algs.ep[kind - first_alg(o)];
+        if (kind >= RAW_PACED && !e)
+            t[kind] = ladder_kind(o, r, kind, warmup, n, c);
+        else if (rank == 0 && kind == RAW) {
+            raw_trips(r, warmup, &c->raw);
+            t[kind] = raw_trips(r, n, &c->raw);
         } else if (rank == 0 && kind == RAW_FREED) {
-            freed_trips(r, warmup, counter);
-            t[kind] = freed_trips(r, n, counter);
+            freed_trips(r, warmup, &c->raw);
+            t[kind] = freed_trips(r, n, &c->raw);
         } else if (rank == 0) {
             am_trips(e, warmup);
             t[kind] = am_trips(e, n);
         } else if (kind == RAW) {
-            raw_serve(r, warmup + n, counter);
+            raw_serve(r, warmup + n, &c->raw);
         } else if (kind == RAW_FREED) {
-            freed_serve(r, warmup + n, counter);
+            freed_serve(r, warmup + n, &c->raw);
         } else {
-            *served += (unsigned long)(warmup + n);
-            am_serve(e, *served);
+            c->served += (unsigned long)(warmup + n);
+            am_serve(e, c->served);
         }
     }
 }
 
 /* The rows (rank 0): t[round][kind] are the round means. */
-static void report(const struct opts *o, double t[][FIRST_ALG + BM_MAX_ALGS], int pinned)
+/* The ladder's rows (rank 0), after the algorithms'. */
+static void report_ladder(const struct opts *o, const struct bm_row *row, long iters,
+                          double t[][MAX_KINDS])
+{
+    int n = (int)o->rounds;
+    double raw[MAX_ROUNDS], v[MAX_ROUNDS];
+    char metric[48];
+    for (int k = 0; k < n; k++)
+        raw[k] = t[k][RAW], v[k] = t[k][RAW_PACED];
+    bm_print(row, "raw", iters, "raw_paced_rtt", bm_stat_of(v, n), "us", 3);
+    bm_print(row, "raw", iters, "raw_paced_vs_raw", bm_stat_ratio(v, raw, n), "ratio", 3);
+    for (int j = 0; j < o->n_ladder; j++) {
+        for (int k = 0; k < n; k++)
+            v[k] = t[k][FIRST_ECHO + j];
+        snprintf(metric, sizeof metric, "echo_rtt_%ld", o->ladder[j]);
+        bm_print(row, "raw", iters, metric, bm_stat_of(v, n), "us", 3);
+        snprintf(metric, sizeof metric, "echo_vs_raw_%ld", o->ladder[j]);
+        bm_print(row, "raw", iters, metric, bm_stat_ratio(v, raw, n), "ratio", 3);
+        for (int k = 0; k < n; k++)
+            v[k] = turn_ns(o->ladder[j]);
+        snprintf(metric, sizeof metric, "turn_ns_%ld", o->ladder[j]);
+        bm_print(row, "raw", iters, metric, bm_stat_of(v, n), "ns", 1);
+    }
+    for (int i = 0; i < algs.n; i++) {
+        for (int k = 0; k < n; k++)
+            v[k] = t[k][first_self(o) + i];
+        bm_print(row, algs.name[i], iters, "am_self_rtt", bm_stat_of(v, n), "us", 3);
+    }
+}
+
+static void report(const struct opts *o, double t[][MAX_KINDS], int pinned)
 {
     int n = (int)o->rounds, lf = -1;
     double raw[MAX_ROUNDS], freed[MAX_ROUNDS], am[BM_MAX_ALGS][MAX_ROUNDS];
@@ -400,7 +696,7 @@ static void report(const struct opts *o, double t[][FIRST_ALG + BM_MAX_ALGS], in
         raw[k] = t[k][RAW];
         freed[k] = t[k][RAW_FREED];
         for (int i = 0; i < algs.n; i++)
-            am[i][k] = t[k][FIRST_ALG + i];
+            am[i][k] = t[k][first_alg(o) + i];
         if (o->verbose) {
             fprintf(stderr, "rtt: round %d: raw %.3f us, raw_freed %.3f", k, raw[k],
                     freed[k]);
@@ -426,6 +722,8 @@ static void report(const struct opts *o, double t[][FIRST_ALG + BM_MAX_ALGS], in
             bm_print(&row, algs.name[i], iters, "am_rtt_vs_lockfree",
                      bm_stat_ratio(am[i], am[lf], n), "ratio", 3);
     }
+    if (o->n_ladder)
+        report_ladder(o, &row, iters, t);
     fflush(stdout);
 }
 
@@ -481,18 +779,20 @@ int main(int argc, char **argv)
         die("run me with exactly two ranks (shmamrun -n 2)", 0);
     if (bm_algs_parse(o.algs ? o.algs : bm_algs_name_of(ep), &algs) != 0)
         exit(2);
-    const struct bm_handler h[] = {{H_PING, on_ping}, {H_PONG, on_pong}};
-    if ((rc = bm_algs_open(ep, &algs, h, 2)) < 0)
+    const struct bm_handler h[] = {{H_PING, on_ping},
+                                   {H_PONG, on_pong},
+                                   {H_SELF_PING, on_self_ping},
+                                   {H_SELF_PONG, on_self_pong}};
+    if ((rc = bm_algs_open(ep, &algs, h, 4)) < 0)
         die("cannot make the endpoints per algorithm", rc);
 
     struct raw *r = raw_map();
     int pinned = decide_spinning(r);
     long per_round = o.iters / o.rounds;
-    static double t[MAX_ROUNDS][FIRST_ALG + BM_MAX_ALGS];
-    AO_t counter = 0;
-    unsigned long served = 0;
+    static double t[MAX_ROUNDS][MAX_KINDS];
+    struct counters c = {0};
     for (int k = 0; k < o.rounds; k++)
-        round_trips(r, k, o.warmup, per_round, &counter, &served, t[k]);
+        round_trips(&o, r, k, o.warmup, per_round, &c, t[k]);
 
     if (rank == 1) {
         AO_store(&r->requests, requests); /* read by rank 0 after the barrier */

@@ -304,6 +304,60 @@ START_TEST(test_rtt)
 }
 END_TEST
 
+/* rtt --ladder: the raw_paced floor, each echo kind with its ratio to raw and
+ * the cost of its turnaround alone, and am_self per algorithm; every message
+ * of the echo kinds was checked (a torn or misnumbered one exits nonzero).
+ * The ratios lie within what their figures' spreads allow, and more
+ * turnaround steps cost more alone (the same loop, 64 times the steps). */
+START_TEST(test_rtt_ladder)
+{
+    char prog[PATH_MAX];
+    const char *what = "rtt --algs onecas --ladder 0,64";
+    if (!built(prog, "rtt"))
+        return;
+    const char *argv[] = {launcher,   "-n",      "2",        "--bind",   "--timeout",
+                          "30",       prog,      "--algs",   "onecas",   "--ladder",
+                          "0,64",     "--iters", "2000",     "--warmup", "100",
+                          "--rounds", "4",       "--header", NULL};
+    struct expect e = {.bench = "rtt",
+                       .impl = "raw onecas",
+                       .procs = 2,
+                       .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
+                       .iters = 2000,
+                       .iters_of = NULL,
+                       .known = "am_rtt raw_rtt raw_freed_rtt raw_freed_vs_raw am_vs_raw "
+                                "raw_paced_rtt raw_paced_vs_raw echo_rtt_# echo_vs_raw_# "
+                                "turn_ns_# am_self_rtt",
+                       .needed = "raw_paced_rtt raw_paced_vs_raw echo_rtt_0 echo_vs_raw_0 "
+                                 "turn_ns_0 echo_rtt_64 echo_vs_raw_64 turn_ns_64 "
+                                 "am_self_rtt"};
+    int n = run_and_check(argv, &e, what);
+    ck_assert_msg(n == 14, "%s: %d rows, not 14", what, n);
+    const struct row *raw = row_of(rows, n, "raw", "raw_rtt");
+    double rlo, rhi, lo, hi, qlo, qhi;
+    ck_assert_msg(raw, "%s: no raw_rtt row", what);
+    fig(raw, &rlo, &rhi);
+    const char *pairs[][2] = {{"raw_paced_rtt", "raw_paced_vs_raw"},
+                              {"echo_rtt_0", "echo_vs_raw_0"},
+                              {"echo_rtt_64", "echo_vs_raw_64"}};
+    for (int k = 0; k < 3; k++) {
+        const struct row *t = row_of(rows, n, "raw", pairs[k][0]),
+                         *q = row_of(rows, n, "raw", pairs[k][1]);
+        fig(t, &lo, &hi);
+        double x = fig(q, &qlo, &qhi);
+        ck_assert_msg(rlo > 0 && lo > 0 && x >= 0.99 * lo / rhi && x <= 1.01 * hi / rlo,
+                      "%s: %s %.3f outside [%.3f, %.3f] that %s %s and raw_rtt %s allow",
+                      what, pairs[k][1], x, lo / rhi, hi / rlo, pairs[k][0], t->f[9],
+                      raw->f[9]);
+    }
+    double t0 = fig(row_of(rows, n, "raw", "turn_ns_0"), &lo, &hi),
+           t64 = fig(row_of(rows, n, "raw", "turn_ns_64"), &lo, &hi);
+    ck_assert_msg(t64 > t0, "%s: turn_ns_64 %.1f not above turn_ns_0 %.1f", what, t64, t0);
+    ck_assert_msg(fig(row_of(rows, n, "onecas", "am_self_rtt"), &lo, &hi) > 0,
+                  "%s: am_self_rtt not positive", what);
+}
+END_TEST
+
 static const char *const logp_known =
     "os or g g_oneway rtt L os_plus_or os_plus_or_sweep or_sweep L_sweep sweep_slope "
     "sweep_t_# bulk_t_# bulk_G bulk_peak_MBps bulk_invG_MBps memcpy_MBps_# memcpy_mem_MBps "
@@ -813,6 +867,7 @@ static Suite *bench_suite(void)
         int loops;
     } cases[] = {
         {"rtt", test_rtt, 1},
+        {"rtt_ladder", test_rtt_ladder, 1},
         {"logp", test_logp, 1},
         {"bw", test_bw, 1},
         {"stress", test_stress, 2},

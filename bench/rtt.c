@@ -239,10 +239,20 @@ static void am_serve(am_ep_t *e, unsigned long total)
             relax(&spins);
 }
 
+/* Two pauses per spin step instead of relax()'s one (raw_paced). */
+static void relax_paced(unsigned *spins)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    relax(spins);
+}
+
 /* Rank 0: `n` raw round trips continuing from counter *c; the mean in us.  The
  * release store pairs with rank 1's acquire load of ping, and rank 1's release
- * store of pong with our acquire load of it. */
-static double raw_trips(struct raw *r, long n, AO_t *c)
+ * store of pong with our acquire load of it.  paced: both ranks spin with
+ * relax_paced (raw_paced), else with relax (raw). */
+static double raw_trips(struct raw *r, long n, AO_t *c, int paced)
 {
     double t0 = bm_now_us();
     for (long i = 0; i < n; i++) {
@@ -253,7 +263,10 @@ static double raw_trips(struct raw *r, long n, AO_t *c)
         while ((got = AO_load_acquire(&r->pong)) != v) {
             if (got > v)
                 die("raw ping-pong echoed a value never sent", 0);
-            relax(&spins);
+            if (paced)
+                relax_paced(&spins);
+            else
+                relax(&spins);
         }
     }
     return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
@@ -301,7 +314,7 @@ static void freed_serve(struct raw *r, long n, AO_t *c)
 }
 
 /* Rank 1: echo `n` raw pings continuing from counter *c (see raw_trips). */
-static void raw_serve(struct raw *r, long n, AO_t *c)
+static void raw_serve(struct raw *r, long n, AO_t *c, int paced)
 {
     for (long i = 0; i < n; i++) {
         AO_t v = ++*c;
@@ -310,48 +323,16 @@ static void raw_serve(struct raw *r, long n, AO_t *c)
         while ((got = AO_load_acquire(&r->ping)) != v) {
             if (got > v)
                 die("raw ping-pong skipped a value", 0);
-            relax(&spins);
+            if (paced)
+                relax_paced(&spins);
+            else
+                relax(&spins);
         }
         AO_store_release(&r->pong, v);
     }
 }
 
 /* ---- the ladder (--ladder) ----------------------------------------------- */
-
-/* Two pauses per spin step instead of relax()'s one (raw_paced). */
-static void relax_paced(unsigned *spins)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-    relax(spins);
-}
-
-/* Rank 0: `n` raw_paced round trips from counter *c; the mean in us.  As
- * raw_trips, but spinning with relax_paced. */
-static double paced_trips(struct raw *r, long n, AO_t *c)
-{
-    double t0 = bm_now_us();
-    for (long i = 0; i < n; i++) {
-        AO_t v = ++*c;
-        AO_store_release(&r->ping, v);
-        unsigned spins = 0;
-        while (AO_load_acquire(&r->pong) != v)
-            relax_paced(&spins);
-    }
-    return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
-}
-
-static void paced_serve(struct raw *r, long n, AO_t *c)
-{
-    for (long i = 0; i < n; i++) {
-        AO_t v = ++*c;
-        unsigned spins = 0;
-        while (AO_load_acquire(&r->ping) != v)
-            relax_paced(&spins);
-        AO_store_release(&r->pong, v);
-    }
-}
 
 /* K steps of private work, each depending on the last (the turnaround). */
 static void turn(long k)
@@ -612,9 +593,9 @@ static double ladder_kind(const struct opts *o, struct raw *r, int kind, long wa
 {
     long k = kind >= FIRST_ECHO ? o->ladder[kind - FIRST_ECHO] : 0;
     if (kind == RAW_PACED && rank == 0)
-        return paced_trips(r, warmup, &c->raw), paced_trips(r, n, &c->raw);
+        return raw_trips(r, warmup, &c->raw, 1), raw_trips(r, n, &c->raw, 1);
     if (kind == RAW_PACED)
-        return paced_serve(r, warmup + n, &c->raw), 0.0;
+        return raw_serve(r, warmup + n, &c->raw, 1), 0.0;
     if (kind < first_self(o) && rank == 0)
         return echo_trips(r, warmup, k, &c->echo), echo_trips(r, n, k, &c->echo);
     if (kind < first_self(o))
@@ -634,8 +615,8 @@ static void round_trips(const struct opts *o, struct raw *r, int k, long warmup,
         if (kind >= RAW_PACED && !e)
             t[kind] = ladder_kind(o, r, kind, warmup, n, c);
         else if (rank == 0 && kind == RAW) {
-            raw_trips(r, warmup, &c->raw);
-            t[kind] = raw_trips(r, n, &c->raw);
+            raw_trips(r, warmup, &c->raw, 0);
+            t[kind] = raw_trips(r, n, &c->raw, 0);
         } else if (rank == 0 && kind == RAW_FREED) {
             freed_trips(r, warmup, &c->raw);
             t[kind] = freed_trips(r, n, &c->raw);
@@ -643,7 +624,7 @@ static void round_trips(const struct opts *o, struct raw *r, int k, long warmup,
             am_trips(e, warmup);
             t[kind] = am_trips(e, n);
         } else if (kind == RAW) {
-            raw_serve(r, warmup + n, &c->raw);
+            raw_serve(r, warmup + n, &c->raw, 0);
         } else if (kind == RAW_FREED) {
             freed_serve(r, warmup + n, &c->raw);
         } else {

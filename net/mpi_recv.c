@@ -110,7 +110,10 @@ static void handle(am_ep_t *ep, enum am_qid qid, const unsigned char *buf,
     memcpy(&w, buf, count < (int)sizeof w ? (size_t)count : sizeof w);
     if (src < n->pub.nranks)
         n->received[src]++;
-    const char *why = n->closing ? "" : check_wire(ep, n, &w, count, src);
+    /* While closing a message is taken (its data too) and dropped unrun: as a
+     * bad one, so that nothing of it is written into the region. */
+    const char *why =
+        n->closing ? "arrived while closing" : check_wire(ep, n, &w, count, src);
     int apart = (w.kind == AM_LONG || w.kind == AM_LONG_AT) && w.len > AM_NET_INLINE &&
                 count == (int)sizeof w && src < n->pub.nranks;
     void *dst = NULL; /* the data: in our region, our buffer or the receive's */
@@ -190,6 +193,7 @@ void am__mpi_drain(am_ep_t *ep)
         sent[r] = n->sent[AM_REQUEST][r] + n->sent[AM_REPLY][r];
     n->closing = 1;
     MPI_Alltoall(sent, 1, MPI_UINT64_T, expect, 1, MPI_UINT64_T, n->comm);
+    am__hook(AM_HOOK_NET_CLOSING);
     while (!all_in(n, expect)) {
         if (am__mpi_progress(ep, 0) == 0)
             sched_yield();

@@ -42,9 +42,7 @@ int am__mpi_tx_reap(struct am_txq *q)
 /* One round of waiting, polling as a blocked send of queue qid may. */
 static void backoff(am_ep_t *ep, enum am_qid qid, struct spin *sp)
 {
-    int n = qid == AM_REQUEST ? am__poll(ep) : am__drain(ep, AM_REPLY);
-    if (n == 0 && (qid == AM_REPLY || ep->net_tick != 0)) /* 0: am__poll asked it */
-        am__net_poll(ep, qid == AM_REPLY);
+    am__blocked_poll(ep, qid);
     am__mpi_tx_reap(&am_mpi_of(ep)->txq[qid]);
     spin_wait(sp);
 }
@@ -201,6 +199,7 @@ int am__mpi_send(am_ep_t *ep, unsigned dest, enum am_qid qid, const struct am_ms
     n->sent[qid][dest]++;
     if (sync)
         n->sync[qid][dest] = slot + 1;
+    am__hook(AM_HOOK_NET_SENT);
     if (shape == STAGED_APART)
         return send_staged(n, dest, qid, m, at); /* the header took no staging */
     return shape == APART ? send_data(ep, dest, qid, m) : 0;

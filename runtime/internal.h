@@ -51,6 +51,10 @@ enum am_hook {
                            * packet not yet claimed */
     AM_HOOK_CHAN_FILLED,  /* per-sender channel: packet written, item not yet
                            * enqueued */
+    AM_HOOK_NET_SENT,     /* transport (net/): a message's header handed to MPI,
+                           * the send not returned, long data apart not yet */
+    AM_HOOK_NET_CLOSING,  /* transport: closing, counts exchanged, the messages
+                           * sent to us not yet all taken */
     AM_HOOK_COUNT
 };
 
@@ -176,7 +180,8 @@ int am__name_valid(const char *name);
 int am__claim_parse(const char *s, enum am_claim *out);
 int am__queue_parse(const char *s, enum am_queue_kind *out);
 const struct am_lock_ops *am__claim_lock(enum am_claim c);
-int am__claim_locked(enum am_claim c); /* a lock decides (not lockfree, onecas) */
+int am__claim_locked(enum am_claim c);      /* a lock decides (not lockfree, onecas) */
+int am__claim_tail_trails(enum am_claim c); /* the tail may lie behind the head (onecas) */
 
 /* view.c: layout of a segment and views onto it */
 size_t am__layout_size(const struct am_config *cfg);
@@ -251,6 +256,9 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
                  const struct am_msg *m);
 /* Both kinds' senders.  packet_fill: a claimed packet's fields from m, and a
  * bulk message's data into `bulk` (its ticket in the packet); not the state.
+ * blocked_poll: polls ep as a send blocked on queue qid may (both queues for
+ * a request, the reply queue for a reply; the transport when that found
+ * nothing), for the transports' waits too.
  * backoff: one round of waiting for room in dest's queue qid, polling ep;
  * 0, or -EPIPE once dest has gone; `ask` (if any) now and then once spinning
  * has failed.  count_backoffs: rounds a send waited, for tools.
@@ -259,6 +267,7 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
 struct spin;
 void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
                      uint64_t bulk_ticket);
+void am__blocked_poll(am_ep_t *ep, enum am_qid qid);
 int am__backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
                 void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
                 unsigned *yields);

@@ -50,9 +50,30 @@ int am__queue_parse(const char *s, enum am_queue_kind *out)
     return -EINVAL;
 }
 
+/* What the queue code asks of each claim algorithm, in enum order (the
+ * names, the public list, are am_claim_names above):
+ *   locked      a lock of locks/ (its name's) decides who claims
+ *   tail_trails the queue tail is a hint its claimants store, which may lie
+ *               behind the receiver's head (onecas); else it is at most one
+ *               behind the claims and never behind the head */
+static const struct {
+    unsigned char locked, tail_trails;
+} claim_kinds[] = {
+    [AM_CLAIM_LOCKFREE] = {0, 0}, [AM_CLAIM_TAS] = {1, 0},      [AM_CLAIM_TTAS] = {1, 0},
+    [AM_CLAIM_TICKET] = {1, 0},   [AM_CLAIM_ANDERSON] = {1, 0}, [AM_CLAIM_MUTEX] = {1, 0},
+    [AM_CLAIM_ONECAS] = {0, 1},
+};
+_Static_assert(sizeof(claim_kinds) / sizeof(claim_kinds[0]) == AM_CLAIM_COUNT,
+               "one entry per claim algorithm");
+
 int am__claim_locked(enum am_claim c)
 {
-    return c != AM_CLAIM_LOCKFREE && c != AM_CLAIM_ONECAS;
+    return claim_kinds[c].locked;
+}
+
+int am__claim_tail_trails(enum am_claim c)
+{
+    return claim_kinds[c].tail_trails;
 }
 
 /* The lock behind a locked claim algorithm; NULL for the lock-free ones. */

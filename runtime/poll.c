@@ -238,11 +238,12 @@ int am__stuck(const am_ep_t *ep)
            ep->stuck[AM_REPLY].ticket == ep->head[AM_REPLY] + 1;
 }
 
-/* Is tail t of a queue of n packets a hint behind head, as onecas's may be
- * (send.c), by less than half the laps a state can tell apart? */
+/* Is tail t of a queue of n packets a hint behind head, as the claim
+ * algorithms whose tail trails may leave it (onecas, send.c), by less than
+ * half the laps a state can tell apart? */
 static int hint_behind(const am_ep_t *ep, uint64_t t, uint64_t head, uint32_t n)
 {
-    return ep->own.claim == AM_CLAIM_ONECAS && (int64_t)(head - t) > 0 &&
+    return am__claim_tail_trails(ep->own.claim) && (int64_t)(head - t) > 0 &&
            head - t < ((uint64_t)(AM_LAP_MASK / 2) << __builtin_ctz(n));
 }
 

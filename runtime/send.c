@@ -364,6 +364,17 @@ void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
 
 #define AM_ORPHAN_EVERY 64 /* yields between looks for a dead sender's bulk block */
 
+/* Poll ep as a send blocked on queue qid may: a request both queues (and
+ * messages held during am_init), a reply only the reply queue; and, with a
+ * transport, ask it too whenever that poll found nothing and did not just
+ * ask it (net_tick 0), so a send waiting on it makes progress every round. */
+void am__blocked_poll(am_ep_t *ep, enum am_qid qid)
+{
+    int n = qid == AM_REQUEST ? am__poll(ep) : am__drain(ep, AM_REPLY);
+    if (n == 0 && ep->net && (qid == AM_REPLY || ep->net_tick != 0))
+        am__net_poll(ep, qid == AM_REPLY);
+}
+
 /* One round of waiting for room in dest's queue qid (or its heap).  Once
  * spinning has clearly failed, every AM_ORPHAN_EVERY yields, `ask` (if any)
  * asks the receiver to take back what dead senders hold. */
@@ -371,10 +382,7 @@ int am__backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
                 void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
                 unsigned *yields)
 {
-    if (qid == AM_REQUEST)
-        am__poll(ep);
-    else if (am__drain(ep, AM_REPLY) == 0 && ep->net)
-        am__net_poll(ep, 1);
+    am__blocked_poll(ep, qid);
     if (!am__peer_alive(dest))
         return -EPIPE;
     if (spin_wait(sp) && ask && ++*yields % AM_ORPHAN_EVERY == 0)

@@ -16,10 +16,14 @@
  *               count and label sum as con under shmamrun -n 4
  *   sample      hyb_sample, 4096 keys, plain and --batched: the app line verified
  *   kill        mpi_delivery hang (and hang_region, each rank with a region;
- *               and hang_init, rank 3 parked in am_init with its segment made
- *               and named, not yet live, the others in am_init waiting for it):
- *               once all four ranks are up, rank 3 (the other node's) gets
- *               SIGKILL; mpiexec must end within 20 s with a nonzero status
+ *               and rank 3 parked at a chosen point: hang_init, in am_init
+ *               with its segment made and named, not yet live, the others in
+ *               am_init waiting for it; hang_send, in the transport's send of
+ *               a long message, its header handed to MPI and its data not;
+ *               hang_close, in the transport's close, counts exchanged):
+ *               once all four ranks are up (or rank 3 is parked), rank 3 (the
+ *               other node's) gets SIGKILL; mpiexec must end within 20 s with
+ *               a nonzero status
  *
  * Every job gets a SHMAM_JOB_PREFIX of its own test ("hy" and the test
  * process's pid in 6 base-36 digits: the same length for every test, so no
@@ -311,14 +315,18 @@ static pid_t ready_pid(const char *out, const char *mode, int rank)
     return p && sscanf(p + strlen(want), "%ld ready", &pid) == 1 ? (pid_t)pid : 0;
 }
 
-/* Loop index 0: hang; 1: hang_region; 2: hang_init (only rank 3 says it is
- * ready: parked in am_init with its segment made and named, the others
- * waiting there to map it). */
+/* Loop index 0: hang; 1: hang_region; from 2 on, only rank 3 says it is
+ * ready, parked at a chosen point: 2 hang_init (in am_init with its segment
+ * made and named, the others waiting there to map it), 3 hang_send (in the
+ * transport's send of a long message, header handed to MPI, data not), 4
+ * hang_close (in the transport's close, counts exchanged). */
+#define KILL_MODES 5
 START_TEST(kill_rank)
 {
-    static const char *const modes[] = {"hang", "hang_region", "hang_init"};
+    static const char *const modes[KILL_MODES] = {"hang", "hang_region", "hang_init",
+                                                  "hang_send", "hang_close"};
     const char *mode = modes[_i];
-    int first = _i == 2 ? 3 : 0;
+    int first = _i >= 2 ? 3 : 0;
     const char *argv[] = {"mpiexec", "-n", "4", delivery, mode, NULL};
     const char *env[5];
     char node[32], prefix[32], what[64];
@@ -367,7 +375,7 @@ static Suite *hybrid_suite(void)
     tcase_add_loop_test(tc, con_runs, 0, 2);
     tcase_add_loop_test(tc, sample_runs, 0, 2);
     tc = tu_tcase(s, "kill", 2 * RUN_TIMEOUT);
-    tcase_add_loop_test(tc, kill_rank, 0, 3);
+    tcase_add_loop_test(tc, kill_rank, 0, KILL_MODES);
     return s;
 }
 

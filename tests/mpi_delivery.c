@@ -41,6 +41,13 @@
  *            named but not yet live (AM_HOOK_CREATING), prints the same line
  *            and waits; the others wait in am_init to map it: a test kills it,
  *            and every rank's segment must then go (the reapers)
+ *   hang_send  rank 3 sends rank 0 (another node with node size 2) a long
+ *            message sent apart (256 KB) and parks in the transport's send
+ *            with its header handed to MPI and its data not
+ *            (AM_HOOK_NET_SENT); the others wait in a barrier
+ *   hang_close  every rank sends each other rank one request, then closes;
+ *            rank 3 parks in the transport's close with the counts
+ *            exchanged (AM_HOOK_NET_CLOSING), the others close meanwhile
  *
  * Each subtest starts and ends with a barrier (its state is set before anyone
  * sends), and every rank reports its count to rank 0, which prints
@@ -80,6 +87,7 @@ enum handler {
     H_ANSWER,
     H_MIXED,
     H_REPORT,
+    H_PARK, /* the parking modes' messages: taken, nothing checked */
 };
 
 /* The subtests, numbered as in the table `subtests` (main); 0: none runs. */
@@ -864,6 +872,10 @@ static void run_subtest(int i)
     fflush(stdout);
 }
 
+static void h_park(am_token_t *tok, const uint32_t *args, int nargs, void *data, size_t len)
+{
+}
+
 static void set_handlers(void)
 {
     static const am_handler_t h[] = {
@@ -871,6 +883,7 @@ static void set_handlers(void)
         [H_LONG_AT] = h_long_at, [H_OOB] = h_oob,     [H_MARK] = h_mark,
         [H_REQ] = h_req,         [H_REP] = h_rep,     [H_QUERY] = h_query,
         [H_ANSWER] = h_answer,   [H_MIXED] = h_mixed, [H_REPORT] = h_report,
+        [H_PARK] = h_park,
     };
     for (unsigned i = 1; i < sizeof h / sizeof h[0]; i++)
         if (am_set_handler(ep, i, h[i]) != 0)
@@ -889,23 +902,59 @@ static _Noreturn void usage(void)
     exit(2);
 }
 
-/* hang_init: rank 3 parks where am_init has made and named its segment. */
-static void park_creating(enum am_hook where)
+/* The parking modes: where rank 3 parks, and the line it prints there. */
+enum park { PARK_INIT, PARK_SEND, PARK_CLOSE, PARKS };
+static const struct {
+    const char *mode;
+    enum am_hook where;
+} parks[PARKS] = {
+    [PARK_INIT] = {"hang_init", AM_HOOK_CREATING},
+    [PARK_SEND] = {"hang_send", AM_HOOK_NET_SENT},
+    [PARK_CLOSE] = {"hang_close", AM_HOOK_NET_CLOSING},
+};
+static int park_mode = -1; /* an enum park, or -1 */
+
+/* Rank 3 parks at its mode's hook (the others pass). */
+static void park(enum am_hook where)
 {
     const char *r = getenv("PMI_RANK");
-    if (where != AM_HOOK_CREATING || !r || atoi(r) != 3)
+    if (park_mode < 0 || where != parks[park_mode].where || !r || atoi(r) != 3)
         return;
-    printf("mpi_delivery hang_init: rank 3 pid %ld ready\n", (long)getpid());
+    printf("mpi_delivery %s: rank 3 pid %ld ready\n", parks[park_mode].mode,
+           (long)getpid());
     fflush(stdout);
     for (;;)
         pause();
 }
 
+/* After am_init, what a parking mode does (hang_init never gets here):
+ * hang_send: rank 3 sends and parks, the others wait in a barrier it never
+ * joins; hang_close: everyone sends everyone one request and closes, rank 3
+ * parking in its close, the others exiting 0 if their close can end. */
+static _Noreturn void run_park(void)
+{
+    static char big[256 << 10];
+    uint32_t a[2] = {0, 0};
+    if (park_mode == PARK_SEND && me == 3)
+        am_request_long(ep, 0, H_PARK, big, sizeof big, a, 2);
+    else if (park_mode == PARK_CLOSE)
+        for (int d = 0; d < np; d++)
+            if (d != me)
+                am_request(ep, (unsigned)d, H_PARK, a, 2);
+    if (park_mode == PARK_SEND) { /* rank 3 never comes */
+        am_barrier(ep);
+        die("hang_send: rank %d got past a barrier without rank 3", me);
+    }
+    am_finalize(ep); /* rank 3 parks in it; the others may get through */
+    exit(0);
+}
+
 int main(int argc, char **argv)
 {
     const char *s = getenv("SHMAM_STRESS");
-    if (argc > 1 && !strcmp(argv[1], "hang_init"))
-        am__claim_stall_hook = park_creating;
+    for (int i = 0; argc > 1 && i < PARKS; i++)
+        if (!strcmp(argv[1], parks[i].mode))
+            park_mode = i, am__claim_stall_hook = park;
     int rc = am_init(&argc, &argv, &ep);
     if (rc != 0)
         die("am_init: %s", am_strerror(rc));
@@ -915,6 +964,8 @@ int main(int argc, char **argv)
     if (argc < 2 || np < 2 || np > MAXP)
         usage();
     set_handlers();
+    if (park_mode >= 0)
+        run_park();
     for (int a = 1; a < argc; a++) {
         int found = 0;
         if (!strcmp(argv[a], "hang") || !strcmp(argv[a], "hang_region")) {

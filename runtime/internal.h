@@ -258,7 +258,7 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
  * bulk message's data into `bulk` (its ticket in the packet); not the state.
  * blocked_poll: polls ep as a send blocked on queue qid may (both queues for
  * a request, the reply queue for a reply; the transport when that found
- * nothing), for the transports' waits too.
+ * nothing), for the transports' waits and am_wait's too; messages run.
  * backoff: one round of waiting for room in dest's queue qid, polling ep;
  * 0, or -EPIPE once dest has gone; `ask` (if any) now and then once spinning
  * has failed.  count_backoffs: rounds a send waited, for tools.
@@ -267,7 +267,7 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
 struct spin;
 void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
                      uint64_t bulk_ticket);
-void am__blocked_poll(am_ep_t *ep, enum am_qid qid);
+int am__blocked_poll(am_ep_t *ep, enum am_qid qid);
 int am__backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
                 void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
                 unsigned *yields);

@@ -215,7 +215,7 @@ int am__mpsc_drain(am_ep_t *ep, enum am_qid qid)
         AO_t s = AO_load_acquire(&p->state); /* pairs with am__publish() */
         if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) >= AM_READY) {
             ep->head[qid] = head + 1;
-            AO_store(&q->recv->head, head + 1); /* for show: never read back */
+            AO_store(&q->recv->head, head + 1); /* onecas senders a lap behind read it */
             deliver(ep, qid, p, s);
             n++;
         } else if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) == AM_CLAIMED) {

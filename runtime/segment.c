@@ -246,10 +246,23 @@ static int creator_gone(const struct shmid_ds *ds)
 /* What the segment under key k is to us: 1 ours and named `name` (its id and
  * size in *id, *segsz), 0 anything else there (another name, another user,
  * none), SYSV_MAKING ours, unnamed, its creator alive (being made: its name is
- * not written yet), -1 debris (ours, unnamed, attached by nobody, its creator
- * gone: killed before naming it).  Reads the trailer through a read-only
- * attach. */
+ * not written yet), -1 debris (ours, unnamed, attached by nobody, and its
+ * creator gone, killed before naming it, or made over SYSV_UNATTACHED_S
+ * seconds ago: a creator's pid reused by another process reads
+ * as alive, and would hold a concurrent creator of the name for ever; a
+ * creator stopped that long between shmget and its attach loses its segment,
+ * and its attach fails).  Reads the trailer through a read-only attach. */
 #define SYSV_MAKING 2
+#define SYSV_UNATTACHED_S 2
+/* Was an unnamed segment, attached by nobody now, made over
+ * SYSV_UNATTACHED_S ago?  (Its creator names it right after attaching, and
+ * stays attached; probes like ours attach it for a moment, so the last
+ * attach's time says nothing.) */
+static int unattached_long(const struct shmid_ds *ds)
+{
+    return time(NULL) - ds->shm_ctime > SYSV_UNATTACHED_S;
+}
+
 static int sysv_whose(key_t k, const char *name, int *id, size_t *segsz)
 {
     struct shmid_ds ds;
@@ -260,10 +273,11 @@ static int sysv_whose(key_t k, const char *name, int *id, size_t *segsz)
     if (p == (const void *)-1)
         return 0;
     const char *tag = p + ds.shm_segsz - SYSV_TAG;
-    int r = strncmp(tag, name, SYSV_TAG) == 0         ? 1
-            : tag[0] != 0                             ? 0
-            : ds.shm_nattch == 0 && creator_gone(&ds) ? -1
-                                                      : SYSV_MAKING;
+    int r = strncmp(tag, name, SYSV_TAG) == 0 ? 1
+            : tag[0] != 0                     ? 0
+            : ds.shm_nattch == 0 && (creator_gone(&ds) || unattached_long(&ds))
+                ? -1
+                : SYSV_MAKING;
     shmdt(p);
     *segsz = ds.shm_segsz;
     return r;
@@ -309,14 +323,14 @@ static int sysv_make(key_t k, const char *name, size_t size, struct am_segment *
     return rc;
 }
 
-/* The taken key k: 1 if it holds `name`'s segment, 0 another name's.  A
- * segment still being made (a concurrent creator, its name not yet written) is
- * waited for as long as its creator lives: it may be a creator of this very
- * name, and a slow creator is not a dead one (under ASan and load, one was
- * seen to take over 10 ms, and a bounded wait then let a second creator of
- * the same name win at the next key: check_segment racing_create).  A
- * creator that dies leaves debris, which ends the wait.  Naps grow from 10 us
- * to 1 ms. */
+/* The taken key k: 1 if it holds `name`'s segment, 0 another name's, -1 it
+ * held debris, now removed (make it again).  A segment still being made (a
+ * concurrent creator, its name not yet written) is waited for as long as its
+ * creator lives: it may be a creator of this very name, and a slow creator is
+ * not a dead one (under ASan and load, one was seen to take over 10 ms, and a
+ * bounded wait then let a second creator of the same name win at the next
+ * key: check_segment racing_create).  The wait ends when the name appears or
+ * the segment turns out debris (sysv_whose).  Naps grow from 10 us to 1 ms. */
 static int sysv_named(key_t k, const char *name)
 {
     int id, whose;
@@ -326,7 +340,9 @@ static int sysv_named(key_t k, const char *name)
         nanosleep(&(struct timespec){0, nap_ns}, NULL);
         nap_ns = nap_ns < 1000000 ? nap_ns * 2 : nap_ns;
     }
-    return whose == 1;
+    if (whose < 0)
+        shmctl(id, IPC_RMID, NULL);
+    return whose;
 }
 
 /* -EEXIST if a segment of this name exists, -EADDRINUSE if every key the name
@@ -338,10 +354,12 @@ static int sysv_create(const char *name, size_t size, struct am_segment *s)
     sysv_clear_debris(name);
     for (int i = 0; i < SYSV_PROBES; i++) {
         key_t k = probe_key(name, i);
-        int rc = sysv_make(k, name, size, s);
-        if (rc != -EEXIST)
-            return rc;
-        if (sysv_named(k, name))
+        int rc, whose;
+        do /* again while the key held debris, now removed */
+            if ((rc = sysv_make(k, name, size, s)) != -EEXIST)
+                return rc;
+        while ((whose = sysv_named(k, name)) < 0);
+        if (whose == 1)
             return -EEXIST;
     }
     return -EADDRINUSE;

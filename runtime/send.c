@@ -35,9 +35,10 @@
  *   CAS and its store), never past an unclaimed slot, so every hint is at most
  *   the real tail, the lowest ticket whose slot is free for its lap.  A sender
  *   starts from the highest of the shared hint and its own (its last ticket +
- *   1, if at most a lap ahead), steps past slots taken for their lap, jumps to the
- * receiver's head past a slot of a later lap (its hint is older than a lap), and claims the
- *   first slot free for its lap; so it never passes a free slot, claims stay
+ *   1, if at most a lap ahead), steps past slots taken for their lap, jumps
+ *   to the receiver's head past a slot of a later lap (its hint is older than
+ *   a lap), and claims the first slot free for its lap; so it never passes a
+ *   free slot, claims stay
  *   in ticket order, and the lap tag keeps a stalled sender from a slot a lap
  *   later, as in lockfree.  A slot of an earlier lap: the queue is full.
  *   Bulk blocks are claimed as in lockfree.
@@ -364,15 +365,17 @@ void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
 
 #define AM_ORPHAN_EVERY 64 /* yields between looks for a dead sender's bulk block */
 
-/* Poll ep as a send blocked on queue qid may: a request both queues (and
- * messages held during am_init), a reply only the reply queue; and, with a
- * transport, ask it too whenever that poll found nothing and did not just
- * ask it (net_tick 0), so a send waiting on it makes progress every round. */
-void am__blocked_poll(am_ep_t *ep, enum am_qid qid)
+/* Poll ep as a send blocked on queue qid may (am_wait with a transport too,
+ * as AM_REQUEST): a request both queues (and messages held during am_init),
+ * a reply only the reply queue; and, with a transport, ask it too whenever
+ * that poll found nothing and did not just ask it (net_tick 0), so a wait on
+ * it makes progress every round.  Messages run. */
+int am__blocked_poll(am_ep_t *ep, enum am_qid qid)
 {
     int n = qid == AM_REQUEST ? am__poll(ep) : am__drain(ep, AM_REPLY);
     if (n == 0 && ep->net && (qid == AM_REPLY || ep->net_tick != 0))
-        am__net_poll(ep, qid == AM_REPLY);
+        n = am__net_poll(ep, qid == AM_REPLY);
+    return n;
 }
 
 /* One round of waiting for room in dest's queue qid (or its heap).  Once
@@ -443,9 +446,6 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
                                          m->kind == AM_BULK ? AM_READY_BULK : AM_READY));
 }
 
-/* Wake the receiver if it sleeps in am_wait.  The full barrier orders our READY
- * store before the load of `sleeping`; am_wait stores `sleeping` and fences
- * before its last poll, so either it sees our packet or we see it asleep. */
 /* Can this CPU prefetch a line for writing (PREFETCHW: CPUID 0x80000001
  * ECX bit 8, AMD's 3DNow! prefetch and Intel's PRFCHW alike)?  Asked once. */
 static int can_prefetchw(void)
@@ -486,6 +486,9 @@ static void prefetch_ahead(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     peer->streaming[qid] = ep->delivered;
 }
 
+/* Wake the receiver if it sleeps in am_wait.  The full barrier orders our READY
+ * store before the load of `sleeping`; am_wait stores `sleeping` and fences
+ * before its last poll, so either it sees our packet or we see it asleep. */
 void am__wake_if_asleep(struct am_seg_shared *h)
 {
     AO_nop_full();

@@ -84,9 +84,7 @@ static int net_wait(am_ep_t *ep, int timeout_ms)
     int64_t deadline = now_ms(1) + timeout_ms;
     struct timespec nap = {0, AM_NET_NAP_US * 1000};
     for (unsigned i = 0;; i++) {
-        int n = am__poll(ep);
-        if (n == 0 && ep->net_tick != 0) /* 0: that poll just asked it */
-            n = am__net_poll(ep, 0);
+        int n = am__blocked_poll(ep, AM_REQUEST);
         if (n)
             return n;
         if (timeout_ms >= 0 && (i & 63) == 0 && now_ms(0) >= deadline)

@@ -447,6 +447,52 @@ START_TEST(sysv_debris_unlinked)
 }
 END_TEST
 
+/* A segment made at the name's key by a process that lives on and never
+ * attaches it (a creator stopped between shmget and its attach, or debris
+ * whose creator's pid another process now has) holds a creator of the name
+ * only until it has stood unattached a couple of seconds: then it is debris,
+ * removed, and the create succeeds at that very key (before, the create
+ * waited for it for ever).  The maker is alive throughout. */
+START_TEST(sysv_stalled_creator)
+{
+    char name[64];
+    struct am_segment s;
+    test_name(name, sizeof name, "stalled", AM_SHM_SYSV);
+    key_t k = am__segment_key(name);
+    int *made = tu_shared_alloc(sizeof *made);
+    pid_t p = fork(); /* made it, alive, never attaches */
+    if (p == 0) {
+        *made = shmget(k, 8192, IPC_CREAT | IPC_EXCL | 0600) >= 0 ? 1 : -1;
+        for (;;)
+            pause();
+    }
+    while (!*made)
+        usleep(1000);
+    double t0 = tu_now_s();
+    int id = shmget(k, 0, 0);
+    int rc = am__segment_create(AM_SHM_SYSV, name, SIZE, &s);
+    double took = tu_now_s() - t0;
+    int gone = shmctl(id, IPC_STAT, &(struct shmid_ds){0}) != 0, same_key = 0;
+    if (rc == 0)
+        same_key = shmget(k, 0, 0) >= 0 && shmget(k, 0, 0) != id;
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+    if (!gone)
+        shmctl(id, IPC_RMID, NULL);
+    if (rc == 0) {
+        am__segment_unmap(&s);
+        am__segment_unlink(AM_SHM_SYSV, name);
+    }
+    ck_assert_msg(*made == 1, "sysv: the maker could not make its segment");
+    ck_assert_msg(rc == 0, "sysv: create past an unattached segment gave %d after %.1f s",
+                  rc, took);
+    ck_assert_msg(gone && same_key,
+                  "sysv: the unattached segment %s, the new one %s its key (%.1f s)",
+                  gone ? "was removed" : "is still there",
+                  same_key ? "took" : "did not take", took);
+}
+END_TEST
+
 START_TEST(sysv_key_collision)
 {
     char a[64], b[64];
@@ -490,6 +536,7 @@ static Suite *segment_suite(void)
     tcase_add_loop_test(tc, long_name, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     tcase_add_test(tc, sysv_key_collision);
     tcase_add_test(tc, sysv_debris_unlinked);
+    tcase_add_test(tc, sysv_stalled_creator);
     suite_add_tcase(s, tc);
     return s;
 }

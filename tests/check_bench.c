@@ -423,10 +423,14 @@ START_TEST(test_logp)
         double gow = val(n, a, "g_oneway"), rtt = val(n, a, "rtt");
         double sw = val(n, a, "os_plus_or_sweep"), slope = val(n, a, "sweep_slope");
         /* each against o_s's lowest round, as rtt below: a preempted round
-         * moves a median on a loaded machine (seen: g below o_s once) */
+         * moves a median on a loaded machine (seen: g below o_s once).  A
+         * one-way stream may go below o_s: its sends find their slots
+         * prefetched (send.c, prefetch_ahead), while o_s's bursts of 8 start
+         * after the replies were drained, their first claims cold (g_oneway
+         * over o_s 0.51-0.70 in plain builds, 0.69 under ASan): so half. */
         double oslo, oshi;
         fig(row_of(rows, n, a, "os"), &oslo, &oshi);
-        ck_assert_msg(os > 0 && or > 0 && g >= 0.8 * oslo && gow >= 0.7 * oslo,
+        ck_assert_msg(os > 0 && or > 0 && g >= 0.8 * oslo && gow >= 0.5 * oslo,
                       "%s: %s: g %.3f or g_oneway %.3f below o_s %.3f (rounds %.3f-%.3f)",
                       what, a, g, gow, os, oslo, oshi);
         double swlo, swhi;

@@ -4,7 +4,7 @@
  * Under shmamrun the launcher removes a job's names when it ends; mpiexec
  * knows nothing of them.  A rank removes its endpoint's name itself after
  * am_init's barrier, but a rank killed before that, or one with a region
- * (NAME.r, which peers open by name on first use, so it keeps its name for
+ * (NAME:r, which peers open by name on first use, so it keeps its name for
  * the endpoint's life), would leave them behind.  So before MPI_Init (a fork
  * after it would be a fork of MPI's state), each rank of an MPI job forks a
  * reaper: a process in a session of its own (mpiexec's signals to the rank's
@@ -12,8 +12,8 @@
  * write end the rank keeps until it dies.  The rank writes its endpoint's
  * name once it knows it; the reaper waits for end of file, which the kernel
  * gives when the rank has gone by any means (never while it lives: no pid is
- * trusted), then unlinks that name and its region's in both backends and
- * exits.  It does nothing else and holds no other file, so mpiexec does not
+ * trusted), then unlinks that name and its region's in both backends, as
+ * the launcher does (am__job_names_unlink), and exits.  It does nothing else and holds no other file, so mpiexec does not
  * wait for it.
  */
 #include <errno.h>
@@ -46,10 +46,8 @@ static _Noreturn void reap(int rd)
     if (!nl)
         _exit(0); /* it went before naming anything */
     *nl = '\0';
-    for (int b = 0; b < 2; b++) {
-        am__segment_unlink((enum am_shm)b, name);
-        am__region_unlink_stale((enum am_shm)b, name);
-    }
+    for (int b = 0; b < 2; b++)
+        am__job_names_unlink((enum am_shm)b, name);
     _exit(0);
 }
 

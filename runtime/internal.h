@@ -162,7 +162,7 @@ struct am_ep {
     unsigned barrier_arrived; /* job barrier: arrivals seen (rank 0) */
     unsigned barrier_epoch;   /* job barrier: releases seen */
     int holding;              /* in am_init: hold messages for user handlers */
-    struct am_segment region; /* am_region_create's NAME.r; base NULL: none */
+    struct am_segment region; /* am_region_create's NAME:r; base NULL: none */
     size_t region_bytes;      /* our own record of its size, the receiver's bound */
     struct am_pending *pending, *pending_last; /* held messages, oldest first */
     struct am_chan_rx *chans; /* per-sender kinds: by sender index; else NULL */
@@ -359,11 +359,19 @@ void am__pending_free(am_ep_t *ep);
  * at m->off, bounds-checked by the size it read then; 0, -ENXIO (no region),
  * -EMSGSIZE (does not fit), -EPROTO.  close: unmap a peer's region.
  * destroy: the owner's region goes with its endpoint.  unlink_stale: a
- * creator reclaiming a dead owner's name removes its region too. */
+ * creator reclaiming a dead owner's name removes its region too, if its mark
+ * says its owner has gone.  name: endpoint `name`'s region name "NAME:r" into
+ * buf; of: 1 if seg_name is a region's name, its endpoint's into name.
+ * state: what a segment opened under endpoint `name`'s region name is (the
+ * region.c header says how it is judged). */
 int am__region_write(struct am_peer *peer, const struct am_msg *m);
 void am__region_close(struct am_peer *peer);
 void am__region_destroy(am_ep_t *ep);
 void am__region_unlink_stale(enum am_shm b, const char *name);
+int am__region_name(const char *name, char *buf, size_t n);
+int am__region_of(const char *seg_name, char *name, size_t n);
+enum { AM_REGION_FOREIGN = -1, AM_REGION_LIVE = 0, AM_REGION_GONE = 1 };
+int am__region_state(const struct am_segment *s, const char *name, unsigned *pid);
 
 /* peers.c */
 struct am_peer *am__peer(am_ep_t *ep, unsigned index);

@@ -6,14 +6,16 @@
  * [A-Za-z0-9._-]; the launcher makes "j<launcher pid>-<8 hex digits>"), so that
  * the endpoint name "JOB.RANK" of every rank fits in an endpoint name (1..40
  * characters).  Rank r's endpoint segment is named am__job_ep_name(job, r); the
- * launcher unlinks exactly those names, in both backends, when the job ends, so
- * every segment a job creates must be one of them.
+ * launcher unlinks those names and their regions' (am__job_names_unlink), and
+ * every other name under "JOB.", in both backends, when the job ends, so every
+ * segment a job creates must be named so.
  */
 #ifndef SHMAM_JOB_H
 #define SHMAM_JOB_H
 
 #include <stddef.h>
 
+#include "segment.h"
 #include "shmam.h"
 
 /* Set by the launcher for every rank. */
@@ -49,5 +51,11 @@
  * or a job name that is empty, too long or has a character outside
  * [A-Za-z0-9._-], -ENAMETOOLONG if the result does not fit buf. */
 int am__job_ep_name(const char *job, int rank, char *buf, size_t n);
+
+/* Remove endpoint `name`'s name and its region's (region.c) in backend b,
+ * whatever state they are in: for whoever knows their owner has gone (the
+ * launcher and its guardian once the ranks have, an MPI rank's reaper once its
+ * rank has).  Returns 0 or the first error other than -ENOENT. */
+int am__job_names_unlink(enum am_shm b, const char *name);
 
 #endif

@@ -195,6 +195,18 @@ struct am_seg_header {
     _Alignas(AM_LINE) uint16_t chan_ready[AM_MAX_SENDERS];
 };
 
+/* The mark of a one-copy region (region.c): the last page of the segment
+ * NAME:r, after the data, read-only to every peer.  Its owner writes it, takes
+ * the lifeline, and release-stores the magic last. */
+#define AM_REGION_MAGIC UINT64_C(0x4e4f494745524d41) /* "AMREGION" */
+struct am_region_mark {
+    AO_t magic;                    /* AM_REGION_MAGIC once complete */
+    uint64_t bytes;                /* the data's size, at the segment's start */
+    uint32_t owner_pid;            /* for tools */
+    char name[AM_NAME_MAX];        /* its endpoint's name */
+    struct am_lifeline owner_life; /* held by the endpoint owner's thread */
+};
+
 /* Written by senders and the owner. */
 struct am_seg_shared {
     /* Wake-up for am_wait (32-bit: futex words). */
@@ -300,6 +312,7 @@ _Static_assert(sizeof(struct am_packet) == AM_LINE, "a packet is one cache line"
 _Static_assert(sizeof(struct am_bulk_state) == AM_LINE, "bulk state is one line");
 _Static_assert(sizeof(struct am_sender) <= 3 * AM_LINE, "sender entry, three lines");
 _Static_assert(sizeof(struct am_seg_header) <= 4096, "the header fits the smallest page");
+_Static_assert(sizeof(struct am_region_mark) <= 4096, "a region's mark fits a page");
 _Static_assert(sizeof(struct am_seg_shared) == AM_BLOCK, "shared block");
 _Static_assert(sizeof(struct am_chan_summary) == AM_BLOCK, "a summary is a line pair");
 _Static_assert(sizeof(struct am_chan_ctl) == AM_BLOCK, "a channel's owner block");

@@ -82,6 +82,8 @@ const struct am_lock_ops *am__claim_lock(enum am_claim c)
     return am__claim_locked(c) ? am_lock_find(am_claim_names[c]) : NULL;
 }
 
+/* 1..AM_MAX_NAME characters of [A-Za-z0-9._-]; no other character, so that
+ * names with one (a region's NAME:r, region.c) never name an endpoint. */
 int am__name_valid(const char *name)
 {
     size_t n = name ? strlen(name) : 0;

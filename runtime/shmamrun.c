@@ -26,9 +26,10 @@
  *      stops the others: SIGTERM, then SIGKILL after a grace period.  A signal to
  *      the launcher is forwarded the same way (a second one kills at once), and
  *      --timeout stops the job with status 124.
- *   6. Once every rank is reaped, unlink every rank's endpoint segment, and every
- *      other segment named under the job ("JOB.RANK.anything": an endpoint a rank
- *      made beside its own), in both backends (ENOENT is expected and ignored),
+ *   6. Once every rank is reaped, unlink every rank's endpoint segment and
+ *      one-copy region, and every other segment named under the job
+ *      ("JOB.RANK.anything": an endpoint a rank made beside its own, and its
+ *      region), in both backends (ENOENT is expected and ignored),
  *      so nothing outlives the job even
  *      if ranks were SIGKILLed; tell the guardian "done" and reap it; then exit
  *      with the decided status (0 if every rank exited 0, its exit code or
@@ -37,9 +38,13 @@
  * The guardian.  Ranks create their names in am_init and remove them only after
  * its barrier, so a launcher SIGKILLed before that barrier (or before step 6)
  * would leave names behind: it cannot clean up, and its ranks die with it
- * (PR_SET_PDEATHSIG) before they can.  The guardian is a child forked before any
- * rank, without a death signal, ignoring the terminal's signals, holding nothing
- * of the launcher's but stderr and its end of the socket.  It blocks reading the
+ * (PR_SET_PDEATHSIG) before they can; and a rank's region keeps its name for
+ * the endpoint's life (peers open it by name), so even a job killed after the
+ * barrier would leave its regions.  The guardian is a child forked before any rank, without
+ * a death signal, in a session of its own (so a signal to the job's process
+ * group, `kill -KILL -PGID`, does not reach it), ignoring the terminal's
+ * signals, holding nothing of the launcher's but stderr and its end of the
+ * socket.  It blocks reading the
  * socket, collecting rank pidfds:
  *   - on "done" it exits 0 at once: the launcher has removed every name;
  *   - at the end of the stream without "done" (the launcher died) it waits until
@@ -48,7 +53,7 @@
  *     forked just before the launcher died may have been creating its segment,
  *     its pidfd never sent) and sweeps once more, then exits.
  * So no name of a job outlives the launcher, however it ends, as long as the
- * guardian is not killed too (a SIGKILL to the whole process group kills both).
+ * guardian is not killed by a signal aimed at it.
  * Without pidfds (Linux before 5.3) the guardian cannot wait for the ranks and
  * relies on its two sweeps.
  */
@@ -480,10 +485,9 @@ static void stop_job(struct job *job)
         signal_ranks(job, SIGTERM);
 }
 
-/* Unlink one segment; ENOENT is expected (someone removed it first). */
-static void unlink_segment(enum am_shm b, const char *name)
+/* Report a failed removal; ENOENT is expected (someone removed it first). */
+static void unlinked(enum am_shm b, const char *name, int rc)
 {
-    int rc = am__segment_unlink(b, name);
     if (rc != 0 && rc != -ENOENT)
         fprintf(stderr, "shmamrun: cannot remove %s segment %s: %s\n", am__shm_name(b),
                 name, strerror(-rc));
@@ -501,15 +505,16 @@ static int sweep_one(const char *name, void *arg)
 {
     const struct sweep *s = arg;
     if (strncmp(name, s->prefix, strlen(s->prefix)) == 0)
-        unlink_segment(s->backend, name);
+        unlinked(s->backend, name, am__segment_unlink(s->backend, name));
     return 0;
 }
 
-/* Unlink every rank's segment, and every other segment named under the job
- * ("JOB.*"), in both backends; none may outlive the job.  The sweep finds the
- * extra names; the rank names are also unlinked one by one because the System
- * V listing cannot read the name of a segment whose creator died before
- * writing it (ENOENT for the rest is expected). */
+/* Unlink every rank's segment and region, and every other segment named
+ * under the job ("JOB.*", regions JOB.RANK:r included), in both backends; none
+ * may outlive the job.  The sweep finds the extra names; the rank names are
+ * also unlinked one by one because the System V listing cannot read the name
+ * of a segment whose creator died before writing it (ENOENT for the rest is
+ * expected). */
 static void remove_segments(const struct job *job)
 {
     char name[AM_MAX_NAME + 1], prefix[AM_MAX_NAME + 2];
@@ -524,7 +529,7 @@ static void remove_segments(const struct job *job)
         if (am__job_ep_name(job->name, r, name, sizeof name) != 0)
             continue;
         for (int b = AM_SHM_POSIX; b <= AM_SHM_SYSV; b++)
-            unlink_segment((enum am_shm)b, name);
+            unlinked((enum am_shm)b, name, am__job_names_unlink((enum am_shm)b, name));
     }
 }
 
@@ -545,15 +550,17 @@ static void close_fds(unsigned lo, unsigned hi)
         close((int)fd);
 }
 
-/* In the new guardian: ignore the signals above, restore the signal mask, put
- * /dev/null on stdin and stdout (a reader of the launcher's stdout must not wait
- * for the guardian) and close every other fd but stderr and the socket sock.
- * Returns the socket, renumbered above 2, or -1 with errno set. */
+/* In the new guardian: leave the launcher's session (a signal to the job's
+ * process group, SIGKILL included, must not reach it), ignore the signals
+ * above, restore the signal mask, put /dev/null on stdin and stdout (a reader
+ * of the launcher's stdout must not wait for the guardian) and close every
+ * other fd but stderr and the socket sock.  Returns the socket, renumbered
+ * above 2, or -1 with errno set. */
 static int detach_guardian(int sock, const sigset_t *mask)
 {
     int fd = fcntl(sock, F_DUPFD, 3), null;
 
-    if (fd < 0)
+    if (fd < 0 || setsid() < 0)
         return -1;
     for (size_t i = 0; i < sizeof guard_ignores / sizeof guard_ignores[0]; i++)
         signal(guard_ignores[i], SIG_IGN);

@@ -2,8 +2,9 @@
  * shmamstat - the shmam endpoints of this user on this machine, both backends:
  * name, owner pid and whether it is alive, claim algorithm, queue depth (head
  * and tail of each queue), live registered senders, and the counters the
- * owner and its senders keep in the segment.  In the habit of ipcs and
- * aeron-stat.
+ * owner and its senders keep in the segment; and their one-copy regions
+ * (NAME:r, claim column "region"), with their owner's pid and state.  In the
+ * habit of ipcs and aeron-stat.
  *
  *   shmamstat [--json] [--watch[=SECS]] [PREFIX...]   list (every SECS seconds)
  *   shmamstat --clean [--yes] [PREFIX...]             remove endpoints whose
@@ -14,9 +15,11 @@
  * judged on the copy (am__view_attach), the rest read with plain loads, so a
  * row is a snapshot, consistent only per field.  Other users' segments are
  * never opened.  --clean removes what am_ep_create would reclaim: a name whose
- * owner closed it or died (am__ep_stale); like am_ep_create's reclaim, it can
- * race with a new owner creating the same name between the look and the
- * removal.
+ * owner closed it or died (am__ep_stale), and a region whose mark says its
+ * endpoint's owner has gone (am__region_state: never one of a live endpoint,
+ * whether or not the endpoint's name is still there, nor a segment not marked
+ * as a region); like am_ep_create's reclaim, it can race with a new owner
+ * creating the same name between the look and the removal.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -81,8 +84,22 @@ static void read_view(const struct am_seg_view *v, struct row *r)
     read_senders(v, r);
 }
 
-/* Read endpoint `name` of backend b into r. */
-static void read_row(enum am_shm b, const char *name, struct row *r)
+/* Region seg of endpoint `ep` into r: its state is its owner's (its mark's
+ * lifeline, region.c), whatever the endpoint's name shows. */
+static void read_region(const struct am_segment *seg, const char *ep, struct row *r)
+{
+    int st = am__region_state(seg, ep, &r->pid);
+    r->claim = "region";
+    r->gone = st == AM_REGION_GONE;
+    r->state = st == AM_REGION_FOREIGN ? "unreadable"
+               : r->gone               ? "dead"
+               : r->pid                ? "live"
+                                       : "starting";
+}
+
+/* Read segment `name` of backend b into r: an endpoint, or the region of
+ * endpoint ep if ep is not NULL. */
+static void read_row(enum am_shm b, const char *name, const char *ep, struct row *r)
 {
     struct am_segment seg;
     struct am_seg_view v;
@@ -90,6 +107,11 @@ static void read_row(enum am_shm b, const char *name, struct row *r)
     snprintf(r->name, sizeof r->name, "%s", name);
     if (am__segment_open(b, name, &seg) != 0)
         return;
+    if (ep) {
+        read_region(&seg, ep, r);
+        am__segment_unmap(&seg);
+        return;
+    }
     r->gone = am__ep_stale(&seg);
     int rc = am__view_attach(&v, &seg, name);
     if (rc == 0)
@@ -126,7 +148,9 @@ static int add_row(const char *name, void *arg)
 {
     struct visit *vis = arg;
     struct table *t = vis->t;
-    if (!am__name_valid(name) || !wanted(name, vis->prefix))
+    char ep[AM_NAME_MAX];
+    int region = am__region_of(name, ep, sizeof ep);
+    if ((!region && !am__name_valid(name)) || !wanted(name, vis->prefix))
         return 0;
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 16;
@@ -135,7 +159,7 @@ static int add_row(const char *name, void *arg)
             return -ENOMEM;
         t->rows = rows, t->cap = cap;
     }
-    read_row(vis->backend, name, &t->rows[t->n++]);
+    read_row(vis->backend, name, region ? ep : NULL, &t->rows[t->n++]);
     return 0;
 }
 
@@ -222,17 +246,18 @@ static int clean(const struct table *t, int dry)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: shmamstat [--json] [--watch[=SECS]] [PREFIX...]\n"
-               "       shmamstat --clean [--yes] [PREFIX...]\n"
-               "List this user's shmam endpoints (POSIX and System V): owner, claim\n"
-               "algorithm, queue heads and tails, live senders and counters; only those\n"
-               "whose names start with a PREFIX, if any is given.\n"
-               "  -j, --json           one JSON array, for scripts\n"
-               "  -w, --watch[=SECS]   refresh every SECS seconds (default 1) until ^C\n"
-               "  -c, --clean          list endpoints whose owner closed or died\n"
-               "  -y, --yes            with --clean: remove them\n"
-               "  -h, --help           print this help\n"
-               "Exit status: 0, 1 if the segments could not be listed, 2 on bad usage.\n");
+    fprintf(f,
+            "usage: shmamstat [--json] [--watch[=SECS]] [PREFIX...]\n"
+            "       shmamstat --clean [--yes] [PREFIX...]\n"
+            "List this user's shmam endpoints (POSIX and System V): owner, claim\n"
+            "algorithm, queue heads and tails, live senders and counters; only those\n"
+            "whose names start with a PREFIX, if any is given.\n"
+            "  -j, --json           one JSON array, for scripts\n"
+            "  -w, --watch[=SECS]   refresh every SECS seconds (default 1) until ^C\n"
+            "  -c, --clean          list endpoints and regions whose owner closed or died\n"
+            "  -y, --yes            with --clean: remove them\n"
+            "  -h, --help           print this help\n"
+            "Exit status: 0, 1 if the segments could not be listed, 2 on bad usage.\n");
 }
 
 static void parse(int argc, char **argv, struct opts *o)

@@ -24,7 +24,7 @@
  *                    arrive in order, and the heap ends with no block live
  *   region           one-copy: -ENXIO before the region exists; data lands at
  *                    the offset, the handler sees it there; -EMSGSIZE past the
- *                    end; -EEXIST for a second region; NAME.r goes at destroy
+ *                    end; -EEXIST for a second region; NAME:r goes at destroy
  *   corrupt          packets naming an unallocated heap block, bytes past the
  *                    region, or unknown flags are dropped and counted, and
  *                    a good long message still arrives after them
@@ -530,7 +530,7 @@ START_TEST(region)
     ck_assert_msg(at.got == 3 && at.bad == 0, "%s: %u arrived, %u wrong", what, at.got,
                   at.bad);
     char path[128];
-    snprintf(path, sizeof path, "/dev/shm/shmam-%s.r", sh->rcv);
+    snprintf(path, sizeof path, "/dev/shm/shmam-%s:r", sh->rcv);
     struct stat stt;
     ck_assert_msg(_i != 0 || stat(path, &stt) == 0, "%s: no %s", what, path);
     ck_assert_int_eq(am_ep_destroy(ep), 0);

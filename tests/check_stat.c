@@ -11,6 +11,9 @@
  *                        --clean --yes removes it and leaves the live one.
  *   usage                --help: usage on stdout, exit 0; a bad option or
  *                        --yes without --clean: usage on stderr, exit 2.
+ *   clean_keeps_live_region  regions (NAME:r) are listed and judged by their
+ *                        owner: --clean --yes removes a dead owner's and keeps
+ *                        a live one's, its endpoint's name there or not.
  *
  * Every run is given this test's name prefix, so endpoints of other programs
  * on the machine are neither listed nor removed.
@@ -24,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "shmam.h"
+#include "internal.h"
 #include "testutil.h"
 
 static char what[96], prefix[64];
@@ -196,6 +199,109 @@ START_TEST(usage)
 }
 END_TEST
 
+/* ---- regions: judged by their owner's lifeline, not by their endpoint's name ---- */
+
+static unsigned at_got;
+
+static void on_at(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    at_got++;
+}
+
+/* Endpoint `name` of backend b with a one-copy region: 0 or -errno. */
+static int make_region_ep(const char *name, int b, am_ep_t **ep)
+{
+    struct am_ep_opts o = {.shm = tu_backend_name(b)};
+    void *base;
+    int rc = am_ep_create(name, &o, ep);
+    return rc < 0 ? rc : am_region_create(*ep, 1 << 16, &base);
+}
+
+static am_ep_t *region_ep(const char *name, int b)
+{
+    am_ep_t *ep = NULL;
+    int rc = make_region_ep(name, b, &ep);
+    ck_assert_msg(rc == 0, "%s: %s and its region: %s", what, name, am_strerror(rc));
+    am_set_handler(ep, 1, on_at);
+    return ep;
+}
+
+/* A child makes endpoint `name` and its region, and is killed. */
+static void dead_region_ep(const char *name, int b)
+{
+    int fd[2];
+    ck_assert(pipe(fd) == 0);
+    pid_t p = fork();
+    if (p == 0) {
+        am_ep_t *ep = NULL;
+        char c = make_region_ep(name, b, &ep) == 0 ? 'y' : 'n';
+        if (write(fd[1], &c, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    char c = 0;
+    ck_assert_msg(read(fd[0], &c, 1) == 1 && c == 'y', "%s: the child made no region",
+                  what);
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+    close(fd[0]);
+    close(fd[1]);
+}
+
+/* A one-copy message from c (peer idx) reaches ep. */
+static void at_reaches(am_ep_t *c, unsigned idx, am_ep_t *ep, const char *name)
+{
+    static const char data[100];
+    unsigned want = at_got + 1;
+    int rc = am_request_long_at(c, idx, 1, data, sizeof data, 0, NULL, 0);
+    ck_assert_msg(rc == 0, "%s: one-copy send to %s: %s", what, name, am_strerror(rc));
+    for (double end = tu_now_s() + 10; at_got < want && tu_now_s() < end;)
+        am_poll(ep);
+    ck_assert_msg(at_got == want, "%s: nothing reached %s's region", what, name);
+}
+
+/* x: a live endpoint with a region; y: the same, its endpoint's name removed
+ * as am_init removes it; z: a dead one with a region.  --clean names z's and
+ * leaves x's and y's; --clean --yes removes z's region, and one-copy messages
+ * still reach x and y. */
+START_TEST(clean_keeps_live_region)
+{
+    int b = _i;
+    char x[64], y[64], z[64], c_name[64], xr[64], yr[64], zr[64];
+    struct am_segment seg;
+    snprintf(what, sizeof what, "%s: shmamstat --clean and regions", tu_backend_name(b));
+    tu_test_prefix(prefix, sizeof prefix);
+    tu_ep_name(x, sizeof x, "rx", -1, b);
+    tu_ep_name(y, sizeof y, "ry", -1, b);
+    tu_ep_name(z, sizeof z, "rz", -1, b);
+    tu_ep_name(c_name, sizeof c_name, "rc", -1, b);
+    ck_assert(am__region_name(x, xr, sizeof xr) == 0 &&
+              am__region_name(y, yr, sizeof yr) == 0 &&
+              am__region_name(z, zr, sizeof zr) == 0);
+    am_ep_t *ex = region_ep(x, b), *ey = region_ep(y, b), *c = live_ep(c_name, b);
+    ck_assert(am_ep_map(c, 1, x) == 0 && am_ep_map(c, 2, y) == 0);
+    ck_assert_int_eq(am__segment_unlink(b, y), 0);
+    dead_region_ep(z, b);
+
+    ck_assert_msg(stat_run(&out, NULL, NULL) == 0 && strstr(out.out, xr) &&
+                      strstr(out.out, zr),
+                  "%s: the regions are not listed:\n%s", what, out.out);
+    ck_assert_msg(stat_run(&out, "--clean", NULL) == 0, "%s: exit %d", what, out.status);
+    ck_assert_msg(strstr(out.out, zr) && !strstr(out.out, xr) && !strstr(out.out, yr),
+                  "%s: dry run said:\n%s", what, out.out);
+    ck_assert_msg(stat_run(&out, "--clean", "--yes") == 0, "%s: exit %d", what, out.status);
+    ck_assert_msg(am__segment_open(b, zr, &seg) == -ENOENT, "%s: the dead region is left",
+                  what);
+    at_reaches(c, 1, ex, x);
+    at_reaches(c, 2, ey, y);
+    am_ep_destroy(c);
+    am_ep_destroy(ey);
+    am_ep_destroy(ex);
+    tu_assert_clean(what);
+}
+END_TEST
+
 static Suite *stat_suite(void)
 {
     Suite *s = suite_create("stat");
@@ -205,6 +311,7 @@ static Suite *stat_suite(void)
     tcase_add_loop_test(tc, lists_live_and_dead, 0, 2);
     tcase_add_loop_test(tc, clean, 0, 2);
     tcase_add_test(tc, usage);
+    tcase_add_loop_test(tc, clean_keeps_live_region, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

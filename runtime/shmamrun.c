@@ -41,7 +41,7 @@
  * (PR_SET_PDEATHSIG) before they can; and a rank's region keeps its name for
  * the endpoint's life (peers open it by name), so even a job killed after the
  * barrier would leave its regions.  The guardian is a child forked before any rank, without
- * a death signal, in a session of its own (so a signal to the job's process
+ * a death signal, in a process group of its own (so a signal to the job's
  * group, `kill -KILL -PGID`, does not reach it), ignoring the terminal's
  * signals, holding nothing of the launcher's but stderr and its end of the
  * socket.  It blocks reading the
@@ -550,17 +550,15 @@ static void close_fds(unsigned lo, unsigned hi)
         close((int)fd);
 }
 
-/* In the new guardian: leave the launcher's session (a signal to the job's
- * process group, SIGKILL included, must not reach it), ignore the signals
- * above, restore the signal mask, put /dev/null on stdin and stdout (a reader
- * of the launcher's stdout must not wait for the guardian) and close every
- * other fd but stderr and the socket sock.  Returns the socket, renumbered
- * above 2, or -1 with errno set. */
+/* In the new guardian: ignore the signals above, restore the signal mask, put
+ * /dev/null on stdin and stdout (a reader of the launcher's stdout must not wait
+ * for the guardian) and close every other fd but stderr and the socket sock.
+ * Returns the socket, renumbered above 2, or -1 with errno set. */
 static int detach_guardian(int sock, const sigset_t *mask)
 {
     int fd = fcntl(sock, F_DUPFD, 3), null;
 
-    if (fd < 0 || setsid() < 0)
+    if (fd < 0)
         return -1;
     for (size_t i = 0; i < sizeof guard_ignores / sizeof guard_ignores[0]; i++)
         signal(guard_ignores[i], SIG_IGN);
@@ -656,8 +654,11 @@ static _Noreturn void run_guardian(const struct job *job, int sock, const sigset
 }
 
 /* Fork the guardian, before any rank exists (so none inherits its socket's
- * other end); mask is the signal mask to restore in it.  Returns 0, or -1 with
- * errno set. */
+ * other end), into a process group of its own, so that a signal to the job's
+ * group (`kill -KILL -PGID`) does not reach it: the launcher moves it there
+ * before it forks any rank (so no rank can be signalled with the group before
+ * the guardian has left it), and it moves itself too, whichever runs first.
+ * mask is the signal mask to restore in it.  Returns 0, or -1 with errno set. */
 static int start_guardian(struct job *job, const sigset_t *mask)
 {
     int sv[2];
@@ -667,8 +668,11 @@ static int start_guardian(struct job *job, const sigset_t *mask)
     pid_t p = fork();
     if (p == 0) {
         close(sv[0]);
+        setpgid(0, 0);
         run_guardian(job, sv[1], mask);
     }
+    if (p > 0)
+        setpgid(p, p);
     close(sv[1]);
     job->guardian = p > 0 ? p : 0;
     job->guard_fd = p > 0 ? sv[0] : -1;

@@ -3,14 +3,16 @@
  * job when a rank fails or the launcher is signalled or times out, option
  * checking, the exported environment, --bind, and above all that no segment of
  * a job survives it, in either backend, even when the launcher itself is
- * SIGKILLed (its guardian process removes them), and that no process of the
- * job (rank or guardian) outlives a launcher that ends normally.
+ * SIGKILLed (its guardian process removes them) or the whole job is, process
+ * group and all (the guardian is in a group of its own), one-copy regions
+ * included, and that no process of the job (rank or guardian) outlives a
+ * launcher that ends normally.
  *
  * The launcher and the helper rank programs (prog_rank.c, prog_linger.c) are
  * found next to this test binary: B/bin/shmamrun and B/tests/prog_rank for the
  * build directory B (build, build-asan, ...), whatever the current directory.
  * Each launcher runs in a process group of its own (tu_start with a time limit),
- * which its ranks and its guardian share.
+ * which its ranks share.
  */
 #include <check.h>
 #include <dirent.h>
@@ -26,8 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "job.h"
-#include "segment.h"
 #include "testutil.h"
 
 #define RUN_LIMIT_S 20        /* a launcher still running then is killed, group and all */
@@ -376,6 +378,75 @@ START_TEST(launcher_killed)
 }
 END_TEST
 
+/* The endpoint names "JOB.RANK" of the ranks below n that printed "rank R
+ * regions JOB.RANK" (prog_linger region) into names; how many have. */
+static int region_ranks(const char *out, char names[][AM_NAME_MAX], int n)
+{
+    int got = 0, rank;
+    char name[AM_NAME_MAX];
+    for (const char *p = out; (p = strstr(p, "rank ")); p++)
+        if (sscanf(p, "rank %d regions %40s", &rank, name) == 2 && rank >= 0 && rank < n)
+            snprintf(names[rank], AM_NAME_MAX, "%s", name);
+    for (int r = 0; r < n; r++)
+        got += names[r][0] != 0;
+    return got;
+}
+
+/* How many names of the job's ranks (endpoint "JOB.R", its extra "JOB.R.x",
+ * and their regions) backend b still has; with `remove`, removes them. */
+static int rank_names_left(char names[][AM_NAME_MAX], int n, enum am_shm b, int remove)
+{
+    int left = 0;
+    for (int r = 0; r < n; r++)
+        for (int k = 0; k < 2; k++) {
+            char ep[AM_NAME_MAX + 4], reg[AM_NAME_MAX + 8];
+            struct am_segment s;
+            snprintf(ep, sizeof ep, "%s%s", names[r], k ? ".x" : "");
+            ck_assert(am__region_name(ep, reg, sizeof reg) == 0);
+            for (const char *nm = ep; nm; nm = nm == ep ? reg : NULL)
+                if (am__segment_open(b, nm, &s) == 0) {
+                    am__segment_unmap(&s);
+                    left++;
+                }
+            if (remove)
+                am__job_names_unlink(b, ep);
+        }
+    return left;
+}
+
+/* A job of two ranks with regions (prog_linger region: each rank's endpoint
+ * and its extra one make one after am_init) is SIGKILLed whole, as
+ * `kill -KILL -PGID` does: launcher, guardian and ranks.  Within CRASH_CLEAN_S
+ * no name of the job may be left in its backend, regions included. */
+START_TEST(killed_job_leaves_no_region)
+{
+    const char *bn = BACKEND(_i);
+    const char *argv[] = {launcher, "-n",    "2",      "--shm", bn,
+                          linger,   "60000", "region", NULL};
+    static struct tu_output o;
+    char names[2][AM_NAME_MAX] = {"", ""}, prefix[32], first[160] = "";
+    enum am_shm b = (enum am_shm)_i;
+
+    pid_t pid = tu_start(argv, NULL, TU_ERR_MERGED, RUN_LIMIT_S, &o);
+    while (region_ranks(o.out, names, 2) < 2 && tu_read_some(&o) > 0)
+        ;
+    int made = region_ranks(o.out, names, 2);
+    kill(-pid, SIGKILL); /* the launcher's process group */
+    tu_finish(&o);
+    snprintf(prefix, sizeof prefix, "j%ld-", (long)pid);
+    ck_assert_msg(made == 2, "%s: %d of 2 ranks made their regions:\n%s", bn, made, o.out);
+    double until = tu_now_s() + CRASH_CLEAN_S;
+    int left;
+    while ((left = rank_names_left(names, 2, b, 0) + tu_leftovers(prefix, 0, first, 160)) &&
+           tu_now_s() < until)
+        tu_sleep_ms(5);
+    rank_names_left(names, 2, b, 1);
+    tu_leftovers(prefix, 1, first, sizeof first);
+    ck_assert_msg(left == 0, "%s: job %s killed whole left %d name(s), e.g. %s:\n%s", bn,
+                  names[0], left, first, o.out);
+}
+END_TEST
+
 /* Bad input: exit 2, a message naming the problem, and no rank started. */
 static const struct bad_case {
     const char *args[4];
@@ -525,6 +596,7 @@ static Suite *launcher_suite(void)
     suite_add_tcase(s, jobs);
     tcase_set_timeout(crash, 30 * tu_stress_factor());
     tcase_add_loop_test(crash, launcher_killed, posix, both);
+    tcase_add_loop_test(crash, killed_job_leaves_no_region, posix, both);
     suite_add_tcase(s, crash);
     tcase_set_timeout(opts, 30);
     tcase_add_loop_test(opts, bad_options, 0, sizeof bad_cases / sizeof bad_cases[0]);

@@ -65,7 +65,8 @@ int am__ep_stale(const struct am_segment *seg)
     return seg->backend == AM_SHM_POSIX || am__segment_users(seg) <= 1;
 }
 
-/* Remove the segment of this name if its owner is gone.  Returns 1 if it did. */
+/* Remove the segment of this name if its owner is gone, and its region if
+ * that region's mark says so too (region.c).  Returns 1 if it did. */
 static int reclaim_stale(enum am_shm b, const char *name)
 {
     struct am_segment seg;

@@ -91,7 +91,7 @@
  *
  * The raw segment is "/shmam-JOB.bw"; rank 0 creates it and unlinks it as
  * soon as both ranks have it mapped.  Rank 1's region is its endpoint's
- * (JOB.1.r) and goes with it; the launcher sweeps every JOB.* name anyway.
+ * (JOB.1:r) and goes with it; the launcher sweeps every JOB.* name anyway.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -117,9 +117,10 @@ int am_ep_probe(const char *name);
  * destination queue is full; it fails with -EPIPE if the destination has closed
  * or its owner died (the first send after the death, and any send waiting then,
  * even if its poll meanwhile gave the index to a new sender: the message never
- * goes to another endpoint), -EDEADLK for a request from inside a handler or a reply from a
- * reply handler, -EALREADY for a second reply to one request, -EMSGSIZE for more than 8
- * arguments or 8192 bytes, -EINVAL for a NULL or destroyed endpoint or token.
+ * goes to another endpoint), -EDEADLK for a request from inside a handler or a
+ * reply from a reply handler, -EALREADY for a second reply to one request,
+ * -EMSGSIZE for more than 8 arguments or 8192 bytes, -EINVAL for a NULL or
+ * destroyed endpoint or token.
  * An endpoint is used by one thread at a time: the one that created it. */
 int am_request(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
                int nargs);
@@ -152,8 +153,9 @@ int am_reply_long(am_token_t *tok, unsigned handler, const void *data, size_t le
  * region, -EMSGSIZE if offset + len passes its end or len is over 2^32 - 1
  * (4 GiB - 1, what a packet's length holds: send a larger span as several
  * messages; the receiver checks against its own record too: a packet naming
- * bytes outside is dropped as corrupt).  The sender writes the region before the handler
- * runs; when two senders write the same bytes, the application orders them. */
+ * bytes outside is dropped as corrupt).  The sender writes the region before
+ * the handler runs; when two senders write the same bytes, the application
+ * orders them. */
 int am_region_create(am_ep_t *ep, size_t bytes, void **base);
 int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                        size_t len, size_t offset, const uint32_t *args, int nargs);

@@ -153,7 +153,7 @@ struct am_ep {
     struct am_peer **peers;    /* by index; NULL where unmapped */
     unsigned peers_n;          /* length of peers[] */
     unsigned peer_holds;       /* depth of calls holding peers across polls */
-    struct am_peer *dropped;   /* peers dropped meanwhile, closed when that ends */
+    struct am_peer *drops;     /* peers dropped meanwhile, closed when that ends */
     struct am_source *sources; /* by sender index in own table */
     unsigned in_handler;       /* depth of handler calls now running */
     unsigned long bad_packets;
@@ -410,12 +410,20 @@ void am__region_unlink_stale(enum am_shm b, const char *name);
  * the send and the handlers its backoff runs).  A peer dropped then is only
  * unlinked from peers[] and marked `dropped`; the holder checks `dropped`
  * after every poll and gives up with -EPIPE, and the outermost unhold closes
- * it.  Anyone else looks a peer up again by index after a poll (job.c). */
+ * it.  Anyone else looks a peer up again by index after a poll (job.c); the
+ * MPI transport's sends (net/) hold no peer, only state of their own by rank. */
 struct am_peer *am__peer(am_ep_t *ep, unsigned index);
 unsigned am__peer_learn(am_ep_t *ep, const char *name);
 int am__peer_add(am_ep_t *ep, unsigned index, const char *name);
 void am__peers_close(am_ep_t *ep);
 void am__peer_drop(am_ep_t *ep, unsigned index);
-void am__peers_unhold(am_ep_t *ep);
+void am__peers_close_dropped(am_ep_t *ep);
+/* End a peer hold; the outermost closes the peers dropped meanwhile.  Inline:
+ * every send ends one. */
+static inline void am__peers_unhold(am_ep_t *ep)
+{
+    if (--ep->peer_holds == 0 && __builtin_expect(ep->drops != NULL, 0))
+        am__peers_close_dropped(ep);
+}
 
 #endif

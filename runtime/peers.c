@@ -98,12 +98,12 @@ static void peer_close(struct am_peer *p)
     free(p);
 }
 
-/* Close the peers dropped while held. */
-static void close_dropped(am_ep_t *ep)
+/* Close the peers dropped while held (or just now, outside a hold). */
+void am__peers_close_dropped(am_ep_t *ep)
 {
-    while (ep->dropped) {
-        struct am_peer *p = ep->dropped;
-        ep->dropped = p->next_drop;
+    while (ep->drops) {
+        struct am_peer *p = ep->drops;
+        ep->drops = p->next_drop;
         peer_close(p);
     }
 }
@@ -121,16 +121,10 @@ void am__peer_drop(am_ep_t *ep, unsigned index)
         if (ep->sources[i].who != 0 && ep->sources[i].index == index)
             ep->sources[i].who = 0;
     p->dropped = 1;
-    p->next_drop = ep->dropped;
-    ep->dropped = p;
+    p->next_drop = ep->drops;
+    ep->drops = p;
     if (ep->peer_holds == 0)
-        close_dropped(ep);
-}
-
-void am__peers_unhold(am_ep_t *ep)
-{
-    if (--ep->peer_holds == 0 && ep->dropped)
-        close_dropped(ep);
+        am__peers_close_dropped(ep);
 }
 
 /* Map `name` as peer `index`.  0 if done (or already so mapped), -EEXIST if the
@@ -192,7 +186,7 @@ unsigned am__peer_learn(am_ep_t *ep, const char *name)
 /* Forget every peer: leave their sender tables, unmap them. */
 void am__peers_close(am_ep_t *ep)
 {
-    close_dropped(ep);
+    am__peers_close_dropped(ep);
     for (unsigned i = 0; i < ep->peers_n; i++)
         if (ep->peers[i])
             peer_close(ep->peers[i]);

@@ -98,8 +98,10 @@ struct am_ep_opts {
  * on it return -EINVAL (or NULL / 0 for getters) until am_ep_create reuses the
  * handle.  Errors: -EINVAL (bad name, option or index), -EEXIST, -ENOSPC (no
  * room in /dev/shm, named on stderr; or the peer's table is full), -EACCES
- * (another user's segment), -EPROTO (not a segment of this build), -ENOMEM.
- * am_set_handler: -EINVAL for an id over 255 or a destroyed endpoint. */
+ * (another user's segment), -EPROTO (not a segment of this build), -ENOMEM;
+ * -EDEADLK inside a handler (for am_ep_create, a handler of any endpoint of
+ * this thread), changing nothing.  am_set_handler: -EINVAL for an id over 255
+ * or a destroyed endpoint, -EDEADLK inside a handler of the endpoint. */
 int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **ep);
 int am_ep_destroy(am_ep_t *ep);
 int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name);
@@ -113,10 +115,12 @@ int am_ep_probe(const char *name);
 
 /* Requests and replies.  A send blocks (polling this endpoint) while the
  * destination queue is full; it fails with -EPIPE if the destination has closed
- * or its owner died (the first send after the death, and any send waiting then),
- * -EDEADLK for a request from inside a handler or a reply from a reply handler,
- * -EALREADY for a second reply to one request, -EMSGSIZE for more than 8
- * arguments or 8192 bytes, -EINVAL for a NULL or destroyed endpoint or token.
+ * or its owner died (the first send after the death, and any send waiting then,
+ * even if its poll meanwhile gave the index to a new sender: the message never
+ * goes to another endpoint), -EDEADLK for a request from inside a handler or a
+ * reply from a reply handler, -EALREADY for a second reply to one request,
+ * -EMSGSIZE for more than 8 arguments or 8192 bytes, -EINVAL for a NULL or
+ * destroyed endpoint or token.
  * An endpoint is used by one thread at a time: the one that created it. */
 int am_request(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
                int nargs);
@@ -146,10 +150,12 @@ int am_reply_long(am_token_t *tok, unsigned handler, const void *data, size_t le
  * am_request_long_at / am_reply_long_at copy len bytes of data straight into
  * the destination's region at `offset`, then the handler runs with a pointer to
  * them there (data = region + offset, len).  -ENXIO if the destination has no
- * region, -EMSGSIZE if offset + len passes its end (the receiver checks
- * against its own record too: a packet naming bytes outside is dropped as
- * corrupt).  The sender writes the region before the handler runs; when two
- * senders write the same bytes, the application orders them. */
+ * region, -EMSGSIZE if offset + len passes its end or len is over 2^32 - 1
+ * (4 GiB - 1, what a packet's length holds: send a larger span as several
+ * messages; the receiver checks against its own record too: a packet naming
+ * bytes outside is dropped as corrupt).  The sender writes the region before
+ * the handler runs; when two senders write the same bytes, the application
+ * orders them. */
 int am_region_create(am_ep_t *ep, size_t bytes, void **base);
 int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                        size_t len, size_t offset, const uint32_t *args, int nargs);

@@ -65,7 +65,7 @@ static int wait_bulk(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     unsigned yields = 0;
     int rc;
     while ((rc = bulk_free(peer->view, &peer->tx[qid], c)) == 0) {
-        if ((rc = am__backoff(ep, peer->view, qid, NULL, &sp, &yields)) < 0)
+        if ((rc = am__backoff(ep, peer, qid, NULL, &sp, &yields)) < 0)
             return rc;
         ++*rounds;
     }
@@ -83,7 +83,7 @@ static int reserve(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am
     AO_t *slot;
     int rc;
     while ((rc = v->ring->reserve(&peer->tx[qid].end, &slot)) == -EAGAIN) {
-        if ((rc = am__backoff(ep, v, qid, NULL, &sp, &yields)) < 0)
+        if ((rc = am__backoff(ep, peer, qid, NULL, &sp, &yields)) < 0)
             return rc;
         ++*rounds;
     }

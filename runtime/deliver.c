@@ -11,6 +11,8 @@
 
 #include "internal.h"
 
+_Thread_local unsigned am__handlers_running;
+
 void am__report_bad(am_ep_t *ep, const char *why)
 {
     AO_fetch_and_add1(&ep->own.hdr->bad_packets);
@@ -91,9 +93,7 @@ void am__run_from(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsig
     else if (!ep->handlers[m->handler]) {
         if (am__pending_hold(ep, &tok, m, pl->data, pl->len) < 0)
             am__report_bad(ep, "no memory to hold a message during am_init");
-    } else {
-        ep->in_handler++;
-        ep->handlers[m->handler](&tok, m->args, m->nargs, pl->data, pl->len);
-        ep->in_handler--;
-    }
+    } else
+        am__call_handler(ep, ep->handlers[m->handler], &tok, m->args, m->nargs, pl->data,
+                         pl->len);
 }

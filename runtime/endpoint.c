@@ -128,6 +128,8 @@ int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
     struct am_config cfg;
     if (!out || !am__name_valid(name))
         return -EINVAL;
+    if (am__handlers_running)
+        return -EDEADLK;
     int rc = am__config_resolve(opts, &cfg);
     if (rc < 0)
         return rc;
@@ -203,6 +205,8 @@ int am_set_handler(am_ep_t *ep, unsigned id, am_handler_t fn)
 {
     if (!am__ep_ok(ep) || id >= AM_MAX_HANDLERS)
         return -EINVAL;
+    if (ep->in_handler)
+        return -EDEADLK;
     ep->handlers[id] = fn;
     return 0;
 }

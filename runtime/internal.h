@@ -55,6 +55,7 @@ enum am_hook {
                            * the send not returned, long data apart not yet */
     AM_HOOK_NET_CLOSING,  /* transport: closing, counts exchanged, the messages
                            * sent to us not yet all taken */
+    AM_HOOK_BACKOFF,      /* a send waiting for room, before a round's poll */
     AM_HOOK_COUNT
 };
 
@@ -99,7 +100,8 @@ static inline struct am_sender *am__sender(const struct am_seg_view *v, unsigned
     return (struct am_sender *)(v->senders + (size_t)i * v->page);
 }
 
-/* A peer this endpoint may send to. */
+/* A peer this endpoint may send to.  Who may hold one (or a view into it)
+ * across a poll: see peers.c's section below. */
 struct am_peer {
     struct am_seg_view view_store;
     struct am_seg_view *view;   /* &view_store, or the endpoint's own view for self */
@@ -113,6 +115,8 @@ struct am_peer {
     struct am_segment region;   /* its one-copy region, mapped on first use */
     size_t region_bytes;        /* its size as read then: our bound; 0: unmapped */
     struct am_chan_tx tx[2];    /* per-sender kinds: our channels' ends there */
+    int dropped;                /* forgotten by its endpoint, not yet closed */
+    struct am_peer *next_drop;  /* on the endpoint's list of dropped peers */
     char name[AM_NAME_MAX];
 };
 
@@ -148,6 +152,8 @@ struct am_ep {
     am_handler_t handlers[AM_HANDLER_TOTAL];
     struct am_peer **peers;    /* by index; NULL where unmapped */
     unsigned peers_n;          /* length of peers[] */
+    unsigned peer_holds;       /* depth of calls holding peers across polls */
+    struct am_peer *drops;     /* peers dropped meanwhile, closed when that ends */
     struct am_source *sources; /* by sender index in own table */
     unsigned in_handler;       /* depth of handler calls now running */
     unsigned long bad_packets;
@@ -259,23 +265,32 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
  * blocked_poll: polls ep as a send blocked on queue qid may (both queues for
  * a request, the reply queue for a reply; the transport when that found
  * nothing), for the transports' waits and am_wait's too; messages run.
- * backoff: one round of waiting for room in dest's queue qid, polling ep;
- * 0, or -EPIPE once dest has gone; `ask` (if any) now and then once spinning
- * has failed.  count_backoffs: rounds a send waited, for tools.
+ * backoff: one round of waiting for room in peer's queue qid, polling ep,
+ * inside a peer hold (peers.c); 0, or -EPIPE once the peer has gone or the
+ * poll dropped it; `ask` (if any) now and then once spinning has failed.
+ * count_backoffs: rounds a send waited, for tools.
  * wake_if_asleep: after a publish, a full fence, then wake dest's owner if it
  * sleeps in am_wait. */
 struct spin;
 void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
                      uint64_t bulk_ticket);
 int am__blocked_poll(am_ep_t *ep, enum am_qid qid);
-int am__backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
+int am__backoff(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
                 void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
                 unsigned *yields);
 void am__count_backoffs(struct am_peer *peer, unsigned rounds);
 void am__wake_if_asleep(struct am_seg_shared *h);
 int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m);
 /* check_msg: m's fields against the limits, long_max the destination's: 0,
- * -EINVAL or -EMSGSIZE (the errors of am_request_*). */
+ * -EINVAL or -EMSGSIZE (the errors of am_request_*).  Every length must fit
+ * the field that carries it, a packet's bulk_len (and the transport's wire
+ * len): a long message's bound long_max does, a one-copy message has no other
+ * bound than AM_PACKET_LEN_MAX. */
+#define AM_PACKET_LEN_MAX ((size_t)UINT32_MAX)
+_Static_assert(sizeof(((struct am_packet *)0)->bulk_len) == sizeof(uint32_t),
+               "AM_PACKET_LEN_MAX is what a packet's bulk_len holds");
+_Static_assert(AM_MAX_LONG <= AM_PACKET_LEN_MAX && AM_BULK_BYTES <= AM_PACKET_LEN_MAX,
+               "every long_max and a bulk length fit a packet's bulk_len");
 int am__check_msg(const struct am_msg *m, size_t long_max);
 int am__report_broken(const struct am_seg_view *v, const char *why);
 
@@ -316,6 +331,22 @@ void am__run_from(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsig
 /* After a drain that delivered n messages: copy the counters for tools (two
  * stores to the owner's own header line, not per message); returns n. */
 int am__drained(am_ep_t *ep, int n);
+/* Handlers running now on this thread, of any endpoint: am_ep_create, which
+ * has no endpoint to ask (ep->in_handler), refuses to run inside one.
+ * Initial-exec: two plain increments per message, even in libshmam.so. */
+extern _Thread_local unsigned am__handlers_running
+    __attribute__((tls_model("initial-exec")));
+/* Run handler h of ep for the message of tok (deliver.c, pending.c): the one
+ * place handlers are called, so both counts of running handlers hold. */
+static inline void am__call_handler(am_ep_t *ep, am_handler_t h, am_token_t *tok,
+                                    const uint32_t *args, int nargs, void *data, size_t len)
+{
+    ep->in_handler++;
+    am__handlers_running++;
+    h(tok, args, nargs, data, len);
+    am__handlers_running--;
+    ep->in_handler--;
+}
 
 /* chan_send.c: the producer's half of a per-sender channel (channel.h).
  * open: after registering in peer's table, our ends of our two channels
@@ -373,11 +404,34 @@ int am__region_of(const char *seg_name, char *name, size_t n);
 enum { AM_REGION_FOREIGN = -1, AM_REGION_LIVE = 0, AM_REGION_GONE = 1 };
 int am__region_state(const struct am_segment *s, const char *name, unsigned *pid);
 
-/* peers.c */
+/* peers.c: the endpoints ep may send to, by index; the owner only.
+ *   peer      the peer at an index, or NULL.
+ *   learn     the index of a sender (mapping it, in a free index or one whose
+ *             peer has gone); add: map a name at an index; drop: forget one.
+ *   close     every peer, at am_ep_destroy.
+ * Which calls may drop a peer: am__peer_drop, so am__peer_add and
+ * am__peer_learn; hence am__source_index, so every delivery and every poll
+ * (am__poll, am__drain, am__blocked_poll, am__backoff, am_poll, am_wait, the
+ * transports' waits), and am_ep_map (refused in handlers).
+ * Who may hold a struct am_peer, or a view or pointer into it, across them:
+ * only a call between ep->peer_holds++ and am__peers_unhold (am__send, for
+ * the send and the handlers its backoff runs).  A peer dropped then is only
+ * unlinked from peers[] and marked `dropped`; the holder checks `dropped`
+ * after every poll and gives up with -EPIPE, and the outermost unhold closes
+ * it.  Anyone else looks a peer up again by index after a poll (job.c); the
+ * MPI transport's sends (net/) hold no peer, only state of their own by rank. */
 struct am_peer *am__peer(am_ep_t *ep, unsigned index);
 unsigned am__peer_learn(am_ep_t *ep, const char *name);
 int am__peer_add(am_ep_t *ep, unsigned index, const char *name);
 void am__peers_close(am_ep_t *ep);
 void am__peer_drop(am_ep_t *ep, unsigned index);
+void am__peers_close_dropped(am_ep_t *ep);
+/* End a peer hold; the outermost closes the peers dropped meanwhile.  Inline:
+ * every send ends one. */
+static inline void am__peers_unhold(am_ep_t *ep)
+{
+    if (--ep->peer_holds == 0 && __builtin_expect(ep->drops != NULL, 0))
+        am__peers_close_dropped(ep);
+}
 
 #endif

@@ -12,6 +12,17 @@
  * mapped as it has live clients, not as many as it ever had; cached sources
  * naming that index are forgotten with it (poll.c), so no message of an old
  * client is credited to a new one.  Peers the user mapped keep their index.
+ *
+ * Dropping a peer while a call holds it.  A peer is dropped during a poll
+ * (learning a sender: am__peer_learn, from am__source_index) or by am_ep_map,
+ * which handlers may not call.  A send holds its peer, and views into it,
+ * across the polls of its backoff, and a handler run by such a poll may send
+ * again (a reply), so the peer must outlive the poll: while any send is in
+ * progress on the endpoint (ep->peer_holds > 0), a dropped peer leaves
+ * peers[] at once (its index is free for the next one learned) but stays
+ * mapped, marked `dropped`, on the endpoint's list, and is closed when the
+ * outermost send ends (am__peers_unhold), or at am_ep_destroy.  A send that
+ * finds its peer dropped fails with -EPIPE (send.c, am__backoff).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -87,18 +98,33 @@ static void peer_close(struct am_peer *p)
     free(p);
 }
 
+/* Close the peers dropped while held (or just now, outside a hold). */
+void am__peers_close_dropped(am_ep_t *ep)
+{
+    while (ep->drops) {
+        struct am_peer *p = ep->drops;
+        ep->drops = p->next_drop;
+        peer_close(p);
+    }
+}
+
 /* Forget peer `index` (if any), e.g. because its owner went away, and every
- * cached source that resolved to it. */
+ * cached source that resolved to it.  Closed now, or, inside a peer hold,
+ * marked dropped and closed once the hold ends. */
 void am__peer_drop(am_ep_t *ep, unsigned index)
 {
     struct am_peer *p = am__peer(ep, index);
     if (!p)
         return;
-    peer_close(p);
     ep->peers[index] = NULL;
     for (unsigned i = 0; i < ep->own.max_senders; i++)
         if (ep->sources[i].who != 0 && ep->sources[i].index == index)
             ep->sources[i].who = 0;
+    p->dropped = 1;
+    p->next_drop = ep->drops;
+    ep->drops = p;
+    if (ep->peer_holds == 0)
+        am__peers_close_dropped(ep);
 }
 
 /* Map `name` as peer `index`.  0 if done (or already so mapped), -EEXIST if the
@@ -160,6 +186,7 @@ unsigned am__peer_learn(am_ep_t *ep, const char *name)
 /* Forget every peer: leave their sender tables, unmap them. */
 void am__peers_close(am_ep_t *ep)
 {
+    am__peers_close_dropped(ep);
     for (unsigned i = 0; i < ep->peers_n; i++)
         if (ep->peers[i])
             peer_close(ep->peers[i]);
@@ -172,5 +199,7 @@ int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name)
 {
     if (!am__ep_ok(ep))
         return -EINVAL;
+    if (ep->in_handler)
+        return -EDEADLK;
     return am__peer_add(ep, index, peer_name);
 }

@@ -55,9 +55,8 @@ int am__pending_run(am_ep_t *ep)
         ep->pending = p->next;
         am_handler_t h = ep->handlers[p->handler];
         if (h) {
-            ep->in_handler++;
-            h(&p->tok, p->args, p->nargs, p->bulk ? p->data : NULL, p->len);
-            ep->in_handler--;
+            am__call_handler(ep, h, &p->tok, p->args, p->nargs, p->bulk ? p->data : NULL,
+                             p->len);
             n++;
         } else
             am__report_bad(ep, "no such handler");

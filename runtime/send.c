@@ -87,7 +87,9 @@
  * loads: its state and its owner's lifeline), so a send to a receiver that died
  * fails with -EPIPE, the first one after the death as well as one already
  * waiting; a bulk sender waiting on a block that a dead sender holds asks the
- * receiver to free it.
+ * receiver to free it.  The poll may learn that the receiver has gone and
+ * give its index to a new sender: the send holds its peer (peers.c), which
+ * stays mapped but marked dropped, and the round ends the send with -EPIPE.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -378,18 +380,22 @@ int am__blocked_poll(am_ep_t *ep, enum am_qid qid)
     return n;
 }
 
-/* One round of waiting for room in dest's queue qid (or its heap).  Once
- * spinning has clearly failed, every AM_ORPHAN_EVERY yields, `ask` (if any)
- * asks the receiver to take back what dead senders hold. */
-int am__backoff(am_ep_t *ep, struct am_seg_view *dest, enum am_qid qid,
+/* One round of waiting for room in peer's queue qid (or its heap), inside a
+ * peer hold, so the poll may drop the peer but not free it (peers.c).  A
+ * peer dropped is one whose owner has gone, and its index may already name
+ * another endpoint: the send ends with -EPIPE, never goes on to that one.
+ * Once spinning has clearly failed, every AM_ORPHAN_EVERY yields, `ask` (if
+ * any) asks the receiver to take back what dead senders hold. */
+int am__backoff(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
                 void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
                 unsigned *yields)
 {
+    am__hook(AM_HOOK_BACKOFF);
     am__blocked_poll(ep, qid);
-    if (!am__peer_alive(dest))
+    if (peer->dropped || !am__peer_alive(peer->view))
         return -EPIPE;
     if (spin_wait(sp) && ask && ++*yields % AM_ORPHAN_EVERY == 0)
-        ask(dest, qid);
+        ask(peer->view, qid);
     return 0;
 }
 
@@ -502,9 +508,11 @@ int am__check_msg(const struct am_msg *m, size_t long_max)
     if (m->handler >= AM_HANDLER_TOTAL || m->nargs < 0 || (m->nargs > 0 && !m->args) ||
         (m->len > 0 && !m->data))
         return -EINVAL;
-    size_t max = m->kind == AM_BULK ? AM_BULK_BYTES : m->kind == AM_LONG ? long_max : 0;
-    return m->nargs > AM_MAX_ARGS || (m->kind != AM_LONG_AT && m->len > max) ? -EMSGSIZE
-                                                                             : 0;
+    size_t max = m->kind == AM_BULK      ? AM_BULK_BYTES
+                 : m->kind == AM_LONG    ? long_max
+                 : m->kind == AM_LONG_AT ? AM_PACKET_LEN_MAX
+                                         : 0;
+    return m->nargs > AM_MAX_ARGS || m->len > max ? -EMSGSIZE : 0;
 }
 
 /* A long message's data, copied into a block of the destination queue's heap
@@ -520,7 +528,7 @@ static int stage_long(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct
     int rc;
     void *block;
     while ((rc = am_heap_alloc(&v->q[qid].heap, m->len, peer->who, &m->off)) == -ENOMEM)
-        if ((rc = am__backoff(ep, v, qid, reclaim_ask, &sp, &yields)) < 0)
+        if ((rc = am__backoff(ep, peer, qid, reclaim_ask, &sp, &yields)) < 0)
             return rc;
     if (rc == -EMSGSIZE)
         return rc;
@@ -543,7 +551,7 @@ static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     am__claim_begin(c, bulk, peer->who);
     c->hint = peer->tail_hint[qid];
     while ((rc = am__claim_try(v, &v->q[qid], c)) <= 0) {
-        if (rc < 0 || (rc = am__backoff(ep, v, qid, bulk ? am__claim_orphans_ask : NULL,
+        if (rc < 0 || (rc = am__backoff(ep, peer, qid, bulk ? am__claim_orphans_ask : NULL,
                                         &sp, &yields)) < 0)
             return rc;
         rounds++;
@@ -554,15 +562,9 @@ static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     return 0;
 }
 
-/* Send message m to peer `dest`'s queue `qid`.  Called by the endpoint's
- * owning thread only (endpoints are not thread-safe). */
-int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
+/* Send m to `peer`'s queue qid, within a peer hold (see am__send). */
+static int send_to(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m)
 {
-    if (__builtin_expect(ep->net != NULL, 0) && am__net_remote(ep->net, dest))
-        return ep->net->ops->send(ep, dest, qid, m);
-    struct am_peer *peer = am__peer(ep, dest);
-    if (!peer)
-        return dest == AM_SOURCE_UNKNOWN ? -EPIPE : -EINVAL;
     struct am_seg_view *v = peer->view;
     int rc = am__check_msg(m, v->long_max);
     if (rc < 0)
@@ -583,6 +585,22 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
     }
     if (rc < 0 && m->kind == AM_LONG)
         am_heap_free(&v->q[qid].heap, m->off, peer->who);
+    return rc;
+}
+
+/* Send message m to peer `dest`'s queue `qid`.  Called by the endpoint's
+ * owning thread only (endpoints are not thread-safe).  The send holds its
+ * peer across the polls of its backoff: a peer hold (peers.c). */
+int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
+{
+    if (__builtin_expect(ep->net != NULL, 0) && am__net_remote(ep->net, dest))
+        return ep->net->ops->send(ep, dest, qid, m);
+    struct am_peer *peer = am__peer(ep, dest);
+    if (!peer)
+        return dest == AM_SOURCE_UNKNOWN ? -EPIPE : -EINVAL;
+    ep->peer_holds++;
+    int rc = send_to(ep, peer, qid, m);
+    am__peers_unhold(ep);
     return rc;
 }
 

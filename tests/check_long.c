@@ -25,6 +25,10 @@
  *   region           one-copy: -ENXIO before the region exists; data lands at
  *                    the offset, the handler sees it there; -EMSGSIZE past the
  *                    end; -EEXIST for a second region; NAME:r goes at destroy
+ *   long_at_4gib     a one-copy request and a reply of 2^32 + 100 bytes into a
+ *                    region that holds them (System V: sparse, no page
+ *                    touched; the data is PROT_NONE, so a send that reads it
+ *                    crashes) are -EMSGSIZE, not sent cut to their low 32 bits
  *   corrupt          packets naming an unallocated heap block, bytes past the
  *                    region, or unknown flags are dropped and counted, and
  *                    a good long message still arrives after them
@@ -38,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -540,6 +545,59 @@ START_TEST(region)
 }
 END_TEST
 
+/* ---- long_at_4gib ---- */
+
+#define HUGE_LEN ((1ull << 32) + 100) /* over what a packet's length holds */
+
+static struct {
+    const void *data;
+    int reply_rc, requests, huge;
+} big;
+
+/* A short request: reply with the huge one-copy message; the huge one (if
+ * it ever came) is only counted. */
+static void on_big(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    if (n == 0) {
+        big.huge++;
+        return;
+    }
+    big.requests++;
+    big.reply_rc = am_reply_long_at(t, H_AT, big.data, HUGE_LEN, 0, NULL, 0);
+}
+
+START_TEST(long_at_4gib)
+{
+    char name[AM_NAME_MAX];
+    void *base;
+    snprintf(what, sizeof what, "long_at of 2^32 + 100 bytes");
+    tu_ep_name(name, sizeof name, "self", 0, 1);
+    struct am_ep_opts o = opts_of(0, 1, 0);
+    am_ep_t *ep = create_ok(name, &o);
+    ck_assert_int_eq(am_ep_map(ep, 0, name), 0);
+    ck_assert_int_eq(am_region_create(ep, HUGE_LEN + 4096, &base), 0);
+    void *data =
+        mmap(NULL, HUGE_LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ck_assert_msg(data != MAP_FAILED, "%s: mmap: %s", what, strerror(errno));
+    memset(&big, 0, sizeof big);
+    big.data = data;
+    am_set_handler(ep, H_AT, on_big);
+    int rc = am_request_long_at(ep, 0, H_AT, data, HUGE_LEN, 0, NULL, 0);
+    ck_assert_msg(rc == -EMSGSIZE, "%s: request gave %s, want EMSGSIZE", what,
+                  am_err_name(rc));
+    uint32_t one = 1;
+    ck_assert_int_eq(am_request(ep, 0, H_AT, &one, 1), 0);
+    for (int i = 0; i < 10; i++)
+        am_poll(ep);
+    ck_assert_msg(big.requests == 1 && big.reply_rc == -EMSGSIZE && big.huge == 0,
+                  "%s: reply gave %s (want EMSGSIZE), %d huge message(s) delivered", what,
+                  am_err_name(big.reply_rc), big.huge);
+    munmap(data, HUGE_LEN);
+    ck_assert_int_eq(am_ep_destroy(ep), 0);
+    tu_assert_clean(what);
+}
+END_TEST
+
 /* ---- corrupt long packets ---- */
 
 static unsigned corrupt_runs;
@@ -653,6 +711,7 @@ static Suite *long_suite(void)
     tcase_add_test(tc, staged_killed);
     tcase_add_test(tc, killed_at_random);
     tcase_add_loop_test(tc, region, 0, 2);
+    tcase_add_test(tc, long_at_4gib);
     tcase_add_test(tc, corrupt);
     tcase_add_test(tc, misuse);
     suite_add_tcase(s, tc);

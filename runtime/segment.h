@@ -14,6 +14,10 @@
 
 enum am_shm { AM_SHM_POSIX = 0, AM_SHM_SYSV = 1 };
 
+/* A System V segment is AM_SYSV_TAG bytes longer than the size asked for: its
+ * name is kept there, past what am_segment.size covers (segment.c). */
+#define AM_SYSV_TAG 64u
+
 struct am_segment {
     void *base;
     size_t size;

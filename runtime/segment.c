@@ -202,8 +202,10 @@ static int posix_unlink(const char *name)
  * SYSV_TAG bytes past the size its creator asked for, and a name's segment is
  * the one, among its key and the SYSV_PROBES - 1 keys after it, whose trailer
  * names it.  Creation takes the first free key of the name; open and unlink
- * act only on the segment that names itself so, and only if it is ours: a
- * segment of another name or user is never opened or removed.
+ * act only on the segment that names itself so, and only if it is ours (and
+ * unlink on unnamed ones that nobody will name: debris, or a nameless one this
+ * process made): a segment of another name or user is never opened or
+ * removed.
  *
  * The trailer lies in memory that every process attached may write.  Each
  * mapping made here maps it read-only when it has a page of its own (a size of
@@ -222,12 +224,19 @@ static key_t probe_key(const char *name, int i)
     return k == IPC_PRIVATE ? (key_t)1 : k;
 }
 
-/* Ours (ours()), and not marked for removal: a segment marked so (SHM_DEST)
- * has lost its key and lives on only until its last detach. */
+/* ours() of a System V segment: its owner, its creator and its mode. */
 static int sysv_ours(const struct shmid_ds *ds)
 {
     const struct ipc_perm *p = &ds->shm_perm;
-    return ours(p->uid, p->cuid, p->mode) && !(p->mode & SHM_DEST);
+    return ours(p->uid, p->cuid, p->mode);
+}
+
+/* Marked for removal (SHM_DEST): the segment has lost its key (an id found by
+ * key just before was removed since) and lives on only until its last detach,
+ * which is the same as none. */
+static int sysv_removed(const struct shmid_ds *ds)
+{
+    return (ds->shm_perm.mode & SHM_DEST) != 0;
 }
 
 /* Attach id read-write into s; the trailer is not part of s->size. */
@@ -277,11 +286,11 @@ static int trailer_read(const char *tag, char name[SYSV_TAG])
 
 /* Map the trailer of s read-only in this process if it has a page of its own.
  * If mprotect fails it stays writable, as it would be without. */
-static void trailer_protect(const struct am_segment *s)
+static void trailer_protect(struct am_segment *s)
 {
     long page = sysconf(_SC_PAGESIZE);
     if (page > 0 && s->size % (size_t)page == 0)
-        mprotect((char *)s->base + s->size, SYSV_TAG, PROT_READ);
+        s->tag_ro = mprotect((char *)s->base + s->size, SYSV_TAG, PROT_READ) == 0;
 }
 
 /* Is the process that created a segment gone?  Asked of an unnamed segment
@@ -345,7 +354,7 @@ static enum sysv_kind sysv_unnamed(const struct shmid_ds *ds, int blank)
 static enum sysv_kind sysv_whose(key_t k, const char *name, int *id, struct shmid_ds *ds)
 {
     char tag[SYSV_TAG];
-    if ((*id = shmget(k, 0, 0)) < 0 || shmctl(*id, IPC_STAT, ds) != 0 ||
+    if ((*id = shmget(k, 0, 0)) < 0 || shmctl(*id, IPC_STAT, ds) != 0 || sysv_removed(ds) ||
         ds->shm_segsz < SYSV_TAG)
         return SYSV_NONE;
     const char *p = shmat(*id, NULL, SHM_RDONLY);
@@ -599,15 +608,15 @@ void am__segment_discard(struct am_segment *s, const char *name)
     am__segment_unmap(s);
 }
 
-/* Contract: System V: the number of attachments now (this process's included),
- * or -1 if the segment is gone; POSIX: -1. */
+/* Contract: System V: the number of attachments now, s's counted once (its
+ * trailer's piece is not), or -1 if the segment is gone; POSIX: -1. */
 int am__segment_users(const struct am_segment *s)
 {
     struct shmid_ds ds;
 
     if (s->backend != AM_SHM_SYSV || shmctl(s->id, IPC_STAT, &ds) != 0)
         return -1;
-    return (int)ds.shm_nattch;
+    return (int)ds.shm_nattch - s->tag_ro;
 }
 
 /* Contract: -ENOENT if there is nothing of that name; safe to call for a segment
@@ -633,6 +642,7 @@ void am__segment_unmap(struct am_segment *s)
         munmap(s->base, s->size);
     s->base = NULL;
     s->size = 0;
+    s->tag_ro = 0;
 }
 
 /* POSIX: every /dev/shm/shmam-NAME file of ours (by name only: the caller
@@ -652,8 +662,7 @@ static int posix_list(int (*fn)(const char *name, void *arg), void *arg)
 }
 
 /* System V: every segment of ours whose trailer names it, but none marked for
- * removal (sysv_ours): it has lost its key, so nothing can open it by name, and
- * it goes with its last detach. */
+ * removal (nothing opens it by name any more: sysv_removed). */
 static int sysv_list(int (*fn)(const char *name, void *arg), void *arg)
 {
     struct shm_info info;
@@ -662,7 +671,7 @@ static int sysv_list(int (*fn)(const char *name, void *arg), void *arg)
         struct shmid_ds ds;
         char name[SYSV_TAG];
         int id = shmctl(i, SHM_STAT, &ds);
-        if (id < 0 || !sysv_ours(&ds) || ds.shm_segsz < SYSV_TAG)
+        if (id < 0 || !sysv_ours(&ds) || sysv_removed(&ds) || ds.shm_segsz < SYSV_TAG)
             continue;
         const char *p = shmat(id, NULL, SHM_RDONLY);
         if (p == (const void *)-1)

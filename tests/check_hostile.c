@@ -608,7 +608,9 @@ START_TEST(sysv_trailer_zeroed)
     zero_trailer(sh->seg_id);
 
     sh->rc_create = 1;
+    double t0 = tu_now_s();
     int st = tu_reap(tu_spawn(second_creator, NULL, 0), 20);
+    double t_create = tu_now_s() - t0;
     ck_assert_msg(st != -1, "%s: a second create of the name still waits after 20 s", what);
     tu_assert_exit0(st, "second creator", what, &sh->err);
     ck_assert_msg(sh->rc_create == -EEXIST, "%s: a second create gave %s", what,
@@ -619,7 +621,10 @@ START_TEST(sysv_trailer_zeroed)
     am_ep_t *cli = NULL, *again = NULL;
     tu_ep_name(cname, sizeof cname, "client", -1, 1);
     ck_assert_msg(am_ep_create(cname, &o, &cli) == 0, "%s: client create", what);
+    t0 = tu_now_s();
     int rc = tu_map_when_there(cli, 0, sh->rcv, 10);
+    printf("%s: a second create ended in %.2f s, a client's map in %.2f s\n", what,
+           t_create, tu_now_s() - t0);
     ck_assert_msg(rc == -EPROTO, "%s: a client's map gave %s", what, am_strerror(rc));
     am_ep_destroy(cli);
 

@@ -284,13 +284,24 @@ static int trailer_read(const char *tag, char name[SYSV_TAG])
     return len < SYSV_TAG && i == SYSV_TAG ? 1 : -1;
 }
 
-/* Map the trailer of s read-only in this process if it has a page of its own.
- * If mprotect fails it stays writable, as it would be without. */
-static void trailer_protect(struct am_segment *s)
+/* Does the trailer of s have a page of its own (s->size a multiple of the
+ * page size, as every endpoint's is)?  Then every mapping made here maps it
+ * read-only: a piece of its own, which the kernel counts as one more
+ * attachment (shm_nattch counts every piece mprotect splits a mapping in). */
+static int trailer_own_page(const struct am_segment *s)
 {
     long page = sysconf(_SC_PAGESIZE);
-    if (page > 0 && s->size % (size_t)page == 0)
-        s->tag_ro = mprotect((char *)s->base + s->size, SYSV_TAG, PROT_READ) == 0;
+    return page > 0 && s->size % (size_t)page == 0;
+}
+
+/* Map the trailer of s read-only in this process if it has a page of its own.
+ * 0, or -errno (mprotect). */
+static int trailer_protect(const struct am_segment *s)
+{
+    if (!trailer_own_page(s) ||
+        mprotect((char *)s->base + s->size, SYSV_TAG, PROT_READ) == 0)
+        return 0;
+    return -errno;
 }
 
 /* Is the process that created a segment gone?  Asked of an unnamed segment
@@ -468,13 +479,14 @@ static int sysv_make(key_t k, const char *name, size_t size, struct am_segment *
     if (id < 0)
         return -errno;
     int rc = sysv_attach(id, size + SYSV_TAG, s);
-    if (rc != 0) {
-        shmctl(id, IPC_RMID, NULL);
-        return rc;
+    if (rc == 0) {
+        trailer_write((char *)s->base + size, name);
+        if ((rc = trailer_protect(s)) != 0)
+            am__segment_unmap(s);
     }
-    trailer_write((char *)s->base + size, name);
-    trailer_protect(s);
-    return 0;
+    if (rc != 0)
+        shmctl(id, IPC_RMID, NULL);
+    return rc;
 }
 
 /* The taken key k, to a creator of `name`: SYSV_NAMED if it holds `name`'s
@@ -530,8 +542,8 @@ static int sysv_open(const char *name, struct am_segment *s)
     if (id < 0)
         return id;
     int rc = sysv_gone(sysv_attach(id, ds.shm_segsz, s));
-    if (rc == 0)
-        trailer_protect(s);
+    if (rc == 0 && (rc = trailer_protect(s)) != 0)
+        am__segment_unmap(s);
     return rc;
 }
 
@@ -609,14 +621,15 @@ void am__segment_discard(struct am_segment *s, const char *name)
 }
 
 /* Contract: System V: the number of attachments now, s's counted once (its
- * trailer's piece is not), or -1 if the segment is gone; POSIX: -1. */
+ * trailer's piece is not: trailer_own_page), or -1 if the segment is gone;
+ * POSIX: -1. */
 int am__segment_users(const struct am_segment *s)
 {
     struct shmid_ds ds;
 
     if (s->backend != AM_SHM_SYSV || shmctl(s->id, IPC_STAT, &ds) != 0)
         return -1;
-    return (int)ds.shm_nattch - s->tag_ro;
+    return (int)ds.shm_nattch - trailer_own_page(s);
 }
 
 /* Contract: -ENOENT if there is nothing of that name; safe to call for a segment
@@ -642,7 +655,6 @@ void am__segment_unmap(struct am_segment *s)
         munmap(s->base, s->size);
     s->base = NULL;
     s->size = 0;
-    s->tag_ro = 0;
 }
 
 /* POSIX: every /dev/shm/shmam-NAME file of ours (by name only: the caller

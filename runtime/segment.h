@@ -22,11 +22,8 @@ struct am_segment {
     void *base;
     size_t size;
     enum am_shm backend;
-    int fd;     /* POSIX, between create and publish: the unnamed file; else -1 */
-    int id;     /* System V: the segment id */
-    int tag_ro; /* System V: 1 if the trailer is mapped read-only here, a
-                   piece of the mapping that the kernel counts as one more
-                   attachment (shm_nattch counts every piece mprotect makes) */
+    int fd; /* POSIX, between create and publish: the unnamed file; else -1 */
+    int id; /* System V: the segment id */
 };
 
 /* "posix" / "sysv" to enum; -EINVAL for anything else. */

@@ -11,8 +11,9 @@
  * names" below), made with shmget(IPC_CREAT|IPC_EXCL) and attached with shmat;
  * they are visible from creation, and an opener judges a half-made one by
  * whether anybody has it attached (am__segment_users).  Both are created with mode 0600 and
- * are zero-filled by the kernel; opening refuses a segment of another user or one open to
- * group or others.
+ * are zero-filled by the kernel; opening refuses a segment of another user (System
+ * V: owned or made by another: shm_perm.uid, shm_perm.cuid) or one open to group
+ * or others.
  *
  * Invariants:
  *   - A failed create leaves nothing behind: no file, no System V id, no mapping.
@@ -28,6 +29,7 @@
  */
 #include "segment.h"
 
+#include <atomic_ops.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +43,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#if !defined(AO_HAVE_char_load_acquire) || !defined(AO_HAVE_char_store_release)
+#error "segment.c needs AO_char_load_acquire and AO_char_store_release"
+#endif
 
 #define SHM_PATH_MAX 256    /* NAME_MAX of /dev/shm plus the leading slash */
 #define SHM_DIR "/dev/shm"  /* where glibc's shm_open keeps its files */
@@ -146,10 +152,15 @@ static int posix_publish(struct am_segment *s, const char *name)
     return 0;
 }
 
-/* Ours alone: owned by this user, no access for group or others. */
-static int ours(uid_t uid, mode_t mode)
+/* Ours alone: owned and made by this user, no access for group or others.
+ * The creator counts because an owner does not tell who made a segment: the
+ * maker of a System V segment may hand it to any uid (IPC_SET), which cannot
+ * change shm_perm.cuid.  A file's owner is its maker (only root can give a
+ * file away). */
+static int ours(uid_t owner, uid_t creator, mode_t mode)
 {
-    return uid == geteuid() && (mode & 077) == 0;
+    uid_t me = geteuid();
+    return owner == me && creator == me && (mode & 077) == 0;
 }
 
 /* Files appear complete (posix_publish): an empty one is not a segment. */
@@ -166,7 +177,7 @@ static int posix_open(const char *name, struct am_segment *s)
         return -errno;
     if (fstat(fd, &st) != 0)
         rc = -errno;
-    else if (!ours(st.st_uid, st.st_mode))
+    else if (!ours(st.st_uid, st.st_uid, st.st_mode))
         rc = -EACCES;
     else if (st.st_size == 0)
         rc = -EPROTO;
@@ -191,15 +202,41 @@ static int posix_unlink(const char *name)
  * SYSV_TAG bytes past the size its creator asked for, and a name's segment is
  * the one, among its key and the SYSV_PROBES - 1 keys after it, whose trailer
  * names it.  Creation takes the first free key of the name; open and unlink
- * act only on the segment that names itself so, and only if it is ours: a
- * segment of another name or user is never opened or removed. */
-#define SYSV_TAG 64u
+ * act only on the segment that names itself so, and only if it is ours (and
+ * unlink on unnamed ones that nobody will name: debris, or a nameless one this
+ * process made): a segment of another name or user is never opened or
+ * removed.
+ *
+ * The trailer lies in memory that every process attached may write.  Each
+ * mapping made here maps it read-only when it has a page of its own (a size of
+ * whole pages, as every endpoint's), so a peer's stray write faults there; a
+ * process that attaches the segment by itself can still write it.  So the
+ * trailer is judged from a private copy, a segment whose trailer is not a name
+ * is judged by the kernel's record instead (sysv_unnamed), and no wait on a
+ * trailer outlasts SYSV_WAIT_S: a segment in use whose name is gone is neither
+ * opened (-EPROTO) nor created over (-EEXIST). */
+#define SYSV_TAG AM_SYSV_TAG
 #define SYSV_PROBES 8
 
 static key_t probe_key(const char *name, int i)
 {
     key_t k = (key_t)((uint32_t)am__segment_key(name) + (uint32_t)i);
     return k == IPC_PRIVATE ? (key_t)1 : k;
+}
+
+/* ours() of a System V segment: its owner, its creator and its mode. */
+static int sysv_ours(const struct shmid_ds *ds)
+{
+    const struct ipc_perm *p = &ds->shm_perm;
+    return ours(p->uid, p->cuid, p->mode);
+}
+
+/* Marked for removal (SHM_DEST): the segment has lost its key (an id found by
+ * key just before was removed since) and lives on only until its last detach,
+ * which is the same as none. */
+static int sysv_removed(const struct shmid_ds *ds)
+{
+    return (ds->shm_perm.mode & SHM_DEST) != 0;
 }
 
 /* Attach id read-write into s; the trailer is not part of s->size. */
@@ -223,11 +260,55 @@ static int sysv_gone(int rc)
     return rc == -EIDRM || rc == -EINVAL ? -ENOENT : rc;
 }
 
-/* Is the process that created a segment gone?  Only asked of an unnamed,
- * unattached segment (no lifeline exists yet then).  A zombie is gone (a rank
- * killed with its launcher waits to be reaped by init while the launcher's
- * guardian sweeps).  A reused pid reads as alive: the debris then waits for the
- * next sweep, never the reverse. */
+/* Name a fresh segment: the trailer's bytes after the first, then the first
+ * with a release store (pairs with trailer_read's acquire load), so a reader
+ * sees no name or all of it, never a part of it that names another. */
+static void trailer_write(char *tag, const char *name)
+{
+    strncpy(tag + 1, name + 1, SYSV_TAG - 1);
+    AO_char_store_release((volatile unsigned char *)tag, (unsigned char)name[0]);
+}
+
+/* Copy the trailer at tag into name (a peer may change it meanwhile): 1 if it
+ * holds a name (a NUL within it, and nothing after), 0 if its first byte is
+ * zero (not named yet, or wiped), -1 if it holds anything else. */
+static int trailer_read(const char *tag, char name[SYSV_TAG])
+{
+    name[0] = (char)AO_char_load_acquire((const volatile unsigned char *)tag);
+    if (name[0] == '\0')
+        return 0;
+    memcpy(name + 1, tag + 1, SYSV_TAG - 1);
+    size_t len = strnlen(name, SYSV_TAG), i = len;
+    while (i < SYSV_TAG && name[i] == '\0')
+        i++;
+    return len < SYSV_TAG && i == SYSV_TAG ? 1 : -1;
+}
+
+/* Does the trailer of s have a page of its own (s->size a multiple of the
+ * page size, as every endpoint's is)?  Then every mapping made here maps it
+ * read-only: a piece of its own, which the kernel counts as one more
+ * attachment (shm_nattch counts every piece mprotect splits a mapping in). */
+static int trailer_own_page(const struct am_segment *s)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    return page > 0 && s->size % (size_t)page == 0;
+}
+
+/* Map the trailer of s read-only in this process if it has a page of its own.
+ * 0, or -errno (mprotect). */
+static int trailer_protect(const struct am_segment *s)
+{
+    if (!trailer_own_page(s) ||
+        mprotect((char *)s->base + s->size, SYSV_TAG, PROT_READ) == 0)
+        return 0;
+    return -errno;
+}
+
+/* Is the process that created a segment gone?  Asked of an unnamed segment
+ * that nobody has attached (no lifeline exists yet then).  A zombie is gone (a
+ * rank killed with its launcher waits to be reaped by init while the
+ * launcher's guardian sweeps).  A reused pid reads as alive: the segment then
+ * counts as being made until made_long_ago, never the reverse. */
 static int creator_gone(const struct shmid_ds *ds)
 {
     char path[32], buf[256];
@@ -243,66 +324,148 @@ static int creator_gone(const struct shmid_ds *ds)
     return state && (state[2] == 'Z' || state[2] == 'X');
 }
 
-/* What the segment under key k is to us: 1 ours and named `name` (its id and
- * size in *id, *segsz), 0 anything else there (another name, another user,
- * none), SYSV_MAKING ours, unnamed, its creator alive (being made: its name is
- * not written yet), -1 debris (ours, unnamed, attached by nobody, and its
- * creator gone, killed before naming it, or made over SYSV_UNATTACHED_S
- * seconds ago: a creator's pid reused by another process reads
- * as alive, and would hold a concurrent creator of the name for ever; a
- * creator stopped that long between shmget and its attach loses its segment,
- * and its attach fails).  Reads the trailer through a read-only attach. */
-#define SYSV_MAKING 2
-#define SYSV_UNATTACHED_S 2
-/* Was an unnamed segment, attached by nobody now, made over
- * SYSV_UNATTACHED_S ago?  (Its creator names it right after attaching, and
- * stays attached; probes like ours attach it for a moment, so the last
- * attach's time says nothing.) */
-static int unattached_long(const struct shmid_ds *ds)
+/* A creator names its segment right after attaching it, so a segment made
+ * over SYSV_MAKING_S seconds ago (shm_ctime, set by the kernel at shmget and
+ * by IPC_SET) is no longer being made.  A creator stopped that long before
+ * its attach loses its segment (it is debris: its attach fails); one stopped
+ * that long between its attach and naming it keeps the key, nameless. */
+#define SYSV_MAKING_S 2
+static int made_long_ago(const struct shmid_ds *ds)
 {
-    return time(NULL) - ds->shm_ctime > SYSV_UNATTACHED_S;
+    return time(NULL) - ds->shm_ctime > SYSV_MAKING_S;
 }
 
-static int sysv_whose(key_t k, const char *name, int *id, size_t *segsz)
+/* What the segment under key k is to a process looking for a name. */
+enum sysv_kind {
+    SYSV_NONE,     /* nothing, or another name's segment */
+    SYSV_NAMED,    /* ours, and named so */
+    SYSV_FOREIGN,  /* named so, but not ours: another user's, or open to others */
+    SYSV_MAKING,   /* ours, unnamed, and maybe being made: its name may appear */
+    SYSV_NAMELESS, /* ours, unnamed, not being made, and attached by somebody */
+    SYSV_DEBRIS,   /* ours, unnamed, not being made, and attached by nobody */
+};
+
+/* An unnamed segment of ours.  `blank`: its trailer's first byte is zero, as
+ * the kernel made it, so it may be being made: while it is young and either
+ * attached (by its creator, about to name it) or its creator is alive
+ * (between shmget and its attach).  Otherwise (a blank grown old, a creator
+ * gone, a trailer holding no name) nobody will name it: debris if nobody has
+ * it attached, nameless if somebody has (a live owner whose trailer a raw
+ * writer wiped, a creator stalled between attach and naming; or a probe like
+ * ours, attached to debris for a moment: sysv_settle). */
+static enum sysv_kind sysv_unnamed(const struct shmid_ds *ds, int blank)
 {
-    struct shmid_ds ds;
-    if ((*id = shmget(k, 0, 0)) < 0 || shmctl(*id, IPC_STAT, &ds) != 0 ||
-        !ours(ds.shm_perm.uid, ds.shm_perm.mode) || ds.shm_segsz < SYSV_TAG)
-        return 0;
+    if (blank && !made_long_ago(ds) && (ds->shm_nattch > 0 || !creator_gone(ds)))
+        return SYSV_MAKING;
+    return ds->shm_nattch == 0 ? SYSV_DEBRIS : SYSV_NAMELESS;
+}
+
+/* The segment under key k, for `name`: its id in *id, the kernel's record of
+ * it in *ds.  Reads the trailer through a read-only attach of its own. */
+static enum sysv_kind sysv_whose(key_t k, const char *name, int *id, struct shmid_ds *ds)
+{
+    char tag[SYSV_TAG];
+    if ((*id = shmget(k, 0, 0)) < 0 || shmctl(*id, IPC_STAT, ds) != 0 || sysv_removed(ds) ||
+        ds->shm_segsz < SYSV_TAG)
+        return SYSV_NONE;
     const char *p = shmat(*id, NULL, SHM_RDONLY);
     if (p == (const void *)-1)
-        return 0;
-    const char *tag = p + ds.shm_segsz - SYSV_TAG;
-    int r = strncmp(tag, name, SYSV_TAG) == 0 ? 1
-            : tag[0] != 0                     ? 0
-            : ds.shm_nattch == 0 && (creator_gone(&ds) || unattached_long(&ds))
-                ? -1
-                : SYSV_MAKING;
+        return SYSV_NONE;
+    int named = trailer_read(p + ds->shm_segsz - SYSV_TAG, tag);
     shmdt(p);
-    *segsz = ds.shm_segsz;
-    return r;
+    if (named > 0)
+        return strcmp(tag, name) != 0 ? SYSV_NONE
+               : sysv_ours(ds)        ? SYSV_NAMED
+                                      : SYSV_FOREIGN;
+    return sysv_ours(ds) ? sysv_unnamed(ds, named == 0) : SYSV_NONE;
 }
 
-/* The id of the segment named `name`, or -ENOENT. */
-static int sysv_find(const char *name, size_t *segsz)
+/* Bounds, in seconds of the judge's own clock, on asking sysv_whose again:
+ * SYSV_WAIT_S for a segment being made (made_long_ago ends that wait sooner,
+ * unless a peer keeps the kernel's record young with IPC_SET, or the wall
+ * clock steps back), SYSV_SETTLE_S for one that stands nameless (a probe's
+ * attach lasts microseconds; a descheduled one's, longer). */
+#define SYSV_WAIT_S 10.0
+#define SYSV_SETTLE_S 1.0
+
+static double mono_s(void)
 {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* sysv_whose, asked again while its answer may change by itself: while the
+ * segment is being made (only if `wait_making`: else SYSV_MAKING at once), up
+ * to SYSV_WAIT_S, after which it counts as nameless; while it stands
+ * nameless, up to SYSV_SETTLE_S.  Naps grow from 10 us to 1 ms. */
+static enum sysv_kind sysv_settle(key_t k, const char *name, int wait_making, int *id,
+                                  struct shmid_ds *ds)
+{
+    double start = mono_s(), nameless = -1; /* since when it stands nameless */
+    long nap_ns = 10000;
+    for (;;) {
+        enum sysv_kind w = sysv_whose(k, name, id, ds);
+        double now = mono_s();
+        if (w == SYSV_MAKING && !wait_making)
+            return w;
+        if (w == SYSV_MAKING && now - start > SYSV_WAIT_S)
+            return SYSV_NAMELESS;
+        if (w == SYSV_NAMELESS && nameless < 0)
+            nameless = now;
+        if (w == SYSV_NAMELESS && now - nameless > SYSV_SETTLE_S)
+            return w;
+        if (w != SYSV_MAKING && w != SYSV_NAMELESS)
+            return w;
+        nanosleep(&(struct timespec){0, nap_ns}, NULL);
+        nap_ns = nap_ns < 1000000 ? nap_ns * 2 : nap_ns;
+    }
+}
+
+/* The id of the segment named `name` (the kernel's record of it in *ds), else
+ * why there is none: -EACCES if a key holds a segment of that name that is not
+ * ours, else -EPROTO if one holds a nameless segment of ours, else -ENOENT (a
+ * segment still being made is not there yet). */
+static int sysv_find(const char *name, struct shmid_ds *ds)
+{
+    int id, rc = -ENOENT;
+    for (int i = 0; i < SYSV_PROBES; i++) {
+        enum sysv_kind w = sysv_settle(probe_key(name, i), name, 0, &id, ds);
+        if (w == SYSV_NAMED)
+            return id;
+        if (w == SYSV_FOREIGN)
+            rc = -EACCES;
+        else if (w == SYSV_NAMELESS && rc == -ENOENT)
+            rc = -EPROTO;
+    }
+    return rc;
+}
+
+/* The id of a nameless segment at `name`'s keys that this process made, or
+ * -ENOENT: an owner unlinking its own endpoint after a raw writer wiped its
+ * trailer.  (Only a creator of a name makes segments at its keys.) */
+static int sysv_made_here(const char *name)
+{
+    struct shmid_ds ds;
     int id;
     for (int i = 0; i < SYSV_PROBES; i++)
-        if (sysv_whose(probe_key(name, i), name, &id, segsz) == 1)
+        if (sysv_whose(probe_key(name, i), name, &id, &ds) == SYSV_NAMELESS &&
+            ds.shm_cpid == getpid())
             return id;
     return -ENOENT;
 }
 
 /* Remove the debris at the keys `name` may use: segments of ours that nobody
- * has attached and that carry no name, left by a creator killed between shmget
- * and naming the segment.  A creator still at work is alive, so a concurrent
- * creator never takes its segment for debris.  Returns how many it removed. */
+ * has attached, that carry no name and that nobody will name, such as those
+ * of a creator killed between shmget and naming its segment.  A creator still
+ * at work is alive, so a concurrent creator never takes its segment for
+ * debris.  Returns how many it removed. */
 static int sysv_clear_debris(const char *name)
 {
+    struct shmid_ds ds;
     int id, n = 0;
-    size_t sz;
     for (int i = 0; i < SYSV_PROBES; i++)
-        if (sysv_whose(probe_key(name, i), name, &id, &sz) < 0 &&
+        if (sysv_whose(probe_key(name, i), name, &id, &ds) == SYSV_DEBRIS &&
             shmctl(id, IPC_RMID, NULL) == 0)
             n++;
     return n;
@@ -316,50 +479,56 @@ static int sysv_make(key_t k, const char *name, size_t size, struct am_segment *
     if (id < 0)
         return -errno;
     int rc = sysv_attach(id, size + SYSV_TAG, s);
+    if (rc == 0) {
+        trailer_write((char *)s->base + size, name);
+        if ((rc = trailer_protect(s)) != 0)
+            am__segment_unmap(s);
+    }
     if (rc != 0)
         shmctl(id, IPC_RMID, NULL);
-    else
-        strncpy((char *)s->base + size, name, SYSV_TAG);
     return rc;
 }
 
-/* The taken key k: 1 if it holds `name`'s segment, 0 another name's, -1 it
- * held debris, now removed (make it again).  A segment still being made (a
- * concurrent creator, its name not yet written) is waited for as long as its
- * creator lives: it may be a creator of this very name, and a slow creator is
+/* The taken key k, to a creator of `name`: SYSV_NAMED if it holds `name`'s
+ * segment; SYSV_DEBRIS if it held debris, now removed (make it again);
+ * SYSV_NAMELESS if it holds a nameless segment of ours, which may be this very
+ * name's, its owner alive (the name is then not made at another key: two
+ * segments would claim it, and either owner's unlink could remove the
+ * other's); anything else: try the next key.  A segment still being made (a
+ * concurrent creator, its name not yet written) is waited for, up to
+ * SYSV_WAIT_S: it may be a creator of this very name, and a slow creator is
  * not a dead one (under ASan and load, one was seen to take over 10 ms, and a
- * bounded wait then let a second creator of the same name win at the next
- * key: check_segment racing_create).  The wait ends when the name appears or
- * the segment turns out debris (sysv_whose).  Naps grow from 10 us to 1 ms. */
-static int sysv_named(key_t k, const char *name)
+ * short wait then let a second creator of the same name win at the next key:
+ * check_segment racing_create). */
+static enum sysv_kind sysv_named(key_t k, const char *name)
 {
-    int id, whose;
-    size_t sz;
-    long nap_ns = 10000;
-    while ((whose = sysv_whose(k, name, &id, &sz)) == SYSV_MAKING) {
-        nanosleep(&(struct timespec){0, nap_ns}, NULL);
-        nap_ns = nap_ns < 1000000 ? nap_ns * 2 : nap_ns;
-    }
-    if (whose < 0)
+    struct shmid_ds ds;
+    int id;
+    enum sysv_kind whose = sysv_settle(k, name, 1, &id, &ds);
+    if (whose == SYSV_DEBRIS)
         shmctl(id, IPC_RMID, NULL);
     return whose;
 }
 
-/* -EEXIST if a segment of this name exists, -EADDRINUSE if every key the name
- * may use holds another name's segment. */
+/* -EEXIST if a segment of this name exists, or a nameless one of ours holds
+ * one of its keys; -EADDRINUSE if every key the name may use holds another
+ * name's segment. */
 static int sysv_create(const char *name, size_t size, struct am_segment *s)
 {
+    if (name[0] == '\0')
+        return -EINVAL;
     if (strlen(name) >= SYSV_TAG)
         return -ENAMETOOLONG;
     sysv_clear_debris(name);
     for (int i = 0; i < SYSV_PROBES; i++) {
         key_t k = probe_key(name, i);
-        int rc, whose;
+        enum sysv_kind whose;
+        int rc;
         do /* again while the key held debris, now removed */
             if ((rc = sysv_make(k, name, size, s)) != -EEXIST)
                 return rc;
-        while ((whose = sysv_named(k, name)) < 0);
-        if (whose == 1)
+        while ((whose = sysv_named(k, name)) == SYSV_DEBRIS);
+        if (whose == SYSV_NAMED || whose == SYSV_NAMELESS)
             return -EEXIST;
     }
     return -EADDRINUSE;
@@ -367,23 +536,30 @@ static int sysv_create(const char *name, size_t size, struct am_segment *s)
 
 static int sysv_open(const char *name, struct am_segment *s)
 {
-    size_t segsz;
-    int id = sysv_find(name, &segsz);
+    struct shmid_ds ds;
+    int id = sysv_find(name, &ds);
 
     if (id < 0)
         return id;
-    return sysv_gone(sysv_attach(id, segsz, s));
+    int rc = sysv_gone(sysv_attach(id, ds.shm_segsz, s));
+    if (rc == 0 && (rc = trailer_protect(s)) != 0)
+        am__segment_unmap(s);
+    return rc;
 }
 
-/* Removes the segment named `name` and any debris at its keys (so that a
- * launcher's sweep also clears a rank killed while creating). */
+/* Removes the segment named `name` (or, if a nameless one holds its key, that
+ * one if this process made it) and any debris at its keys (so that a
+ * launcher's sweep also clears a rank killed while creating).  -ENOENT if
+ * there was nothing of ours to remove. */
 static int sysv_unlink(const char *name)
 {
-    size_t segsz;
-    int id = sysv_find(name, &segsz), cleared = sysv_clear_debris(name);
-
+    struct shmid_ds ds;
+    int id = sysv_find(name, &ds);
+    if (id == -EPROTO)
+        id = sysv_made_here(name);
+    int cleared = sysv_clear_debris(name);
     if (id < 0)
-        return cleared ? 0 : id;
+        return cleared ? 0 : -ENOENT;
     return shmctl(id, IPC_RMID, NULL) == 0 ? 0 : sysv_gone(-errno);
 }
 
@@ -444,15 +620,16 @@ void am__segment_discard(struct am_segment *s, const char *name)
     am__segment_unmap(s);
 }
 
-/* Contract: System V: the number of attachments now (this process's included),
- * or -1 if the segment is gone; POSIX: -1. */
+/* Contract: System V: the number of attachments now, s's counted once (its
+ * trailer's piece is not: trailer_own_page), or -1 if the segment is gone;
+ * POSIX: -1. */
 int am__segment_users(const struct am_segment *s)
 {
     struct shmid_ds ds;
 
     if (s->backend != AM_SHM_SYSV || shmctl(s->id, IPC_STAT, &ds) != 0)
         return -1;
-    return (int)ds.shm_nattch;
+    return (int)ds.shm_nattch - trailer_own_page(s);
 }
 
 /* Contract: -ENOENT if there is nothing of that name; safe to call for a segment
@@ -496,24 +673,24 @@ static int posix_list(int (*fn)(const char *name, void *arg), void *arg)
     return rc;
 }
 
-/* System V: every segment of ours whose trailer names it. */
+/* System V: every segment of ours whose trailer names it, but none marked for
+ * removal (nothing opens it by name any more: sysv_removed). */
 static int sysv_list(int (*fn)(const char *name, void *arg), void *arg)
 {
     struct shm_info info;
     int max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info), rc = 0;
     for (int i = 0; rc == 0 && i <= max; i++) {
         struct shmid_ds ds;
+        char name[SYSV_TAG];
         int id = shmctl(i, SHM_STAT, &ds);
-        if (id < 0 || !ours(ds.shm_perm.uid, ds.shm_perm.mode) || ds.shm_segsz < SYSV_TAG)
+        if (id < 0 || !sysv_ours(&ds) || sysv_removed(&ds) || ds.shm_segsz < SYSV_TAG)
             continue;
         const char *p = shmat(id, NULL, SHM_RDONLY);
         if (p == (const void *)-1)
             continue;
-        char name[SYSV_TAG];
-        memcpy(name, p + ds.shm_segsz - SYSV_TAG, sizeof name);
+        int named = trailer_read(p + ds.shm_segsz - SYSV_TAG, name);
         shmdt(p);
-        name[SYSV_TAG - 1] = '\0';
-        if (name[0])
+        if (named > 0)
             rc = fn(name, arg);
     }
     return rc;

@@ -14,6 +14,10 @@
 
 enum am_shm { AM_SHM_POSIX = 0, AM_SHM_SYSV = 1 };
 
+/* A System V segment is AM_SYSV_TAG bytes longer than the size asked for: its
+ * name is kept there, past what am_segment.size covers (segment.c). */
+#define AM_SYSV_TAG 64u
+
 struct am_segment {
     void *base;
     size_t size;
@@ -33,7 +37,10 @@ key_t am__segment_key(const char *name);
  * allocated now (a full /dev/shm is -ENOSPC here, not a SIGBUS later).  A POSIX
  * segment has no name yet: am__segment_publish gives it one once it is
  * complete, so a name never shows a half-made segment.  A System V segment has
- * its key at once: -EEXIST if that key is taken.  Other -errno on failure. */
+ * its key at once: -EEXIST if the name's segment exists, or a segment of ours
+ * whose name has been wiped holds one of the name's keys (it may be this
+ * name's; judged within seconds, never waited for without end).  Other -errno
+ * on failure. */
 int am__segment_make(enum am_shm b, const char *name, size_t size, struct am_segment *s);
 
 /* am__segment_make and am__segment_publish in one: the named segment, or
@@ -48,21 +55,30 @@ int am__segment_publish(struct am_segment *s, const char *name);
  * memory goes, no name is left. */
 void am__segment_discard(struct am_segment *s, const char *name);
 
-/* How many processes have a System V segment attached, or -1 if unknown (POSIX). */
+/* How many mappings of a System V segment there are, s counted once, or -1 if
+ * unknown (POSIX).  (A peer's view splits its mapping in pieces with
+ * mprotect, each counted: only 1, s alone, or more is meaningful.) */
 int am__segment_users(const struct am_segment *s);
 
 /* Map an existing segment whole (its size taken from the system).
  * -ENOENT if there is none, -EACCES if it is not ours (another user's, or open
- * to group or others), -EPROTO if it is empty. */
+ * to group or others; System V: or made by another user), -EPROTO if it is
+ * empty (POSIX) or has lost its name (System V: a segment of ours in use at
+ * the name's key whose name trailer was wiped).  A System V segment's name
+ * trailer is mapped read-only when the size is a multiple of the page size. */
 int am__segment_open(enum am_shm b, const char *name, struct am_segment *s);
 
 /* Remove the name so nobody else can open it; existing mappings stay valid and
- * the memory goes away with the last of them.  -ENOENT if there is none. */
+ * the memory goes away with the last of them.  -ENOENT if there is none.
+ * System V: also removes debris at the name's keys, and, if there is no
+ * segment of the name, a nameless one there that this process made (its own,
+ * its trailer wiped). */
 int am__segment_unlink(enum am_shm b, const char *name);
 
 /* Call fn(name, arg) for every segment of ours in backend b that carries a
- * name, until fn returns non-zero (which is returned); names are not
- * validated.  0, or -errno if the backend cannot be listed. */
+ * name (System V: not one marked for removal, which no name opens any more),
+ * until fn returns non-zero (which is returned); names are not validated.
+ * 0, or -errno if the backend cannot be listed. */
 int am__segment_list(enum am_shm b, int (*fn)(const char *name, void *arg), void *arg);
 
 /* Unmap (detach) a mapped segment. */

@@ -27,6 +27,18 @@
  *   other_users_segment    a process of another user (nobody) puts a 0666 copy of
  *                          a real segment under a name: clients refuse it
  *                          (-EACCES), and nobody's files are never removed.
+ *   sysv_segment_given_away  a process of one unprivileged user (nobody) makes
+ *                          a System V endpoint and hands its segment to
+ *                          another unprivileged user with IPC_SET (uid, mode
+ *                          0600): that user's am_ep_map and am_ep_probe refuse
+ *                          it (-EACCES: its creator, cuid, is not that user).
+ *   sysv_trailer_zeroed    a raw writer (shmat of its own) zeroes the name
+ *                          trailer of a live System V endpoint: a second
+ *                          am_ep_create of the name ends (-EEXIST) within 20 s
+ *                          instead of waiting for ever, a client's am_ep_map
+ *                          ends with -EPROTO, and the owner's destroy still
+ *                          removes its segment, after which the name can be
+ *                          made again.
  *   small_dev_shm          in a private mount namespace with a 512 KB /dev/shm,
  *                          an endpoint too big for it fails at creation with
  *                          -ENOSPC (no SIGBUS later); a small one still works.
@@ -57,6 +69,7 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <sys/mount.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <pthread.h>
@@ -80,6 +93,7 @@ struct shared {
     unsigned long ro_tries, ro_faults, writes; /* chaos: the vandal's */
     char rcv[AM_NAME_MAX];
     int alg;
+    int seg_id, rc_map, rc_probe, rc_create; /* the System V cases' */
 };
 static struct shared *sh;
 static char what[160];
@@ -457,6 +471,175 @@ START_TEST(other_users_segment)
 }
 END_TEST
 
+/* ---- sysv_segment_given_away ---- */
+
+enum { NOBODY = 65534, VICTIM = 65533 }; /* two unprivileged uids */
+
+/* Drop to uid (and the same gid); 0 or -errno. */
+static int become(uid_t uid)
+{
+    return setgid(uid) == 0 && setuid(uid) == 0 ? 0 : -errno;
+}
+
+/* As nobody: a live System V endpoint sh->rcv whose segment is then handed to
+ * VICTIM, mode 0600; its id in sh->seg_id.  Lives until told to stop (it is
+ * not killed with the test: a change of uid clears PR_SET_PDEATHSIG). */
+static void giver(void *arg)
+{
+    struct am_ep_opts o = {.shm = "sysv"};
+    am_ep_t *ep = NULL;
+    struct shmid_ds ds;
+    int rc = become(NOBODY);
+    if (rc == 0)
+        rc = am_ep_create(sh->rcv, &o, &ep);
+    if (rc < 0) {
+        tu_error(&sh->err, "giver: become nobody or create: %s", am_strerror(rc));
+        AO_store_release(&sh->ready, 2);
+        _exit(2);
+    }
+    sh->seg_id = ep->own.seg.id;
+    if (shmctl(sh->seg_id, IPC_STAT, &ds) == 0) {
+        ds.shm_perm.uid = VICTIM;
+        ds.shm_perm.mode = 0600;
+        rc = shmctl(sh->seg_id, IPC_SET, &ds);
+    }
+    if (rc < 0)
+        tu_error(&sh->err, "giver: IPC_SET: %s", strerror(errno));
+    AO_store_release(&sh->ready, 1);
+    tu_wait_flag(&sh->stop, 1, 30);
+    am_ep_destroy(ep);
+}
+
+/* As VICTIM, with an endpoint of its own: map and probe the given segment's
+ * name, into sh->rc_map, sh->rc_probe. */
+static void taker(void *arg)
+{
+    char name[AM_NAME_MAX];
+    struct am_ep_opts o = {.shm = "sysv"};
+    am_ep_t *ep = NULL;
+    tu_ep_name(name, sizeof name, "victim", -1, 1);
+    int rc = become(VICTIM);
+    if (rc == 0)
+        rc = am_ep_create(name, &o, &ep);
+    if (rc < 0) {
+        tu_error(&sh->err, "victim: become %d or create: %s", VICTIM, am_strerror(rc));
+        _exit(2);
+    }
+    sh->rc_map = am_ep_map(ep, 0, sh->rcv);
+    sh->rc_probe = am_ep_probe(sh->rcv);
+    am_ep_destroy(ep);
+}
+
+START_TEST(sysv_segment_given_away)
+{
+    snprintf(what, sizeof what, "sysv: a segment nobody made, given to uid %d", VICTIM);
+    if (geteuid() != 0) {
+        printf("%s: skipped: needs root to act as two users\n", what);
+        return;
+    }
+    tu_ep_name(sh->rcv, sizeof sh->rcv, "given", -1, 1);
+    sh->seg_id = -1;
+    pid_t g = tu_spawn(giver, NULL, 0);
+    tu_assert_flag(&sh->ready, 1, 10, "the giver", what, &sh->err);
+    int st = tu_reap(tu_spawn(taker, NULL, 1), 20);
+    AO_store_release(&sh->stop, 1);
+    int gst = tu_reap(g, 20);
+    if (sh->seg_id >= 0)
+        shmctl(sh->seg_id, IPC_RMID, NULL); /* nobody's destroy cannot: not its uid */
+    tu_assert_exit0(st, "victim", what, &sh->err);
+    tu_assert_exit0(gst, "giver", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
+    ck_assert_msg(sh->rc_map == -EACCES, "%s: the victim's map gave %s", what,
+                  am_strerror(sh->rc_map));
+    ck_assert_msg(sh->rc_probe == -EACCES, "%s: the victim's probe gave %s", what,
+                  am_strerror(sh->rc_probe));
+}
+END_TEST
+
+/* ---- sysv_trailer_zeroed ---- */
+
+/* A live System V endpoint sh->rcv (its id in sh->seg_id), polling until told
+ * to stop, then destroyed. */
+static void sysv_owner(void *arg)
+{
+    struct am_ep_opts o = {.shm = "sysv"};
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(sh->rcv, &o, &ep);
+    if (rc < 0) {
+        tu_error(&sh->err, "owner: create: %s", am_strerror(rc));
+        _exit(2);
+    }
+    sh->seg_id = ep->own.seg.id;
+    AO_store_release(&sh->ready, 1);
+    while (!AO_load_acquire(&sh->stop))
+        am_poll(ep);
+    rc = am_ep_destroy(ep);
+    if (rc < 0)
+        tu_error(&sh->err, "owner: destroy: %s", am_strerror(rc));
+}
+
+/* A second creator of the owner's name: its result in sh->rc_create. */
+static void second_creator(void *arg)
+{
+    struct am_ep_opts o = {.shm = "sysv"};
+    am_ep_t *ep = NULL;
+    sh->rc_create = am_ep_create(sh->rcv, &o, &ep);
+    if (sh->rc_create == 0)
+        am_ep_destroy(ep);
+}
+
+/* Zero the trailer of System V segment id through a mapping of our own. */
+static void zero_trailer(int id)
+{
+    struct shmid_ds ds;
+    ck_assert_msg(shmctl(id, IPC_STAT, &ds) == 0, "%s: IPC_STAT", what);
+    char *p = shmat(id, NULL, 0);
+    ck_assert_msg(p != (void *)-1, "%s: the raw writer cannot attach", what);
+    memset(p + ds.shm_segsz - AM_SYSV_TAG, 0, AM_SYSV_TAG);
+    shmdt(p);
+}
+
+START_TEST(sysv_trailer_zeroed)
+{
+    snprintf(what, sizeof what, "sysv: a live endpoint's name trailer zeroed");
+    tu_ep_name(sh->rcv, sizeof sh->rcv, "owner", -1, 1);
+    pid_t owner = tu_spawn(sysv_owner, NULL, 1);
+    tu_assert_flag(&sh->ready, 1, 10, "the owner", what, &sh->err);
+    zero_trailer(sh->seg_id);
+
+    sh->rc_create = 1;
+    double t0 = tu_now_s();
+    int st = tu_reap(tu_spawn(second_creator, NULL, 0), 20);
+    double t_create = tu_now_s() - t0;
+    ck_assert_msg(st != -1, "%s: a second create of the name still waits after 20 s", what);
+    tu_assert_exit0(st, "second creator", what, &sh->err);
+    ck_assert_msg(sh->rc_create == -EEXIST, "%s: a second create gave %s", what,
+                  am_strerror(sh->rc_create));
+
+    char cname[AM_NAME_MAX];
+    struct am_ep_opts o = {.shm = "sysv"};
+    am_ep_t *cli = NULL, *again = NULL;
+    tu_ep_name(cname, sizeof cname, "client", -1, 1);
+    ck_assert_msg(am_ep_create(cname, &o, &cli) == 0, "%s: client create", what);
+    t0 = tu_now_s();
+    int rc = tu_map_when_there(cli, 0, sh->rcv, 10);
+    printf("%s: a second create ended in %.2f s, a client's map in %.2f s\n", what,
+           t_create, tu_now_s() - t0);
+    ck_assert_msg(rc == -EPROTO, "%s: a client's map gave %s", what, am_strerror(rc));
+    am_ep_destroy(cli);
+
+    AO_store_release(&sh->stop, 1);
+    tu_assert_exit0(tu_reap(owner, 10), "owner", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
+    ck_assert_msg(shmctl(sh->seg_id, IPC_STAT, &(struct shmid_ds){0}) != 0,
+                  "%s: the owner's destroy left its segment", what);
+    rc = am_ep_create(sh->rcv, &o, &again);
+    ck_assert_msg(rc == 0, "%s: the name after its owner: %s", what, am_strerror(rc));
+    am_ep_destroy(again);
+    tu_assert_clean(what);
+}
+END_TEST
+
 /* ---- small_dev_shm ---- */
 
 /* In a child: a private mount namespace with a 1.5 MB tmpfs on /dev/shm, then
@@ -696,6 +879,8 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, mutex_rewritten_while_held);
     tcase_add_loop_test(tc, bulk_state_garbage, 0, tu_n_algs());
     tcase_add_test(tc, other_users_segment);
+    tcase_add_test(tc, sysv_segment_given_away);
+    tcase_add_test(tc, sysv_trailer_zeroed);
     tcase_add_test(tc, small_dev_shm);
     tcase_add_loop_test(tc, chaos, 0, tu_n_algs());
     suite_add_tcase(s, tc);

@@ -493,6 +493,127 @@ START_TEST(sysv_stalled_creator)
 }
 END_TEST
 
+/* Give the named segment these permission bits and this owner, as a process
+ * of its user could (POSIX: chmod and chown of the file; System V: IPC_SET). */
+static int set_perm(enum am_shm b, const char *name, mode_t mode, uid_t uid)
+{
+    if (b == AM_SHM_POSIX) {
+        char path[128];
+        snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
+        return chmod(path, mode) == 0 && chown(path, uid, (gid_t)-1) == 0 ? 0 : -errno;
+    }
+    struct shmid_ds ds;
+    int id = shmget(am__segment_key(name), 0, 0);
+    if (id < 0 || shmctl(id, IPC_STAT, &ds) != 0)
+        return -errno;
+    ds.shm_perm.mode = mode;
+    ds.shm_perm.uid = uid;
+    return shmctl(id, IPC_SET, &ds) == 0 ? 0 : -errno;
+}
+
+/* Open the named segment as it now is: open's result (unmapping what it gave). */
+static int try_open(enum am_shm b, const char *name)
+{
+    struct am_segment t;
+    int rc = am__segment_open(b, name, &t);
+    if (rc == 0)
+        am__segment_unmap(&t);
+    return rc;
+}
+
+/* A segment at the name that group or others may open, or (as root) one given
+ * to another user, is refused with -EACCES, never mapped; the same segment,
+ * ours and 0600 again, opens. */
+START_TEST(not_ours_refused)
+{
+    enum am_shm b = (enum am_shm)_i;
+    const char *bn = am__shm_name(b);
+    const mode_t modes[] = {0640, 0604, 0660, 0606, 0620, 0602};
+    enum { NM = sizeof modes / sizeof modes[0] };
+    int got[NM + 1], set = 0;
+    struct am_segment s;
+    char name[64];
+    test_name(name, sizeof name, "notours", b);
+    create_ok(b, name, SIZE, &s);
+    for (int k = 0; k < NM; k++) {
+        set |= set_perm(b, name, modes[k], geteuid());
+        got[k] = try_open(b, name);
+    }
+    got[NM] = -EACCES;
+    if (geteuid() == 0) { /* chown and IPC_SET to another uid need root */
+        set |= set_perm(b, name, 0600, 65534);
+        got[NM] = try_open(b, name);
+    }
+    set |= set_perm(b, name, 0600, geteuid());
+    int back = try_open(b, name);
+    am__segment_unmap(&s);
+    am__segment_unlink(b, name);
+    ck_assert_msg(set == 0, "%s: could not change the segment's mode or owner", bn);
+    for (int k = 0; k < NM; k++)
+        ck_assert_msg(got[k] == -EACCES, "%s: open of a mode %o segment gave %s", bn,
+                      (unsigned)modes[k], strerror(-got[k]));
+    ck_assert_msg(got[NM] == -EACCES, "%s: open of a segment given to uid 65534 gave %s",
+                  bn, strerror(-got[NM]));
+    ck_assert_msg(back == 0, "%s: open of the segment ours again gave %s", bn,
+                  strerror(-back));
+    assert_gone(b, name);
+}
+END_TEST
+
+enum { FAULTED = 7 }; /* write_at's child's exit code when its write faulted */
+
+static void exit_faulted(int sig)
+{
+    _exit(FAULTED);
+}
+
+/* Does a write of a byte at p fault?  Tried in a child (which may catch the
+ * fault itself, whatever a sanitizer does with SIGSEGV): 1 if it faulted, 0
+ * if the byte was written, -1 if the child ended otherwise. */
+static int write_faults(volatile char *p)
+{
+    int st;
+    pid_t c = fork();
+    if (c == 0) {
+        struct sigaction sa = {.sa_handler = exit_faulted};
+        sigaction(SIGSEGV, &sa, NULL);
+        *p = 'x';
+        _exit(0);
+    }
+    ck_assert_msg(c > 0 && waitpid(c, &st, 0) == c, "sysv: fork/wait");
+    if (!WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st) == FAULTED ? 1 : WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* The name trailer of a System V segment of whole pages (as every endpoint's
+ * is) is read-only in every mapping made here, its creator's too: a stray
+ * write there faults instead of renaming the segment, which stays found. */
+START_TEST(sysv_trailer_read_only)
+{
+    size_t size = 2 * (size_t)sysconf(_SC_PAGESIZE);
+    struct am_segment s, t;
+    char name[64];
+    test_name(name, sizeof name, "ro", AM_SHM_SYSV);
+    create_ok(AM_SHM_SYSV, name, size, &s);
+    int rc = am__segment_open(AM_SHM_SYSV, name, &t);
+    ck_assert_msg(rc == 0, "sysv: open: %s", strerror(-rc));
+    int by_creator = write_faults((char *)s.base + size),
+        by_opener = write_faults((char *)t.base + t.size + AM_SYSV_TAG - 1);
+    am__segment_unmap(&t);
+    rc = try_open(AM_SHM_SYSV, name);
+    am__segment_unmap(&s);
+    am__segment_unlink(AM_SHM_SYSV, name);
+    static const char *const how[] = {"ended oddly", "went through", "faulted"};
+    ck_assert_msg(by_creator == 1 && by_opener == 1,
+                  "sysv: a write into the trailer through the creator's mapping %s, "
+                  "through an opener's %s",
+                  how[by_creator + 1], how[by_opener + 1]);
+    ck_assert_msg(rc == 0, "sysv: open after the writes: %s", strerror(-rc));
+    assert_gone(AM_SHM_SYSV, name);
+}
+END_TEST
+
 START_TEST(sysv_key_collision)
 {
     char a[64], b[64];
@@ -537,6 +658,8 @@ static Suite *segment_suite(void)
     tcase_add_test(tc, sysv_key_collision);
     tcase_add_test(tc, sysv_debris_unlinked);
     tcase_add_test(tc, sysv_stalled_creator);
+    tcase_add_loop_test(tc, not_ours_refused, AM_SHM_POSIX, AM_SHM_SYSV + 1);
+    tcase_add_test(tc, sysv_trailer_read_only);
     suite_add_tcase(s, tc);
     return s;
 }

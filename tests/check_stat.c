@@ -9,6 +9,10 @@
  *                        dead), live senders and delivery counters.
  *   clean                --clean names only the dead one and removes nothing;
  *                        --clean --yes removes it and leaves the live one.
+ *   removed_not_listed   System V: an endpoint whose segment is marked for
+ *                        removal (IPC_RMID) but still attached, as a job's
+ *                        endpoints are once their names are removed, is not
+ *                        listed; a live one beside it is.
  *   usage                --help: usage on stdout, exit 0; a bad option or
  *                        --yes without --clean: usage on stderr, exit 2.
  *   clean_keeps_live_region  regions (NAME:r) are listed and judged by their
@@ -181,6 +185,27 @@ START_TEST(clean)
 }
 END_TEST
 
+START_TEST(removed_not_listed)
+{
+    char live[64], gone[64];
+    snprintf(what, sizeof what, "sysv: shmamstat and a removed segment");
+    tu_test_prefix(prefix, sizeof prefix);
+    tu_ep_name(live, sizeof live, "live", -1, 1);
+    tu_ep_name(gone, sizeof gone, "removed", -1, 1);
+    am_ep_t *ep = live_ep(live, 1), *rm = live_ep(gone, 1);
+    ck_assert_msg(am__segment_unlink(AM_SHM_SYSV, gone) == 0, "%s: IPC_RMID", what);
+    int rc = stat_run(&out, NULL, NULL);
+    am_ep_destroy(rm);
+    am_ep_destroy(ep);
+    ck_assert_msg(rc == 0, "%s: exit %d: %s", what, out.status, out.err);
+    ck_assert_msg(strstr(out.out, live) && !strstr(out.out, gone),
+                  "%s: the live one %s, the removed one %s:\n%s", what,
+                  strstr(out.out, live) ? "listed" : "missing",
+                  strstr(out.out, gone) ? "listed" : "not listed", out.out);
+    tu_assert_clean(what);
+}
+END_TEST
+
 START_TEST(usage)
 {
     snprintf(what, sizeof what, "shmamstat usage");
@@ -310,6 +335,7 @@ static Suite *stat_suite(void)
     tcase_add_checked_fixture(tc, tu_test_init, NULL);
     tcase_add_loop_test(tc, lists_live_and_dead, 0, 2);
     tcase_add_loop_test(tc, clean, 0, 2);
+    tcase_add_test(tc, removed_not_listed);
     tcase_add_test(tc, usage);
     tcase_add_loop_test(tc, clean_keeps_live_region, 0, 2);
     suite_add_tcase(s, tc);

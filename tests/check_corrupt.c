@@ -23,10 +23,19 @@
  * ends each phase with a valid marker message, which, coming after its packets
  * in its own FIFO order, tells the receiver that all of them have been seen.
  * SHMAM_VERBOSE=1 prints each run's time and message counts.
+ *
+ *   anderson_ticket_garbage  both backends: a FIFO lock's words rewritten to
+ *                  a state no run of the lock reaches (ticket: next 2^20
+ *                  tickets ahead of owner, owner ahead of next; anderson:
+ *                  next ahead of every slot, slot 0 admitting a ticket past
+ *                  its waiter's): a sender's request must fail with -EPROTO
+ *                  within 10 s while the receiver lives and polls (it waited
+ *                  for ever before; the test kills it then).
  */
 #include <check.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -536,12 +545,103 @@ START_TEST(corrupt_packets)
 }
 END_TEST
 
+/* ---- anderson_ticket_garbage ---- */
+
+#define GARBAGE_BOUND_S 10 /* the send's bound; it returns in milliseconds */
+
+/* Words of a FIFO lock, where ticket.c and anderson.c keep them (their
+ * private layouts: ticket's next at 0 and owner at 8; anderson's next at 64
+ * and slot i's turn at 128 + 64 i), and garbage for each.  A ticket word is
+ * (ticket << 24 | taker id); 0xabcdef names no sender. */
+static const struct {
+    enum am_claim alg;
+    size_t off;
+    AO_t word;
+    const char *what;
+} garbage[] = {
+    {AM_CLAIM_TICKET, 0, (AO_t)1 << 44 | 0xabcdef,
+     "ticket: next 2^20 tickets ahead of owner"},
+    {AM_CLAIM_TICKET, 8, (AO_t)1 << 20, "ticket: owner 2^20 tickets ahead of next"},
+    {AM_CLAIM_ANDERSON, 64, (AO_t)1 << 44 | 0xabcdef,
+     "anderson: next 2^20 tickets ahead of every slot"},
+    {AM_CLAIM_ANDERSON, 128, (AO_t)1 << 26,
+     "anderson: slot 0 admits 2^26, past its waiter's 0"},
+};
+#define NGARBAGE (sizeof garbage / sizeof garbage[0])
+
+struct garbage_shared {
+    char rcv[AM_NAME_MAX], snd[AM_NAME_MAX];
+    const char *shm;
+    AO_t done; /* the sender's request returned */
+    int rc, map_rc;
+};
+static struct garbage_shared *G;
+
+/* Sends one request to the receiver (index 0) and says what it returned. */
+static void garbage_sender(void *arg)
+{
+    struct am_ep_opts o = {.shm = G->shm};
+    am_ep_t *ep = NULL;
+    G->map_rc = am_ep_create(G->snd, &o, &ep);
+    if (G->map_rc == 0 && (G->map_rc = tu_map_when_there(ep, 0, G->rcv, 10)) == 0) {
+        uint32_t a[2] = {0, 0};
+        G->rc = am_request(ep, 0, H_VALID, a, 2);
+    }
+    AO_store_release(&G->done, 1);
+    if (ep)
+        am_ep_destroy(ep);
+}
+
+START_TEST(anderson_ticket_garbage)
+{
+    unsigned g = (unsigned)_i / 2;
+    const char *shm = tu_backend_name(_i % 2);
+    char what[160], pfx[AM_NAME_MAX], first_left[128] = "";
+    snprintf(what, sizeof what, "%s/%s", garbage[g].what, shm);
+    G = tu_shared_alloc(sizeof *G);
+    G->shm = shm;
+    tu_name(G->rcv, AM_NAME_MAX, "g%u-%s-rcv", g, shm);
+    tu_name(G->snd, AM_NAME_MAX, "g%u-%s-snd", g, shm);
+    struct am_ep_opts o = {.claim = am_claim_names[garbage[g].alg], .shm = shm};
+    am_ep_t *ep = NULL;
+    ck_assert_msg(am_ep_create(G->rcv, &o, &ep) == 0, "%s: receiver", what);
+    char *lock = ep->own.q[AM_REQUEST].lock; /* a peer can write it as well */
+    AO_store((volatile AO_t *)(void *)(lock + garbage[g].off), garbage[g].word);
+    pid_t p = tu_spawn(garbage_sender, NULL, 1);
+    double t0 = tu_now_s();
+    while (!AO_load_acquire(&G->done) && tu_now_s() < t0 + GARBAGE_BOUND_S)
+        am_wait(ep, 5); /* the receiver lives and polls all along */
+    double secs = tu_now_s() - t0;
+    int done = (int)AO_load_acquire(&G->done);
+    if (!done) {
+        kill(p, SIGKILL);
+        am__segment_unlink((enum am_shm)(_i % 2), G->snd);
+    }
+    int st = tu_reap(p, 10);
+    am_ep_destroy(ep);
+    tu_name(pfx, sizeof pfx, "g%u-%s-", g, shm);
+    int left = tu_leftovers(pfx, 1, first_left, sizeof first_left);
+    ck_assert_msg(done, "%s: the request had not returned after %.1f s, the receiver alive",
+                  what, secs);
+    ck_assert_msg(G->map_rc == 0 && G->rc == -EPROTO && st == 0,
+                  "%s: map %s, request %s (want -EPROTO), sender exit status %d", what,
+                  am_strerror(G->map_rc), am_strerror(G->rc), st);
+    ck_assert_msg(left == 0, "%s: %d segment(s) left behind, e.g. %s", what, left,
+                  first_left);
+    tu_shared_free(G, sizeof *G);
+}
+END_TEST
+
 static Suite *corrupt_suite(void)
 {
     Suite *s = suite_create("corrupt");
     TCase *tc = tcase_create("injected packets");
     tcase_set_timeout(tc, (RUN_LIMIT_S + 10) * tu_stress_factor());
     tcase_add_loop_test(tc, corrupt_packets, 0, tu_combos());
+    suite_add_tcase(s, tc);
+    tc = tcase_create("lock words");
+    tcase_set_timeout(tc, GARBAGE_BOUND_S + 20);
+    tcase_add_loop_test(tc, anderson_ticket_garbage, 0, 2 * NGARBAGE);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -121,10 +121,22 @@ const struct am_lock_ops *am_lock_find(const char *name);
  * am_lock_mutex_robust_ok says whether a mutex in shared memory is still of
  * that kind: glibc's calls on a mutex whose bytes a peer overwrote may take
  * another kind's path (lock elision, say) and crash, so check first.
+ *
+ * Robust mutexes in shared memory that this thread holds (held.c): call
+ * am_lock_mutex_keep right after locking one (after pthread_mutex_consistent
+ * if need be), and am_lock_mutex_mend right before unlocking it, which puts
+ * back what glibc's unlock reads and follows (the mutex's own words and its
+ * links on this thread's robust list) if someone else changed them, and
+ * forgets the mutex: 1 if it did so (the mutex is fit to unlock), 0 if the
+ * mutex is not in the record or the record cannot be trusted (then check the
+ * kind before unlocking).  Every robust mutex the thread locks or unlocks
+ * while it holds a kept one must go through these two.
  * am_lock_mutex_mended counts the times this thread found a mutex it held
  * changed by someone else when it came to unlock it (and put it back). */
 int am_lock_mutex_robust_init(pthread_mutex_t *m);
 int am_lock_mutex_robust_ok(const pthread_mutex_t *m);
+void am_lock_mutex_keep(pthread_mutex_t *m);
+int am_lock_mutex_mend(pthread_mutex_t *m);
 unsigned long am_lock_mutex_mended(void);
 
 #endif

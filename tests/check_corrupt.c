@@ -31,6 +31,18 @@
  *                  its waiter's): a sender's request must fail with -EPROTO
  *                  within 10 s while the receiver lives and polls (it waited
  *                  for ever before; the test kills it then).
+ *   lifeline_links_overwritten  both backends, lockfree and mutex: a raw
+ *                  writer maps the receiver's segment itself (not through
+ *                  shmam, so the header and entry pages are writable to it)
+ *                  and keeps writing non-canonical pointers into the
+ *                  robust-list links of every lifeline in it (the owner's and
+ *                  each sender entry's), while two senders create an
+ *                  endpoint, map the receiver, send and destroy, round after
+ *                  round, and the receiver polls and finally destroys its
+ *                  endpoint.  No process may die of a signal (glibc followed
+ *                  the links on unlock: SIGSEGV), every message arrives, and
+ *                  the rounds go on until the holders have mended 20 links
+ *                  (am_lock_mutex_mended), proving the window was hit.
  */
 #include <check.h>
 #include <errno.h>
@@ -632,6 +644,150 @@ START_TEST(anderson_ticket_garbage)
 }
 END_TEST
 
+/* ---- lifeline_links_overwritten ---- */
+
+#define LL_MENDS 20   /* rounds go on until this many mends were counted */
+#define LL_LIMIT_S 20 /* or this long: then the test fails */
+#define LL_MSGS 10    /* per round */
+
+struct ll_shared {
+    struct tu_errors err;
+    char rcv[AM_NAME_MAX], snd[2][AM_NAME_MAX];
+    const char *shm, *claim;
+    AO_t ready, stop_writer, stop_receiver, got, mended, rounds, writes;
+};
+static struct ll_shared *L;
+
+static void ll_on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    AO_fetch_and_add1(&L->got);
+}
+
+static void ll_receiver(void *arg)
+{
+    struct am_ep_opts o = {.shm = L->shm, .claim = L->claim};
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(L->rcv, &o, &ep);
+    if (rc < 0) {
+        tu_error(&L->err, "receiver: create: %s", am_strerror(rc));
+        _exit(2);
+    }
+    am_set_handler(ep, H_VALID, ll_on_msg);
+    AO_store_release(&L->ready, 1);
+    while (!AO_load_acquire(&L->stop_receiver))
+        am_wait(ep, 5);
+    unsigned long before = am_lock_mutex_mended();
+    am_ep_destroy(ep); /* its own lifeline's links were overwritten too */
+    AO_fetch_and_add(&L->mended, am_lock_mutex_mended() - before);
+}
+
+/* Writes a non-canonical pointer (a write through it faults) into both
+ * links of lifeline l, as a process with its own mapping can. */
+static void scribble(struct am_lifeline *l, uint32_t seed)
+{
+    volatile struct __pthread_mutex_s *d = &l->m.__data;
+    d->__list.__prev = (void *)(0xdead000000000000ull | tu_mix32(seed, 1));
+    d->__list.__next = (void *)(0xbeef000000000000ull | tu_mix32(seed, 2));
+}
+
+/* The raw writer: the receiver's segment mapped through its own file or id,
+ * every lifeline's links overwritten about every 100 us. */
+static void ll_writer(void *arg)
+{
+    struct am_segment seg;
+    int rc = am__segment_open((enum am_shm)(strcmp(L->shm, "sysv") == 0), L->rcv, &seg);
+    if (rc < 0) {
+        tu_error(&L->err, "writer: open: %s", am_strerror(rc));
+        _exit(2);
+    }
+    struct am_seg_header *h = seg.base;
+    uint32_t senders = h->max_senders, page = h->page_size;
+    uint64_t off = h->senders_off;
+    for (uint32_t seed = 0; !AO_load_acquire(&L->stop_writer); seed++) {
+        scribble(&h->owner_life, seed);
+        for (uint32_t i = 0; i < senders; i++)
+            scribble((struct am_lifeline *)((char *)seg.base + off + (uint64_t)i * page),
+                     seed + i);
+        AO_fetch_and_add1(&L->writes);
+        usleep(100);
+    }
+    am__segment_unmap(&seg);
+}
+
+/* Rounds of: create, map the receiver (taking an entry's lifeline there),
+ * send LL_MSGS, destroy (letting it go), until enough mends were counted. */
+static void ll_sender(void *arg)
+{
+    unsigned id = (unsigned)(uintptr_t)arg;
+    struct am_ep_opts o = {.shm = L->shm};
+    double end = tu_now_s() + LL_LIMIT_S;
+    while (AO_load(&L->mended) < LL_MENDS && tu_now_s() < end) {
+        am_ep_t *ep = NULL;
+        int rc = am_ep_create(L->snd[id], &o, &ep);
+        if (rc == 0)
+            rc = am_ep_map(ep, 0, L->rcv);
+        for (uint32_t i = 0; i < LL_MSGS && rc == 0; i++)
+            rc = am_request(ep, 0, H_VALID, (uint32_t[]){id, i}, 2);
+        if (rc < 0)
+            tu_error(&L->err, "sender %u: %s", id, am_strerror(rc));
+        unsigned long before = am_lock_mutex_mended();
+        if (ep)
+            am_ep_destroy(ep);
+        AO_fetch_and_add(&L->mended, am_lock_mutex_mended() - before);
+        AO_fetch_and_add1(&L->rounds);
+        if (rc < 0)
+            break;
+    }
+}
+
+START_TEST(lifeline_links_overwritten)
+{
+    const char *shm = tu_backend_name(_i % 2), *claim = _i / 2 ? "mutex" : "lockfree";
+    char what[80], pfx[AM_NAME_MAX], first_left[128] = "";
+    snprintf(what, sizeof what, "%s/%s", claim, shm);
+    L = tu_shared_alloc(sizeof *L);
+    L->shm = shm, L->claim = claim;
+    tu_name(L->rcv, AM_NAME_MAX, "ll-%s-%s-rcv", claim, shm);
+    for (int i = 0; i < 2; i++)
+        tu_name(L->snd[i], AM_NAME_MAX, "ll-%s-%s-s%d", claim, shm, i);
+    pid_t r = tu_spawn(ll_receiver, NULL, 0);
+    tu_assert_flag(&L->ready, 1, 10, "the receiver", what, &L->err);
+    pid_t w = tu_spawn(ll_writer, NULL, 1);
+    pid_t s[2];
+    for (int i = 0; i < 2; i++)
+        s[i] = tu_spawn(ll_sender, (void *)(uintptr_t)i, i);
+    int st[2];
+    for (int i = 0; i < 2; i++)
+        st[i] = tu_reap(s[i], LL_LIMIT_S + 10);
+    double end = tu_now_s() + 10;
+    while (AO_load(&L->got) < LL_MSGS * AO_load(&L->rounds) && tu_now_s() < end)
+        tu_sleep_ms(1);
+    AO_store_release(&L->stop_writer, 1);
+    int st_w = tu_reap(w, 10);
+    AO_store_release(&L->stop_receiver, 1);
+    int st_r = tu_reap(r, 10);
+    tu_name(pfx, sizeof pfx, "ll-%s-%s-", claim, shm);
+    int left = tu_leftovers(pfx, 1, first_left, sizeof first_left);
+    if (getenv("SHMAM_VERBOSE"))
+        fprintf(stderr,
+                "%s: %lu rounds, %lu messages, %lu sweeps of the writer, %lu mends\n", what,
+                (unsigned long)L->rounds, (unsigned long)L->got, (unsigned long)L->writes,
+                (unsigned long)L->mended);
+    for (int i = 0; i < 2; i++)
+        tu_assert_exit0(st[i], "sender", what, &L->err);
+    tu_assert_exit0(st_w, "writer", what, &L->err);
+    tu_assert_exit0(st_r, "receiver", what, &L->err);
+    tu_assert_no_errors(what, &L->err);
+    ck_assert_msg(L->got == LL_MSGS * L->rounds, "%s: %lu of %lu messages arrived", what,
+                  (unsigned long)L->got, (unsigned long)(LL_MSGS * L->rounds));
+    ck_assert_msg(L->mended >= LL_MENDS, "%s: %lu links mended in %lu rounds, want %d",
+                  what, (unsigned long)L->mended, (unsigned long)L->rounds, LL_MENDS);
+    ck_assert_msg(left == 0, "%s: %d segment(s) left behind, e.g. %s", what, left,
+                  first_left);
+    tu_shared_free(L, sizeof *L);
+}
+END_TEST
+
 static Suite *corrupt_suite(void)
 {
     Suite *s = suite_create("corrupt");
@@ -642,6 +798,10 @@ static Suite *corrupt_suite(void)
     tc = tcase_create("lock words");
     tcase_set_timeout(tc, GARBAGE_BOUND_S + 20);
     tcase_add_loop_test(tc, anderson_ticket_garbage, 0, 2 * NGARBAGE);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("lifelines");
+    tcase_set_timeout(tc, LL_LIMIT_S + 40);
+    tcase_add_loop_test(tc, lifeline_links_overwritten, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

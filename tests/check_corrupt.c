@@ -34,15 +34,20 @@
  *   lifeline_links_overwritten  both backends, lockfree and mutex: a raw
  *                  writer maps the receiver's segment itself (not through
  *                  shmam, so the header and entry pages are writable to it)
- *                  and keeps writing non-canonical pointers into the
- *                  robust-list links of every lifeline in it (the owner's and
- *                  each sender entry's), while two senders create an
- *                  endpoint, map the receiver, send and destroy, round after
- *                  round, and the receiver polls and finally destroys its
- *                  endpoint.  No process may die of a signal (glibc followed
- *                  the links on unlock: SIGSEGV), every message arrives, and
- *                  the rounds go on until the holders have mended 20 links
- *                  (am_lock_mutex_mended), proving the window was hit.
+ *                  and writes non-canonical pointers into the robust-list
+ *                  links of every lifeline in it (the owner's and each sender
+ *                  entry's) whenever a sender, holding its entry, asks; two
+ *                  senders create an endpoint, map the receiver (and then a
+ *                  second endpoint of its process, so the entry is let go
+ *                  while a newer lifeline is held), send, ask, and destroy,
+ *                  20 rounds each (one round at a time: the
+ *                  writer must not race the few instructions between the
+ *                  mend and glibc's unlock, which README says stay open);
+ *                  the receiver polls and finally destroys its endpoint.  No
+ *                  process may die of a signal (glibc followed the links on
+ *                  unlock: SIGSEGV), every message arrives, and every round's
+ *                  release was mended, and the receiver's
+ *                  (am_lock_mutex_mended).
  */
 #include <check.h>
 #include <errno.h>
@@ -646,15 +651,16 @@ END_TEST
 
 /* ---- lifeline_links_overwritten ---- */
 
-#define LL_MENDS 20   /* rounds go on until this many mends were counted */
-#define LL_LIMIT_S 20 /* or this long: then the test fails */
-#define LL_MSGS 10    /* per round */
+#define LL_ROUNDS 20 /* per sender */
+#define LL_MSGS 10   /* per round */
 
 struct ll_shared {
     struct tu_errors err;
-    char rcv[AM_NAME_MAX], snd[2][AM_NAME_MAX];
+    char rcv[AM_NAME_MAX], rcv2[AM_NAME_MAX], snd[2][AM_NAME_MAX];
     const char *shm, *claim;
-    AO_t ready, stop_writer, stop_receiver, got, mended, rounds, writes;
+    AO_t ready, stop_writer, stop_receiver, got, mended, rounds;
+    AO_t turn;      /* a sender's round in progress: 0 none, else its id + 1 */
+    AO_t ask, done; /* the writer's sweeps asked for and done */
 };
 static struct ll_shared *L;
 
@@ -666,8 +672,10 @@ static void ll_on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t l
 static void ll_receiver(void *arg)
 {
     struct am_ep_opts o = {.shm = L->shm, .claim = L->claim};
-    am_ep_t *ep = NULL;
+    am_ep_t *ep = NULL, *ep2 = NULL;
     int rc = am_ep_create(L->rcv, &o, &ep);
+    if (rc == 0 && (rc = am_ep_create(L->rcv2, &o, &ep2)) < 0)
+        am_ep_destroy(ep);
     if (rc < 0) {
         tu_error(&L->err, "receiver: create: %s", am_strerror(rc));
         _exit(2);
@@ -677,8 +685,9 @@ static void ll_receiver(void *arg)
     while (!AO_load_acquire(&L->stop_receiver))
         am_wait(ep, 5);
     unsigned long before = am_lock_mutex_mended();
-    am_ep_destroy(ep); /* its own lifeline's links were overwritten too */
+    am_ep_destroy(ep); /* its lifeline's links were overwritten too; ep2's is newer */
     AO_fetch_and_add(&L->mended, am_lock_mutex_mended() - before);
+    am_ep_destroy(ep2);
 }
 
 /* Writes a non-canonical pointer (a write through it faults) into both
@@ -690,8 +699,8 @@ static void scribble(struct am_lifeline *l, uint32_t seed)
     d->__list.__next = (void *)(0xbeef000000000000ull | tu_mix32(seed, 2));
 }
 
-/* The raw writer: the receiver's segment mapped through its own file or id,
- * every lifeline's links overwritten about every 100 us. */
+/* The raw writer: the receiver's segment mapped through its own file or id;
+ * every lifeline's links overwritten whenever a sender asks. */
 static void ll_writer(void *arg)
 {
     struct am_segment seg;
@@ -703,41 +712,59 @@ static void ll_writer(void *arg)
     struct am_seg_header *h = seg.base;
     uint32_t senders = h->max_senders, page = h->page_size;
     uint64_t off = h->senders_off;
-    for (uint32_t seed = 0; !AO_load_acquire(&L->stop_writer); seed++) {
-        scribble(&h->owner_life, seed);
+    while (!AO_load_acquire(&L->stop_writer)) {
+        AO_t ask = AO_load_acquire(&L->ask);
+        if (ask == AO_load(&L->done)) {
+            usleep(100);
+            continue;
+        }
+        scribble(&h->owner_life, (uint32_t)ask);
         for (uint32_t i = 0; i < senders; i++)
             scribble((struct am_lifeline *)((char *)seg.base + off + (uint64_t)i * page),
-                     seed + i);
-        AO_fetch_and_add1(&L->writes);
-        usleep(100);
+                     (uint32_t)ask + i);
+        AO_store_release(&L->done, ask);
     }
     am__segment_unmap(&seg);
 }
 
-/* Rounds of: create, map the receiver (taking an entry's lifeline there),
- * send LL_MSGS, destroy (letting it go), until enough mends were counted. */
+/* One round of sender id, alone (L->turn): create, map the receiver (taking
+ * an entry's lifeline there) and then its second endpoint, send LL_MSGS, have
+ * every lifeline's links in the receiver's segment overwritten, destroy
+ * (letting the entry go while the newer one in the second is still held, so
+ * its links are not what they were when it was taken). */
+static int ll_round(unsigned id)
+{
+    struct am_ep_opts o = {.shm = L->shm};
+    am_ep_t *ep = NULL;
+    while (!AO_compare_and_swap_full(&L->turn, 0, id + 1))
+        usleep(100);
+    int rc = am_ep_create(L->snd[id], &o, &ep);
+    if (rc == 0)
+        rc = am_ep_map(ep, 0, L->rcv);
+    if (rc == 0)
+        rc = am_ep_map(ep, 1, L->rcv2);
+    for (uint32_t i = 0; i < LL_MSGS && rc == 0; i++)
+        rc = am_request(ep, 0, H_VALID, (uint32_t[]){id, i}, 2);
+    AO_t ask = AO_fetch_and_add1_full(&L->ask) + 1;
+    if (!tu_wait_flag(&L->done, ask, 10))
+        tu_error(&L->err, "sender %u: the writer did not write", id);
+    unsigned long before = am_lock_mutex_mended();
+    if (ep)
+        am_ep_destroy(ep);
+    AO_fetch_and_add(&L->mended, am_lock_mutex_mended() - before);
+    AO_fetch_and_add1(&L->rounds);
+    AO_store_release(&L->turn, 0);
+    return rc;
+}
+
 static void ll_sender(void *arg)
 {
     unsigned id = (unsigned)(uintptr_t)arg;
-    struct am_ep_opts o = {.shm = L->shm};
-    double end = tu_now_s() + LL_LIMIT_S;
-    while (AO_load(&L->mended) < LL_MENDS && tu_now_s() < end) {
-        am_ep_t *ep = NULL;
-        int rc = am_ep_create(L->snd[id], &o, &ep);
-        if (rc == 0)
-            rc = am_ep_map(ep, 0, L->rcv);
-        for (uint32_t i = 0; i < LL_MSGS && rc == 0; i++)
-            rc = am_request(ep, 0, H_VALID, (uint32_t[]){id, i}, 2);
-        if (rc < 0)
-            tu_error(&L->err, "sender %u: %s", id, am_strerror(rc));
-        unsigned long before = am_lock_mutex_mended();
-        if (ep)
-            am_ep_destroy(ep);
-        AO_fetch_and_add(&L->mended, am_lock_mutex_mended() - before);
-        AO_fetch_and_add1(&L->rounds);
-        if (rc < 0)
-            break;
-    }
+    int rc = 0;
+    for (int r = 0; r < LL_ROUNDS && rc == 0; r++)
+        rc = ll_round(id);
+    if (rc < 0)
+        tu_error(&L->err, "sender %u: %s", id, am_strerror(rc));
 }
 
 START_TEST(lifeline_links_overwritten)
@@ -748,6 +775,7 @@ START_TEST(lifeline_links_overwritten)
     L = tu_shared_alloc(sizeof *L);
     L->shm = shm, L->claim = claim;
     tu_name(L->rcv, AM_NAME_MAX, "ll-%s-%s-rcv", claim, shm);
+    tu_name(L->rcv2, AM_NAME_MAX, "ll-%s-%s-rcv2", claim, shm);
     for (int i = 0; i < 2; i++)
         tu_name(L->snd[i], AM_NAME_MAX, "ll-%s-%s-s%d", claim, shm, i);
     pid_t r = tu_spawn(ll_receiver, NULL, 0);
@@ -758,7 +786,7 @@ START_TEST(lifeline_links_overwritten)
         s[i] = tu_spawn(ll_sender, (void *)(uintptr_t)i, i);
     int st[2];
     for (int i = 0; i < 2; i++)
-        st[i] = tu_reap(s[i], LL_LIMIT_S + 10);
+        st[i] = tu_reap(s[i], 60);
     double end = tu_now_s() + 10;
     while (AO_load(&L->got) < LL_MSGS * AO_load(&L->rounds) && tu_now_s() < end)
         tu_sleep_ms(1);
@@ -769,10 +797,8 @@ START_TEST(lifeline_links_overwritten)
     tu_name(pfx, sizeof pfx, "ll-%s-%s-", claim, shm);
     int left = tu_leftovers(pfx, 1, first_left, sizeof first_left);
     if (getenv("SHMAM_VERBOSE"))
-        fprintf(stderr,
-                "%s: %lu rounds, %lu messages, %lu sweeps of the writer, %lu mends\n", what,
-                (unsigned long)L->rounds, (unsigned long)L->got, (unsigned long)L->writes,
-                (unsigned long)L->mended);
+        fprintf(stderr, "%s: %lu rounds, %lu messages, %lu lifelines mended\n", what,
+                (unsigned long)L->rounds, (unsigned long)L->got, (unsigned long)L->mended);
     for (int i = 0; i < 2; i++)
         tu_assert_exit0(st[i], "sender", what, &L->err);
     tu_assert_exit0(st_w, "writer", what, &L->err);
@@ -780,8 +806,10 @@ START_TEST(lifeline_links_overwritten)
     tu_assert_no_errors(what, &L->err);
     ck_assert_msg(L->got == LL_MSGS * L->rounds, "%s: %lu of %lu messages arrived", what,
                   (unsigned long)L->got, (unsigned long)(LL_MSGS * L->rounds));
-    ck_assert_msg(L->mended >= LL_MENDS, "%s: %lu links mended in %lu rounds, want %d",
-                  what, (unsigned long)L->mended, (unsigned long)L->rounds, LL_MENDS);
+    ck_assert_msg(L->rounds == 2 * LL_ROUNDS && L->mended == L->rounds + 1,
+                  "%s: %lu lifelines mended in %lu rounds; want one a round, and the "
+                  "receiver's",
+                  what, (unsigned long)L->mended, (unsigned long)L->rounds);
     ck_assert_msg(left == 0, "%s: %d segment(s) left behind, e.g. %s", what, left,
                   first_left);
     tu_shared_free(L, sizeof *L);
@@ -800,7 +828,7 @@ static Suite *corrupt_suite(void)
     tcase_add_loop_test(tc, anderson_ticket_garbage, 0, 2 * NGARBAGE);
     suite_add_tcase(s, tc);
     tc = tcase_create("lifelines");
-    tcase_set_timeout(tc, LL_LIMIT_S + 40);
+    tcase_set_timeout(tc, 90);
     tcase_add_loop_test(tc, lifeline_links_overwritten, 0, 4);
     suite_add_tcase(s, tc);
     return s;

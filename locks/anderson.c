@@ -25,8 +25,8 @@
  * waits until slot t - n + 1 admits t - n + 1), so a process beyond the n-th
  * waits before taking one; max_procs should be at least the number of
  * processes that may contend at once.  Between lock and unlock the holder's
- * slot index is kept in ctx->slot; the ticket itself need not be, since the
- * holder's own slot still holds it.
+ * ticket is kept in ctx->held (its slot holds it too, but a peer may write
+ * the slot).
  *
  * Dead participants.  Invariant: slot t + 1 comes to admit t + 1 only by the live
  * holder of t (unlock) or, once t is admitted and t's taker is dead or gave up,
@@ -42,6 +42,14 @@
  * back.  A waiter without a watch never passes a turn.  A waiter whose watch
  * gives up marks its ticket abandoned (taker.h) and passes its own turn if it
  * has been admitted; otherwise the waiters behind pass it once it is admitted.
+ *
+ * Garbage.  Ticket k - 1 was handed out only with room, so from then on some
+ * slot admits k - n or a later ticket (turns only grow); and a live waiter's
+ * slot never admits a ticket past its own.  A peer that writes `next` far
+ * ahead of every slot, or a turn past a waiter's ticket, breaks that, and no
+ * pass ever ends the wait (the tickets in between name nobody who could be
+ * found dead).  So at each watch tick a waiter checks (impossible()) and
+ * returns AM_LOCK_BROKEN, abandoning any ticket it took.
  *
  * Memory ordering.  unlock's AO_store_release of t + 1 into the next slot pairs
  * with the waiter's AO_load_acquire of that slot (lock) or with trylock's
@@ -163,22 +171,42 @@ static AO_t dead_admitted(struct anderson_lock *a, AO_t mine, const struct am_lo
     return mine;
 }
 
-/* At a watch tick of a waiter for ticket mine: passes on the turns of the dead
- * tickets right before it, starting with an admitted one; then 1 if the watch
- * says give up. */
-static int tick(struct anderson_lock *a, AO_t mine, const struct am_lock_ctx *c)
+/* 1 if the lock is in a state no run of it reaches (see the file header), as
+ * a waiter finds it: with ticket mine taken (`taken`), its slot admitting a
+ * later ticket; waiting for room to take ticket mine, read from `next` with
+ * acquire before this (which pairs with the full CAS that stored it, after
+ * its taker's room check), no slot admitting mine - n or later. */
+static int impossible(struct anderson_lock *a, AO_t mine, int taken, AO_t mask)
 {
+    if (taken)
+        return tk_older(mine, AO_load(&a->slot[mine & mask].turn));
+    for (AO_t i = 0; i <= mask; i++)
+        if (!tk_older(AO_load(&a->slot[i].turn), tk_sub(mine, mask + 1)))
+            return 0;
+    return 1;
+}
+
+/* At a watch tick of a waiter for ticket mine (taken, or to be taken once
+ * there is room): AM_LOCK_BROKEN if the lock is garbage; else passes on the
+ * turns of the dead tickets right before it, starting with an admitted one,
+ * then AM_LOCK_GAVE_UP if the watch says give up, or 0 to wait on. */
+static int tick(struct anderson_lock *a, AO_t mine, int taken, const struct am_lock_ctx *c)
+{
+    if (impossible(a, mine, taken, mask_of(a, c)))
+        return AM_LOCK_BROKEN;
     for (AO_t k = dead_admitted(a, mine, c); k != mine; k = tk_add(k, 1))
         pass(a, k, mask_of(a, c));
-    return watch_give_up(c);
+    return watch_give_up(c) ? AM_LOCK_GAVE_UP : 0;
 }
 
 /* Takes a ticket for c into *mine (full barrier) once there is room for it.
- * Returns 0, or AM_LOCK_GAVE_UP, holding no ticket, if the watch said so. */
+ * Returns 0, or tick()'s AM_LOCK_GAVE_UP or AM_LOCK_BROKEN, holding no
+ * ticket. */
 static int take(struct anderson_lock *a, const struct am_lock_ctx *c, AO_t *mine)
 {
     struct spin s = SPIN_INIT;
     unsigned yields = 0;
+    int rc;
 
     for (;;) {
         AO_t nx = AO_load_acquire(&a->next), k = tk_ticket(nx);
@@ -188,39 +216,42 @@ static int take(struct anderson_lock *a, const struct am_lock_ctx *c, AO_t *mine
             *mine = k;
             return 0;
         }
-        if (watch_due(c, spin_wait(&s), &yields) && tick(a, k, c))
-            return AM_LOCK_GAVE_UP;
+        if (watch_due(c, spin_wait(&s), &yields) && (rc = tick(a, k, 0, c)) != 0)
+            return rc;
     }
 }
 
-/* By the taker of ticket `mine` whose watch gave up: abandons the ticket, and
- * passes its turn if it came meanwhile.  Returns AM_LOCK_GAVE_UP. */
-static int give_up(struct anderson_lock *a, const struct am_lock_ctx *c, AO_t mine)
+/* By the taker of ticket `mine` that stops waiting (tick()'s result rc):
+ * abandons the ticket, and passes its turn if it came meanwhile.  Returns
+ * rc. */
+static int give_up(struct anderson_lock *a, const struct am_lock_ctx *c, AO_t mine, int rc)
 {
     AO_t mask = mask_of(a, c);
 
     taker_abandon(who_of(a, c), mask, mine);
     if (AO_load(&a->slot[mine & mask].turn) == mine)
         pass(a, mine, mask);
-    return AM_LOCK_GAVE_UP;
+    return rc;
 }
 
-/* Any process.  Returns 0 holding the lock (acquire), FIFO, or AM_LOCK_GAVE_UP
- * without it if the watch said so.  Passes dead participants' turns on. */
+/* Any process.  Returns 0 holding the lock (acquire), FIFO; AM_LOCK_GAVE_UP
+ * without it if the watch said so, AM_LOCK_BROKEN if the lock is garbage.
+ * Passes dead participants' turns on. */
 static int anderson_lock_lock(void *l, struct am_lock_ctx *c)
 {
     struct anderson_lock *a = l;
     struct spin s = SPIN_INIT;
     unsigned yields = 0, i;
     AO_t mine;
+    int rc;
 
-    if (take(a, c, &mine) != 0)
-        return AM_LOCK_GAVE_UP;
+    if ((rc = take(a, c, &mine)) != 0)
+        return rc;
     i = (unsigned)(mine & mask_of(a, c));
     while (AO_load_acquire(&a->slot[i].turn) != mine)
-        if (watch_due(c, spin_wait(&s), &yields) && tick(a, mine, c))
-            return give_up(a, c, mine);
-    c->slot = i;
+        if (watch_due(c, spin_wait(&s), &yields) && (rc = tick(a, mine, 1, c)) != 0)
+            return give_up(a, c, mine, rc);
+    c->held = mine;
     return 0;
 }
 
@@ -238,21 +269,19 @@ static int anderson_lock_trylock(void *l, struct am_lock_ctx *c)
         return 0;
     if (!taker_claim(&a->next, who_of(a, c), mask_of(a, c), c->self, nx))
         return 0;
-    c->slot = i;
+    c->held = t;
     return 1;
 }
 
-/* By the holder only, with the ctx its lock or trylock filled; release ordering.
- * The holder's slot still holds its ticket: only the holder of the ticket before
- * the slot's next one (or a pass of it) could overwrite it, and that ticket
- * comes after ours. */
+/* By the holder only, with the ctx its lock or trylock filled; release
+ * ordering.  The ticket comes from the ctx, not from the holder's slot: a
+ * peer's write there must not pass a wrong turn on. */
 static void anderson_lock_unlock(void *l, struct am_lock_ctx *c)
 {
     struct anderson_lock *a = l;
-    AO_t mine = AO_load(&a->slot[c->slot].turn);
-    unsigned i = (unsigned)((c->slot + 1u) & mask_of(a, c));
+    AO_t next = tk_add((AO_t)c->held, 1);
 
-    AO_store_release(&a->slot[i].turn, tk_add(mine, 1));
+    AO_store_release(&a->slot[next & mask_of(a, c)].turn, next);
 }
 
 /* Any process; a relaxed snapshot: 1 if some process held the lock (or a dead

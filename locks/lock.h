@@ -41,8 +41,9 @@
  *   int    ALG_lock_init(void *l, unsigned max_procs)  0 or -errno; by one process
  *   int    ALG_lock_lock(void *l, struct am_lock_ctx *c)  0 held; AM_LOCK_GAVE_UP if the
  *                                                      watch's give_up said so;
- *                                                      AM_LOCK_BROKEN (mutex) if its
- *                                                      state is garbage
+ *                                                      AM_LOCK_BROKEN (mutex, ticket,
+ *                                                      anderson) if its state is
+ *                                                      garbage
  *   int    ALG_lock_trylock(void *l, struct am_lock_ctx *c)  1 acquired, 0 busy
  *   void   ALG_lock_unlock(void *l, struct am_lock_ctx *c)
  *   int    ALG_lock_locked(void *l)                    1 if held now (a snapshot)
@@ -61,7 +62,11 @@
 #define AM_LOCK_GAVE_UP (-1)
 
 /* lock()'s result when the shared state is unusable (a peer wrote garbage into
- * it): the mutex only; the spin locks treat garbage as a dead holder's. */
+ * it): the mutex when its kind or pthread says so; the FIFO locks (ticket,
+ * anderson) at a watch tick that finds their words in a state no run of the
+ * lock reaches (a ticket far from the one served, a turn past a live
+ * waiter's), which no pass could ever end.  tas and ttas treat garbage as a
+ * dead holder's. */
 #define AM_LOCK_BROKEN (-2)
 
 /* How often a yielding waiter consults its watch: every AM_LOCK_WATCH_EVERY yields. */
@@ -76,13 +81,14 @@ struct am_lock_watch {
 
 /* Per-acquisition context, private to the calling process. */
 struct am_lock_ctx {
-    unsigned self;  /* participant id, 0 .. AM_LOCK_MAX_SELF */
-    unsigned procs; /* max_procs as given to init, from the caller's
-                     * own records: the FIFO locks size their arrays
-                     * from it, never from the shared state, which a
-                     * peer may have changed (0: trust the shared
-                     * record, for a caller without one) */
-    unsigned slot;  /* algorithm's private note between lock and unlock */
+    unsigned self;                     /* participant id, 0 .. AM_LOCK_MAX_SELF */
+    unsigned procs;                    /* max_procs as given to init, from the caller's
+                                        * own records: the FIFO locks size their arrays
+                                        * from it, never from the shared state, which a
+                                        * peer may have changed (0: trust the shared
+                                        * record, for a caller without one) */
+    unsigned long long held;           /* algorithm's private note between lock and
+                                        * unlock (anderson: the ticket held) */
     const struct am_lock_watch *watch; /* NULL: never take over, never give up */
 };
 
@@ -115,10 +121,22 @@ const struct am_lock_ops *am_lock_find(const char *name);
  * am_lock_mutex_robust_ok says whether a mutex in shared memory is still of
  * that kind: glibc's calls on a mutex whose bytes a peer overwrote may take
  * another kind's path (lock elision, say) and crash, so check first.
+ *
+ * Robust mutexes in shared memory that this thread holds (held.c): call
+ * am_lock_mutex_keep right after locking one (after pthread_mutex_consistent
+ * if need be), and am_lock_mutex_mend right before unlocking it, which puts
+ * back what glibc's unlock reads and follows (the mutex's own words and its
+ * links on this thread's robust list) if someone else changed them, and
+ * forgets the mutex: 1 if it did so (the mutex is fit to unlock), 0 if the
+ * mutex is not in the record or the record cannot be trusted (then check the
+ * kind before unlocking).  Every robust mutex the thread locks or unlocks
+ * while it holds a kept one must go through these two.
  * am_lock_mutex_mended counts the times this thread found a mutex it held
  * changed by someone else when it came to unlock it (and put it back). */
 int am_lock_mutex_robust_init(pthread_mutex_t *m);
 int am_lock_mutex_robust_ok(const pthread_mutex_t *m);
+void am_lock_mutex_keep(pthread_mutex_t *m);
+int am_lock_mutex_mend(pthread_mutex_t *m);
 unsigned long am_lock_mutex_mended(void);
 
 #endif

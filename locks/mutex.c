@@ -24,25 +24,19 @@
  *
  * glibc's links.  A held robust mutex is on its holder's robust list, and glibc
  * keeps the list's links inside the mutex: on unlock it writes through them.
- * Since any sender can write this mutex, the holder keeps a private copy of the
- * mutex as it found it after locking and, before unlocking, puts back what
- * glibc's unlock reads (held[]), counting a change (am_lock_mutex_mended).  That
- * shrinks a peer's chance to redirect
- * the holder's writes to the few instructions of glibc's unlock; it cannot
- * close it (README, threat model): with untrusted peers, prefer a spin lock.
- * Contract: between lock and unlock the thread takes or lets go of no other
- * robust mutex (glibc would relink this one).
+ * Since any sender can write this mutex, the holder records it when it locks
+ * and puts back what glibc's unlock reads before unlocking (held.c, shared
+ * with the runtime's lifelines), counting a change (am_lock_mutex_mended).
+ * That shrinks a peer's chance to redirect the holder's writes to the few
+ * instructions of glibc's unlock; it cannot close it (README, threat model):
+ * with untrusted peers, prefer a spin lock.
  *
  * Memory ordering.  pthread_mutex_lock/timedlock/trylock acquire and
  * pthread_mutex_unlock releases (POSIX 4.12, memory synchronization); the
  * kernel's hand-over after a holder died orders nothing the dead holder wrote.
  */
-#include <atomic_ops.h>
 #include <errno.h>
-#include <linux/futex.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -58,66 +52,6 @@ struct mutex_lock {
 
 _Static_assert(sizeof(struct mutex_lock) % AM_LOCK_ALIGN == 0, "mutex owns whole blocks");
 
-/* The mutexes this thread holds, as glibc left them right after locking (see
- * the file header). */
-#define HELD_MAX 4
-static __thread struct {
-    pthread_mutex_t *m;
-    pthread_mutex_t copy;
-} held[HELD_MAX];
-static __thread unsigned long links_mended; /* mutexes found changed at unlock */
-
-static void links_keep(pthread_mutex_t *m)
-{
-    for (int i = 0; i < HELD_MAX; i++)
-        if (!held[i].m) {
-            held[i].m = m;
-            memcpy(&held[i].copy, m, sizeof *m);
-            return;
-        }
-}
-
-/* Did someone change what the holder alone writes while it held m?  The lock
- * word is left out: waiters set FUTEX_WAITERS in it meanwhile, atomically. */
-static int changed(const pthread_mutex_t *m, const pthread_mutex_t *c)
-{
-    const volatile struct __pthread_mutex_s *d = &m->__data;
-    return d->__owner != c->__data.__owner || d->__kind != c->__data.__kind ||
-           d->__count != c->__data.__count || d->__list.__prev != c->__data.__list.__prev ||
-           d->__list.__next != c->__data.__list.__next;
-}
-
-/* Put back what glibc's unlock reads.  The lock word is put back too, our
- * thread id with FUTEX_WAITERS set (a peer may have cleared a waiter's flag:
- * one futex wake too many costs nothing), with an atomic store: waiters only
- * ever add that flag to it meanwhile. */
-static void links_mend(pthread_mutex_t *m)
-{
-    for (int i = 0; i < HELD_MAX; i++)
-        if (held[i].m == m) {
-            const pthread_mutex_t *c = &held[i].copy;
-            if (changed(m, c)) {
-                volatile struct __pthread_mutex_s *d = &m->__data;
-                d->__owner = c->__data.__owner;
-                d->__kind = c->__data.__kind;
-                d->__count = c->__data.__count;
-                d->__list.__prev = c->__data.__list.__prev;
-                d->__list.__next = c->__data.__list.__next;
-                unsigned mine =
-                    ((unsigned)c->__data.__lock & FUTEX_TID_MASK) | FUTEX_WAITERS;
-                AO_int_store((volatile unsigned *)(void *)&m->__data.__lock, mine);
-                links_mended++;
-            }
-            held[i].m = NULL;
-            return;
-        }
-}
-
-unsigned long am_lock_mutex_mended(void)
-{
-    return links_mended;
-}
-
 /* After `r` from lock, timedlock or trylock: 1 if now held (taking over a dead
  * holder's lock), 0 if busy or timed out, AM_LOCK_BROKEN if the mutex is unusable
  * (its shared bytes were overwritten: an error for the caller, not an abort). */
@@ -129,7 +63,7 @@ static int took(struct mutex_lock *x, int r)
         return 0;
     if (r != 0)
         return AM_LOCK_BROKEN;
-    links_keep(&x->m);
+    am_lock_mutex_keep(&x->m);
     return 1;
 }
 
@@ -236,7 +170,7 @@ static void mutex_lock_unlock(void *l, struct am_lock_ctx *c)
 {
     struct mutex_lock *x = l;
 
-    links_mend(&x->m);
+    am_lock_mutex_mend(&x->m);
     pthread_mutex_unlock(&x->m);
 }
 

@@ -32,6 +32,16 @@
  * marks its ticket abandoned (taker.h) and passes its own turn if it has come
  * already; otherwise the waiters behind pass it when it comes.
  *
+ * Garbage.  Every ticket is handed out with room, so ticket(next) is never
+ * more than n ahead of owner, and owner passes only tickets taken, so never
+ * ticket(next); nor does owner pass a live waiter's ticket.  A peer that
+ * writes either word can break that, and then no pass ever ends the wait (a
+ * ticket far ahead of owner names nobody who could be found dead).  So at
+ * each watch tick a waiter checks, reading the two words in the order under
+ * which a legal state always reads legal (impossible()), and returns
+ * AM_LOCK_BROKEN, abandoning any ticket it took, when they say what no run
+ * of the lock can.
+ *
  * Memory ordering.  The holder's AO_store_release of owner + 1 (unlock) pairs
  * with the AO_load_acquire of owner by the next ticket's waiter (lock) or by
  * trylock; that is what orders one critical section before the next.  A pass
@@ -116,19 +126,41 @@ static void pass_dead(struct ticket_lock *t, const struct am_lock_ctx *c)
     }
 }
 
-/* At a waiter's watch tick: passes dead turns on; 1 if the watch says give up. */
-static int tick(struct ticket_lock *t, const struct am_lock_ctx *c)
+/* 1 if the counters say what no run of the lock can (see the file header):
+ * owner more than n tickets behind ticket(next), read after next (owner only
+ * grows, and was at least ticket(next) - n when that next was stored: the
+ * acquire of next pairs with the full CAS that stored it, after its taker's
+ * room check); owner ahead of ticket(next), read before next (the acquire of
+ * owner pairs with the release or CAS that moved it, which came after the
+ * ticket it passed was taken); or, for a waiter holding ticket *mine, owner
+ * past it. */
+static int impossible(struct ticket_lock *t, AO_t mask, const AO_t *mine)
 {
+    AO_t nx = tk_ticket(AO_load_acquire(&t->next)), owner = AO_load_acquire(&t->owner);
+    return tk_older(owner, tk_sub(nx, mask + 1)) ||
+           tk_older(tk_ticket(AO_load(&t->next)), owner) ||
+           (mine && tk_older(*mine, owner));
+}
+
+/* At a waiter's watch tick (mine: its ticket, or NULL while it waits for room
+ * to take one): AM_LOCK_BROKEN if the lock is garbage; else passes dead turns
+ * on, then AM_LOCK_GAVE_UP if the watch says give up, or 0 to wait on. */
+static int tick(struct ticket_lock *t, const struct am_lock_ctx *c, const AO_t *mine)
+{
+    if (impossible(t, mask_of(t, c), mine))
+        return AM_LOCK_BROKEN;
     pass_dead(t, c);
-    return watch_give_up(c);
+    return watch_give_up(c) ? AM_LOCK_GAVE_UP : 0;
 }
 
 /* Takes a ticket for c into *mine (full barrier) once there is room for it.
- * Returns 0, or AM_LOCK_GAVE_UP, holding no ticket, if the watch said so. */
+ * Returns 0, or tick()'s AM_LOCK_GAVE_UP or AM_LOCK_BROKEN, holding no
+ * ticket. */
 static int take(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t *mine)
 {
     struct spin s = SPIN_INIT;
     unsigned yields = 0;
+    int rc;
 
     for (;;) {
         AO_t nx = AO_load_acquire(&t->next);
@@ -138,34 +170,37 @@ static int take(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t *mine)
             *mine = tk_ticket(nx);
             return 0;
         }
-        if (watch_due(c, spin_wait(&s), &yields) && tick(t, c))
-            return AM_LOCK_GAVE_UP;
+        if (watch_due(c, spin_wait(&s), &yields) && (rc = tick(t, c, NULL)) != 0)
+            return rc;
     }
 }
 
-/* By the taker of ticket `mine` whose watch gave up: abandons the ticket, and
- * passes its turn if it came meanwhile.  Returns AM_LOCK_GAVE_UP. */
-static int give_up(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t mine)
+/* By the taker of ticket `mine` that stops waiting (tick()'s result rc):
+ * abandons the ticket, and passes its turn if it came meanwhile.  Returns
+ * rc. */
+static int give_up(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t mine, int rc)
 {
     taker_abandon(t->who, mask_of(t, c), mine);
     AO_compare_and_swap_full(&t->owner, mine, tk_add(mine, 1));
-    return AM_LOCK_GAVE_UP;
+    return rc;
 }
 
-/* Any process.  Returns 0 holding the lock (acquire), FIFO, or AM_LOCK_GAVE_UP
- * without it if the watch said so.  Passes dead participants' turns on. */
+/* Any process.  Returns 0 holding the lock (acquire), FIFO; AM_LOCK_GAVE_UP
+ * without it if the watch said so, AM_LOCK_BROKEN if the lock is garbage.
+ * Passes dead participants' turns on. */
 static int ticket_lock_lock(void *l, struct am_lock_ctx *c)
 {
     struct ticket_lock *t = l;
     struct spin s = SPIN_INIT;
     unsigned yields = 0;
     AO_t mine;
+    int rc;
 
-    if (take(t, c, &mine) != 0)
-        return AM_LOCK_GAVE_UP;
+    if ((rc = take(t, c, &mine)) != 0)
+        return rc;
     while (AO_load_acquire(&t->owner) != mine)
-        if (watch_due(c, spin_wait(&s), &yields) && tick(t, c))
-            return give_up(t, c, mine);
+        if (watch_due(c, spin_wait(&s), &yields) && (rc = tick(t, c, &mine)) != 0)
+            return give_up(t, c, mine, rc);
     return 0;
 }
 

@@ -130,7 +130,6 @@ struct am_source {
  * ticket == head + 1 (poll.c). */
 struct am_stuck {
     uint64_t ticket; /* that head ticket + 1; 0: none yet */
-    unsigned polls;  /* polls that found it still claimed */
 };
 
 #define AM_EP_MAGIC 0x616d6570u /* "amep": a live am_ep_t */

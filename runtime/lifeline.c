@@ -9,10 +9,13 @@
  *
  * A lifeline lives on a page only its holder maps writable (layout.h), but the
  * segment's creator wrote it first and any process of the user could open the
- * segment anew and write it.  Before any pthread call on one, its kind is
- * checked (am_lock_mutex_robust_ok): glibc may crash on a mutex of a kind it was not
- * made as.  A garbled lifeline is never taken (its entry is skipped) and reads
- * as gone.
+ * segment file anew and write it.  Before a pthread call on one not held, its
+ * kind is checked (am_lock_mutex_robust_ok): glibc may crash on a mutex of a
+ * kind it was not made as.  A garbled lifeline is never taken (its entry is
+ * skipped) and reads as gone.  A held one is recorded when taken and mended
+ * before it is let go (locks/held.c, as the mutex claim lock is): glibc
+ * follows its robust-list links on unlock, and a raw writer may have
+ * rewritten them.
  *
  * Memory ordering: none is needed.  Liveness is a fact about the holder, not a
  * message from it; everything a dead holder wrote is read as possibly half done.
@@ -47,11 +50,14 @@ int am__lifeline_take(struct am_lifeline *l)
     int r = pthread_mutex_trylock(&l->m);
     if (r == EOWNERDEAD)
         r = pthread_mutex_consistent(&l->m);
-    return r == 0 ? 0 : -EBUSY; /* EBUSY; ENOTRECOVERABLE is never made by shmam */
+    if (r != 0)
+        return -EBUSY; /* EBUSY; ENOTRECOVERABLE is never made by shmam */
+    am_lock_mutex_keep(&l->m);
+    return 0;
 }
 
 void am__lifeline_release(struct am_lifeline *l)
 {
-    if (am_lock_mutex_robust_ok(&l->m))
+    if (am_lock_mutex_mend(&l->m) || am_lock_mutex_robust_ok(&l->m))
         pthread_mutex_unlock(&l->m);
 }

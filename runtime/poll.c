@@ -11,10 +11,16 @@
  * packet FREE for the next lap.  One poll drains every ready packet of both queues (the
  * paper's gap reduction).
  *
- * Dead senders.  A head slot CLAIMED for its lap names its claimant.  While the
- * head waits on the same claim, every AM_STUCK_POLLS polls the receiver asks
- * whether that claimant has died (senders.c: its lifeline, set by the kernel);
- * once it has, the claim is skipped: the tail is moved past it if its claimant
+ * Dead senders.  A head slot CLAIMED for its lap names its claimant.  A poll
+ * that finds the head on a claim an earlier poll found there already asks
+ * whether that claimant has died (senders.c: two plain loads of its entry, the
+ * lifeline set by the kernel), so the skip comes at the first poll after the
+ * death, however far apart polls are: a polling owner's next, a sleeping one's
+ * at its next wake-up (wait.c caps the sleep at abandon_ms / 4 while a head is
+ * stuck).  No count of polls stands between the death and the skip.  A poll
+ * that finds a claim for the first time does not ask (it is usually being
+ * filled), and one that finds no claim pays nothing.  Once the claimant has
+ * died, the claim is skipped: the tail is moved past it if its claimant
  * died before doing so, the slot is freed for the next lap and the skip is
  * counted as an abandoned claim.  A slow or stopped sender is alive and is
  * waited for, however long.  Bulk blocks that dead claimants held without a
@@ -44,7 +50,6 @@
 
 #include "internal.h"
 
-#define AM_STUCK_POLLS 64  /* polls between liveness checks of a stuck claim */
 #define AM_IDLE_CHORES 16  /* idle polls between looks at requests for repair */
 #define AM_TAIL_CHECK 1024 /* idle polls between checks of the shared tails */
 
@@ -163,17 +168,18 @@ static void reclaim_heap(am_ep_t *ep, enum am_qid qid)
     AO_fetch_and_add(&ep->own.hdr->abandoned, n);
 }
 
-/* The head ticket `head` of queue qid is claimed (state s) but not ready.  Has
- * it waited long enough, and is its claimant dead?  Checks every
- * AM_STUCK_POLLS polls of the same claim. */
+/* The head ticket `head` of queue qid is claimed (state s) but not ready.  Is
+ * its claimant dead?  Asked from the second poll that finds the same claim on,
+ * every time: a plain look at the claimant's entry (am__who_dead), final once
+ * it says dead and never saying so of a live sender. */
 static int claimant_dead(am_ep_t *ep, enum am_qid qid, uint64_t head, AO_t s)
 {
     struct am_stuck *st = &ep->stuck[qid];
     if (st->ticket != head + 1) {
-        *st = (struct am_stuck){.ticket = head + 1};
+        st->ticket = head + 1;
         return 0;
     }
-    return ++st->polls % AM_STUCK_POLLS == 0 && am__who_dead(&ep->own, AM_STATE_WHO(s));
+    return am__who_dead(&ep->own, AM_STATE_WHO(s));
 }
 
 /* Skip the dead claim at `head`: move the tail past it if its claimant did not

@@ -16,8 +16,10 @@
  * makes no system call while the receiver is awake.
  *
  * A queue whose head waits on a claim (poll.c) may wait on a dead sender, who
- * will never wake us: then the sleep lasts at most abandon_ms / 4, so the dead
- * claim is found and skipped within the bound.
+ * will never wake us: then the sleep lasts at most abandon_ms / 4, and the poll
+ * after it asks whether the claimant has died (every poll of a stuck head
+ * does), so the dead claim is skipped within abandon_ms / 4 of the death plus
+ * the scheduler's delay.
  */
 #include <errno.h>
 #include <limits.h>

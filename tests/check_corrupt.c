@@ -23,10 +23,36 @@
  * ends each phase with a valid marker message, which, coming after its packets
  * in its own FIFO order, tells the receiver that all of them have been seen.
  * SHMAM_VERBOSE=1 prints each run's time and message counts.
+ *
+ *   anderson_ticket_garbage  both backends: a FIFO lock's words rewritten to
+ *                  a state no run of the lock reaches (ticket: next 2^20
+ *                  tickets ahead of owner, owner ahead of next; anderson:
+ *                  next ahead of every slot, slot 0 admitting a ticket past
+ *                  its waiter's): a sender's request must fail with -EPROTO
+ *                  within 10 s while the receiver lives and polls (it waited
+ *                  for ever before; the test kills it then).
+ *   lifeline_links_overwritten  both backends, lockfree and mutex: a raw
+ *                  writer maps the receiver's segment itself (not through
+ *                  shmam, so the header and entry pages are writable to it)
+ *                  and writes non-canonical pointers into the robust-list
+ *                  links of every lifeline in it (the owner's and each sender
+ *                  entry's) whenever a sender, holding its entry, asks; two
+ *                  senders create an endpoint, map the receiver (and then a
+ *                  second endpoint of its process, so the entry is let go
+ *                  while a newer lifeline is held), send, ask, and destroy,
+ *                  20 rounds each (one round at a time: the
+ *                  writer must not race the few instructions between the
+ *                  mend and glibc's unlock, which README says stay open);
+ *                  the receiver polls and finally destroys its endpoint.  No
+ *                  process may die of a signal (glibc followed the links on
+ *                  unlock: SIGSEGV), every message arrives, and every round's
+ *                  release was mended, and the receiver's
+ *                  (am_lock_mutex_mended).
  */
 #include <check.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -536,12 +562,274 @@ START_TEST(corrupt_packets)
 }
 END_TEST
 
+/* ---- anderson_ticket_garbage ---- */
+
+#define GARBAGE_BOUND_S 10 /* the send's bound; it returns in milliseconds */
+
+/* Words of a FIFO lock, where ticket.c and anderson.c keep them (their
+ * private layouts: ticket's next at 0 and owner at 8; anderson's next at 64
+ * and slot i's turn at 128 + 64 i), and garbage for each.  A ticket word is
+ * (ticket << 24 | taker id); 0xabcdef names no sender. */
+static const struct {
+    enum am_claim alg;
+    size_t off;
+    AO_t word;
+    const char *what;
+} garbage[] = {
+    {AM_CLAIM_TICKET, 0, (AO_t)1 << 44 | 0xabcdef,
+     "ticket: next 2^20 tickets ahead of owner"},
+    {AM_CLAIM_TICKET, 8, (AO_t)1 << 20, "ticket: owner 2^20 tickets ahead of next"},
+    {AM_CLAIM_ANDERSON, 64, (AO_t)1 << 44 | 0xabcdef,
+     "anderson: next 2^20 tickets ahead of every slot"},
+    {AM_CLAIM_ANDERSON, 128, (AO_t)1 << 26,
+     "anderson: slot 0 admits 2^26, past its waiter's 0"},
+};
+#define NGARBAGE (sizeof garbage / sizeof garbage[0])
+
+struct garbage_shared {
+    char rcv[AM_NAME_MAX], snd[AM_NAME_MAX];
+    const char *shm;
+    AO_t done; /* the sender's request returned */
+    int rc, map_rc;
+};
+static struct garbage_shared *G;
+
+/* Sends one request to the receiver (index 0) and says what it returned. */
+static void garbage_sender(void *arg)
+{
+    struct am_ep_opts o = {.shm = G->shm};
+    am_ep_t *ep = NULL;
+    G->map_rc = am_ep_create(G->snd, &o, &ep);
+    if (G->map_rc == 0 && (G->map_rc = tu_map_when_there(ep, 0, G->rcv, 10)) == 0) {
+        uint32_t a[2] = {0, 0};
+        G->rc = am_request(ep, 0, H_VALID, a, 2);
+    }
+    AO_store_release(&G->done, 1);
+    if (ep)
+        am_ep_destroy(ep);
+}
+
+START_TEST(anderson_ticket_garbage)
+{
+    unsigned g = (unsigned)_i / 2;
+    const char *shm = tu_backend_name(_i % 2);
+    char what[160], pfx[AM_NAME_MAX], first_left[128] = "";
+    snprintf(what, sizeof what, "%s/%s", garbage[g].what, shm);
+    G = tu_shared_alloc(sizeof *G);
+    G->shm = shm;
+    tu_name(G->rcv, AM_NAME_MAX, "g%u-%s-rcv", g, shm);
+    tu_name(G->snd, AM_NAME_MAX, "g%u-%s-snd", g, shm);
+    struct am_ep_opts o = {.claim = am_claim_names[garbage[g].alg], .shm = shm};
+    am_ep_t *ep = NULL;
+    ck_assert_msg(am_ep_create(G->rcv, &o, &ep) == 0, "%s: receiver", what);
+    char *lock = ep->own.q[AM_REQUEST].lock; /* a peer can write it as well */
+    AO_store((volatile AO_t *)(void *)(lock + garbage[g].off), garbage[g].word);
+    pid_t p = tu_spawn(garbage_sender, NULL, 1);
+    double t0 = tu_now_s();
+    while (!AO_load_acquire(&G->done) && tu_now_s() < t0 + GARBAGE_BOUND_S)
+        am_wait(ep, 5); /* the receiver lives and polls all along */
+    double secs = tu_now_s() - t0;
+    int done = (int)AO_load_acquire(&G->done);
+    if (!done) {
+        kill(p, SIGKILL);
+        am__segment_unlink((enum am_shm)(_i % 2), G->snd);
+    }
+    int st = tu_reap(p, 10);
+    am_ep_destroy(ep);
+    tu_name(pfx, sizeof pfx, "g%u-%s-", g, shm);
+    int left = tu_leftovers(pfx, 1, first_left, sizeof first_left);
+    ck_assert_msg(done, "%s: the request had not returned after %.1f s, the receiver alive",
+                  what, secs);
+    ck_assert_msg(G->map_rc == 0 && G->rc == -EPROTO && st == 0,
+                  "%s: map %s, request %s (want -EPROTO), sender exit status %d", what,
+                  am_strerror(G->map_rc), am_strerror(G->rc), st);
+    ck_assert_msg(left == 0, "%s: %d segment(s) left behind, e.g. %s", what, left,
+                  first_left);
+    tu_shared_free(G, sizeof *G);
+}
+END_TEST
+
+/* ---- lifeline_links_overwritten ---- */
+
+#define LL_ROUNDS 20 /* per sender */
+#define LL_MSGS 10   /* per round */
+
+struct ll_shared {
+    struct tu_errors err;
+    char rcv[AM_NAME_MAX], rcv2[AM_NAME_MAX], snd[2][AM_NAME_MAX];
+    const char *shm, *claim;
+    AO_t ready, stop_writer, stop_receiver, got, mended, rounds;
+    AO_t turn;      /* a sender's round in progress: 0 none, else its id + 1 */
+    AO_t ask, done; /* the writer's sweeps asked for and done */
+};
+static struct ll_shared *L;
+
+static void ll_on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    AO_fetch_and_add1(&L->got);
+}
+
+static void ll_receiver(void *arg)
+{
+    struct am_ep_opts o = {.shm = L->shm, .claim = L->claim};
+    am_ep_t *ep = NULL, *ep2 = NULL;
+    int rc = am_ep_create(L->rcv, &o, &ep);
+    if (rc == 0 && (rc = am_ep_create(L->rcv2, &o, &ep2)) < 0)
+        am_ep_destroy(ep);
+    if (rc < 0) {
+        tu_error(&L->err, "receiver: create: %s", am_strerror(rc));
+        _exit(2);
+    }
+    am_set_handler(ep, H_VALID, ll_on_msg);
+    AO_store_release(&L->ready, 1);
+    while (!AO_load_acquire(&L->stop_receiver))
+        am_wait(ep, 5);
+    unsigned long before = am_lock_mutex_mended();
+    am_ep_destroy(ep); /* its lifeline's links were overwritten too; ep2's is newer */
+    AO_fetch_and_add(&L->mended, am_lock_mutex_mended() - before);
+    am_ep_destroy(ep2);
+}
+
+/* Writes a non-canonical pointer (a write through it faults) into both
+ * links of lifeline l, as a process with its own mapping can. */
+static void scribble(struct am_lifeline *l, uint32_t seed)
+{
+    volatile struct __pthread_mutex_s *d = &l->m.__data;
+    d->__list.__prev = (void *)(0xdead000000000000ull | tu_mix32(seed, 1));
+    d->__list.__next = (void *)(0xbeef000000000000ull | tu_mix32(seed, 2));
+}
+
+/* The raw writer: the receiver's segment mapped through its own file or id;
+ * every lifeline's links overwritten whenever a sender asks. */
+static void ll_writer(void *arg)
+{
+    struct am_segment seg;
+    int rc = am__segment_open((enum am_shm)(strcmp(L->shm, "sysv") == 0), L->rcv, &seg);
+    if (rc < 0) {
+        tu_error(&L->err, "writer: open: %s", am_strerror(rc));
+        _exit(2);
+    }
+    struct am_seg_header *h = seg.base;
+    uint32_t senders = h->max_senders, page = h->page_size;
+    uint64_t off = h->senders_off;
+    while (!AO_load_acquire(&L->stop_writer)) {
+        AO_t ask = AO_load_acquire(&L->ask);
+        if (ask == AO_load(&L->done)) {
+            usleep(100);
+            continue;
+        }
+        scribble(&h->owner_life, (uint32_t)ask);
+        for (uint32_t i = 0; i < senders; i++)
+            scribble((struct am_lifeline *)((char *)seg.base + off + (uint64_t)i * page),
+                     (uint32_t)ask + i);
+        AO_store_release(&L->done, ask);
+    }
+    am__segment_unmap(&seg);
+}
+
+/* One round of sender id, alone (L->turn): create, map the receiver (taking
+ * an entry's lifeline there) and then its second endpoint, send LL_MSGS, have
+ * every lifeline's links in the receiver's segment overwritten, destroy
+ * (letting the entry go while the newer one in the second is still held, so
+ * its links are not what they were when it was taken). */
+static int ll_round(unsigned id)
+{
+    struct am_ep_opts o = {.shm = L->shm};
+    am_ep_t *ep = NULL;
+    while (!AO_compare_and_swap_full(&L->turn, 0, id + 1))
+        usleep(100);
+    int rc = am_ep_create(L->snd[id], &o, &ep);
+    if (rc == 0)
+        rc = am_ep_map(ep, 0, L->rcv);
+    if (rc == 0)
+        rc = am_ep_map(ep, 1, L->rcv2);
+    for (uint32_t i = 0; i < LL_MSGS && rc == 0; i++)
+        rc = am_request(ep, 0, H_VALID, (uint32_t[]){id, i}, 2);
+    AO_t ask = AO_fetch_and_add1_full(&L->ask) + 1;
+    if (!tu_wait_flag(&L->done, ask, 10))
+        tu_error(&L->err, "sender %u: the writer did not write", id);
+    unsigned long before = am_lock_mutex_mended();
+    if (ep)
+        am_ep_destroy(ep);
+    AO_fetch_and_add(&L->mended, am_lock_mutex_mended() - before);
+    AO_fetch_and_add1(&L->rounds);
+    AO_store_release(&L->turn, 0);
+    return rc;
+}
+
+static void ll_sender(void *arg)
+{
+    unsigned id = (unsigned)(uintptr_t)arg;
+    int rc = 0;
+    for (int r = 0; r < LL_ROUNDS && rc == 0; r++)
+        rc = ll_round(id);
+    if (rc < 0)
+        tu_error(&L->err, "sender %u: %s", id, am_strerror(rc));
+}
+
+START_TEST(lifeline_links_overwritten)
+{
+    const char *shm = tu_backend_name(_i % 2), *claim = _i / 2 ? "mutex" : "lockfree";
+    char what[80], pfx[AM_NAME_MAX], first_left[128] = "";
+    snprintf(what, sizeof what, "%s/%s", claim, shm);
+    L = tu_shared_alloc(sizeof *L);
+    L->shm = shm, L->claim = claim;
+    tu_name(L->rcv, AM_NAME_MAX, "ll-%s-%s-rcv", claim, shm);
+    tu_name(L->rcv2, AM_NAME_MAX, "ll-%s-%s-rcv2", claim, shm);
+    for (int i = 0; i < 2; i++)
+        tu_name(L->snd[i], AM_NAME_MAX, "ll-%s-%s-s%d", claim, shm, i);
+    pid_t r = tu_spawn(ll_receiver, NULL, 0);
+    tu_assert_flag(&L->ready, 1, 10, "the receiver", what, &L->err);
+    pid_t w = tu_spawn(ll_writer, NULL, 1);
+    pid_t s[2];
+    for (int i = 0; i < 2; i++)
+        s[i] = tu_spawn(ll_sender, (void *)(uintptr_t)i, i);
+    int st[2];
+    for (int i = 0; i < 2; i++)
+        st[i] = tu_reap(s[i], 60);
+    double end = tu_now_s() + 10;
+    while (AO_load(&L->got) < LL_MSGS * AO_load(&L->rounds) && tu_now_s() < end)
+        tu_sleep_ms(1);
+    AO_store_release(&L->stop_writer, 1);
+    int st_w = tu_reap(w, 10);
+    AO_store_release(&L->stop_receiver, 1);
+    int st_r = tu_reap(r, 10);
+    tu_name(pfx, sizeof pfx, "ll-%s-%s-", claim, shm);
+    int left = tu_leftovers(pfx, 1, first_left, sizeof first_left);
+    if (getenv("SHMAM_VERBOSE"))
+        fprintf(stderr, "%s: %lu rounds, %lu messages, %lu lifelines mended\n", what,
+                (unsigned long)L->rounds, (unsigned long)L->got, (unsigned long)L->mended);
+    for (int i = 0; i < 2; i++)
+        tu_assert_exit0(st[i], "sender", what, &L->err);
+    tu_assert_exit0(st_w, "writer", what, &L->err);
+    tu_assert_exit0(st_r, "receiver", what, &L->err);
+    tu_assert_no_errors(what, &L->err);
+    ck_assert_msg(L->got == LL_MSGS * L->rounds, "%s: %lu of %lu messages arrived", what,
+                  (unsigned long)L->got, (unsigned long)(LL_MSGS * L->rounds));
+    ck_assert_msg(L->rounds == 2 * LL_ROUNDS && L->mended == L->rounds + 1,
+                  "%s: %lu lifelines mended in %lu rounds; want one a round, and the "
+                  "receiver's",
+                  what, (unsigned long)L->mended, (unsigned long)L->rounds);
+    ck_assert_msg(left == 0, "%s: %d segment(s) left behind, e.g. %s", what, left,
+                  first_left);
+    tu_shared_free(L, sizeof *L);
+}
+END_TEST
+
 static Suite *corrupt_suite(void)
 {
     Suite *s = suite_create("corrupt");
     TCase *tc = tcase_create("injected packets");
     tcase_set_timeout(tc, (RUN_LIMIT_S + 10) * tu_stress_factor());
     tcase_add_loop_test(tc, corrupt_packets, 0, tu_combos());
+    suite_add_tcase(s, tc);
+    tc = tcase_create("lock words");
+    tcase_set_timeout(tc, GARBAGE_BOUND_S + 20);
+    tcase_add_loop_test(tc, anderson_ticket_garbage, 0, 2 * NGARBAGE);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("lifelines");
+    tcase_set_timeout(tc, 90);
+    tcase_add_loop_test(tc, lifeline_links_overwritten, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

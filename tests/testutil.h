@@ -66,6 +66,13 @@ void tu_gate_wait(struct tu_gate *g);
  * which to stderr. */
 int tu_run_procs(int n, void (*fn)(int idx, void *arg), void *arg, int timeout_s);
 
+/* tu_run_procs, killing the children only once *progress (a counter in shared
+ * memory they advance, with release stores or atomic increments) has not
+ * changed for stall_s seconds: children that go on slowly, on a loaded
+ * machine, are left to finish (the tcase's timeout bounds the whole). */
+int tu_run_procs_moving(int n, void (*fn)(int idx, void *arg), void *arg,
+                        volatile AO_t *progress, int stall_s);
+
 /* SHMAM_STRESS from the environment as a positive int, else 1.  Multiply
  * iteration counts by it. */
 int tu_stress_factor(void);
@@ -73,7 +80,8 @@ int tu_stress_factor(void);
 /* Widens a race window: depending on a hash of `seed_counter` (pass something that
  * changes every call, e.g. iteration * procs + idx), yields the processor (1 call
  * in 8), pauses the core for up to 63 pause instructions (1 in 4) or returns at
- * once. */
+ * once.  After a yield that lost the CPU for a time slice (a busy machine) the
+ * next 64 yields are pauses. */
 void tu_widen(unsigned seed_counter);
 
 /* ---- time ---- */

@@ -517,18 +517,10 @@ static void recycle_now(am_ep_t *ep)
 
 static unsigned stall_calls, stall_seed;
 
-/* Widen a window: a yield 1 call in 4, a spin of up to 255 pauses 1 in 8, a
- * sleep of 20-220 us 1 in 64. */
+/* Widen a window (tu_stall). */
 static void stall(void)
 {
-    uint32_t h = tu_mix32(stall_seed, stall_calls++);
-    if ((h & 3u) == 0)
-        sched_yield();
-    else if ((h & 63u) == 1)
-        usleep(20 + (h >> 8) % 200);
-    else if ((h & 7u) == 2)
-        for (unsigned i = (h >> 8) & 255u; i > 0; i--)
-            spin_cpu_relax();
+    tu_stall(tu_mix32(stall_seed, stall_calls++));
 }
 
 static void writer_hook(enum am_hook where)

@@ -235,32 +235,53 @@ int tu_stress_factor(void)
     return f > 0 ? f : 1;
 }
 
-/* A yield that took over WIDEN_SLOW_S gave the CPU to another process for a
+/* A yield that took over YIELD_SLOW_S gave the CPU to another process for a
  * time slice: the window was widened by a real preemption, far more than a
- * yield does on an idle CPU.  The next WIDEN_SKIP yields are pauses instead,
+ * yield does on an idle CPU.  The next YIELD_SKIP yields are pauses instead,
  * or beside a CPU-bound process every yield would cost a slice and a test
  * run many times as long (seen: a stream of check_spsc 23 times). */
-#define WIDEN_SLOW_S 500e-6
-#define WIDEN_SKIP 64
+#define YIELD_SLOW_S 500e-6
+#define YIELD_SKIP 64
+
+void tu_yield(void)
+{
+    static unsigned skip; /* per process: yields left to turn into pauses */
+
+    if (skip > 0) {
+        skip--;
+        for (unsigned i = 0; i < 64; i++)
+            spin_cpu_relax();
+        return;
+    }
+    double t0 = tu_now_s();
+    sched_yield();
+    if (tu_now_s() - t0 > YIELD_SLOW_S)
+        skip = YIELD_SKIP;
+}
 
 void tu_widen(unsigned seed_counter)
 {
-    static unsigned skip; /* per process: yields left to turn into pauses */
     unsigned h = seed_counter * 2654435761u; /* Knuth's multiplicative hash */
 
     h ^= h >> 15;
     h *= 2246822519u;
     h ^= h >> 13;
-    if ((h & 7u) == 0 && skip == 0) {
-        double t0 = tu_now_s();
-        sched_yield();
-        if (tu_now_s() - t0 > WIDEN_SLOW_S)
-            skip = WIDEN_SKIP;
-    } else if ((h & 7u) == 0 || (h & 3u) == 1) {
-        skip -= (h & 7u) == 0;
+    if ((h & 7u) == 0)
+        tu_yield();
+    else if ((h & 3u) == 1)
         for (unsigned i = (h >> 8) & 63u; i > 0; i--)
             spin_cpu_relax();
-    }
+}
+
+void tu_stall(uint32_t h)
+{
+    if ((h & 3u) == 0)
+        tu_yield();
+    else if ((h & 63u) == 1)
+        usleep(20 + (h >> 8) % 200);
+    else if ((h & 7u) == 2)
+        for (unsigned i = (h >> 8) & 255u; i > 0; i--)
+            spin_cpu_relax();
 }
 
 /* ---- payloads ---- */

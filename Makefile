@@ -1,5 +1,6 @@
 # shmam - plain non-recursive GNU Makefile.  `make` builds the library and the
-# launcher; `make check` installs missing Debian packages and runs the tests;
+# launcher; `make check` installs missing Debian packages and runs the tests
+# (`make check-core` the core suites only, `make check T=suite[:case]` one);
 # `make run` runs the measurement suite (scripts/report.sh).  See README.md.
 
 CC      ?= cc
@@ -92,12 +93,16 @@ HYB_BENCH_BIN := $(if $(wildcard bench/clumps.c),$(B)/bench/clumps)
 PROGRAMS := $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_boost $(MPI_BENCH_BIN) \
             $(APP_BIN) $(MPI_APP_BIN) $(MPI_LIB) $(MPI_SO) $(HYB_APP_BIN) $(HYB_BENCH_BIN) $(HYB_TEST_BIN)
 
-.PHONY: all mpi deps programs check run bench stress asan tsan clean install
+.PHONY: all mpi deps deps-core programs check check-build check-run check-core bench-check \
+        run bench stress asan tsan clean install
 all: $(LIB) $(SO) $(RUN) $(STAT)
 mpi: $(MPI_LIB) $(MPI_SO)
 
 deps:
 	@scripts/deps.sh
+
+deps-core:
+	@scripts/deps.sh core
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -224,11 +229,43 @@ CHAN_SUITES := check_delivery check_rpc check_wait check_deadlock check_long
 CHAN_RERUNS := $(foreach k,$(CHAN_KINDS),$(addprefix $(k):$(B)/tests/,$(CHAN_SUITES))) \
                $(addprefix bqueue:$(B)/tests/,check_splitc check_fft check_con)
 
+# Tiers.  check-core: the suites of the runtime's own layers (the locks, the
+# SPSC rings, the shared heap and its FIFO, segments, and the runtime's
+# delivery, waiting and configuration), which need only libatomic_ops and
+# Check (scripts/deps.sh core) and run no other program.  check: every suite,
+# the channel reruns and the report's unit tests (check-build, then
+# check-run, which scripts/flake.sh repeats).  T=suite or T=suite:case (the
+# suite's name with or without check_; the case as Check names it, for
+# CK_RUN_CASE) runs one suite or one case of it, in place of them all.
+CORE_SUITES := $(addprefix $(B)/tests/check_,locks spsc heap fifo segment config delivery wait)
+T_SUITE := $(if $(T),$(B)/tests/check_$(patsubst check_%,%,$(firstword $(subst :, ,$(T)))))
+T_CASE  := $(if $(findstring :,$(T)),$(patsubst $(firstword $(subst :, ,$(T))):%,%,$(T)))
+
 check: deps
-	@scripts/format.sh
+	@$(if $(T),,scripts/format.sh)
+	@$(MAKE) --no-print-directory check-build
+	@$(MAKE) --no-print-directory check-run
+
+check-build:
 	@$(MAKE) --no-print-directory programs $(TEST_BIN) $(TEST_HELPER_BIN)
+
+check-run:
+ifeq ($(T),)
 	@scripts/run-tests.sh $(TEST_BIN) $(CHAN_RERUNS)
 	@python3 -m unittest discover -s scripts/report -p 'test_*.py'
+else
+	@$(if $(T_CASE),CK_RUN_CASE='$(T_CASE)' )scripts/run-tests.sh $(T_SUITE)
+endif
+
+check-core: deps-core
+	@$(MAKE) --no-print-directory $(STAT) $(CORE_SUITES)
+	@scripts/run-tests.sh $(CORE_SUITES)
+
+# The figures' physical consistency (LogP's relations), judged by the
+# report's verdict engine: a measurement, never a gate (scripts/bench-check.sh).
+bench-check: deps
+	@$(MAKE) --no-print-directory $(RUN) $(B)/bench/logp $(B)/bench/rtt
+	@B=$(B) scripts/bench-check.sh
 
 run: deps
 	@$(MAKE) --no-print-directory programs
@@ -262,18 +299,26 @@ fuzz:
 format:
 	@scripts/format.sh -i
 
-install: all mpi
+# libshmam-mpi is built and installed only where $(MPICC) exists (MPICH or
+# another MPI); without it, install says so and installs the rest.
+HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
+
+install: all $(if $(HAVE_MPICC),mpi)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/shmam.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(SO_NAME) $(DESTDIR)$(PREFIX)/lib/libshmam.so
+ifneq ($(HAVE_MPICC),)
 	install -m 644 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(MPI_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(MPI_SO_NAME) $(DESTDIR)$(PREFIX)/lib/libshmam-mpi.so
+	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam-mpi.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam-mpi.pc
+else
+	@echo "shmam: $(MPICC) not found: libshmam-mpi (MPI between nodes) not built nor installed"
+endif
 	install -m 755 $(RUN) $(STAT) $(DESTDIR)$(PREFIX)/bin/
 	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam.pc
-	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam-mpi.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam-mpi.pc
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 man/shmamrun.1 man/shmamstat.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/shmam.3 $(DESTDIR)$(PREFIX)/share/man/man3/

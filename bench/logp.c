@@ -38,8 +38,9 @@
  *         them - mean of the empty polls (the clock's cost cancels).  This
  *         leaves out the cost of a poll itself, which Culler's o_r includes
  *         (or_sweep below).  Repeated, up to 5 times, if at most a tenth of the
- *         messages were found one per poll.  Unpinned, rank 0 yields after
- *         each wait.
+ *         messages were found one per poll; then the try with the most such
+ *         polls is taken, said on stderr (a loaded machine).  Unpinned, rank 0
+ *         yields after each wait.
  *   g     a stream of P requests, an am_poll after each send (replies run as
  *         they come; a full queue blocks the send): time per message from the
  *         end of the first quarter (queue filling up) until every reply has
@@ -510,9 +511,19 @@ static double phase_os(long bursts, long inj)
     return ((double)sum - (double)bursts * clk) / 1e3 / (double)(bursts * BURST);
 }
 
+/* The or phase: tried again while at most a tenth of the messages were found
+ * one per poll, up to OR_TRIES; then the try with the most such polls is the
+ * figure (said on stderr: a loaded machine, its spread shows it), or, if none
+ * had any, up to OR_TRIES_MAX until one has: a row is never dropped for
+ * noise. */
+#define OR_TRIES 5
+#define OR_TRIES_MAX 50
+
 static double phase_or(long n, long inj)
 {
-    for (int tries = 0; tries < 5; tries++) {
+    double best = 0;
+    uint32_t best_ones = 0;
+    for (int tries = 0; tries < OR_TRIES_MAX; tries++) {
         control(CTL_OR_BEGIN, (uint32_t)inj);
         for (long i = 0; i < n; i++) {
             busy_ns(4000 + 2 * inj);
@@ -525,10 +536,20 @@ static double phase_or(long n, long inj)
         await(&results, results + 1);
         if (result[2] != oneway)
             die("rank 1 did not run every one-way request exactly once", 0);
+        double f = ((double)result[0] - (double)result[1]) / 16e3;
         if (result[3] > (uint32_t)n / 10)
-            return ((double)result[0] - (double)result[1]) / 16e3;
+            return f;
+        if (result[3] > best_ones)
+            best = f, best_ones = result[3];
+        if (tries + 1 >= OR_TRIES && best_ones > 0) {
+            fprintf(stderr,
+                    "logp: o_r: at best %u of %ld messages found one per poll in %d "
+                    "tries (a loaded machine?); the best try taken\n",
+                    best_ones, n, tries + 1);
+            return best;
+        }
     }
-    die("too few polls ran exactly one message, five times", 0);
+    die("no poll ran exactly one message, in every try", 0);
     return 0;
 }
 

@@ -1,8 +1,13 @@
 #!/bin/sh
 # Installs the Debian packages shmam needs, if any are missing (we run as root on
 # a fresh Debian machine; elsewhere, prints what to install).
+#   scripts/deps.sh         everything: make check, make run
+#   scripts/deps.sh core    the library and make check-core: a compiler,
+#                           libatomic_ops and Check
 set -e
-need="build-essential pkg-config python3 libatomic-ops-dev check libsubunit-dev mpich libmpich-dev gnuplot-nox libfftw3-dev libck-dev clang-format libboost-dev"
+core="build-essential pkg-config libatomic-ops-dev check libsubunit-dev"
+need="$core python3 mpich libmpich-dev gnuplot-nox libfftw3-dev libck-dev clang-format libboost-dev"
+[ "${1:-}" = core ] && need=$core
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -18,7 +18,8 @@
 #                  a raw floor, locks, per-sender channels or shared queues
 #                  (pollcost), applications, clusters of SMPs (the hybrid
 #                  transport of libshmam-mpi within and between nodes, beside
-#                  shared memory alone and MPI), targets, and how our numbers
+#                  shared memory alone and MPI), targets, the figures' own
+#                  consistency (LogP's relations), and how our numbers
 #                  compare with the paper's conclusions (scripts/report/report.py,
 #                  the paper's figures and claims in scripts/report/paper.toml,
 #                  judged by scripts/report/verdict.py)
@@ -390,6 +391,14 @@ EOT
         "within noise otherwise; a check holds or fails only when the spreads do not overlap."
     echo
     py targets
+    echo
+    echo "## Consistency of the figures"
+    echo
+    echo "Relations any honest measurement keeps (LogP's; \`[[consistency]]\` in" \
+        "\`scripts/report/paper.toml\`), judged like the targets: a relation that fails" \
+        "here means a figure is not what it claims to be, or the run was disturbed."
+    echo
+    py consistency
     echo
     echo "## What the numbers say"
     echo

@@ -4,7 +4,7 @@
 # runs the binary with SHMAM_QUEUE=KIND: its endpoints that do not name a queue
 # kind get per-sender channels of that kind (and its loops over claim
 # algorithms run one: testutil.h).  Fails if any test failed,
-# a binary crashed, or this run left a segment behind.
+# a binary crashed or ran no test, or this run left a segment behind.
 #
 # Leftovers: only this run's names are looked at, in both backends (POSIX
 # /dev/shm and System V), so other shmam programs running on the machine
@@ -42,6 +42,8 @@ for arg in "$@"; do
     bad=$((fails + errs))
     passed=$((passed + checks - bad)); failed=$((failed + bad))
     [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ] && { broken="$broken $t"; failed=$((failed + 1)); }
+    # no test ran (a CK_RUN_CASE that names none, as make check T=suite:case may)
+    [ "$checks" -eq 0 ] && { broken="$broken $t"; failed=$((failed + 1)); }
 done
 # The names of the programs the suites started: j<pid>- and s<pid>. each.
 names=$(sort -un "$TU_PIDS_FILE" | sed 's/.*/j&- s&./')

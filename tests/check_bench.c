@@ -16,10 +16,18 @@
  *
  * The programs are found next to this binary: B/bench/X and B/bin/shmamrun for
  * the build directory B.  A program that is not built fails its test (make
- * check builds them all).  MPICH programs run under `mpiexec`.  logp's figures
- * must keep LogP's relations (g >= o_s, rtt >= o_s + o_r, with a margin) and
- * every printed ratio must be the ratio of the printed figures.
- * Each run is killed after RUN_TIMEOUT_S seconds.
+ * check builds them all).  MPICH programs run under `mpiexec`.  Every printed
+ * ratio must be the ratio of the printed figures: a median of per-round
+ * quotients lies between the lowest round of one over the highest of the
+ * other and the reverse, widened by the printed decimals.
+ *
+ * No speed and no physical relation between figures is judged here (a busy
+ * machine moves them, and the tests assert behaviour only): LogP's relations
+ * (g >= o_s, rtt >= o_s + o_r, the sweep's slope and intercept) and the
+ * ladder's rise are [[consistency]] checks of scripts/report/paper.toml,
+ * judged in the report and by `make bench-check`.  Each run is stopped by the
+ * launcher after RUN_LIMIT_S seconds and killed after RUN_TIMEOUT_S: limits
+ * for a hung program, many times a run's length on a quiet machine.
  */
 #include <check.h>
 #include <limits.h>
@@ -32,7 +40,8 @@
 #include "shmam.h"
 #include "testutil.h"
 
-#define RUN_TIMEOUT_S 40
+#define RUN_LIMIT_S "150" /* shmamrun --timeout */
+#define RUN_TIMEOUT_S 180
 #define MAX_ROWS 1024
 
 static const char *const algs[] = {"lockfree", "ticket", "fastforward"};
@@ -219,16 +228,27 @@ static const struct row *row_of(const struct row *rows, int n, const char *impl,
     return NULL;
 }
 
-/* Its value and spread (lo = hi = value for an empty spread). */
+/* Half a unit of the last decimal printed in s ("0.123": 0.0005). */
+static double half_ulp(const char *s)
+{
+    const char *dot = strchr(s, '.');
+    return dot ? 0.5 * pow(10, -(double)strspn(dot + 1, "0123456789")) : 0.5;
+}
+
+/* Its value and spread (lo = hi = value for an empty spread), the spread
+ * widened by what the printing may have rounded off. */
 static double fig(const struct row *r, double *lo, double *hi)
 {
     double v = strtod(r->f[7], NULL);
     char *end;
     *lo = *hi = v;
+    double u = half_ulp(r->f[7]);
     if (r->f[9][0]) {
         *lo = strtod(r->f[9], &end);
         *hi = strtod(end + 1, NULL);
+        u = half_ulp(end + 1); /* both ends are printed alike */
     }
+    *lo -= u, *hi += u;
     return v;
 }
 
@@ -256,7 +276,7 @@ START_TEST(test_rtt)
     if (!built(prog, "rtt"))
         return;
     const char *argv[] = {launcher,   "-n",        "2",
-                          "--bind",   "--timeout", "30",
+                          "--bind",   "--timeout", RUN_LIMIT_S,
                           prog,       "--algs",    "lockfree,ticket,fastforward",
                           "--iters",  "2000",      "--warmup",
                           "100",      "--rounds",  "4",
@@ -307,18 +327,19 @@ END_TEST
 /* rtt --ladder: the raw_paced floor, each echo kind with its ratio to raw and
  * the cost of its turnaround alone, and am_self per algorithm; every message
  * of the echo kinds was checked (a torn or misnumbered one exits nonzero).
- * The ratios lie within what their figures' spreads allow, and more
- * turnaround steps cost more alone (the same loop, 64 times the steps). */
+ * The ratios lie within what their figures' spreads allow.  (That more
+ * turnaround steps cost more is a consistency check of paper.toml, not a
+ * test.) */
 START_TEST(test_rtt_ladder)
 {
     char prog[PATH_MAX];
     const char *what = "rtt --algs onecas --ladder 0,64";
     if (!built(prog, "rtt"))
         return;
-    const char *argv[] = {launcher,   "-n",      "2",        "--bind",   "--timeout",
-                          "30",       prog,      "--algs",   "onecas",   "--ladder",
-                          "0,64",     "--iters", "2000",     "--warmup", "100",
-                          "--rounds", "4",       "--header", NULL};
+    const char *argv[] = {launcher,    "-n",      "2",        "--bind",   "--timeout",
+                          RUN_LIMIT_S, prog,      "--algs",   "onecas",   "--ladder",
+                          "0,64",      "--iters", "2000",     "--warmup", "100",
+                          "--rounds",  "4",       "--header", NULL};
     struct expect e = {.bench = "rtt",
                        .impl = "raw onecas",
                        .procs = 2,
@@ -350,9 +371,6 @@ START_TEST(test_rtt_ladder)
                       what, pairs[k][1], x, lo / rhi, hi / rlo, pairs[k][0], t->f[9],
                       raw->f[9]);
     }
-    double t0 = fig(row_of(rows, n, "raw", "turn_ns_0"), &lo, &hi),
-           t64 = fig(row_of(rows, n, "raw", "turn_ns_64"), &lo, &hi);
-    ck_assert_msg(t64 > t0, "%s: turn_ns_64 %.1f not above turn_ns_0 %.1f", what, t64, t0);
     ck_assert_msg(fig(row_of(rows, n, "onecas", "am_self_rtt"), &lo, &hi) > 0,
                   "%s: am_self_rtt not positive", what);
 }
@@ -368,13 +386,6 @@ static const char *const logp_needed =
     "bulk_t_8192 bulk_peak_MBps memcpy_MBps_8192 memcpy_mem_MBps copy_fresh_MBps_8192 "
     "bulk_vs_memcpy os_vs_lockfree g_vs_lockfree rtt_vs_lockfree "
     "bulk_peak_MBps_vs_lockfree";
-
-/* v of impl's metric m (NaN if absent). */
-static double val(int n, const char *impl, const char *m)
-{
-    const struct row *r = row_of(rows, n, impl, m);
-    return r ? strtod(r->f[7], NULL) : NAN;
-}
 
 /* Is the per-round ratio `ratio` of impl within what the spreads of a (of
  * impl_a) over b (of impl_b) allow? */
@@ -393,21 +404,20 @@ static void ratio_within(int n, const char *impl, const char *ratio, const char 
                   impl, ratio, q, alo / bhi, ahi / blo, a, ra->f[9], b, rb->f[9]);
 }
 
-/* logp of lockfree and ticket in one job: LogP's relations hold for each (with
- * a margin for estimates from different samples: a message's gap covers its
- * send overhead, a round trip both overheads, Culler's sweep has slope 1 and
- * an intercept near o_s + o_r), and every ratio lies within what the spreads
- * of the figures it divides allow. */
+/* logp of lockfree and ticket in one job: every figure of each, and every
+ * ratio lies within what the spreads of the figures it divides allow.
+ * (LogP's relations between the figures are consistency checks of
+ * paper.toml, judged by make bench-check and the report, not here.) */
 START_TEST(test_logp)
 {
     char prog[PATH_MAX];
     const char *what = "logp --quick --algs lockfree,ticket";
     if (!built(prog, "logp"))
         return;
-    const char *argv[] = {launcher,          "-n",      "2",        "--bind",
-                          "--timeout",       "30",      prog,       "--algs",
-                          "lockfree,ticket", "--quick", "--iters",  "3000",
-                          "--rounds",        "3",       "--header", NULL};
+    const char *argv[] = {launcher,          "-n",        "2",        "--bind",
+                          "--timeout",       RUN_LIMIT_S, prog,       "--algs",
+                          "lockfree,ticket", "--quick",   "--iters",  "3000",
+                          "--rounds",        "3",         "--header", NULL};
     struct expect e = {.bench = "logp",
                        .impl = "lockfree ticket",
                        .procs = 2,
@@ -417,41 +427,14 @@ START_TEST(test_logp)
                        .known = logp_known,
                        .needed = logp_needed};
     int n = run_and_check(argv, &e, what);
-    for (int k = 0; k < 2; k++) {
-        const char *a = algs[k];
-        double os = val(n, a, "os"), or = val(n, a, "or"), g = val(n, a, "g");
-        double gow = val(n, a, "g_oneway"), rtt = val(n, a, "rtt");
-        double sw = val(n, a, "os_plus_or_sweep"), slope = val(n, a, "sweep_slope");
-        /* each against o_s's lowest round, as rtt below: a preempted round
-         * moves a median on a loaded machine (seen: g below o_s once).  A
-         * one-way stream may go below o_s: its sends find their slots
-         * prefetched (send.c, prefetch_ahead), while o_s's bursts of 8 start
-         * after the replies were drained, their first claims cold (g_oneway
-         * over o_s 0.51-0.70 in plain builds, 0.69 under ASan): so half. */
-        double oslo, oshi;
-        fig(row_of(rows, n, a, "os"), &oslo, &oshi);
-        ck_assert_msg(os > 0 && or > 0 && g >= 0.8 * oslo && gow >= 0.5 * oslo,
-                      "%s: %s: g %.3f or g_oneway %.3f below o_s %.3f (rounds %.3f-%.3f)",
-                      what, a, g, gow, os, oslo, oshi);
-        double swlo, swhi;
-        fig(row_of(rows, n, a, "os_plus_or_sweep"), &swlo, &swhi);
-        /* not against the sweep: all three of its rounds can be preempted on
-         * a loaded machine (seen: 12.4 us under make stress + asan, and a
-         * lowest round of 1.0 us beside an rtt of 0.77 us under CI + tsan) */
-        ck_assert_msg(rtt >= 0.8 * (os + or), "%s: %s: rtt %.3f below o_s + o_r = %.3f",
-                      what, a, rtt, os + or);
-        /* the intercept against its highest round: one round's regression
-         * moves with a preemption (seen: median 0.443 against 0.562 while
-         * the machine compiled) */
-        ck_assert_msg(swhi >= 0.8 * (os + or) && slope > 0.5 && slope < 2,
-                      "%s: %s: sweep intercept %.3f, rounds up to %.3f (o_s + o_r %.3f), "
-                      "slope %.3f",
-                      what, a, sw, swhi, os + or, slope);
-        ratio_within(n, a, "bulk_vs_memcpy", a, "bulk_peak_MBps", a, "memcpy_mem_MBps",
-                     what);
-    }
+    for (int k = 0; k < 2; k++)
+        ratio_within(n, algs[k], "bulk_vs_memcpy", algs[k], "bulk_peak_MBps", algs[k],
+                     "memcpy_mem_MBps", what);
     ratio_within(n, "ticket", "rtt_vs_lockfree", "ticket", "rtt", "lockfree", "rtt", what);
     ratio_within(n, "ticket", "os_vs_lockfree", "ticket", "os", "lockfree", "os", what);
+    ratio_within(n, "ticket", "g_vs_lockfree", "ticket", "g", "lockfree", "g", what);
+    ratio_within(n, "ticket", "bulk_peak_MBps_vs_lockfree", "ticket", "bulk_peak_MBps",
+                 "lockfree", "bulk_peak_MBps", what);
     ck_assert_msg(row_of(rows, n, "lockfree", "rtt_vs_lockfree") == NULL,
                   "%s: lockfree compared with itself", what);
 }
@@ -494,10 +477,11 @@ START_TEST(test_bw)
     snprintf(bytes, sizeof bytes, "%ld", BW_BYTES);
     snprintf(max, sizeof max, "%ld", BW_MAX);
     snprintf(rounds, sizeof rounds, "%ld", BW_ROUNDS);
-    const char *argv[] = {launcher, "-n",         "2",  "--bind",   "--timeout", "30",
-                          "-a",     "lockfree",   prog, "--sizes",  BW_SIZES,    "--bytes",
-                          bytes,    "--max-msgs", max,  "--rounds", rounds,      "--header",
-                          NULL,     NULL,         NULL};
+    const char *argv[] = {launcher,    "-n",      "2",        "--bind",     "--timeout",
+                          RUN_LIMIT_S, "-a",      "lockfree", prog,         "--sizes",
+                          BW_SIZES,    "--bytes", bytes,      "--max-msgs", max,
+                          "--rounds",  rounds,    "--header", NULL,         NULL,
+                          NULL};
     struct expect e = {.bench = "bw",
                        .impl = "raw lockfree",
                        .procs = 2,
@@ -562,7 +546,7 @@ START_TEST(test_stress)
     snprintf(what, sizeof what, "stress --seconds 0.05, %d writer(s)", w);
     snprintf(procs, sizeof procs, "%d", w + 1);
     const char *argv[] = {launcher,    "-n",        procs,
-                          "--bind",    "--timeout", "30",
+                          "--bind",    "--timeout", RUN_LIMIT_S,
                           prog,        "--algs",    "lockfree,ticket,fastforward",
                           "--seconds", "0.05",      "--rounds",
                           "3",         "--header",  NULL};
@@ -610,8 +594,9 @@ START_TEST(test_demo_many)
     if (!built(prog, "demo_many"))
         return;
     snprintf(what, sizeof what, "demo_many (%s)", alg);
-    const char *argv[] = {launcher, "-n",     "3",    "--timeout", "30", "-a",       alg,
-                          prog,     "--msgs", "1000", "--bulk",    "50", "--header", NULL};
+    const char *argv[] = {launcher, "-n", "3",        "--timeout", RUN_LIMIT_S,
+                          "-a",     alg,  prog,       "--msgs",    "1000",
+                          "--bulk", "50", "--header", NULL};
     struct expect e = {.bench = "demo_many",
                        .impl = alg,
                        .procs = 3,
@@ -698,10 +683,10 @@ START_TEST(test_pollcost)
     if (!built(prog, "pollcost"))
         return;
     snprintf(rounds, sizeof rounds, "%ld", PC_ROUNDS);
-    const char *argv[] = {launcher,        "-n",     "2",        "--bind",
-                          "--timeout",     "30",     prog,       "--quick",
-                          "--senders",     "1,4",    "--rounds", rounds,
-                          "--mem-senders", "1,4,64", "--header", NULL};
+    const char *argv[] = {launcher,        "-n",        "2",        "--bind",
+                          "--timeout",     RUN_LIMIT_S, prog,       "--quick",
+                          "--senders",     "1,4",       "--rounds", rounds,
+                          "--mem-senders", "1,4,64",    "--header", NULL};
     struct expect e = {.bench = "pollcost",
                        .impl = NULL,
                        .procs = 2,

@@ -153,14 +153,20 @@ static int kill_rest(pid_t *pid, int n, const char *why)
 }
 
 /* Reaps the n children in pid[] (entries <= 0 are done), polling every
- * millisecond until the deadline.  Returns how many failed. */
-static int reap(pid_t *pid, int n, int timeout_s)
+ * millisecond until the deadline, timeout_s from now or, with progress, from
+ * the last change of *progress seen.  Returns how many failed. */
+static int reap(pid_t *pid, int n, int timeout_s, volatile AO_t *progress)
 {
     double deadline = tu_now_s() + timeout_s;
     int live = n, failed = 0, st;
     struct timespec ms = {0, 1000000};
+    AO_t seen = progress ? AO_load_acquire(progress) : 0;
 
     while (live > 0 && tu_now_s() < deadline) {
+        if (progress && AO_load_acquire(progress) != seen) {
+            seen = AO_load_acquire(progress);
+            deadline = tu_now_s() + timeout_s;
+        }
         for (int i = 0; i < n; i++) {
             if (pid[i] <= 0 || waitpid(pid[i], &st, WNOHANG) != pid[i])
                 continue;
@@ -184,7 +190,9 @@ static void child(int idx, void (*fn)(int, void *), void *arg)
     _exit(0);
 }
 
-int tu_run_procs(int n, void (*fn)(int idx, void *arg), void *arg, int timeout_s)
+/* tu_run_procs and tu_run_procs_moving: progress NULL for a fixed timeout. */
+static int run_procs(int n, void (*fn)(int idx, void *arg), void *arg, int timeout_s,
+                     volatile AO_t *progress)
 {
     pid_t *pid = calloc((size_t)n, sizeof(*pid));
     int failed;
@@ -203,9 +211,20 @@ int tu_run_procs(int n, void (*fn)(int idx, void *arg), void *arg, int timeout_s
             return failed;
         }
     }
-    failed = reap(pid, n, timeout_s);
+    failed = reap(pid, n, timeout_s, progress);
     free(pid);
     return failed;
+}
+
+int tu_run_procs(int n, void (*fn)(int idx, void *arg), void *arg, int timeout_s)
+{
+    return run_procs(n, fn, arg, timeout_s, NULL);
+}
+
+int tu_run_procs_moving(int n, void (*fn)(int idx, void *arg), void *arg,
+                        volatile AO_t *progress, int stall_s)
+{
+    return run_procs(n, fn, arg, stall_s, progress);
 }
 
 int tu_stress_factor(void)
@@ -216,6 +235,30 @@ int tu_stress_factor(void)
     return f > 0 ? f : 1;
 }
 
+/* A yield that took over YIELD_SLOW_S gave the CPU to another process for a
+ * time slice: the window was widened by a real preemption, far more than a
+ * yield does on an idle CPU.  The next YIELD_SKIP yields are pauses instead,
+ * or beside a CPU-bound process every yield would cost a slice and a test
+ * run many times as long (seen: a stream of check_spsc 23 times). */
+#define YIELD_SLOW_S 500e-6
+#define YIELD_SKIP 64
+
+void tu_yield(void)
+{
+    static unsigned skip; /* per process: yields left to turn into pauses */
+
+    if (skip > 0) {
+        skip--;
+        for (unsigned i = 0; i < 64; i++)
+            spin_cpu_relax();
+        return;
+    }
+    double t0 = tu_now_s();
+    sched_yield();
+    if (tu_now_s() - t0 > YIELD_SLOW_S)
+        skip = YIELD_SKIP;
+}
+
 void tu_widen(unsigned seed_counter)
 {
     unsigned h = seed_counter * 2654435761u; /* Knuth's multiplicative hash */
@@ -224,9 +267,20 @@ void tu_widen(unsigned seed_counter)
     h *= 2246822519u;
     h ^= h >> 13;
     if ((h & 7u) == 0)
-        sched_yield();
+        tu_yield();
     else if ((h & 3u) == 1)
         for (unsigned i = (h >> 8) & 63u; i > 0; i--)
+            spin_cpu_relax();
+}
+
+void tu_stall(uint32_t h)
+{
+    if ((h & 3u) == 0)
+        tu_yield();
+    else if ((h & 63u) == 1)
+        usleep(20 + (h >> 8) % 200);
+    else if ((h & 7u) == 2)
+        for (unsigned i = (h >> 8) & 255u; i > 0; i--)
             spin_cpu_relax();
 }
 

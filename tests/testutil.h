@@ -66,15 +66,32 @@ void tu_gate_wait(struct tu_gate *g);
  * which to stderr. */
 int tu_run_procs(int n, void (*fn)(int idx, void *arg), void *arg, int timeout_s);
 
+/* tu_run_procs, killing the children only once *progress (a counter in shared
+ * memory they advance, with release stores or atomic increments) has not
+ * changed for stall_s seconds: children that go on slowly, on a loaded
+ * machine, are left to finish (the tcase's timeout bounds the whole). */
+int tu_run_procs_moving(int n, void (*fn)(int idx, void *arg), void *arg,
+                        volatile AO_t *progress, int stall_s);
+
 /* SHMAM_STRESS from the environment as a positive int, else 1.  Multiply
  * iteration counts by it. */
 int tu_stress_factor(void);
 
+/* Yields the processor; but after a yield that lost it for a time slice (over
+ * 0.5 ms: a busy machine, where that preemption widened the window already)
+ * the next 64 calls pause the core instead, so that a test beside a CPU-bound
+ * process does not give it a slice at every call. */
+void tu_yield(void);
+
 /* Widens a race window: depending on a hash of `seed_counter` (pass something that
- * changes every call, e.g. iteration * procs + idx), yields the processor (1 call
- * in 8), pauses the core for up to 63 pause instructions (1 in 4) or returns at
- * once. */
+ * changes every call, e.g. iteration * procs + idx), yields the processor
+ * (tu_yield, 1 call in 8), pauses the core for up to 63 pause instructions (1 in 4)
+ * or returns at once. */
 void tu_widen(unsigned seed_counter);
+
+/* Widens a window wider, by h (a hash that changes every call): tu_yield 1 call
+ * in 4, a sleep of 20-220 us 1 in 64, a spin of up to 255 pauses 1 in 8. */
+void tu_stall(uint32_t h);
 
 /* ---- time ---- */
 

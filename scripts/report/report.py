@@ -11,6 +11,9 @@ all.csv and paper.toml.
     report.py ALL_CSV PAPER_TOML clumps     clusters of SMPs: the hybrid transport
     report.py ALL_CSV PAPER_TOML targets    shmam's targets, judged
     report.py ALL_CSV PAPER_TOML findings   the paper's conclusions, judged
+    report.py ALL_CSV PAPER_TOML consistency    the figures' own relations, judged
+    report.py ALL_CSV PAPER_TOML bench-check    all of them; exit 1 if one fails
+                                                or has no numbers (make bench-check)
     report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat
 
 Every figure is printed with its spread (lowest–highest round) and every row
@@ -29,7 +32,7 @@ import subprocess
 import sys
 import tomllib
 
-from verdict import FAILS, HOLDS, LOCK_FREE, NOISE, Engine, Figure, Rows, fmt
+from verdict import FAILS, HOLDS, LOCK_FREE, MISSING, NOISE, Engine, Figure, Rows, fmt
 
 DASH = "–"
 WRITERS = (1, 3, 7)
@@ -638,6 +641,35 @@ class Report:
     def targets(self):
         return "\n".join(self.target_line(t) for t in self.paper["target"])
 
+    def consistency_lines(self):
+        """(line, outcomes) per consistency check of paper.toml, judged."""
+        for c in self.paper.get("consistency", []):
+            v, outs = self.engine.judge(c)
+            line = (f"- **{c['title']}** *{v}.* " + tally(outs)
+                    + "; ".join(f"{o.text} ({o.result})" for o in outs) + ".")
+            yield (line + (f" ({c['note']})" if c.get("note") else "")), outs
+
+    def consistency(self):
+        """The consistency checks this run measured (the others are counted)."""
+        out, left = [], 0
+        for line, outs in self.consistency_lines():
+            if all(o.result == MISSING for o in outs):
+                left += 1
+            else:
+                out.append(line)
+        if left:
+            out.append(f"({left} not measured in this run; `make bench-check` runs them all.)")
+        return "\n".join(out)
+
+    def bench_check(self):
+        """Every consistency check, and whether each failed or had no numbers."""
+        out, bad = [], 0
+        for line, outs in self.consistency_lines():
+            out.append(line)
+            bad += any(o.result in (FAILS, MISSING) for o in outs)
+        out.append(f"bench-check: {bad} of {len(out)} relations failed or not measured")
+        return "\n".join(out), bad
+
     def findings(self):
         out, section = [], None
         heads = {"4.1": "LogP microbenchmarks (paper 4.1)", "4.2": "Stress test (paper 4.2)",
@@ -716,8 +748,12 @@ def main(argv):
     what = argv[3]
     if what == "plotdata":
         r.plotdata(argv[4])
+    elif what == "bench-check":
+        text, bad = r.bench_check()
+        print(text)
+        return 1 if bad else 0
     elif what in ("table1", "table2", "locks", "delivery", "targets", "findings", "oneway",
-                  "floors", "heap", "spsc", "channels", "clumps"):
+                  "floors", "heap", "spsc", "channels", "clumps", "consistency"):
         print(getattr(r, what)())
     else:
         print(f"report.py: unknown section {what}", file=sys.stderr)

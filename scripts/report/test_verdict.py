@@ -149,5 +149,51 @@ class Engines(unittest.TestCase):
             self.assertTrue(outs, item["title"])
 
 
+# logp and rtt --ladder rows of one implementation, for the consistency checks:
+# g and g_oneway above their fractions of o_s, rtt and the sweep's intercept
+# above 0.8 x (o_s + o_r), slope near 1, the ladder rising.
+CONSISTENT = """bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
+logp,lockfree,posix,2,1,10,os,0.100,us,0.095-0.105
+logp,lockfree,posix,2,1,10,g,0.120,us,0.110-0.130
+logp,lockfree,posix,2,1,10,g_oneway,0.070,us,0.060-0.080
+logp,lockfree,posix,2,1,10,os_plus_or,0.200,us,0.190-0.210
+logp,lockfree,posix,2,1,10,rtt,0.400,us,0.390-0.410
+logp,lockfree,posix,2,1,10,os_plus_or_sweep,0.210,us,0.200-0.220
+logp,lockfree,posix,2,1,10,sweep_slope,1.02,ratio,0.98-1.05
+rtt,raw,posix,2,1,10,turn_ns_0,1.0,ns,0.9-1.1
+rtt,raw,posix,2,1,10,turn_ns_64,30.0,ns,29.0-31.0
+"""
+
+
+class Consistency(unittest.TestCase):
+    """paper.toml's [[consistency]] through report.py bench-check: what make
+    bench-check gates on (and make check never does)."""
+
+    def bench_check(self, text):
+        import report
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write(text)
+        try:
+            r = report.Report(f.name, os.path.join(HERE, "paper.toml"))
+            r.kinds, r.engine = [], Engine(r.rows, ["lockfree"])  # no launcher asked
+            return r.bench_check()
+        finally:
+            os.unlink(f.name)
+
+    def test_consistent_figures_pass(self):
+        text, bad = self.bench_check(CONSISTENT)
+        self.assertEqual(bad, 0, text)
+
+    def test_a_gap_below_the_send_overhead_fails(self):
+        text, bad = self.bench_check(CONSISTENT.replace("g,0.120,us,0.110-0.130",
+                                                        "g,0.050,us,0.040-0.060"))
+        self.assertEqual(bad, 1, text)
+
+    def test_a_missing_figure_fails(self):
+        text, bad = self.bench_check("\n".join(l for l in CONSISTENT.split("\n")
+                                               if "turn_ns_64" not in l))
+        self.assertEqual(bad, 1, text)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -138,6 +138,7 @@ class Engine:
             # the ratios these are judged by): its locks but the mutex
             "five": [a for a in locks if a in paper and a != "mutex"],
             "kinds": list(kinds),  # the per-sender queue kinds that ran
+            "impls": list(algs) + list(kinds),  # both: every implementation that ran
         }
         self.runs = [r for r in ("fft", "con_comm", "con_comp", "sample")
                      if any(rows.get("apps", i, r) for i in rows.impls.get("apps", []))]

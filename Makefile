@@ -1,6 +1,6 @@
 # shmam - plain non-recursive GNU Makefile.  `make` builds the library and the
 # launcher; `make check` installs missing Debian packages and runs the tests
-# (`make check-core` the core suites only, `make check T=suite[:case]` one);
+# (`make check-core` the core suites only, `make check T=suite[:test]` one);
 # `make run` runs the measurement suite (scripts/report.sh).  See README.md.
 
 CC      ?= cc
@@ -234,9 +234,10 @@ CHAN_RERUNS := $(foreach k,$(CHAN_KINDS),$(addprefix $(k):$(B)/tests/,$(CHAN_SUI
 # delivery, waiting and configuration), which need only libatomic_ops and
 # Check (scripts/deps.sh core) and run no other program.  check: every suite,
 # the channel reruns and the report's unit tests (check-build, then
-# check-run, which scripts/flake.sh repeats).  T=suite or T=suite:case (the
-# suite's name with or without check_; the case as Check names it, for
-# CK_RUN_CASE) runs one suite or one case of it, in place of them all.
+# check-run, which scripts/flake.sh repeats).  T=suite or T=suite:name (the
+# suite's name with or without check_; name a test function or a tcase, as
+# SHMAM_TEST, tests/testutil.h) runs one suite, or one test or tcase of it, in
+# place of them all.
 CORE_SUITES := $(addprefix $(B)/tests/check_,locks spsc heap fifo segment config delivery wait)
 T_SUITE := $(if $(T),$(B)/tests/check_$(patsubst check_%,%,$(firstword $(subst :, ,$(T)))))
 T_CASE  := $(if $(findstring :,$(T)),$(patsubst $(firstword $(subst :, ,$(T))):%,%,$(T)))
@@ -254,7 +255,7 @@ ifeq ($(T),)
 	@scripts/run-tests.sh $(TEST_BIN) $(CHAN_RERUNS)
 	@python3 -m unittest discover -s scripts/report -p 'test_*.py'
 else
-	@$(if $(T_CASE),CK_RUN_CASE='$(T_CASE)' )scripts/run-tests.sh $(T_SUITE)
+	@$(if $(T_CASE),SHMAM_TEST='$(T_CASE)' )scripts/run-tests.sh $(T_SUITE)
 endif
 
 check-core: deps-core

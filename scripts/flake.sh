@@ -8,7 +8,7 @@
 # not the package install nor the format check) N times.  With --hog, one
 # CPU-bound process (sh -c 'while :; do :; done') runs beside them the whole
 # time, as on a developer's busy laptop; it is killed at the end.  T=suite or
-# T=suite:case in the environment narrows each run as for make check.
+# T=suite:test in the environment narrows each run as for make check.
 # Prints each run's time and result as it ends, then, per test
 # (suite[ (SHMAM_QUEUE=kind)]:case:test), how many runs it failed in; a suite
 # that did not finish cleanly or left segments counts as its own line.

@@ -42,7 +42,7 @@ for arg in "$@"; do
     bad=$((fails + errs))
     passed=$((passed + checks - bad)); failed=$((failed + bad))
     [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ] && { broken="$broken $t"; failed=$((failed + 1)); }
-    # no test ran (a CK_RUN_CASE that names none, as make check T=suite:case may)
+    # no test ran (a SHMAM_TEST or CK_RUN_CASE that names none: make check T=suite:x)
     [ "$checks" -eq 0 ] && { broken="$broken $t"; failed=$((failed + 1)); }
 done
 # The names of the programs the suites started: j<pid>- and s<pid>. each.

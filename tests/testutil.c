@@ -569,6 +569,37 @@ int tu_run_suite(Suite *s, const char *prog)
     return failed == 0 && left == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* The tcases made so far and their names, for SHMAM_TEST. */
+static struct tcase_named {
+    TCase *tc;
+    const char *name;
+} named[64];
+static unsigned n_named;
+
+TCase *tu_tcase_create(const char *name)
+{
+    TCase *tc = (tcase_create)(name);
+    if (n_named < sizeof named / sizeof named[0])
+        named[n_named++] = (struct tcase_named){tc, name};
+    return tc;
+}
+
+static const char *name_of(const TCase *tc)
+{
+    for (unsigned i = 0; i < n_named; i++)
+        if (named[i].tc == tc)
+            return named[i].name;
+    return "";
+}
+
+void tu_add_test(TCase *tc, const TTest *tt, int signal, int exit_value, int start, int end)
+{
+    const char *only = getenv("SHMAM_TEST");
+    if (only && *only && strcmp(only, tt->name) != 0 && strcmp(only, name_of(tc)) != 0)
+        return;
+    (_tcase_add_test)(tc, tt, signal, exit_value, start, end);
+}
+
 /* ---- programs run by a test ---- */
 
 int tu_program(char *buf, size_t n, const char *rel)

@@ -228,6 +228,19 @@ int tu_run_suite(struct Suite *s, const char *prog);
 struct TCase;
 struct TCase *tu_tcase(struct Suite *s, const char *name, int timeout_s);
 
+/* One test or one tcase of a suite, by name (make check T=suite:name): with
+ * SHMAM_TEST set, a suite keeps only the tests whose function, or whose tcase,
+ * has that name.  Check's CK_RUN_CASE picks a tcase only; this picks either.
+ * Every suite goes through it unchanged: with check.h included first, the
+ * macros below route tcase_create and every tcase_add_*test through these. */
+#ifdef CHECK_H
+TCase *tu_tcase_create(const char *name);
+void tu_add_test(TCase *tc, const TTest *tt, int signal, int exit_value, int start,
+                 int end);
+#define tcase_create(name) tu_tcase_create(name)
+#define _tcase_add_test(tc, tt, sig, ex, s, e) tu_add_test(tc, tt, sig, ex, s, e)
+#endif
+
 /* ---- programs run by a test ---- */
 
 /* B/rel into buf (n bytes), B being the build directory that holds this test

@@ -293,7 +293,12 @@ $(B)/tests/tsan_threads: $(B)/obj/tests/tsan_threads.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-.PHONY: fuzz format
+.PHONY: fuzz format mutants
+# Every promise's test fails when the code behind it breaks (tests/README.md's
+# index, tests/mutants.txt): each mutant on a scratch copy of the tree.
+mutants: deps
+	@/usr/bin/python3 scripts/mutants.py
+
 fuzz:
 	@scripts/fuzz.sh
 

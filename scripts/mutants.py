@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""mutants.py - every promise's test must fail when the code behind it breaks.
+
+`make mutants` (or scripts/mutants.py [NAME...]) reads the mutants of
+tests/mutants.txt, each a deliberate break of the library tied to one promise
+of tests/README.md's index, and for each: applies it to a scratch copy of the
+tree (exactly one occurrence of its line must match), rebuilds incrementally,
+runs the test the index names for that promise (suite:case), and prints
+"caught" (the test failed or hung) or "MISSED".  Exit status 1 if any mutant was
+missed, did not apply, or if a test failed on the unmutated tree (a test that
+fails anyway proves nothing).
+
+tests/mutants.txt holds blocks: a line "mutant NAME PROMISE FILE", then the
+consecutive lines to find ("- ", leading blanks ignored), then the lines to
+put in their place ("+ ").  `scripts/mutants.py --list` only checks that each
+applies.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TIMEOUT_S = 600  # per test run; Check's own CK_DEFAULT_TIMEOUT ends a hang first
+
+
+def read_index():
+    """Promise id -> (suite, case) from tests/README.md's index table."""
+    index = {}
+    row = re.compile(r"^\|\s*`([a-z0-9_-]+)`\s*\|.*\|\s*`(check_[a-z0-9_]+):([a-z0-9_]+)`\s*\|\s*$")
+    with open(os.path.join(TOP, "tests", "README.md")) as f:
+        for line in f:
+            m = row.match(line)
+            if m:
+                index[m.group(1)] = (m.group(2), m.group(3))
+    return index
+
+
+def read_mutants():
+    mutants = []
+    with open(os.path.join(TOP, "tests", "mutants.txt")) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("mutant "):
+                word, name, promise, path = line.split()
+                mutants.append([name, promise, path, [], []])
+            elif line.startswith("- ") and mutants:
+                mutants[-1][3].append(line[2:].strip())
+            elif line.startswith("+ ") and mutants:
+                mutants[-1][4].append(line[2:].strip())
+            elif line.strip() and not line.startswith("#"):
+                sys.exit("tests/mutants.txt: cannot read %r" % line)
+    for m in mutants:
+        if not m[3] or not m[4]:
+            sys.exit("tests/mutants.txt: mutant %s needs - and + lines" % m[0])
+    return mutants
+
+
+def apply(tree, path, old, new):
+    """Put the lines `new` in place of the one run of lines `old` (leading blanks
+    ignored); return the original text, or None if `old` is not there once."""
+    full = os.path.join(tree, path)
+    with open(full) as f:
+        text = f.read()
+    pattern = re.compile("^[ \t]*" + "\n[ \t]*".join(re.escape(l) for l in old), re.M)
+    found = pattern.findall(text)
+    if len(found) != 1:
+        return None
+    with open(full, "w") as f:
+        f.write(pattern.sub(lambda _: "\n".join(new), text))
+    return text
+
+
+def build(tree, suite):
+    targets = ["all", "build/tests/" + suite, "build/bin/shmamrun", "build/bin/shmamstat"]
+    targets += ["build/tests/" + p[:-2] for p in os.listdir(os.path.join(tree, "tests")) if p.startswith("prog_") and p.endswith(".c")]
+    r = subprocess.run(["make", "-s", "-j2", "--no-print-directory"] + targets, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return r.returncode == 0, r.stderr
+
+
+def run(tree, suite, case):
+    """True if the test passed."""
+    env = dict(os.environ, SHMAM_TEST=case)
+    try:
+        r = subprocess.run([os.path.join(tree, "build", "tests", suite)], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return False, "hung"
+    summary = [l for l in r.stdout.splitlines() if "Checks:" in l]
+    if summary and " Checks: 0," in summary[-1]:
+        return None, "no test ran under that name"
+    return r.returncode == 0, (summary[-1] if summary else r.stdout[-300:])
+
+
+def check_list(index, mutants):
+    """--list: each mutant applies once and names a promise of the index."""
+    bad = 0
+    for name, promise, path, old, new in mutants:
+        with open(os.path.join(TOP, path)) as f:
+            text = f.read()
+        n = len(re.findall("^[ \t]*" + "\n[ \t]*".join(re.escape(l) for l in old), text, re.M))
+        test = "%s:%s" % index[promise] if promise in index else "NO TEST"
+        ok = n == 1 and promise in index
+        bad += not ok
+        print("%-28s %-26s %-48s %s" % (name, promise, test, "" if ok else "matches %d times" % n))
+    print("mutants: %d listed, %d promises, %d bad" % (len(mutants), len({m[1] for m in mutants}), bad))
+    return 1 if bad else 0
+
+
+def main(argv):
+    index, mutants = read_index(), read_mutants()
+    if argv[:1] == ["--list"]:
+        return check_list(index, mutants)
+    if argv:
+        mutants = [m for m in mutants if m[0] in argv]
+    tree = tempfile.mkdtemp(prefix="shmam-mutants.")
+    shutil.copytree(TOP, tree, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git", "build", "build-*", "results"))
+    bad = 0
+    baseline = {}
+    print("mutants: scratch tree %s, %d mutants" % (tree, len(mutants)))
+    for name, promise, path, old, new in mutants:
+        if promise not in index:
+            print("%-28s NO TEST: promise %s is not in tests/README.md's index" % (name, promise))
+            bad += 1
+            continue
+        suite, case = index[promise]
+        if (suite, case) not in baseline:
+            ok, err = build(tree, suite)
+            baseline[(suite, case)] = run(tree, suite, case) if ok else (False, err[-300:])
+        passed, why = baseline[(suite, case)]
+        if not passed:
+            print("%-28s CANNOT JUDGE: %s:%s fails unmutated (%s)" % (name, suite, case, why))
+            bad += 1
+            continue
+        text = apply(tree, path, old, new)
+        if text is None:
+            print("%-28s DOES NOT APPLY: %r is not once in %s" % (name, old, path))
+            bad += 1
+            continue
+        t0 = time.time()
+        ok, err = build(tree, suite)
+        passed, why = run(tree, suite, case) if ok else (False, "does not build")
+        with open(os.path.join(tree, path), "w") as f:
+            f.write(text)
+        verdict = "caught" if passed is False else "MISSED"
+        bad += verdict != "caught"
+        print("%-28s %-7s %-9s %s:%s (%.0f s) %s" % (name, verdict, promise, suite, case, time.time() - t0, why if verdict != "caught" else ""))
+        sys.stdout.flush()
+    build(tree, "check_abi")  # leave the scratch tree as it was, then remove it
+    shutil.rmtree(tree, ignore_errors=True)
+    print("mutants: %d of %d caught" % (len(mutants) - bad, len(mutants)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -18,13 +18,16 @@ applies.
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TIMEOUT_S = 600  # per test run; Check's own CK_DEFAULT_TIMEOUT ends a hang first
+# A mutated test that runs 3x as long as the unmutated one, plus a minute, is
+# taken as hung (caught): a break that makes a bounded wait endless.
+HUNG_FACTOR, HUNG_SLACK_S = 3, 60
 
 
 def read_index():
@@ -81,17 +84,22 @@ def build(tree, suite):
     return r.returncode == 0, r.stderr
 
 
-def run(tree, suite, case):
-    """True if the test passed."""
+def run(tree, suite, case, timeout_s=None):
+    """(passed, why, seconds): passed is None if no test has that name.  The
+    test runs in a process group of its own, killed whole if it hangs."""
     env = dict(os.environ, SHMAM_TEST=case)
+    t0 = time.time()
+    p = subprocess.Popen([os.path.join(tree, "build", "tests", suite)], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        r = subprocess.run([os.path.join(tree, "build", "tests", suite)], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
+        out, _ = p.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        return False, "hung"
-    summary = [l for l in r.stdout.splitlines() if "Checks:" in l]
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return False, "hung (over %.0f s)" % timeout_s, time.time() - t0
+    summary = [l for l in out.splitlines() if "Checks:" in l]
     if summary and " Checks: 0," in summary[-1]:
-        return None, "no test ran under that name"
-    return r.returncode == 0, (summary[-1] if summary else r.stdout[-300:])
+        return None, "no test ran under that name", 0
+    return p.returncode == 0, (summary[-1] if summary else out[-300:]), time.time() - t0
 
 
 def check_list(index, mutants):
@@ -128,8 +136,8 @@ def main(argv):
         suite, case = index[promise]
         if (suite, case) not in baseline:
             ok, err = build(tree, suite)
-            baseline[(suite, case)] = run(tree, suite, case) if ok else (False, err[-300:])
-        passed, why = baseline[(suite, case)]
+            baseline[(suite, case)] = run(tree, suite, case) if ok else (False, err[-300:], 0)
+        passed, why, took = baseline[(suite, case)]
         if not passed:
             print("%-28s CANNOT JUDGE: %s:%s fails unmutated (%s)" % (name, suite, case, why))
             bad += 1
@@ -141,7 +149,8 @@ def main(argv):
             continue
         t0 = time.time()
         ok, err = build(tree, suite)
-        passed, why = run(tree, suite, case) if ok else (False, "does not build")
+        limit = HUNG_FACTOR * took + HUNG_SLACK_S
+        passed, why, _ = run(tree, suite, case, limit) if ok else (False, "does not build", 0)
         with open(os.path.join(tree, path), "w") as f:
             f.write(text)
         verdict = "caught" if passed is False else "MISSED"

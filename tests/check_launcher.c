@@ -37,7 +37,8 @@
 #define CRASH_MAX_DELAY_MS 40 /* the least kill window, see launcher_killed */
 #define CRASH_NPROCS 4
 #define CRASH_NPROCS_S "4"
-#define CRASH_CLEAN_S 3.0 /* how long the guardian may take to sweep */
+#define CRASH_CLEAN_S 10.0       /* how long the guardian may take to sweep */
+#define LINGER_FOREVER "3600000" /* ms: ranks that outlive any kill window */
 
 static char launcher[PATH_MAX], helper[PATH_MAX], linger[PATH_MAX];
 
@@ -227,9 +228,10 @@ START_TEST(stubborn_ranks)
     double dt = tu_now_s() - t0;
     assert_status(&r, 5, bn);
     assert_clean(&r, 3, bn);
-    /* At least the grace period; at most a generous bound for starting and
-     * stopping three ranks on a machine shared with other tests. */
-    ck_assert_msg(dt > 0.8 && dt < 10, "%s: stopping took %.2f s (want 0.8 to 10)", bn, dt);
+    /* At least the grace period.  That the stubborn ranks were killed at all
+     * the status says: the launcher would be waiting for them still, until
+     * run() kills it at RUN_LIMIT_S. */
+    ck_assert_msg(dt > 0.8, "%s: stopping took %.2f s, less than the grace period", bn, dt);
 }
 END_TEST
 
@@ -338,12 +340,14 @@ static int time_init(int loop)
 }
 
 /* One job whose launcher is SIGKILLed delay_ms after it started: before any
- * rank, during am_init or after it.  The ranks die with it; its guardian must
- * remove every name of the job. */
+ * rank, during am_init or after it.  Its ranks linger for an hour, so that the
+ * kill lands while the job runs however late this process wakes; they die
+ * with the launcher, and its guardian must remove every name of the job. */
 static void kill_launcher(int loop, int delay_ms)
 {
     const char *bn = BACKEND(loop);
-    const char *argv[] = {launcher, "-n", CRASH_NPROCS_S, "--shm", bn, linger, "300", NULL};
+    const char *argv[] = {launcher, "-n",   CRASH_NPROCS_S, "--shm",
+                          bn,       linger, LINGER_FOREVER, NULL};
     static struct tu_output o;
     char prefix[32], first[160] = "";
 
@@ -594,7 +598,7 @@ static Suite *launcher_suite(void)
     tcase_add_loop_test(jobs, sighup_forwarded, posix, both);
     tcase_add_loop_test(jobs, timeout, posix, both);
     suite_add_tcase(s, jobs);
-    tcase_set_timeout(crash, 30 * tu_stress_factor());
+    tcase_set_timeout(crash, 120 * tu_stress_factor());
     tcase_add_loop_test(crash, launcher_killed, posix, both);
     tcase_add_loop_test(crash, killed_job_leaves_no_region, posix, both);
     suite_add_tcase(s, crash);

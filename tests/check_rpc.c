@@ -1281,7 +1281,7 @@ START_TEST(dead_peer)
         ck_assert_msg(rc == 0, "%s: map: %s", what, am_strerror(rc));
         ck_assert_msg(dead_send(ep, bulk) == 0, "%s: first send", what);
         AO_store_release(&sh->go, 1);
-        tu_assert_exit0(tu_reap(ps, 10), "server", what, &sh->err);
+        tu_assert_exit0(tu_reap(ps, 60), "server", what, &sh->err);
         double t0 = tu_now_s();
         int n = 0;
         while ((rc = dead_send(ep, bulk)) == 0 && ++n < 10)
@@ -1324,9 +1324,9 @@ START_TEST(dead_peer)
         } else {
             t0 = tu_now_s();
             AO_store_release(&sh->go, 1);
-            tu_assert_exit0(tu_reap(ps, 10), "server", what, &sh->err);
+            tu_assert_exit0(tu_reap(ps, 60), "server", what, &sh->err);
         }
-        int st = tu_reap(pc, 10);
+        int st = tu_reap(pc, 60);
         ck_assert_msg(st >= 0, "%s: client still blocked 10 s after its peer died", what);
         tu_assert_exit0(st, "client", what, &sh->err);
         ck_assert_msg(sh->client_rc == -EPIPE,
@@ -1368,7 +1368,7 @@ static Suite *rpc_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("dead peer");
-    tcase_set_timeout(tc, 30);
+    tcase_set_timeout(tc, 150); /* the reaps below wait 60 s each at most */
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_loop_test(tc, dead_peer, 0, tu_combos() * 2 * DEAD_MODES);
     suite_add_tcase(s, tc);

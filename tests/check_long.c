@@ -47,6 +47,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "heap_int.h"
 #include "internal.h"
 #include "testutil.h"
 
@@ -84,6 +85,49 @@ static unsigned long heap_live(am_ep_t *ep, enum am_qid qid)
     struct am_heap_stats st;
     am_heap_stats(&ep->own.q[qid].heap, &st);
     return st.blocks_live;
+}
+
+#define RECLAIM_S 10 /* the longest wait for the heap's reclaim */
+
+/* The first live block of queue qid's heap, for a failure message: its
+ * header's state, allocator and whether that allocator is dead; "" if none. */
+static const char *first_live(am_ep_t *ep, enum am_qid qid)
+{
+    static char buf[160];
+    const struct am_heap_view *h = &ep->own.q[qid].heap;
+    buf[0] = '\0';
+    for (uint32_t sb = 0; sb < h->superblocks && !buf[0]; sb++) {
+        AO_t s = AO_load(state_at(h, sb));
+        unsigned step = sb_kind(s) == SB_RUN ? AM_HEAP_UNITS : 1u << sb_class(s);
+        if (sb_kind(s) != SB_SMALL && sb_kind(s) != SB_DRAINING && sb_kind(s) != SB_RUN)
+            continue;
+        for (uint64_t u = 0; u < AM_HEAP_UNITS && !buf[0]; u += step) {
+            AO_t w = AO_load(header_at(h, (uint64_t)sb * AM_HEAP_UNITS + u));
+            if (hw_state(w) == H_ALLOC)
+                snprintf(buf, sizeof buf,
+                         "superblock %u (state %#lx) unit %lu: allocated by %#x, %s", sb,
+                         (unsigned long)s, (unsigned long)u, hw_who(w),
+                         am__who_dead(&ep->own, hw_who(w)) ? "dead" : "alive");
+        }
+    }
+    return buf;
+}
+
+/* Asks for the heap's reclaim, as a sender finding it full does, and polls
+ * until no block of queue qid's heap is live, for up to RECLAIM_S: the owner
+ * takes a dead sender's blocks back on an idle poll, once the claims queued
+ * in front of them are skipped.  Returns the blocks still live. */
+static unsigned long reclaimed(am_ep_t *ep, enum am_qid qid)
+{
+    double end = tu_now_s() + RECLAIM_S;
+    unsigned long live;
+    while ((live = heap_live(ep, qid)) != 0 && tu_now_s() < end) {
+        AO_store(&ep->own.shared->reclaim[qid], 1);
+        for (int i = 0; i < 50; i++)
+            am_poll(ep);
+        tu_sleep_ms(1);
+    }
+    return live;
 }
 
 /* ---- sizes ---- */
@@ -348,11 +392,9 @@ static void end_stream(am_ep_t *ep, const pid_t *p, int np, const unsigned *want
     ck_assert_msg(errors == 0 && am_ep_bad_packets(ep) == 0,
                   "%s: %u messages garbled or out of order (%s), %lu bad packets", what,
                   errors, rx.first, am_ep_bad_packets(ep));
-    AO_store(&ep->own.shared->reclaim[AM_REQUEST], 1); /* as a sender finding it full */
-    for (int i = 0; i < 50; i++)
-        am_poll(ep);
-    ck_assert_msg(heap_live(ep, AM_REQUEST) == 0, "%s: %lu heap blocks left live", what,
-                  heap_live(ep, AM_REQUEST));
+    unsigned long live = reclaimed(ep, AM_REQUEST);
+    ck_assert_msg(live == 0, "%s: %lu heap blocks left live %d s after the end, e.g. %s",
+                  what, live, RECLAIM_S, first_live(ep, AM_REQUEST));
     ck_assert_int_eq(am_ep_destroy(ep), 0);
     tu_assert_clean(what);
     tu_shared_free(sh, sizeof *sh);

@@ -1898,8 +1898,12 @@ static void racing_writer(void *arg)
             spin_cpu_relax();
     }
     AO_store_release(&sh->stop, 1);
-    am__wake(am__peer(ep, 0)->view->shared); /* the owner may sleep: it is done */
-    tu_wait_flag(&sh->quit, 1, 60);
+    /* The owner may sleep (60 s) or be about to, past its look at stop: wake it
+     * until it has seen stop. */
+    for (double end = tu_now_s() + 60; !AO_load_acquire(&sh->quit) && tu_now_s() < end;) {
+        am__wake(am__peer(ep, 0)->view->shared);
+        tu_sleep_ms(1);
+    }
     am_ep_destroy(ep);
 }
 

@@ -310,6 +310,21 @@ static const char *const stage_names[NSTAGES] = {
     "packet claimed, not filled", "half the bulk data copied",
     "holding the lock / short message, tail not moved"};
 
+/* The time process p has spent runnable but waiting for a CPU, in ms
+ * (/proc/PID/schedstat, second field; 0 where the kernel does not say). */
+static double run_delay_ms(pid_t p)
+{
+    char path[64];
+    unsigned long long run = 0, wait = 0;
+    snprintf(path, sizeof path, "/proc/%d/schedstat", (int)p);
+    FILE *f = fopen(path, "r");
+    if (f && fscanf(f, "%llu %llu", &run, &wait) != 2)
+        wait = 0;
+    if (f)
+        fclose(f);
+    return wait / 1e6;
+}
+
 static enum am_hook stage_hook(int stage, int lockfree)
 {
     static const enum am_hook hooks[NSTAGES] = {AM_HOOK_BULK_CLAIMED, AM_HOOK_CLAIMED,
@@ -345,7 +360,7 @@ START_TEST(parked_sender_killed)
     kill(vp, SIGKILL);
     int st;
     waitpid(vp, &st, 0);
-    double t_dead = tu_now_s(), t_skip = 0;
+    double t_dead = tu_now_s(), t_skip = 0, wait0 = run_delay_ms(getpid()), waited = 0;
     am__segment_unlink((enum am_shm)c.backend, sh->snd[VICTIM]); /* it never will */
     const unsigned want[NSENDERS] = {LIVE_MSGS, LIVE_MSGS, VICTIM_BEFORE};
     double end = t_dead + 20;
@@ -353,7 +368,7 @@ START_TEST(parked_sender_killed)
                                  am_ep_abandoned(ep) >= stage_abandons(stage, lockfree))) {
         am_wait(ep, 5);
         if (!t_skip && am_ep_abandoned(ep))
-            t_skip = tu_now_s();
+            t_skip = tu_now_s(), waited = (run_delay_ms(getpid()) - wait0) / 1e3;
     }
     ck_assert_msg(rx.got[0] == LIVE_MSGS && rx.got[1] == LIVE_MSGS &&
                       rx.got[2] == VICTIM_BEFORE,
@@ -362,11 +377,12 @@ START_TEST(parked_sender_killed)
     ck_assert_msg(am_ep_abandoned(ep) == stage_abandons(stage, lockfree),
                   "%s: %lu claims abandoned, want %lu", what, am_ep_abandoned(ep),
                   stage_abandons(stage, lockfree));
-    /* The claim is skipped a few polls after the death (milliseconds here); 3 s
-     * allows for a machine shared with other tests, and still fails a skip
-     * that waits seconds. */
-    ck_assert_msg(!t_skip || t_skip - t_dead < 3.0, "%s: first skip %.3f s after the death",
-                  what, t_skip - t_dead);
+    /* The claim is skipped a few polls after the death (milliseconds here), by
+     * this process: the time it waited for a CPU meanwhile is not the
+     * runtime's.  A bound of 3 s still fails a skip that waits seconds. */
+    ck_assert_msg(!t_skip || t_skip - t_dead - waited < 3.0,
+                  "%s: first skip %.3f s after the death (%.3f s of it waiting for a CPU)",
+                  what, t_skip - t_dead, waited);
     if (getenv("SHMAM_VERBOSE"))
         printf("%s: skipped %.1f ms after the death\n", what, (t_skip - t_dead) * 1e3);
     end_stream(ep, lp);
@@ -401,21 +417,6 @@ static void timed_case(int k, int *alg, int *queue, int *b)
     k /= 2;
     *alg = k < tu_n_algs() ? k : 0;
     *queue = k < tu_n_algs() ? 0 : 1 + k - tu_n_algs();
-}
-
-/* The time process p has spent runnable but waiting for a CPU, in ms
- * (/proc/PID/schedstat, second field; 0 where the kernel does not say). */
-static double run_delay_ms(pid_t p)
-{
-    char path[64];
-    unsigned long long run = 0, wait = 0;
-    snprintf(path, sizeof path, "/proc/%d/schedstat", (int)p);
-    FILE *f = fopen(path, "r");
-    if (f && fscanf(f, "%llu %llu", &run, &wait) != 2)
-        wait = 0;
-    if (f)
-        fclose(f);
-    return wait / 1e6;
 }
 
 static void on_timed(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
@@ -721,9 +722,9 @@ START_TEST(random_kill_soak)
         am__segment_unlink(AM_SHM_POSIX, doomed);
         am__segment_unlink(AM_SHM_SYSV, doomed);
         double t0 = tu_now_s();
-        /* The answer comes milliseconds after a kill; 3 s allows for a machine
-         * shared with other tests. */
-        int rc = ask(probe, (k + 1) % 2, H_ECHO, (uint32_t)k, 3.0, NULL, 1);
+        /* The answer comes milliseconds after a kill; 10 s allows for a busy
+         * machine, and a server the dead client holds up never answers. */
+        int rc = ask(probe, (k + 1) % 2, H_ECHO, (uint32_t)k, 10.0, NULL, 1);
         double dt = tu_now_s() - t0;
         worst = dt > worst ? dt : worst;
         ck_assert_msg(rc == 0, "%s: after kill %d the next client got %s after %.3f s",

@@ -88,7 +88,9 @@
 
 #include "lock.h"
 #include "spin.h"
+#include "common/harness.h"
 #include "common/measure.h"
+#include "common/place.h"
 #include "common/stat.h"
 
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release) ||                   \
@@ -329,26 +331,11 @@ static inline void pauses(unsigned n)
         spin_cpu_relax();
 }
 
-/* Pin the calling process to the (i % n)-th of the n CPUs in `allowed`. */
-static int pin(const cpu_set_t *allowed, unsigned i)
-{
-    int n = CPU_COUNT(allowed), want = (int)(i % (unsigned)n);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, allowed) && want-- == 0) {
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(c, &one);
-            return sched_setaffinity(0, sizeof one, &one);
-        }
-    return -1;
-}
-
 /* Process i: wait at the gate, then lock, count, unlock until the stop flag.
  * The acquire loads of go and stop pair with the parent's release stores. */
-static void child(struct region *r, const struct bench_lock *b, const cpu_set_t *allowed,
-                  unsigned i)
+static void child(struct region *r, const struct bench_lock *b, unsigned i)
 {
-    if (pin(allowed, i) != 0) {
+    if (bm_pin_nth(i) != 0) {
         fprintf(stderr, "lockbench: %s: process %u cannot pin itself: %s\n", b->name, i,
                 strerror(errno));
         _exit(3);
@@ -430,8 +417,8 @@ static void tally(const struct region *r, unsigned procs, struct result *res)
 
 /* One measurement of lock `b` with `procs` processes for `secs` seconds.
  * Returns 0, or -1 after saying on stderr what failed. */
-static int measure(const struct bench_lock *b, unsigned procs, double secs,
-                   const cpu_set_t *allowed, int verbose, struct result *res)
+static int measure(const struct bench_lock *b, unsigned procs, double secs, int verbose,
+                   struct result *res)
 {
     struct region *r =
         mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -448,7 +435,7 @@ static int measure(const struct bench_lock *b, unsigned procs, double secs,
         if (pid[started] < 0)
             rc = -errno;
         else if (pid[started] == 0)
-            child(r, b, allowed, started);
+            child(r, b, started);
     }
     double t0 = bm_now_s(), give_up = t0 + GATE_S;
     while (rc == 0 && AO_load(&r->ready) < procs && bm_now_s() < give_up)
@@ -543,29 +530,16 @@ static void usage(FILE *f, int status)
     exit(status);
 }
 
-static void parse_procs(struct opts *o, const char *s)
-{
-    char *end;
-    o->nprocs = 0;
-    while (s && *s && o->nprocs < MAX_PROCS) {
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > MAX_PROCS || (*end && *end != ','))
-            usage(stderr, 2);
-        o->procs[o->nprocs++] = (unsigned)v;
-        s = *end ? end + 1 : end;
-    }
-    if (o->nprocs == 0)
-        usage(stderr, 2);
-}
-
 static struct opts parse(int argc, char **argv)
 {
     struct opts o = {.procs = {1, 2, 4, 8}, .nprocs = 4, .seconds = 1.0, .rounds = 3};
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--procs") == 0 && next)
-            parse_procs(&o, argv[++i]);
-        else if (strcmp(argv[i], "--seconds") == 0 && next) {
+        if (strcmp(argv[i], "--procs") == 0 && next) {
+            if ((o.nprocs = bm_parse_counts(argv[++i], o.procs, MAX_PROCS, 1, MAX_PROCS)) <
+                0)
+                usage(stderr, 2);
+        } else if (strcmp(argv[i], "--seconds") == 0 && next) {
             char *end;
             o.seconds = strtod(argv[++i], &end);
             if (*end || !(o.seconds > 0 && o.seconds <= 3600))
@@ -579,11 +553,7 @@ static struct opts parse(int argc, char **argv)
             o.seconds = 0.2;
         else if (strcmp(argv[i], "--locks") == 0 && next)
             o.only = argv[++i];
-        else if (strcmp(argv[i], "--header") == 0)
-            o.header = 1;
-        else if (strcmp(argv[i], "--verbose") == 0)
-            o.verbose = 1;
-        else
+        else if (!bm_common_flag(argv[i], &o.header, &o.verbose))
             usage(stderr, 2);
     }
     return o;
@@ -592,7 +562,7 @@ static struct opts parse(int argc, char **argv)
 /* Every chosen lock with `procs` processes, o->rounds rounds, the locks in
  * ABBA order; a lock that fails a round is reported failed and not printed.
  * Returns 1 if any failed. */
-static int measure_all(const struct opts *o, unsigned procs, const cpu_set_t *allowed);
+static int measure_all(const struct opts *o, unsigned procs);
 
 /* Is `name` in the comma-separated list (NULL: everything is)? */
 static int selected(const char *list, const char *name)
@@ -604,7 +574,7 @@ static int selected(const char *list, const char *name)
     return list == NULL;
 }
 
-static int measure_all(const struct opts *o, unsigned procs, const cpu_set_t *allowed)
+static int measure_all(const struct opts *o, unsigned procs)
 {
     static struct figures f[MAX_LOCKS];
     int bad[MAX_LOCKS] = {0}, failed = 0;
@@ -616,7 +586,7 @@ static int measure_all(const struct opts *o, unsigned procs, const cpu_set_t *al
             struct result res = {0};
             if (!selected(o->only, locks[k].name) || bad[k])
                 continue;
-            if (measure(&locks[k], procs, o->seconds, allowed, o->verbose, &res) == 0)
+            if (measure(&locks[k], procs, o->seconds, o->verbose, &res) == 0)
                 record(&f[k], &res);
             else
                 bad[k] = failed = 1;
@@ -632,11 +602,6 @@ int main(int argc, char **argv)
     if (bm_asks_help(argc, argv))
         usage(stdout, 0);
     struct opts o = parse(argc, argv);
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
-        perror("lockbench: sched_getaffinity");
-        return 1;
-    }
     make_table();
     int chosen = 0;
     for (int k = 0; k < nlocks; k++)
@@ -652,6 +617,6 @@ int main(int argc, char **argv)
         bm_print_header(stdout);
     int failed = 0;
     for (int p = 0; p < o.nprocs; p++)
-        failed |= measure_all(&o, o.procs[p], &allowed);
+        failed |= measure_all(&o, o.procs[p]);
     return failed;
 }

@@ -90,3 +90,17 @@ int bm_parse_sizes(const char *s, size_t *sizes, int max)
     }
     return n ? n : -1;
 }
+
+int bm_parse_counts(const char *s, unsigned *v, int max, unsigned lo, unsigned hi)
+{
+    int n = 0;
+    for (const char *p = s ? s : ""; *p;) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || x < (long)lo || x > (long)hi || n == max || (*end && *end != ','))
+            return -1;
+        v[n++] = (unsigned)x;
+        p = *end ? end + 1 : end;
+    }
+    return n ? n : -1;
+}

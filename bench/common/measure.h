@@ -35,6 +35,10 @@ int bm_asks_help(int argc, char **argv);
 int bm_arg_long(const char *s, long min, long *v);
 int bm_parse_sizes(const char *s, size_t *sizes, int max);
 
+/* s as a comma-separated list of whole numbers lo..hi, at most max of them,
+ * into v[]; their count, or -1 (also for an empty list). */
+int bm_parse_counts(const char *s, unsigned *v, int max, unsigned lo, unsigned hi);
+
 /* The path of program `name` in the directory of this program's own binary,
  * if it is an executable file there (a benchmark's baseline built beside it),
  * else NULL.  The string is static: the next call overwrites it. */

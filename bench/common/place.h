@@ -10,20 +10,20 @@
 #include <time.h>
 
 /* Pins the calling process to the (i % n)-th of the n CPUs it may use now;
- * leaves it unpinned if its affinity cannot be read. */
-static inline void bm_pin_nth(unsigned i)
+ * 0, or -1 (errno set) with the process left as it was. */
+static inline int bm_pin_nth(unsigned i)
 {
     cpu_set_t allowed, one;
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return;
+        return -1;
     int want = (int)(i % (unsigned)CPU_COUNT(&allowed));
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &allowed) && want-- == 0) {
             CPU_ZERO(&one);
             CPU_SET(c, &one);
-            sched_setaffinity(0, sizeof one, &one);
-            return;
+            return sched_setaffinity(0, sizeof one, &one);
         }
+    return -1;
 }
 
 /* CLOCK_MONOTONIC in seconds. */

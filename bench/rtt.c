@@ -1,83 +1,15 @@
 /*
- * rtt.c - round-trip time of a short Active Message against a raw cache-line
- * ping-pong between the same two processes, in the same run.
+ * rtt.c - round-trip time of a short Active Message of every claim algorithm
+ * and queue kind of --algs, against a raw cache-line ping-pong between the
+ * same two processes, interleaved in one run.
  *
- *   shmamrun -n 2 --bind -a ALG build/bench/rtt [--iters N] [--warmup N]
- *                                               [--rounds R] [--header] [--verbose]
+ *   shmamrun -n 2 --bind -a ALG build/bench/rtt [--algs LIST] [--iters N]
+ *       [--warmup N] [--rounds R] [--ladder K,...] [--header] [--verbose]
  *
- * Method.  Rank 0 measures round trips of every claim algorithm or queue kind
- * of --algs (bench/common/am_algs.h: names, all, channels; default: the job's
- * own, shmamrun -a or --queue) and a raw ping-pong, interleaved in R
- * rounds, so that all see the same machine state and every ratio between them
- * is an in-run ratio:
- *   AM   rank 0 sends a request with one argument (a sequence number) to rank 1,
- *        whose handler replies with the same argument; rank 0 busy-polls with
- *        am_poll until the reply has run.  Rank 1 busy-polls too (no am_wait).
- *        Each algorithm has its own endpoint pair in the job (am_algs.h).
- *   raw  two cache lines in a small POSIX segment of their own: rank 0
- *        release-stores a counter into the ping line and spins on an acquire
- *        load of the pong line until rank 1, spinning on the ping line, has
- *        echoed the counter back.  This is the floor any shared-memory message
- *        pays: one line to the other core and one line back.
- *   raw_freed  the same through rings of RAW_RING adjacent lines, as a queue's
- *        packets are, each freed by its receiver (a store of 0 after it has
- *        answered, as poll.c frees a slot after the handler's reply): so each
- *        message's line was last written by its receiver a lap before, and
- *        the sender's store must fetch it first.  The floor of any protocol
- *        whose receiver writes the message's line (bench/README.md, the line
- *        table).
- *   --ladder K,...  (the gap to the floor, taken apart; off by default):
- *   raw_paced  raw with two pauses per spin step instead of one: how much the
- *        floor itself depends on how often the waiter reads the line.
- *   echo_K  the protocol's lines without the runtime, through rings of
- *        RAW_RING lines as the queues' packets: the sender reads the slot's
- *        lap-tagged state, claims it with a CAS, fills the line's other seven
- *        words, release-stores READY, fences and reads a wake word (as
- *        am__wake_if_asleep); the receiver reads the head line of its other
- *        queue and then its slot (as am_poll reads both queues), copies the
- *        line and checks it, then does K steps of private work (the
- *        turnaround: dispatch, checks, handler) before it answers, and frees
- *        the slot for the next lap after answering.  Both ranks turn around
- *        so, rank 0 between a reply and its next request.
- *   turn_ns_K  what K steps of that work cost alone (rank 0, one clock pair
- *        around many), so an echo row reads against the work it added.
- *   am_self_rtt  per algorithm: rank 0 sends the request to itself and polls
- *        until the reply has run, both halves in one process and every line
- *        in its own cache: the runtime's own path, no line moving.
- * In each round every kind (raw, then the algorithms) runs W warm-up trips and
- * N/R timed ones, in ABBA order (bm_abba: reversed in odd rounds, so neither AM
- * nor raw always runs first).  The estimator is the instrument's one
- * (bench/common/stat.h): a round's figure is its plain mean, the row's value
- * the median over the rounds, its spread the lowest and highest round; a
- * preemption (milliseconds, while the partner spins) spoils the round it hits,
- * which the median leaves out as long as fewer than half are hit.
- * am_vs_raw: per round, the AM mean over that round's raw mean, then median and
- * spread: how many raw round trips one AM round trip costs (goal for lockfree:
- * at most 2).  am_rtt_vs_lockfree, likewise per round: an algorithm against
- * lockfree (when both are measured).
- *
- * Spinning: pause while waiting; if both ranks may share one CPU (not pinned
- * to distinct CPUs), yield after a short spin, and at once on a single CPU, so
- * that the waiter never burns the timeslice of the process it waits for.
- *
- * Checks: rank 1 counts requests and checks their sequence numbers (one
- * sequence across the algorithms: their runs never overlap); rank 0 counts
- * replies and checks theirs; raw echoes must match.  Any mismatch exits nonzero
- * with a message.  Rank 0 prints rows of the common schema
- *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
- *   rtt,raw,SHM,2,P,N,raw_rtt,US,us,LO-HI              once
- *   rtt,raw,SHM,2,P,N,raw_freed_rtt,US,us,LO-HI        once
- *   rtt,raw,SHM,2,P,N,raw_freed_vs_raw,X,ratio,LO-HI   once
- *   rtt,ALG,SHM,2,P,N,am_rtt,US,us,LO-HI               per algorithm
- *   rtt,ALG,SHM,2,P,N,am_vs_raw,X,ratio,LO-HI
- *   rtt,ALG,SHM,2,P,N,am_rtt_vs_lockfree,X,ratio,LO-HI  (ALG other than lockfree)
- * and with --ladder: raw_paced_rtt and raw_paced_vs_raw, echo_rtt_K,
- * echo_vs_raw_K and turn_ns_K per K (impl raw), am_self_rtt per algorithm
- * (the header line first with --header; --verbose adds every round's figures
- * on stderr).
- *
- * The raw segment is named "/shmam-JOB.rtt"; rank 0 creates it, rank 1 opens it
- * after a barrier, and rank 0 unlinks it as soon as both have it mapped.
+ * The method, its kinds (raw, raw_freed, and with --ladder raw_paced, echo_K,
+ * turn_ns_K, am_self), its checks and its rows: bench/README.md, "rtt".
+ * Rank 0 measures, rank 1 serves; both wait by the harness's spin policy
+ * (common/am_harness.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -93,6 +25,7 @@
 
 #include "shmam.h"
 #include "common/am_algs.h"
+#include "common/am_harness.h"
 #include "common/measure.h"
 #include "common/stat.h"
 
@@ -163,13 +96,6 @@ static unsigned long errors;      /* out-of-sequence messages, both ranks */
 static uint32_t last_reply;       /* rank 0: argument of the latest reply */
 static unsigned long replies;     /* rank 0: replies handled */
 
-static void die(const char *what, int err)
-{
-    fprintf(stderr, "rtt: rank %d: %s%s%s\n", rank, what, err ? ": " : "",
-            err ? am_strerror(err) : "");
-    exit(1);
-}
-
 static void on_ping(am_token_t *tok, const uint32_t *args, int nargs, void *data,
                     size_t len)
 {
@@ -177,9 +103,7 @@ static void on_ping(am_token_t *tok, const uint32_t *args, int nargs, void *data
         errors++;
     next_request = nargs == 1 ? args[0] + 1 : next_request + 1;
     requests++;
-    int rc = am_reply(tok, H_PONG, args, nargs);
-    if (rc < 0)
-        die("am_reply", rc);
+    bm_check(am_reply(tok, H_PONG, args, nargs), "am_reply");
 }
 
 static void on_pong(am_token_t *tok, const uint32_t *args, int nargs, void *data,
@@ -191,27 +115,10 @@ static void on_pong(am_token_t *tok, const uint32_t *args, int nargs, void *data
     replies++;
 }
 
-/* One wait step: pause, and every `yield_after` empty steps give the CPU away. */
+/* One wait step of the policy (am_harness.h). */
 static void relax(unsigned *spins)
 {
-    if (++*spins >= yield_after) {
-        *spins = 0;
-        sched_yield();
-        return;
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-static int poll_once(am_ep_t *e)
-{
-    int n = am_poll(e);
-    if (n < 0)
-        die("am_poll", n);
-    return n;
+    bm_relax(spins, yield_after);
 }
 
 /* Rank 0: `n` AM round trips through endpoint e; the mean in us. */
@@ -221,11 +128,9 @@ static double am_trips(am_ep_t *e, long n)
     for (long i = 0; i < n; i++) {
         uint32_t seq = last_reply + 1;
         unsigned long want = replies + 1;
-        int rc = am_request(e, 1, H_PING, &seq, 1);
-        if (rc < 0)
-            die("am_request", rc);
+        bm_check(am_request(e, 1, H_PING, &seq, 1), "am_request");
         for (unsigned spins = 0; replies < want;)
-            if (poll_once(e) == 0)
+            if (bm_poll(e) == 0)
                 relax(&spins);
     }
     return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
@@ -235,16 +140,14 @@ static double am_trips(am_ep_t *e, long n)
 static void am_serve(am_ep_t *e, unsigned long total)
 {
     for (unsigned spins = 0; requests < total;)
-        if (poll_once(e) == 0)
+        if (bm_poll(e) == 0)
             relax(&spins);
 }
 
 /* Two pauses per spin step instead of relax()'s one (raw_paced). */
 static void relax_paced(unsigned *spins)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    spin_cpu_relax();
     relax(spins);
 }
 
@@ -262,7 +165,7 @@ static double raw_trips(struct raw *r, long n, AO_t *c, int paced)
         AO_t got;
         while ((got = AO_load_acquire(&r->pong)) != v) {
             if (got > v)
-                die("raw ping-pong echoed a value never sent", 0);
+                bm_die("raw ping-pong echoed a value never sent", 0);
             if (paced)
                 relax_paced(&spins);
             else
@@ -286,7 +189,7 @@ static double freed_trips(struct raw *r, long n, AO_t *c)
         AO_t got;
         while ((got = AO_load_acquire(&in->v)) != v) {
             if (got > v)
-                die("raw_freed echoed a value never sent", 0);
+                bm_die("raw_freed echoed a value never sent", 0);
             relax(&spins);
         }
         AO_store_release(&in->v, 0);
@@ -305,7 +208,7 @@ static void freed_serve(struct raw *r, long n, AO_t *c)
         AO_t got;
         while ((got = AO_load_acquire(&in->v)) != v) {
             if (got > v)
-                die("raw_freed skipped a value", 0);
+                bm_die("raw_freed skipped a value", 0);
             relax(&spins);
         }
         AO_store_release(&out->v, v);
@@ -322,7 +225,7 @@ static void raw_serve(struct raw *r, long n, AO_t *c, int paced)
         AO_t got;
         while ((got = AO_load_acquire(&r->ping)) != v) {
             if (got > v)
-                die("raw ping-pong skipped a value", 0);
+                bm_die("raw ping-pong skipped a value", 0);
             if (paced)
                 relax_paced(&spins);
             else
@@ -359,7 +262,7 @@ static void echo_put(struct raw *r, int ring, AO_t t, AO_t v)
     AO_store_release(&l->state, ECHO_STATE(lap, 2));
     AO_nop_full();
     if (AO_load(&r->sleeping))
-        die("echo: the wake word was set", 0);
+        bm_die("echo: the wake word was set", 0);
 }
 
 /* The receiver's half: waits for ticket t of ring `ring` to be READY, reading
@@ -399,7 +302,7 @@ static double echo_trips(struct raw *r, long n, long k, AO_t *c)
         AO_t t = (*c)++;
         echo_put(r, 0, t, t);
         if (echo_take(r, 1, t) != t)
-            die("echo: a reply carried another number", 0);
+            bm_die("echo: a reply carried another number", 0);
         turn(k);
         echo_free(r, 1, t);
     }
@@ -411,7 +314,7 @@ static void echo_serve(struct raw *r, long n, long k, AO_t *c)
     for (long i = 0; i < n; i++) {
         AO_t t = (*c)++;
         if (echo_take(r, 0, t) != t)
-            die("echo: a request carried another number", 0);
+            bm_die("echo: a request carried another number", 0);
         turn(k);
         echo_put(r, 1, t, t);
         echo_free(r, 0, t);
@@ -435,9 +338,7 @@ static unsigned long self_replies;
 static void on_self_ping(am_token_t *tok, const uint32_t *args, int nargs, void *data,
                          size_t len)
 {
-    int rc = am_reply(tok, H_SELF_PONG, args, nargs);
-    if (rc < 0)
-        die("am_reply to itself", rc);
+    bm_check(am_reply(tok, H_SELF_PONG, args, nargs), "am_reply to itself");
 }
 
 static void on_self_pong(am_token_t *tok, const uint32_t *args, int nargs, void *data,
@@ -454,11 +355,9 @@ static double self_trips(am_ep_t *e, long n)
     for (long i = 0; i < n; i++) {
         uint32_t seq = (uint32_t)self_replies;
         unsigned long want = self_replies + 1;
-        int rc = am_request(e, 0, H_SELF_PING, &seq, 1);
-        if (rc < 0)
-            die("am_request to itself", rc);
+        bm_check(am_request(e, 0, H_SELF_PING, &seq, 1), "am_request to itself");
         while (self_replies < want)
-            poll_once(e);
+            bm_poll(e);
     }
     return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
 }
@@ -474,21 +373,18 @@ static struct raw *raw_map(void)
     if (rank == 0) {
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd < 0 || ftruncate(fd, sizeof(struct raw)) != 0)
-            die("cannot create the raw segment", -errno);
+            bm_die("cannot create the raw segment", -errno);
     }
-    int rc = am_barrier(ep);
-    if (rc < 0)
-        die("am_barrier", rc);
+    bm_check(am_barrier(ep), "am_barrier");
     if (rank == 1 && (fd = shm_open(name, O_RDWR, 0)) < 0)
-        die("cannot open the raw segment", -errno);
+        bm_die("cannot open the raw segment", -errno);
     void *p = mmap(NULL, sizeof(struct raw), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED)
-        die("cannot map the raw segment", -errno);
+        bm_die("cannot map the raw segment", -errno);
     close(fd);
-    if ((rc = am_barrier(ep)) < 0)
-        die("am_barrier", rc);
+    bm_check(am_barrier(ep), "am_barrier");
     if (rank == 0 && shm_unlink(name) != 0)
-        die("cannot unlink the raw segment", -errno);
+        bm_die("cannot unlink the raw segment", -errno);
     return p;
 }
 
@@ -548,11 +444,7 @@ static struct opts parse(int argc, char **argv)
             o.n_ladder = parse_ladder(argv[++i], o.ladder);
         else if (strcmp(argv[i], "--algs") == 0 && i + 1 < argc)
             o.algs = argv[++i];
-        else if (strcmp(argv[i], "--header") == 0)
-            o.header = 1;
-        else if (strcmp(argv[i], "--verbose") == 0)
-            o.verbose = 1;
-        else
+        else if (!bm_common_flag(argv[i], &o.header, &o.verbose))
             usage(stderr, 2);
     }
     if (o.rounds > MAX_ROUNDS || o.iters < o.rounds) {
@@ -714,30 +606,17 @@ static void report(const struct opts *o, double t[][MAX_KINDS], int pinned)
 static int decide_spinning(struct raw *r)
 {
     AO_store(&r->cpu[rank], (AO_t)(bm_pinned_cpu() + 1));
-    int rc = am_barrier(ep);
-    if (rc < 0)
-        die("am_barrier", rc);
+    bm_check(am_barrier(ep), "am_barrier");
     int cpu0 = (int)AO_load(&r->cpu[0]) - 1, cpu1 = (int)AO_load(&r->cpu[1]) - 1;
-    int pinned = cpu0 >= 0 && cpu1 >= 0 && cpu0 != cpu1;
-    int shared = sysconf(_SC_NPROCESSORS_ONLN) <= 1 || (cpu0 >= 0 && cpu0 == cpu1);
-    yield_after = shared ? 1 : pinned ? 1u << 14 : 256;
-    return pinned;
-}
-
-/* Corrupt packets this rank's endpoints dropped. */
-static unsigned long bad_packets(void)
-{
-    unsigned long bad = 0;
-    for (int i = 0; i < algs.n; i++)
-        bad += am_ep_bad_packets(algs.ep[i]);
-    return bad;
+    yield_after = bm_yield_after(cpu0, cpu1);
+    return bm_pinned_apart(cpu0, cpu1);
 }
 
 /* Rank 0 after the final barrier: every count and sequence right? */
 static int verify(struct raw *r, unsigned long sent)
 {
     unsigned long got_req = AO_load(&r->requests), req_err = AO_load(&r->errors);
-    unsigned long bad = AO_load(&r->bad) + bad_packets();
+    unsigned long bad = AO_load(&r->bad) + bm_bad_packets(NULL, &algs);
     if (replies == sent && got_req == sent && !errors && !req_err && !bad)
         return 0;
     fprintf(stderr,
@@ -751,21 +630,18 @@ int main(int argc, char **argv)
 {
     if (bm_asks_help(argc, argv))
         usage(stdout, 0);
-    int rc = am_init(&argc, &argv, &ep);
-    if (rc < 0)
-        die("am_init", rc);
+    ep = bm_am_init("rtt", &argc, &argv);
     rank = am_rank();
     struct opts o = parse(argc, argv);
     if (am_nprocs() != 2)
-        die("run me with exactly two ranks (shmamrun -n 2)", 0);
+        bm_die("run me with exactly two ranks (shmamrun -n 2)", 0);
     if (bm_algs_parse(o.algs ? o.algs : bm_algs_name_of(ep), &algs) != 0)
         exit(2);
     const struct bm_handler h[] = {{H_PING, on_ping},
                                    {H_PONG, on_pong},
                                    {H_SELF_PING, on_self_ping},
                                    {H_SELF_PONG, on_self_pong}};
-    if ((rc = bm_algs_open(ep, &algs, h, 4)) < 0)
-        die("cannot make the endpoints per algorithm", rc);
+    bm_check(bm_algs_open(ep, &algs, h, 4), "cannot make the endpoints per algorithm");
 
     struct raw *r = raw_map();
     int pinned = decide_spinning(r);
@@ -778,10 +654,9 @@ int main(int argc, char **argv)
     if (rank == 1) {
         AO_store(&r->requests, requests); /* read by rank 0 after the barrier */
         AO_store(&r->errors, errors);
-        AO_store(&r->bad, bad_packets());
+        AO_store(&r->bad, bm_bad_packets(NULL, &algs));
     }
-    if ((rc = am_barrier(ep)) < 0)
-        die("am_barrier", rc);
+    bm_check(am_barrier(ep), "am_barrier");
     int fail = 0;
     if (rank == 0) {
         fail = verify(r, (unsigned long)((o.warmup + per_round) * o.rounds * algs.n));
@@ -790,7 +665,6 @@ int main(int argc, char **argv)
     }
     munmap(r, sizeof *r);
     bm_algs_close(ep, &algs);
-    if ((rc = am_finalize(ep)) < 0)
-        die("am_finalize", rc);
+    bm_check(am_finalize(ep), "am_finalize");
     return fail;
 }

@@ -9,109 +9,10 @@
  *       [--rounds R] [--quick] [--inject-send-ns D] [--inject-recv-ns D]
  *       [--selfcheck] [--header] [--verbose]
  *
- * Rank 0 requests; rank 1 busy-polls (am_poll) and runs the handlers, which
- * reply to every request but the one-way ones.  Each algorithm of --algs
- * (comma-separated claim algorithms and queue kinds, all, channels, as
- * bench/common/am_algs.h says; default the job's own, shmamrun -a or --queue)
- * has its own endpoint on each rank.  To move to another
- * algorithm, rank 0 drains every reply and sends a control message on the old
- * endpoint; rank 1, which polls only the endpoint in use, moves once it has run
- * everything before it.  16 untimed round trips follow each move.
- *
- * Estimator (bench/common/stat.h).  R rounds (--rounds, default 5) after one
- * unmeasured warm-up round at a tenth of the counts.  A round runs every phase
- * below, each phase for every algorithm, the algorithms in ABBA order
- * (forward in even rounds, reversed in odd ones).  A phase's figure in a round
- * is its MEAN, total time over operations; a row gives the median over the
- * rounds and, as spread, the lowest and highest round.  A phase lasts a few
- * milliseconds, so most escape a preemption; one that is hit shows in the
- * spread.  N = --iters (20000), P = N/R operations per phase and round.
- * Clock: CLOCK_MONOTONIC; clk, the cost of one read, is the median of 1001
- * back-to-back pairs at start (a calibration, not a figure).
- *   os    P/8 bursts of 8 requests, each burst timed alone (a queue holds 128,
- *         so a burst never stalls), its replies drained after the clock stops.
- *         The two reads around a burst put one read's cost inside the
- *         interval: os = (sum of burst times - bursts x clk) / requests.
- *   or    by poll timing, on rank 1: rank 0 sends P/4 one-way requests, each
- *         after a busy 4 us + 2 x inject-recv so that a poll finds one; rank 1
- *         times every am_poll: or = mean of the polls that ran exactly one of
- *         them - mean of the empty polls (the clock's cost cancels).  This
- *         leaves out the cost of a poll itself, which Culler's o_r includes
- *         (or_sweep below).  Repeated, up to 5 times, if at most a tenth of the
- *         messages were found one per poll; then the try with the most such
- *         polls is taken, said on stderr (a loaded machine).  Unpinned, rank 0
- *         yields after each wait.
- *   g     a stream of P requests, an am_poll after each send (replies run as
- *         they come; a full queue blocks the send): time per message from the
- *         end of the first quarter (queue filling up) until every reply has
- *         run.  The sender handles a reply per request: compare with MPICH's
- *         g_reply_4B, and with os_plus_or.
- *   g_oneway  a stream of P one-way requests (the handler does not reply),
- *         no polls between sends: once the queue is full the sender waits for
- *         room, so its time per message is the gap.  Timed from the end of the
- *         first quarter until a final round trip is back (every message has
- *         then run): compare with MPICH's one-way flood, g_oneway_4B.
- *   rtt   P round trips, rank 0 polling until each reply has run.
- *         L = rtt/2 - os - or per round, not clamped (negative: the overheads
- *         overlap, as in the paper's Table 1).
- *   sweep Culler's send-then-delay, on rank 0: for each delay D of 0, 0.25,
- *         0.5, 1, 2, 4 and 8 us, P/2 x 1 us / (1 us + D) times (at least 8,
- *         so that every point takes about as long): a request, a busy wait
- *         of D (to a clock deadline, so an interrupt inside it does not
- *         lengthen it), then polls until its reply has run; t(D) = time per
- *         iteration (rows sweep_t_<D in ns>, us).  Once D exceeds the round trip the
- *         reply is already waiting and t(D) = o_s + D + o_r.  That slope-1
- *         part is the run of largest delays at which the first poll after the
- *         wait ran the reply in at least 95 % of the iterations (at least the
- *         two largest delays).  Over it, with the slope fixed at 1,
- *         os_plus_or_sweep = mean of t(D) - D', D' being the wait actually
- *         spent (its first clock read to its last, plus clk); sweep_slope is
- *         the free least-squares slope over the same points (1 if the model
- *         holds).  or_sweep = os_plus_or_sweep - os and L_sweep = rtt/2 - os -
- *         or_sweep, per round.  This o_r is rank 0's handling of a reply,
- *         including the poll that finds it.
- *   bulk  for n = 64 B ... 8 KB, a stream of P/4 am_request_bulk of n bytes,
- *         timed as g; the handler checks the sequence number stamped in the
- *         first and last word, copies the data to a private buffer (where an
- *         application keeps it) and replies.  Least squares t = a + G n over
- *         the sizes: bulk_G, bulk_invG_MBps = 1/G; bulk_peak_MBps =
- *         8192 / t(8192).
- *   memcpy_MBps_<n>  this machine's copy rate: P/8 x 8192/n memcpy of n bytes
- *         between two private 8 KB buffers of rank 0, one clock pair around
- *         them all; both buffers stay warm in L1.
- *   memcpy_mem_MBps  the memory copy rate, the paper's baseline for bulk
- *         ("roughly 80 % of the memory copy rate"): 8 KB memcpy chunks through
- *         two private 64 MB buffers of rank 0, once, so both sides come from
- *         memory.  Both copy rates are measured in every algorithm's turn (they
- *         do not use the endpoint), so that each bulk_vs_memcpy =
- *         bulk_peak_MBps / memcpy_mem_MBps is a per-round ratio of figures
- *         taken moments apart.
- *   copy_fresh_MBps_<n>  a copy of lines another core has just written: P/8
- *         times per size, rank 1 answers a request with a bulk reply of n
- *         bytes (writes a block of rank 0's reply queue), and rank 0's handler
- *         times one memcpy of it into a private buffer, less clk.
- * In-run ratios, for every algorithm but lockfree when lockfree is measured
- * too: os_vs_lockfree, g_vs_lockfree, rtt_vs_lockfree and
- * bulk_peak_MBps_vs_lockfree, the quotient per round, then median and spread.
- *
- * --inject-send-ns D busy-waits D ns before every request of os, g, g_oneway,
- * rtt and the sweep (inside the timed region: part of the send);
- * --inject-recv-ns D in rank 1's handlers.  The wait's own overshoot is
- * measured at start and taken off.  --selfcheck runs, per round and
- * algorithm, os (an eighth of the bursts) and or with D = 0 and with
- * D = 2000 ns, and the sweep with
- * 2000 ns added to rank 0's reply handler against none; it prints the growth
- * of os, or and os_plus_or_sweep (median and spread over rounds of the
- * per-round difference) and PASSes within 10 % (exit 1 if not).  --verbose
- * prints each sweep on stderr: t(D), the wait spent, the share of iterations
- * whose reply was already waiting, and where the fit starts.
- *
- * Checks: requests that want a reply carry one sequence number (across the
- * algorithms: their phases never overlap), checked by rank 1 and again in the
- * reply by rank 0; one-way requests carry another; bulk data and copies are
- * checked by their stamps; rank 1 sends its counts at the end.  Any mismatch,
- * corrupt packet, or 10 s without an awaited reply exits nonzero.
- * Rows: bench,impl,shm,procs,pinned,iters,metric,value,unit,spread.
+ * Rank 0 requests; rank 1 busy-polls and runs the handlers, which reply to
+ * every request but the one-way ones.  The method (each metric's phase, the
+ * sweep's fit, the self-check), its checks and its rows: bench/README.md,
+ * "logp".
  */
 #include <getopt.h>
 #include <math.h>
@@ -124,6 +25,7 @@
 
 #include "shmam.h"
 #include "common/am_algs.h"
+#include "common/am_harness.h"
 #include "common/measure.h"
 #include "common/stat.h"
 
@@ -182,26 +84,6 @@ static int timing, result_due, stop;
 static long or_inject, n0, n1;
 static int64_t sum0, sum1;
 
-static void die(const char *what, int err)
-{
-    fprintf(stderr, "logp: rank %d: %s%s%s\n", rank, what, err ? ": " : "",
-            err ? am_strerror(err) : "");
-    exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-    if (rc < 0)
-        die(what, rc);
-}
-
-static inline int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* An injected busy wait of d ns; its time spent, from before its first clock
  * read to after its last (one read, clk, more than their difference), is
  * added to spent_ns: the selfcheck compares what comes back with it. */
@@ -209,8 +91,8 @@ static void busy_ns(long d)
 {
     if (d <= 0)
         return;
-    int64_t t0 = now_ns(), t;
-    for (int64_t end = t0 + d - busy_over; (t = now_ns()) < end;)
+    int64_t t0 = bm_now_ns(), t;
+    for (int64_t end = t0 + d - busy_over; (t = bm_now_ns()) < end;)
         ;
     spent_ns += t - t0 + llround(clk), spent_n++;
 }
@@ -221,8 +103,8 @@ static int64_t delay_ns(long d)
 {
     if (d <= 0)
         return 0;
-    int64_t t0 = now_ns(), t;
-    while ((t = now_ns()) - t0 < d)
+    int64_t t0 = bm_now_ns(), t;
+    while ((t = bm_now_ns()) - t0 < d)
         ;
     return t - t0;
 }
@@ -230,47 +112,26 @@ static int64_t delay_ns(long d)
 /* Sets clk, the cost of one clock read (ns), and busy_ns's overshoot. */
 static void calibrate(void)
 {
-    static double v[1001];
-    for (int i = 0; i < 1001; i++) {
-        int64_t t0 = now_ns();
-        v[i] = (double)(now_ns() - t0);
-    }
-    clk = bm_median(v, 1001);
+    static double v[201];
+    clk = bm_clock_cost_ns();
     for (int i = 0; i < 201; i++) {
-        int64_t t0 = now_ns();
+        int64_t t0 = bm_now_ns();
         busy_ns(2000);
-        v[i] = (double)(now_ns() - t0) - clk - 2000;
+        v[i] = (double)(bm_now_ns() - t0) - clk - 2000;
     }
     busy_over = lround(bm_median(v, 201));
     spent_ns = 0, spent_n = 0;
 }
 
-/* One wait step: pause, and every `yield_after` empty steps give the CPU away. */
+/* One wait step of the policy (am_harness.h). */
 static void relax(unsigned *spins)
 {
-    if (++*spins >= yield_after) {
-        *spins = 0;
-        sched_yield();
-        return;
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    bm_relax(spins, yield_after);
 }
 
 static int poll_once(void)
 {
-    int n = am_poll(cur);
-    check(n, "am_poll");
-    return n;
-}
-
-static unsigned long bad_packets(void)
-{
-    unsigned long bad = am_ep_bad_packets(ep);
-    for (int i = 0; i < algs.n; i++)
-        bad += am_ep_bad_packets(algs.ep[i]);
-    return bad;
+    return bm_poll(cur);
 }
 
 /* Bulk data carries its sequence number in its first and last word. */
@@ -305,14 +166,14 @@ static void on_hello(am_token_t *t, const uint32_t *a, int nargs, void *d, size_
     take(a, nargs, 2);
     peer_cpu = (int)a[1] - 1;
     uint32_t r[2] = {a[0], (uint32_t)(my_cpu + 1)};
-    check(am_reply(t, H_PONG, r, 2), "am_reply");
+    bm_check(am_reply(t, H_PONG, r, 2), "am_reply");
 }
 
 static void on_ping(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
 {
     take(a, nargs, 1);
     busy_ns(inj_recv);
-    check(am_reply(t, H_PONG, a, 1), "am_reply");
+    bm_check(am_reply(t, H_PONG, a, 1), "am_reply");
 }
 
 static void on_oneway(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
@@ -350,7 +211,7 @@ static void on_bulk(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
         errors++;
     memcpy(dst, d, len);
     busy_ns(inj_recv);
-    check(am_reply(t, H_PONG, a, 1), "am_reply");
+    bm_check(am_reply(t, H_PONG, a, 1), "am_reply");
 }
 
 static void on_fill(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
@@ -358,7 +219,7 @@ static void on_fill(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
     take(a, nargs, 2);
     size_t n = a[1] >= 8 && a[1] <= AM_MAX_BULK ? a[1] : 8;
     stamp(src, n, a[0]);
-    check(am_reply_bulk(t, H_FILLED, src, n, a, 1), "am_reply_bulk");
+    bm_check(am_reply_bulk(t, H_FILLED, src, n, a, 1), "am_reply_bulk");
 }
 
 /* One timed poll of the or phase: sums and counts of the empty polls and of
@@ -366,9 +227,9 @@ static void on_fill(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
 static void timed_poll(unsigned *spins)
 {
     uint32_t before = ow_seen;
-    int64_t t0 = now_ns();
+    int64_t t0 = bm_now_ns();
     int n = poll_once();
-    int64_t dt = now_ns() - t0;
+    int64_t dt = bm_now_ns() - t0;
     if (n == 0) {
         sum0 += dt, n0++;
         relax(spins);
@@ -385,7 +246,7 @@ static void send_or_result(void)
     double inj = spent_n ? (double)spent_ns / (double)spent_n : 0;
     uint32_t r[5] = {(uint32_t)fmin(m1 * 16, 4e9), (uint32_t)fmin(m0 * 16, 4e9), ow_seen,
                      n0 ? (uint32_t)n1 : 0, (uint32_t)fmin(inj * 16, 4e9)};
-    check(am_request(cur, 0, H_RESULT, r, 5), "am_request");
+    bm_check(am_request(cur, 0, H_RESULT, r, 5), "am_request");
 }
 
 /* Serve the endpoint in use until told to stop, then send rank 0 the counts. */
@@ -401,8 +262,9 @@ static void serve(void)
             send_or_result();
         }
     }
-    uint32_t r[5] = {req_seen, ow_seen, (uint32_t)errors, (uint32_t)bad_packets(), 0};
-    check(am_request(cur, 0, H_RESULT, r, 5), "am_request");
+    uint32_t r[5] = {req_seen, ow_seen, (uint32_t)errors,
+                     (uint32_t)bm_bad_packets(ep, &algs), 0};
+    bm_check(am_request(cur, 0, H_RESULT, r, 5), "am_request");
 }
 
 /* ---- rank 0, the requester ---- */
@@ -421,9 +283,9 @@ static void on_pong(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
 static void on_filled(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
 {
     on_pong(t, a, nargs, d, len);
-    int64_t t0 = now_ns();
+    int64_t t0 = bm_now_ns();
     memcpy(dst, d, len);
-    cp_ns += now_ns() - t0;
+    cp_ns += bm_now_ns() - t0;
     cp_n++;
     cp_bad += nargs != 1 || !stamped(dst, len, a[0]);
 }
@@ -431,7 +293,7 @@ static void on_filled(am_token_t *t, const uint32_t *a, int nargs, void *d, size
 static void on_result(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
 {
     if (nargs != 5)
-        die("bad result message", 0);
+        bm_die("bad result message", 0);
     memcpy(result, a, sizeof result);
     results++;
 }
@@ -447,9 +309,9 @@ static void await(const uint32_t *count, uint32_t want)
             if (spins != 0)
                 continue;
             if (!deadline)
-                deadline = now_ns() + 10000000000;
-            else if (now_ns() > deadline)
-                die("no reply for 10 s: a message was lost", 0);
+                deadline = bm_now_ns() + 10000000000;
+            else if (bm_now_ns() > deadline)
+                bm_die("no reply for 10 s: a message was lost", 0);
         }
 }
 
@@ -464,9 +326,9 @@ static void request(unsigned h, long arg, size_t n)
     uint32_t a[2] = {++sent, (uint32_t)arg};
     if (n) {
         stamp(src, n, a[0]);
-        check(am_request_bulk(cur, 1, h, src, n, a, 2), "am_request_bulk");
+        bm_check(am_request_bulk(cur, 1, h, src, n, a, 2), "am_request_bulk");
     } else
-        check(am_request(cur, 1, h, a, arg < 0 ? 1 : 2), "am_request");
+        bm_check(am_request(cur, 1, h, a, arg < 0 ? 1 : 2), "am_request");
 }
 
 static void ping(long inj)
@@ -478,7 +340,7 @@ static void ping(long inj)
 static void control(uint32_t what, uint32_t arg)
 {
     uint32_t a[2] = {what, arg};
-    check(am_request(cur, 1, H_CTL, a, 2), "am_request");
+    bm_check(am_request(cur, 1, H_CTL, a, 2), "am_request");
 }
 
 /* Move both ranks to algorithm a's endpoints.  Every reply is in first; the
@@ -502,10 +364,10 @@ static double phase_os(long bursts, long inj)
 {
     int64_t sum = 0;
     for (long k = 0; k < bursts; k++) {
-        int64_t t0 = now_ns();
+        int64_t t0 = bm_now_ns();
         for (int i = 0; i < BURST; i++)
             ping(inj);
-        sum += now_ns() - t0;
+        sum += bm_now_ns() - t0;
         drain();
     }
     return ((double)sum - (double)bursts * clk) / 1e3 / (double)(bursts * BURST);
@@ -530,12 +392,12 @@ static double phase_or(long n, long inj)
             if (!pinned) /* rank 1 may be waiting for our CPU */
                 sched_yield();
             uint32_t seq = ++oneway;
-            check(am_request(cur, 1, H_ONEWAY, &seq, 1), "am_request");
+            bm_check(am_request(cur, 1, H_ONEWAY, &seq, 1), "am_request");
         }
         control(CTL_OR_END, 0);
         await(&results, results + 1);
         if (result[2] != oneway)
-            die("rank 1 did not run every one-way request exactly once", 0);
+            bm_die("rank 1 did not run every one-way request exactly once", 0);
         double f = ((double)result[0] - (double)result[1]) / 16e3;
         if (result[3] > (uint32_t)n / 10)
             return f;
@@ -549,7 +411,7 @@ static double phase_or(long n, long inj)
             return best;
         }
     }
-    die("no poll ran exactly one message, in every try", 0);
+    bm_die("no poll ran exactly one message, in every try", 0);
     return 0;
 }
 
@@ -559,7 +421,7 @@ static double phase_or(long n, long inj)
 static double stream(long count, size_t n)
 {
     long warm = count / 4;
-    int64_t start = now_ns();
+    int64_t start = bm_now_ns();
     for (long i = 0; i < count; i++) {
         if (n)
             request(H_BULK, (long)n, n);
@@ -567,10 +429,10 @@ static double stream(long count, size_t n)
             ping(inj_send);
         poll_once();
         if (i + 1 == warm)
-            start = now_ns();
+            start = bm_now_ns();
     }
     drain();
-    return (double)(now_ns() - start) / 1e3 / (double)(count - warm);
+    return (double)(bm_now_ns() - start) / 1e3 / (double)(count - warm);
 }
 
 /* Per-message time (us) of a stream of `count` one-way requests, no polls
@@ -579,28 +441,28 @@ static double stream(long count, size_t n)
 static double stream_oneway(long count)
 {
     long warm = count / 4;
-    int64_t start = now_ns();
+    int64_t start = bm_now_ns();
     for (long i = 0; i < count; i++) {
         busy_ns(inj_send);
         uint32_t seq = ++oneway;
-        check(am_request(cur, 1, H_ONEWAY, &seq, 1), "am_request");
+        bm_check(am_request(cur, 1, H_ONEWAY, &seq, 1), "am_request");
         if (i + 1 == warm)
-            start = now_ns();
+            start = bm_now_ns();
     }
     ping(0);
     drain();
-    return (double)(now_ns() - start) / 1e3 / (double)(count - warm);
+    return (double)(bm_now_ns() - start) / 1e3 / (double)(count - warm);
 }
 
 /* Mean round trip (us) of `count` pings, each waited for. */
 static double trips(long count)
 {
-    int64_t start = now_ns();
+    int64_t start = bm_now_ns();
     for (long i = 0; i < count; i++) {
         ping(inj_send);
         drain();
     }
-    return (double)(now_ns() - start) / 1e3 / (double)count;
+    return (double)(bm_now_ns() - start) / 1e3 / (double)count;
 }
 
 /* Least-squares slope of y over x[0..n-1]. */
@@ -629,14 +491,14 @@ static long sweep_total(long n)
     return sum;
 }
 
-/* Culler's send-then-delay sweep (see the header): t(D) into f[M_SWT + j], the
+/* Culler's send-then-delay sweep (bench/README.md, logp): t(D) into f[M_SWT + j], the
  * slope-1 intercept and the free slope over the slope-1 part. */
 static void sweep(long n_0, double *f)
 {
     double x[ND], t[ND], waiting[ND]; /* waiting: share of replies already there */
     int from = ND;
     for (int j = 0; j < ND; j++) {
-        int64_t waited = 0, start = now_ns();
+        int64_t waited = 0, start = bm_now_ns();
         long found = 0, n = sweep_iters(n_0, j);
         for (long i = 0; i < n; i++) {
             ping(inj_send);
@@ -646,7 +508,7 @@ static void sweep(long n_0, double *f)
             else
                 drain();
         }
-        f[M_SWT + j] = t[j] = (double)(now_ns() - start) / 1e3 / (double)n;
+        f[M_SWT + j] = t[j] = (double)(bm_now_ns() - start) / 1e3 / (double)n;
         x[j] = delays[j] ? ((double)waited / (double)n + clk) / 1e3 : 0;
         waiting[j] = (double)found / (double)n;
     }
@@ -672,12 +534,12 @@ static void sweep(long n_0, double *f)
  * may be read, so no copy can be left out. */
 static double copy_rate(size_t n, long count)
 {
-    int64_t start = now_ns();
+    int64_t start = bm_now_ns();
     for (long i = 0; i < count; i++) {
         memcpy(mc_dst, mc_src, n);
         __asm__ __volatile__("" ::: "memory");
     }
-    return (double)n * (double)count / ((double)(now_ns() - start) / 1e3);
+    return (double)n * (double)count / ((double)(bm_now_ns() - start) / 1e3);
 }
 
 /* The memory copy rate (MB/s), the paper's baseline: 8 KB memcpy chunks
@@ -685,12 +547,12 @@ static double copy_rate(size_t n, long count)
  * come from memory, not from a cache. */
 static double memory_rate(void)
 {
-    int64_t start = now_ns();
+    int64_t start = bm_now_ns();
     for (long off = 0; off < MEM_BYTES; off += AM_MAX_BULK) {
         memcpy(mem_dst + off, mem_src + off, AM_MAX_BULK);
         __asm__ __volatile__("" ::: "memory");
     }
-    return (double)MEM_BYTES / ((double)(now_ns() - start) / 1e3);
+    return (double)MEM_BYTES / ((double)(bm_now_ns() - start) / 1e3);
 }
 
 /* Copy rate (MB/s) of n bytes another core has just written: `count` times,
@@ -949,7 +811,7 @@ static int final_check(void)
     drain();
     control(CTL_STOP, 0);
     await(&results, results + 1);
-    unsigned long bad = bad_packets() + result[3];
+    unsigned long bad = bm_bad_packets(ep, &algs) + result[3];
     if (replies == sent && result[0] == sent && result[1] == oneway && !errors &&
         !result[2] && !cp_bad && !bad)
         return 0;
@@ -1036,7 +898,7 @@ static void open_endpoints(void)
     if (bm_algs_parse(alg_list ? alg_list : bm_algs_name_of(ep), &algs) != 0)
         exit(2);
     int rc = bm_algs_open(ep, &algs, h, (int)(sizeof h / sizeof h[0]));
-    check(rc, "cannot make the endpoints per algorithm");
+    bm_check(rc, "cannot make the endpoints per algorithm");
     cur = algs.ep[0], cur_alg = 0;
 }
 
@@ -1045,27 +907,26 @@ static void open_endpoints(void)
 static void hello(void)
 {
     my_cpu = bm_pinned_cpu();
-    check(am_barrier(ep), "am_barrier");
+    bm_check(am_barrier(ep), "am_barrier");
     yield_after = 256;
     if (rank == 0) {
         request(H_HELLO, my_cpu + 1, 0);
         drain();
     } else
         await(&req_seen, 1);
-    pinned = my_cpu >= 0 && peer_cpu >= 0 && my_cpu != peer_cpu;
-    int shared = sysconf(_SC_NPROCESSORS_ONLN) <= 1 || (my_cpu >= 0 && my_cpu == peer_cpu);
-    yield_after = shared ? 1 : pinned ? 1u << 14 : 256;
+    pinned = bm_pinned_apart(my_cpu, peer_cpu);
+    yield_after = bm_yield_after(my_cpu, peer_cpu);
 }
 
 int main(int argc, char **argv)
 {
     if (bm_asks_help(argc, argv))
         usage(stdout, 0);
-    check(am_init(&argc, &argv, &ep), "am_init");
+    ep = bm_am_init("logp", &argc, &argv);
     rank = am_rank();
     parse(argc, argv);
     if (am_nprocs() != 2)
-        die("run me with exactly two ranks (shmamrun -n 2)", 0);
+        bm_die("run me with exactly two ranks (shmamrun -n 2)", 0);
     open_endpoints();
     long per = iters / rounds;
     struct counts c = {.os_bursts = per / BURST,
@@ -1082,7 +943,7 @@ int main(int argc, char **argv)
         mem_src = malloc(MEM_BYTES);
         mem_dst = malloc(MEM_BYTES);
         if (!mem_src || !mem_dst)
-            die("out of memory for the memory copy rate", 0);
+            bm_die("out of memory for the memory copy rate", 0);
         memset(mem_src, 0xa5, MEM_BYTES); /* every page mapped before timing */
         memset(mem_dst, 0x5a, MEM_BYTES);
     }
@@ -1092,6 +953,6 @@ int main(int argc, char **argv)
     int fail = rank == 0 ? requester(&c) : (serve(), 0);
     fflush(stdout);
     bm_algs_close(ep, &algs);
-    check(am_finalize(ep), "am_finalize");
+    bm_check(am_finalize(ep), "am_finalize");
     return fail;
 }

@@ -107,6 +107,7 @@
 
 #include "shmam.h"
 #include "common/am_algs.h"
+#include "common/am_harness.h"
 #include "common/measure.h"
 #include "common/stat.h"
 
@@ -119,8 +120,7 @@ enum { F_COPY = 1, F_VERIFY = 2, F_CREDIT = 4 }; /* a message's flags (args[1]) 
 enum { RAW_SLOTS = 16, APP_SLOTS = 64, WINDOW = 64, CREDIT_EVERY = 16 };
 enum { AT_WINDOW = RAW_SLOTS, AT_CREDIT_EVERY = AT_WINDOW / 4 }; /* long_at's */
 enum { MIN_MSGS = 64, MAX_SIZES = 16, MAX_ROUNDS = 51, MAX_PHASES = 256 };
-#define RAW_MIN_SLOT 8192      /* the raw ring's slot spacing for n <= 8 KB */
-#define STALL_NS 60000000000LL /* a lost message, not a busy machine */
+#define RAW_MIN_SLOT 8192 /* the raw ring's slot spacing for n <= 8 KB */
 
 enum transport { T_RAW, T_BULK, T_LONG, T_LONGAT };
 
@@ -198,47 +198,6 @@ static uint32_t expect = 1; /* rank 1: the next sequence number */
 static unsigned long rx_msgs, rx_bytes, bad_seq, bad_stamp, bad_sum;
 static unsigned long due; /* rank 1: messages sent by the end of this phase */
 
-static void die(const char *what, int err)
-{
-    fprintf(stderr, "bw: rank %d: %s%s%s\n", rank, what, err ? ": " : "",
-            err ? am_strerror(err) : "");
-    exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-    if (rc < 0)
-        die(what, rc);
-}
-
-static inline int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* One wait step: pause, and every `yield_after` empty steps give the CPU away
- * and die if nothing has moved for STALL_NS (*since: 0 until the first yield). */
-static void relax(unsigned *spins, int64_t *since, const char *what)
-{
-    if (++*spins >= yield_after) {
-        *spins = 0;
-        sched_yield();
-        int64_t t = now_ns();
-        if (!*since)
-            *since = t;
-        else if (t - *since > STALL_NS) {
-            fprintf(stderr, "bw: rank %d: STALL: nothing for 60 s while %s\n", rank, what);
-            exit(1);
-        }
-        return;
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 static size_t round64(size_t n)
 {
     return (n + 63) & ~(size_t)63;
@@ -313,22 +272,13 @@ static void on_data(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
     }
     take(a[0], a[1], a[2], d, len);
     if (a[1] & F_CREDIT)
-        check(am_reply(t, H_CREDIT, a, 1), "am_reply");
+        bm_check(am_reply(t, H_CREDIT, a, 1), "am_reply");
 }
 
 /* Serve AM messages until `total` have been taken in all. */
 static void am_serve(unsigned long total)
 {
-    unsigned spins = 0;
-    int64_t since = 0;
-    while (rx_msgs < total) {
-        int n = am_poll(ep);
-        check(n, "am_poll");
-        if (n == 0)
-            relax(&spins, &since, "waiting for a message");
-        else
-            spins = 0, since = 0;
-    }
+    bm_await(ep, yield_after, &rx_msgs, total, "waiting for a message");
 }
 
 /* Take `count` messages of n bytes from the raw ring.  The acquire load of a
@@ -341,14 +291,13 @@ static void raw_serve(long count)
     for (long i = 0; i < count; i++) {
         uint32_t s = expect;
         struct slot *sl = &sh->slot[s % RAW_SLOTS];
-        unsigned spins = 0;
-        int64_t since = 0;
+        struct bm_wait w = BM_WAIT(yield_after, "waiting for a raw slot");
         AO_t got;
         while ((got = AO_load_acquire(&sl->seq)) == 0)
-            relax(&spins, &since, "waiting for a raw slot");
+            bm_wait_step(&w);
         size_t len = sl->len;
         if (got != s || len > raw_stride)
-            die("a raw slot holds a message out of sequence", 0);
+            bm_die("a raw slot holds a message out of sequence", 0);
         take(s, (uint32_t)sl->flags, sl->sum, raw_slot(s, len), len);
         AO_store_release(&sl->seq, 0);
     }
@@ -359,23 +308,16 @@ static void raw_serve(long count)
 static void on_credit(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
 {
     if (nargs != 1 || (uint32_t)(a[0] - credited) > (uint32_t)(seq - credited))
-        die("a credit for a message never sent", 0);
+        bm_die("a credit for a message never sent", 0);
     credited = a[0];
 }
 
 /* Poll until at most `ahead` messages are beyond the last credit. */
 static void await_credit(uint32_t ahead)
 {
-    unsigned spins = 0;
-    int64_t since = 0;
-    while ((uint32_t)(seq - credited) > ahead) {
-        int n = am_poll(ep);
-        check(n, "am_poll");
-        if (n == 0)
-            relax(&spins, &since, "waiting for a credit");
-        else
-            spins = 0, since = 0;
-    }
+    struct bm_wait w = BM_WAIT(yield_after, "waiting for a credit");
+    while ((uint32_t)(seq - credited) > ahead)
+        bm_wait_poll(&w, ep);
 }
 
 /* Message i of a stream: stamp its buffer; with F_VERIFY take its checksum
@@ -404,11 +346,11 @@ static void unspoil(long i, char *p, size_t n, uint32_t f)
 static void am_send(enum transport t, const char *p, size_t n, const uint32_t *a)
 {
     if (t == T_BULK)
-        check(am_request_bulk(ep, 1, H_DATA, p, n, a, 3), "am_request_bulk");
+        bm_check(am_request_bulk(ep, 1, H_DATA, p, n, a, 3), "am_request_bulk");
     else if (t == T_LONG)
-        check(am_request_long(ep, 1, H_DATA, p, n, a, 3), "am_request_long");
+        bm_check(am_request_long(ep, 1, H_DATA, p, n, a, 3), "am_request_long");
     else
-        check(
+        bm_check(
             am_request_long_at(ep, 1, H_DATA, p, n, (a[0] % RAW_SLOTS) * round64(n), a, 3),
             "am_request_long_at");
 }
@@ -422,7 +364,7 @@ static double am_stream(enum transport t, size_t n, long count, uint32_t f)
     uint32_t window = t == T_LONGAT ? AT_WINDOW : WINDOW;
     long every = t == T_LONGAT ? AT_CREDIT_EVERY : CREDIT_EVERY;
     credited = seq; /* every message before this stream has been taken */
-    int64_t t0 = now_ns();
+    int64_t t0 = bm_now_ns();
     for (long i = 0; i < count; i++) {
         await_credit(window - 1);
         uint64_t sum;
@@ -435,7 +377,7 @@ static double am_stream(enum transport t, size_t n, long count, uint32_t f)
     }
     await_credit(0);
     sent_msgs += (unsigned long)count, sent_bytes += (unsigned long)count * n;
-    return (double)n * (double)count / ((double)(now_ns() - t0) / 1e3);
+    return (double)n * (double)count / ((double)(bm_now_ns() - t0) / 1e3);
 }
 
 /* A stream of `count` messages of n bytes through the raw ring (see raw_serve
@@ -443,15 +385,14 @@ static double am_stream(enum transport t, size_t n, long count, uint32_t f)
  * receiver has emptied the last slot. */
 static double raw_stream(size_t n, long count, uint32_t f)
 {
-    int64_t t0 = now_ns();
+    int64_t t0 = bm_now_ns();
     for (long i = 0; i < count; i++) {
         uint64_t sum;
         ++seq;
         struct slot *sl = &sh->slot[seq % RAW_SLOTS];
-        unsigned spins = 0;
-        int64_t since = 0;
+        struct bm_wait w = BM_WAIT(yield_after, "waiting for a free raw slot");
         while (AO_load_acquire(&sl->seq) != 0)
-            relax(&spins, &since, "waiting for a free raw slot");
+            bm_wait_step(&w);
         char *p = prepare(i, n, f, &sum);
         memcpy(raw_slot(seq, n), p, n);
         unspoil(i, p, n, f);
@@ -459,12 +400,12 @@ static double raw_stream(size_t n, long count, uint32_t f)
         AO_store_release(&sl->seq, seq);
     }
     struct slot *last = &sh->slot[seq % RAW_SLOTS];
-    unsigned spins = 0;
-    int64_t since = 0;
+    struct bm_wait w =
+        BM_WAIT(yield_after, "waiting for the receiver to empty the raw ring");
     while (AO_load_acquire(&last->seq) != 0)
-        relax(&spins, &since, "waiting for the receiver to empty the raw ring");
+        bm_wait_step(&w);
     sent_msgs += (unsigned long)count, sent_bytes += (unsigned long)count * n;
-    return (double)n * (double)count / ((double)(now_ns() - t0) / 1e3);
+    return (double)n * (double)count / ((double)(bm_now_ns() - t0) / 1e3);
 }
 
 /* ---- both ranks ---- */
@@ -592,18 +533,18 @@ static void map_shared(void)
     if (rank == 0) {
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd < 0 || ftruncate(fd, (off_t)len) != 0)
-            die("cannot create the raw segment", -errno);
+            bm_die("cannot create the raw segment", -errno);
     }
-    check(am_barrier(ep), "am_barrier");
+    bm_check(am_barrier(ep), "am_barrier");
     if (rank == 1 && (fd = shm_open(name, O_RDWR, 0)) < 0)
-        die("cannot open the raw segment", -errno);
+        bm_die("cannot open the raw segment", -errno);
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED)
-        die("cannot map the raw segment", -errno);
+        bm_die("cannot map the raw segment", -errno);
     close(fd);
-    check(am_barrier(ep), "am_barrier");
+    bm_check(am_barrier(ep), "am_barrier");
     if (rank == 0 && shm_unlink(name) != 0)
-        die("cannot unlink the raw segment", -errno);
+        bm_die("cannot unlink the raw segment", -errno);
     sh = p;
     ring = (char *)p + RING_OFF;
 }
@@ -613,11 +554,10 @@ static void map_shared(void)
 static void decide_spinning(void)
 {
     AO_store(&sh->cpu[rank], (AO_t)(bm_pinned_cpu() + 1));
-    check(am_barrier(ep), "am_barrier");
+    bm_check(am_barrier(ep), "am_barrier");
     int c0 = (int)AO_load(&sh->cpu[0]) - 1, c1 = (int)AO_load(&sh->cpu[1]) - 1;
-    pinned = c0 >= 0 && c1 >= 0 && c0 != c1;
-    int shared = sysconf(_SC_NPROCESSORS_ONLN) <= 1 || (c0 >= 0 && c0 == c1);
-    yield_after = shared ? 1 : pinned ? 1u << 14 : 256;
+    pinned = bm_pinned_apart(c0, c1);
+    yield_after = bm_yield_after(c0, c1);
 }
 
 static void usage(FILE *f, int status)
@@ -658,11 +598,7 @@ static void parse(int argc, char **argv)
             corrupt = arg_long(v, 0), i++;
         else if (strcmp(a, "--quick") == 0)
             bytes_per = 8L << 20, max_msgs = 5000, rounds = 3;
-        else if (strcmp(a, "--header") == 0)
-            header = 1;
-        else if (strcmp(a, "--verbose") == 0)
-            verbose = 1;
-        else
+        else if (!bm_common_flag(a, &header, &verbose))
             usage(stderr, 2);
     }
     if (rounds >= MAX_ROUNDS)
@@ -690,7 +626,7 @@ static void make_region(void)
 {
     void *base;
     size_t len = RAW_SLOTS * round64(sizes[nsizes - 1]);
-    check(am_region_create(ep, len, &base), "am_region_create");
+    bm_check(am_region_create(ep, len, &base), "am_region_create");
     memset(base, 0, len);
 }
 
@@ -703,7 +639,7 @@ static void buffers(void)
     app_stride = round64(big);
     app = aligned_alloc(4096, ((APP_SLOTS * app_stride + 4095) / 4096) * 4096);
     if (!app)
-        die("out of memory for the buffers", 0);
+        bm_die("out of memory for the buffers", 0);
     for (size_t i = 0; i < APP_SLOTS * app_stride; i++)
         app[i] = (char)(i * 131 + (i >> 12));
 }
@@ -714,12 +650,12 @@ int main(int argc, char **argv)
         usage(stdout, 0);
     parse(argc, argv);
     choose_long_max();
-    check(am_init(&argc, &argv, &ep), "am_init");
+    ep = bm_am_init("bw", &argc, &argv);
     rank = am_rank();
     if (am_nprocs() != 2)
-        die("run me with exactly two ranks (shmamrun -n 2)", 0);
-    check(am_set_handler(ep, H_DATA, on_data), "am_set_handler");
-    check(am_set_handler(ep, H_CREDIT, on_credit), "am_set_handler");
+        bm_die("run me with exactly two ranks (shmamrun -n 2)", 0);
+    bm_check(am_set_handler(ep, H_DATA, on_data), "am_set_handler");
+    bm_check(am_set_handler(ep, H_CREDIT, on_credit), "am_set_handler");
     buffers();
     if (rank == 1)
         make_region(); /* before the barriers of map_shared: rank 0 maps it */
@@ -733,11 +669,11 @@ int main(int argc, char **argv)
         AO_store(&sh->bad_seq, bad_seq), AO_store(&sh->bad_stamp, bad_stamp);
         AO_store(&sh->bad_sum, bad_sum), AO_store(&sh->bad_packets, am_ep_bad_packets(ep));
     }
-    check(am_barrier(ep), "am_barrier");
+    bm_check(am_barrier(ep), "am_barrier");
     int fail = rank == 0 ? verify() : 0;
     if (rank == 0 && !fail)
         report();
     munmap(sh, RING_OFF + RAW_SLOTS * raw_stride);
-    check(am_finalize(ep), "am_finalize");
+    bm_check(am_finalize(ep), "am_finalize");
     return fail;
 }

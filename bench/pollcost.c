@@ -104,6 +104,7 @@
 #include <unistd.h>
 
 #include "shmam.h"
+#include "common/am_harness.h"
 #include "common/measure.h"
 #include "common/stat.h"
 
@@ -127,6 +128,7 @@ struct list {
 
 static am_ep_t *ep; /* the job's endpoint: control */
 static int rank, pinned, header, verbose;
+static unsigned yield_after = 256; /* the spin policy, once hello has run */
 static long rounds = 5;
 static const char *kind[MAX_KINDS];
 static int nkinds;
@@ -151,46 +153,15 @@ static uint32_t cmd[3];      /* rank 1: op, configuration, count */
 static int cmd_due, done_due, peer_cpu = -2;
 static unsigned long sent, peer_sent;
 
-static void die(const char *what, int err)
+/* One wait step of the policy (am_harness.h); 1 if it yielded. */
+static int relax(unsigned *spins)
 {
-    fprintf(stderr, "pollcost: rank %d: %s%s%s\n", rank, what, err ? ": " : "",
-            err ? am_strerror(err) : "");
-    exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-    if (rc < 0)
-        die(what, rc);
+    return bm_relax(spins, yield_after);
 }
 
 static inline double now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static void calibrate(void)
-{
-    static double v[1001];
-    for (int i = 0; i < 1001; i++) {
-        double t0 = now_ns();
-        v[i] = now_ns() - t0;
-    }
-    clk = bm_median(v, 1001);
-}
-
-static void relax(unsigned *spins)
-{
-    if (++*spins >= (pinned ? 1u << 14 : 64u)) {
-        *spins = 0;
-        sched_yield();
-        return;
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    return (double)bm_now_ns();
 }
 
 static int conf_kind(int c)
@@ -235,7 +206,7 @@ static void on_msg(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t 
 static void on_ctl(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
 {
     if (nargs != 3 || cmd_due)
-        die("a command while one was due, or a malformed one", 0);
+        bm_die("a command while one was due, or a malformed one", 0);
     memcpy(cmd, a, sizeof cmd);
     cmd_due = 1;
 }
@@ -245,7 +216,7 @@ static void on_hello(am_token_t *t, const uint32_t *a, int nargs, void *d, size_
 {
     peer_cpu = nargs == 1 ? (int)a[0] - 1 : -1;
     uint32_t mine = (uint32_t)(bm_pinned_cpu() + 1);
-    check(am_reply(t, H_HELLO_BACK, &mine, 1), "am_reply");
+    bm_check(am_reply(t, H_HELLO_BACK, &mine, 1), "am_reply");
 }
 
 static void on_hello_back(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
@@ -265,7 +236,7 @@ static void on_done(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
 static void send_one(unsigned j, int c, uint32_t arg)
 {
     uint32_t a[2] = {(uint32_t)c, arg};
-    check(am_request(tx[j], (unsigned)c, H_MSG, a, 2), "am_request");
+    bm_check(am_request(tx[j], (unsigned)c, H_MSG, a, 2), "am_request");
     sent++;
 }
 
@@ -303,14 +274,14 @@ static void serve(void)
         if (cmd[0] == OP_STOP)
             break;
         if (cmd[1] >= (uint32_t)(nkinds * senders.n))
-            die("a command for no configuration", 0);
+            bm_die("a command for no configuration", 0);
         if (cmd[0] == OP_STREAM)
             stream((int)cmd[1], cmd[2]);
         else
             burst((int)cmd[1]);
     }
     uint32_t a[2] = {(uint32_t)sent, (uint32_t)(sent >> 32)};
-    check(am_request(ep, 0, H_DONE, a, 2), "am_request (done)");
+    bm_check(am_request(ep, 0, H_DONE, a, 2), "am_request (done)");
 }
 
 /* ---- rank 0, the receiver ---- */
@@ -318,19 +289,12 @@ static void serve(void)
 static void command(uint32_t op, int c, uint32_t n)
 {
     uint32_t a[3] = {op, (uint32_t)c, n};
-    check(am_request(ep, 1, H_CTL, a, 3), "am_request (command)");
-}
-
-static int poll_ep(am_ep_t *e)
-{
-    int n = am_poll(e);
-    check(n, "am_poll");
-    return n;
+    bm_check(am_request(ep, 1, H_CTL, a, 3), "am_request (command)");
 }
 
 static int poll_conf(int c)
 {
-    return poll_ep(rx[c]);
+    return bm_poll(rx[c]);
 }
 
 static void stall(int c, unsigned long want)
@@ -349,8 +313,7 @@ static void await_msgs(int c, unsigned long want)
             since = bm_now_s(), spins = 0;
             continue;
         }
-        relax(&spins);
-        if (spins == 0 && bm_now_s() - since > STALL_S)
+        if (relax(&spins) && bm_now_s() - since > STALL_S)
             stall(c, want);
     }
 }
@@ -362,7 +325,7 @@ static double timed_empty(am_ep_t *e, long n)
     int ran = 0;
     double t0 = now_ns();
     for (long i = 0; i < n; i++)
-        ran += poll_ep(e);
+        ran += bm_poll(e);
     double t = now_ns() - t0 - clk;
     errors += ran;
     return t / (double)n;
@@ -453,7 +416,7 @@ static void name_of(char *buf, size_t n, char tag, unsigned i)
     const char *job = am_ep_name(ep), *dot = strrchr(job, '.');
     int len = snprintf(buf, n, "%.*s.%c%u", (int)(dot ? dot - job : 0), job, tag, i);
     if (!dot || len < 0 || (size_t)len >= n)
-        die("endpoint name too long", 0);
+        bm_die("endpoint name too long", 0);
 }
 
 static void open_receivers(void)
@@ -463,8 +426,8 @@ static void open_receivers(void)
         struct am_ep_opts o = {
             .queue = kind[conf_kind(c)], .max_senders = smax, .long_max = 4096};
         name_of(name, sizeof name, 'r', (unsigned)c);
-        check(am_ep_create(name, &o, &rx[c]), "cannot create a receiver");
-        check(am_set_handler(rx[c], H_MSG, on_msg), "am_set_handler");
+        bm_check(am_ep_create(name, &o, &rx[c]), "cannot create a receiver");
+        bm_check(am_set_handler(rx[c], H_MSG, on_msg), "am_set_handler");
     }
 }
 
@@ -479,12 +442,12 @@ static void open_senders(void)
                            .long_max = 4096};
     for (unsigned j = 0; j < smax; j++) {
         name_of(name, sizeof name, 's', j);
-        check(am_ep_create(name, &o, &tx[j]), "cannot create a sender");
+        bm_check(am_ep_create(name, &o, &tx[j]), "cannot create a sender");
         for (int c = 0; c < nkinds * senders.n; c++) {
             if (conf_senders(c) <= j)
                 continue;
             name_of(name, sizeof name, 'r', (unsigned)c);
-            check(am_ep_map(tx[j], (unsigned)c, name), "cannot map a receiver");
+            bm_check(am_ep_map(tx[j], (unsigned)c, name), "cannot map a receiver");
         }
     }
 }
@@ -493,7 +456,7 @@ static void close_all(void)
 {
     for (unsigned j = 0; rank == 1 && j < smax; j++)
         am_ep_destroy(tx[j]);
-    check(am_barrier(ep), "am_barrier"); /* no sender left */
+    bm_check(am_barrier(ep), "am_barrier"); /* no sender left */
     for (int c = 0; rank == 0 && c < nkinds * senders.n; c++)
         am_ep_destroy(rx[c]);
 }
@@ -504,12 +467,13 @@ static void hello(void)
     int mine = bm_pinned_cpu();
     if (rank == 0) {
         uint32_t a = (uint32_t)(mine + 1);
-        check(am_request(ep, 1, H_HELLO, &a, 1), "am_request (hello)");
+        bm_check(am_request(ep, 1, H_HELLO, &a, 1), "am_request (hello)");
     }
     for (unsigned spins = 0; peer_cpu == -2;)
         if (am_poll(ep) == 0)
             relax(&spins);
-    pinned = mine >= 0 && peer_cpu >= 0 && mine != peer_cpu;
+    pinned = bm_pinned_apart(mine, peer_cpu);
+    yield_after = bm_yield_after(mine, peer_cpu);
 }
 
 /* ---- tables of senders: memory and idle polls ---- */
@@ -522,9 +486,9 @@ static double weigh(const char *k, unsigned s, unsigned i, am_ep_t **m)
     struct am_ep_opts o = {.queue = k, .shm = "posix", .max_senders = s};
     struct stat st;
     name_of(name, sizeof name, 'm', i);
-    check(am_ep_create(name, &o, m), "cannot create an endpoint to weigh");
+    bm_check(am_ep_create(name, &o, m), "cannot create an endpoint to weigh");
     snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
-    check(stat(path, &st) == 0 ? 0 : -errno, "cannot stat the endpoint's segment");
+    bm_check(stat(path, &st) == 0 ? 0 : -errno, "cannot stat the endpoint's segment");
     return (double)st.st_size;
 }
 
@@ -715,11 +679,7 @@ static struct counts parse(int argc, char **argv)
                 usage(stderr, 2);
         } else if (strcmp(o, "--quick") == 0)
             n = (struct counts){2048, 500, 16}, rounds = 3;
-        else if (strcmp(o, "--header") == 0)
-            header = 1;
-        else if (strcmp(o, "--verbose") == 0)
-            verbose = 1;
-        else
+        else if (!bm_common_flag(o, &header, &verbose))
             usage(stderr, 2);
     }
     if (rounds < 1 || rounds >= MAX_ROUNDS)
@@ -735,21 +695,21 @@ int main(int argc, char **argv)
     if (bm_asks_help(argc, argv))
         usage(stdout, 0);
     struct counts n = parse(argc, argv); /* before the job: a bad line leaves no segment */
-    check(am_init(&argc, &argv, &ep), "am_init");
+    ep = bm_am_init("pollcost", &argc, &argv);
     rank = am_rank();
     if (am_nprocs() != 2)
-        die("run me with exactly two ranks (shmamrun -n 2)", 0);
-    check(am_set_handler(ep, H_CTL, on_ctl), "am_set_handler");
-    check(am_set_handler(ep, H_HELLO, on_hello), "am_set_handler");
-    check(am_set_handler(ep, H_HELLO_BACK, on_hello_back), "am_set_handler");
-    check(am_set_handler(ep, H_DONE, on_done), "am_set_handler");
-    calibrate();
+        bm_die("run me with exactly two ranks (shmamrun -n 2)", 0);
+    bm_check(am_set_handler(ep, H_CTL, on_ctl), "am_set_handler");
+    bm_check(am_set_handler(ep, H_HELLO, on_hello), "am_set_handler");
+    bm_check(am_set_handler(ep, H_HELLO_BACK, on_hello_back), "am_set_handler");
+    bm_check(am_set_handler(ep, H_DONE, on_done), "am_set_handler");
+    clk = bm_clock_cost_ns();
     if (rank == 0)
         open_receivers();
-    check(am_barrier(ep), "am_barrier"); /* every receiver exists */
+    bm_check(am_barrier(ep), "am_barrier"); /* every receiver exists */
     if (rank == 1)
         open_senders();
-    check(am_barrier(ep), "am_barrier"); /* every sender is registered */
+    bm_check(am_barrier(ep), "am_barrier"); /* every sender is registered */
     hello();
     int fail = 0;
     if (rank == 0) {
@@ -763,6 +723,6 @@ int main(int argc, char **argv)
         serve();
     }
     close_all();
-    check(am_finalize(ep), "am_finalize");
+    bm_check(am_finalize(ep), "am_finalize");
     return fail;
 }

@@ -122,6 +122,7 @@
 
 #include "shmam.h"
 #include "common/am_algs.h"
+#include "common/am_harness.h"
 #include "common/measure.h"
 #include "common/stat.h"
 
@@ -132,7 +133,6 @@ enum { APP_SLOTS = 64, WINDOW = 64, CREDIT_EVERY = 16, MIN_MSGS = 64 };
 enum { MAX_SIZES = 16, MAX_ROUNDS = 51, MAX_PHASES = 128 };
 enum { OP_RTT, OP_BW, OP_END };                            /* commands */
 enum { TAG_CMD = 32760, TAG_READY, TAG_ACK, TAG_SUMMARY }; /* data tags stay below */
-#define STALL_NS 60000000000LL /* a lost message, not a busy machine */
 
 enum kind { K_INTRA, K_PLAIN, K_CROSS, K_MPI, K_AT_INTRA, K_AT_PLAIN, K_AT_CROSS, NKINDS };
 
@@ -191,77 +191,13 @@ static unsigned long sent_msgs[3], sent_bytes[3], replies;
 static uint32_t expect = 1;
 static unsigned long rx_msgs, rx_bytes, bad_seq, bad_stamp, bad_data, bad_source, bad_place;
 
-static void die(const char *what, int err)
+/* A failure takes the whole job down (bm_on_fail). */
+static void abort_job(void)
 {
     int started = 0;
-    fprintf(stderr, "clumps: rank %d: FAILED: %s%s%s\n", rank, what, err ? ": " : "",
-            err ? am_strerror(err) : "");
-    fflush(stderr);
     MPI_Initialized(&started);
     if (started)
         MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-    if (rc < 0)
-        die(what, rc);
-}
-
-static void on_alarm(int sig)
-{
-    static const char msg[] = "clumps: FAILED: timed out (a message lost?)\n";
-    (void)sig;
-    if (write(2, msg, sizeof msg - 1) < 0)
-        _exit(1);
-    _exit(1);
-}
-
-static inline int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* One wait step toward partner p's messages: pause, and every yield_after[p]
- * empty steps give the CPU away and fail if nothing has moved for STALL_NS
- * (*since: 0 until the first yield). */
-static void relax(int p, unsigned *spins, int64_t *since, const char *what)
-{
-    if (++*spins >= yield_after[p]) {
-        *spins = 0;
-        sched_yield();
-        int64_t t = now_ns();
-        if (!*since)
-            *since = t;
-        else if (t - *since > STALL_NS) {
-            fprintf(stderr, "clumps: rank %d: STALL: nothing for 60 s while %s\n", rank,
-                    what);
-            die("stalled", 0);
-        }
-        return;
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-/* Poll e until *count reaches want (handlers raise it). */
-static void await(am_ep_t *e, int p, const unsigned long *count, unsigned long want,
-                  const char *what)
-{
-    unsigned spins = 0;
-    int64_t since = 0;
-    while (*count < want) {
-        int n = am_poll(e);
-        check(n, "am_poll");
-        if (n == 0)
-            relax(p, &spins, &since, what);
-        else
-            spins = 0, since = 0;
-    }
 }
 
 static size_t round64(size_t n)
@@ -345,7 +281,7 @@ static void check_source(am_token_t *t, unsigned want)
         if (rank != 0)
             bad_source++;
         else
-            die("a reply from the wrong rank", 0);
+            bm_die("a reply from the wrong rank", 0);
     }
 }
 
@@ -353,7 +289,7 @@ static void on_ping(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
 {
     check_source(t, 0);
     arrived(nargs == 1 ? a[0] : 0, 4);
-    check(am_reply(t, H_PONG, a, nargs), "am_reply");
+    bm_check(am_reply(t, H_PONG, a, nargs), "am_reply");
 }
 
 /* (seq, flags): the data is copied out into the ring and its copy's stamps
@@ -380,7 +316,7 @@ static void on_data(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
         bad_stamp += !stamped(to, len, a[0]);
     }
     if (a[1] & F_CREDIT)
-        check(am_reply(t, H_CREDIT, a, 1), "am_reply");
+        bm_check(am_reply(t, H_CREDIT, a, 1), "am_reply");
 }
 
 /* Partner: the next command, waiting in MPI_Test and naps of nap_us. */
@@ -459,8 +395,8 @@ static void serve(void)
         else if (c[C_KIND] == K_MPI)
             mpi_sink((size_t)c[C_BYTES], c[C_COUNT], (int)c[C_FLAGS]);
         else
-            await(ep_of((int)c[C_KIND]), rank, &rx_msgs, due + (unsigned long)c[C_COUNT],
-                  "waiting for a message");
+            bm_await(ep_of((int)c[C_KIND]), yield_after[rank], &rx_msgs,
+                     due + (unsigned long)c[C_COUNT], "waiting for a message");
         due = rx_msgs;
     }
     unsigned long bad = am_ep_bad_packets(ep) + (plain ? am_ep_bad_packets(plain) : 0);
@@ -475,7 +411,7 @@ static void on_pong(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
 {
     check_source(t, (unsigned)cur);
     if (nargs != 1 || a[0] != seq[cur])
-        die("a reply out of sequence", 0);
+        bm_die("a reply out of sequence", 0);
     replies++;
 }
 
@@ -483,7 +419,7 @@ static void on_credit(am_token_t *t, const uint32_t *a, int nargs, void *d, size
 {
     check_source(t, (unsigned)cur);
     if (nargs != 1 || (uint32_t)(a[0] - credited) > (uint32_t)(seq[cur] - credited))
-        die("a credit for a message never sent", 0);
+        bm_die("a credit for a message never sent", 0);
     credited = a[0];
 }
 
@@ -502,8 +438,8 @@ static double am_trips(am_ep_t *e, long n)
     double t0 = bm_now_us();
     for (long i = 0; i < n; i++) {
         uint32_t s = ++seq[cur];
-        check(am_request(e, (unsigned)cur, H_PING, &s, 1), "am_request");
-        await(e, cur, &replies, replies + 1, "waiting for a reply");
+        bm_check(am_request(e, (unsigned)cur, H_PING, &s, 1), "am_request");
+        bm_await(e, yield_after[cur], &replies, replies + 1, "waiting for a reply");
     }
     sent_msgs[cur] += (unsigned long)n, sent_bytes[cur] += 4 * (unsigned long)n;
     return n > 0 ? (bm_now_us() - t0) / (double)n : 0;
@@ -521,7 +457,7 @@ static double mpi_trips(long n)
         MPI_Recv(&in, 1, MPI_UINT32_T, cur, MPI_ANY_TAG, ctl, &st);
         MPI_Get_count(&st, MPI_BYTE, &got);
         if (in != s || got != 4 || st.MPI_TAG != seq_tag(s))
-            die("an MPI echo out of sequence", 0);
+            bm_die("an MPI echo out of sequence", 0);
     }
     sent_msgs[cur] += (unsigned long)n, sent_bytes[cur] += 4 * (unsigned long)n;
     return n > 0 ? (bm_now_us() - t0) / (double)n : 0;
@@ -542,16 +478,9 @@ static double rtt_phase(int k, long w, long n)
 /* Poll e until at most `ahead` messages are beyond the last credit. */
 static void await_credit(am_ep_t *e, uint32_t ahead)
 {
-    unsigned spins = 0;
-    int64_t since = 0;
-    while ((uint32_t)(seq[cur] - credited) > ahead) {
-        int n = am_poll(e);
-        check(n, "am_poll");
-        if (n == 0)
-            relax(cur, &spins, &since, "waiting for a credit");
-        else
-            spins = 0, since = 0;
-    }
+    struct bm_wait w = BM_WAIT(yield_after[cur], "waiting for a credit");
+    while ((uint32_t)(seq[cur] - credited) > ahead)
+        bm_wait_poll(&w, e);
 }
 
 /* Send message a[0] of n bytes at p through e: one-copy (at) into its slot
@@ -560,12 +489,12 @@ static void am_send(am_ep_t *e, int at, const char *p, size_t n, const uint32_t 
 {
     unsigned to = (unsigned)cur;
     if (at)
-        check(am_request_long_at(e, to, H_DATA, p, n, at_off(a[0], n), a, 2),
-              "am_request_long_at");
+        bm_check(am_request_long_at(e, to, H_DATA, p, n, at_off(a[0], n), a, 2),
+                 "am_request_long_at");
     else if (n <= AM_MAX_BULK)
-        check(am_request_bulk(e, to, H_DATA, p, n, a, 2), "am_request_bulk");
+        bm_check(am_request_bulk(e, to, H_DATA, p, n, a, 2), "am_request_bulk");
     else
-        check(am_request_long(e, to, H_DATA, p, n, a, 2), "am_request_long");
+        bm_check(am_request_long(e, to, H_DATA, p, n, a, 2), "am_request_long");
 }
 
 /* A stream of count messages of n bytes through e (at: one-copy);
@@ -581,7 +510,7 @@ static double am_stream(am_ep_t *e, int at, size_t n, long count, int full)
     uint32_t window = at ? at_slots(n) : WINDOW;
     long every = at ? window / 4 : CREDIT_EVERY;
     credited = seq[cur]; /* every earlier message has been taken */
-    int64_t t0 = now_ns();
+    int64_t t0 = bm_now_ns();
     for (long i = 0; i < count; i++) {
         await_credit(e, window - 1);
         uint32_t s = ++seq[cur];
@@ -594,7 +523,7 @@ static double am_stream(am_ep_t *e, int at, size_t n, long count, int full)
     }
     await_credit(e, 0);
     sent_msgs[cur] += (unsigned long)count, sent_bytes[cur] += (unsigned long)count * n;
-    return (double)n * (double)count / ((double)(now_ns() - t0) / 1e3);
+    return (double)n * (double)count / ((double)(bm_now_ns() - t0) / 1e3);
 }
 
 /* osu_bw: count / 64 windows of 64 MPI_Isend of n bytes, each acknowledged;
@@ -605,7 +534,7 @@ static double mpi_stream(size_t n, long count, int full)
         return 0;
     MPI_Request req[WINDOW];
     MPI_Status st[WINDOW];
-    int64_t t0 = now_ns();
+    int64_t t0 = bm_now_ns();
     for (long w = 0; w < count / WINDOW; w++) {
         for (int j = 0; j < WINDOW; j++) {
             uint32_t s = ++seq[cur];
@@ -618,7 +547,7 @@ static double mpi_stream(size_t n, long count, int full)
         MPI_Recv(&ack, 1, MPI_CHAR, cur, TAG_ACK, ctl, MPI_STATUS_IGNORE);
     }
     sent_msgs[cur] += (unsigned long)count, sent_bytes[cur] += (unsigned long)count * n;
-    return (double)n * (double)count / ((double)(now_ns() - t0) / 1e3);
+    return (double)n * (double)count / ((double)(bm_now_ns() - t0) / 1e3);
 }
 
 /* MPI's count: whole windows of 64, at least one. */
@@ -850,11 +779,7 @@ static void parse(int argc, char **argv)
             timeout_s = arg_long(v, 0), i++;
         else if (strcmp(a, "--quick") == 0)
             iters = 20000, warmup = 500, rounds = 3, bytes_per = 8L << 20, max_msgs = 5000;
-        else if (strcmp(a, "--header") == 0)
-            header = 1;
-        else if (strcmp(a, "--verbose") == 0)
-            verbose = 1;
-        else
+        else if (!bm_common_flag(a, &header, &verbose))
             usage(stderr, 2);
     }
     if (rounds >= MAX_ROUNDS || iters < rounds)
@@ -889,18 +814,18 @@ static void make_plain(void)
     snprintf(mine, sizeof mine, "%.*s.p", AM_MAX_NAME - 2, am_ep_name(ep));
     MPI_Allgather(mine, sizeof mine, MPI_CHAR, all, sizeof mine, MPI_CHAR, ctl);
     if (rank < 2) {
-        check(am_ep_create(mine, NULL, &plain), "am_ep_create (plain)");
-        check(am_set_handler(plain, H_PING, on_ping), "am_set_handler");
-        check(am_set_handler(plain, H_PONG, on_pong), "am_set_handler");
-        check(am_set_handler(plain, H_DATA, on_data), "am_set_handler");
-        check(am_set_handler(plain, H_CREDIT, on_credit), "am_set_handler");
+        bm_check(am_ep_create(mine, NULL, &plain), "am_ep_create (plain)");
+        bm_check(am_set_handler(plain, H_PING, on_ping), "am_set_handler");
+        bm_check(am_set_handler(plain, H_PONG, on_pong), "am_set_handler");
+        bm_check(am_set_handler(plain, H_DATA, on_data), "am_set_handler");
+        bm_check(am_set_handler(plain, H_CREDIT, on_credit), "am_set_handler");
         if (strcmp(am_ep_claim(plain), am_ep_claim(ep)) != 0 ||
             strcmp(am_ep_queue(plain), am_ep_queue(ep)) != 0)
-            die("the named endpoint's claim or queue differs from the job's", 0);
+            bm_die("the named endpoint's claim or queue differs from the job's", 0);
     }
     MPI_Barrier(ctl);
     if (rank == 0)
-        check(am_ep_map(plain, 1, all[1]), "am_ep_map (plain)");
+        bm_check(am_ep_map(plain, 1, all[1]), "am_ep_map (plain)");
     MPI_Barrier(ctl);
 }
 
@@ -913,9 +838,7 @@ static void placement(void)
     MPI_Allgather(&cpu, 1, MPI_INT, c, 1, MPI_INT, ctl);
     pinned = c[0] >= 0 && c[1] >= 0 && c[2] >= 0 && c[0] != c[1] && c[0] != c[2];
     for (int p = 1; p <= 2; p++) {
-        int both = c[0] >= 0 && c[p] >= 0;
-        int shared = sysconf(_SC_NPROCESSORS_ONLN) <= 1 || (both && c[0] == c[p]);
-        yield_after[p] = shared ? 1 : both ? 1u << 14 : 256;
+        yield_after[p] = bm_yield_after(c[0], c[p]);
     }
     if (rank == 0 && verbose)
         fprintf(stderr, "clumps: CPUs of ranks 0, 1, 2: %d %d %d (-1: unbound)\n", c[0],
@@ -928,7 +851,7 @@ static void buffers(void)
     size_t stride = round64(sizes[nsizes - 1]);
     app = aligned_alloc(4096, ((APP_SLOTS * stride + 4095) / 4096) * 4096);
     if (!app)
-        die("out of memory for the buffers", 0);
+        bm_die("out of memory for the buffers", 0);
     for (size_t i = 0; i < APP_SLOTS * stride; i++)
         app[i] = (char)(i * 131 + (i >> 12));
 }
@@ -950,17 +873,17 @@ static void at_region_size(void)
 static char *region_of(am_ep_t *e)
 {
     void *base;
-    check(am_region_create(e, region_bytes, &base), "am_region_create");
+    bm_check(am_region_create(e, region_bytes, &base), "am_region_create");
     memset(base, 0, region_bytes);
     return base;
 }
 
 static void handlers(am_ep_t *e)
 {
-    check(am_set_handler(e, H_PING, on_ping), "am_set_handler");
-    check(am_set_handler(e, H_PONG, on_pong), "am_set_handler");
-    check(am_set_handler(e, H_DATA, on_data), "am_set_handler");
-    check(am_set_handler(e, H_CREDIT, on_credit), "am_set_handler");
+    bm_check(am_set_handler(e, H_PING, on_ping), "am_set_handler");
+    bm_check(am_set_handler(e, H_PONG, on_pong), "am_set_handler");
+    bm_check(am_set_handler(e, H_DATA, on_data), "am_set_handler");
+    bm_check(am_set_handler(e, H_CREDIT, on_credit), "am_set_handler");
 }
 
 int main(int argc, char **argv)
@@ -969,12 +892,12 @@ int main(int argc, char **argv)
         usage(stdout, 0);
     parse(argc, argv);
     environment();
-    check(am_init(&argc, &argv, &ep), "am_init");
+    bm_on_fail(abort_job);
+    ep = bm_am_init("clumps", &argc, &argv);
     rank = am_rank();
     if (am_nprocs() != 3)
-        die("run me with exactly three ranks (mpiexec -n 3)", 0);
-    signal(SIGALRM, on_alarm);
-    alarm((unsigned)timeout_s);
+        bm_die("run me with exactly three ranks (mpiexec -n 3)", 0);
+    bm_timeout((unsigned)timeout_s);
     MPI_Comm_dup(MPI_COMM_WORLD, &ctl);
     handlers(ep);
     make_plain();
@@ -997,10 +920,10 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(ctl); /* then the named endpoints go, even after a failed check */
     if (plain)
-        check(am_ep_destroy(plain), "am_ep_destroy (plain)");
+        bm_check(am_ep_destroy(plain), "am_ep_destroy (plain)");
     if (fail)
-        die("a check failed", 0);
+        bm_die("a check failed", 0);
     MPI_Comm_free(&ctl);
-    check(am_finalize(ep), "am_finalize");
+    bm_check(am_finalize(ep), "am_finalize");
     return 0;
 }

@@ -8,7 +8,7 @@
 am_ep_t *bm_am_init(const char *prog, int *argc, char ***argv)
 {
     am_ep_t *ep;
-    bm_setup(prog, -1, NULL);
+    bm_setup(prog, -1);
     bm_check(am_init(argc, argv, &ep), "am_init");
     bm_set_rank(am_rank());
     return ep;

@@ -17,9 +17,14 @@ static int rank = -1;
 static void (*on_fail)(void);
 static char timeout_msg[96]; /* made before the alarm: the handler only writes */
 
-void bm_setup(const char *name, int r, void (*hook)(void))
+void bm_setup(const char *name, int r)
 {
-    prog = name, rank = r, on_fail = hook;
+    prog = name, rank = r;
+}
+
+void bm_on_fail(void (*hook)(void))
+{
+    on_fail = hook;
 }
 
 void bm_set_rank(int r)

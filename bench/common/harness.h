@@ -12,10 +12,13 @@
 #include <time.h>
 
 /* Names this program in every failure: "PROG: rank R: FAILED: ..." (no rank
- * part while rank < 0).  on_fail, if not NULL, runs before the exit (an MPI
- * program's MPI_Abort, so that the whole job goes down). */
-void bm_setup(const char *prog, int rank, void (*on_fail)(void));
+ * part while rank < 0). */
+void bm_setup(const char *prog, int rank);
 void bm_set_rank(int rank);
+
+/* hook, if not NULL, runs before a failure's exit: an MPI program's
+ * MPI_Abort, so that the whole job goes down. */
+void bm_on_fail(void (*hook)(void));
 
 /* Says what failed on stderr and exits 1 (after on_fail). */
 __attribute__((format(printf, 1, 2), noreturn)) void bm_fail(const char *fmt, ...);

@@ -34,8 +34,6 @@
  * the messages of all measured rounds).
  */
 #include <mpi.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,27 +61,6 @@ struct opts {
 static int rank;
 static uint32_t seq;        /* rank 0: messages sent; rank 1: received */
 static unsigned long bytes; /* payload bytes sent / received */
-
-__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "mpi_bw: rank %d: FAILED: ", rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-static void on_alarm(int sig)
-{
-    static const char msg[] = "mpi_bw: FAILED: timed out (a message lost?)\n";
-    (void)sig;
-    if (write(2, msg, sizeof msg - 1) < 0)
-        _exit(1);
-    _exit(1);
-}
 
 static size_t round64(size_t n)
 {
@@ -140,15 +117,15 @@ static void recv_window(unsigned char *buf, size_t n, int full)
         int got;
         MPI_Get_count(&st[j], MPI_BYTE, &got);
         if (st[j].MPI_SOURCE != 0 || st[j].MPI_TAG != seq_tag(s) || (size_t)got != n)
-            fail("message %u: source %d, tag %d, %d bytes", s, st[j].MPI_SOURCE,
-                 st[j].MPI_TAG, got);
+            bm_fail("message %u: source %d, tag %d, %d bytes", s, st[j].MPI_SOURCE,
+                    st[j].MPI_TAG, got);
         memcpy(&a, p, 4);
         memcpy(&b, p + n - 4, 4);
         if (a != s || b != s)
-            fail("message %u carries stamps %u and %u", s, a, b);
+            bm_fail("message %u carries stamps %u and %u", s, a, b);
         for (size_t k = 4; full && k + 4 < n; k++)
             if (p[k] != pattern(s, k))
-                fail("message %u has a wrong byte at %zu", s, k);
+                bm_fail("message %u has a wrong byte at %zu", s, k);
     }
     bytes += (unsigned long)WIN * n;
 }
@@ -239,11 +216,7 @@ static struct opts parse(int argc, char **argv)
             o.timeout = arg_long(v, "--timeout needs an integer >= 0", 0), i++;
         else if (strcmp(a, "--quick") == 0)
             o.bytes = 8L << 20, o.max_msgs = 5000, o.rounds = 3;
-        else if (strcmp(a, "--header") == 0)
-            o.header = 1;
-        else if (strcmp(a, "--verbose") == 0)
-            o.verbose = 1;
-        else
+        else if (!bm_common_flag(a, &o.header, &o.verbose))
             bad_usage("unknown option");
     }
     if (o.rounds > MAX_ROUNDS)
@@ -273,27 +246,17 @@ int main(int argc, char **argv)
     if (bm_asks_help(argc, argv))
         usage(stdout, 0);
     int procs;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &procs);
+    rank = mpi_start("mpi_bw", &argc, &argv, &procs);
     struct opts o = parse(argc, argv);
-    if (procs != 2) {
-        if (rank == 0)
-            fprintf(stderr, "mpi_bw: run me with exactly two ranks (mpiexec -n 2)\n");
-        MPI_Finalize();
-        return 2;
-    }
-    signal(SIGALRM, on_alarm);
-    alarm((unsigned)o.timeout);
+    mpi_need_two("mpi_bw", rank, procs);
+    bm_timeout((unsigned)o.timeout);
 
-    int cpu = bm_pinned_cpu(), cpus[2];
-    MPI_Allgather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, MPI_COMM_WORLD);
-    int pinned = cpus[0] >= 0 && cpus[1] >= 0 && cpus[0] != cpus[1];
+    int pinned = mpi_pinned_pair();
     size_t stride = round64(o.sizes[o.nsizes - 1]);
     unsigned char *buf = aligned_alloc(4096, ((WIN * stride + 4095) / 4096) * 4096);
     static double res[MAX_SIZES][MAX_ROUNDS];
     if (!buf)
-        fail("out of memory");
+        bm_fail("out of memory");
     for (size_t i = 0; i < WIN * stride; i++) /* every page mapped before timing */
         buf[i] = (unsigned char)(i * 131 + (i >> 12));
 
@@ -317,8 +280,8 @@ int main(int argc, char **argv)
         MPI_Recv(got, 2, MPI_UNSIGNED_LONG, 1, TAG_SUMMARY, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
         if (got[0] != totals[0] || got[1] != totals[1])
-            fail("sent %lu messages (%lu bytes), rank 1 received %lu (%lu bytes)",
-                 totals[0], totals[1], got[0], got[1]);
+            bm_fail("sent %lu messages (%lu bytes), rank 1 received %lu (%lu bytes)",
+                    totals[0], totals[1], got[0], got[1]);
         report(&o, pinned, res);
     }
     free(buf);

@@ -64,8 +64,6 @@
  * --quick: N = 10000, K = 10.
  */
 #include <mpi.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,28 +96,6 @@ static int rank;
 static uint32_t seq;        /* rank 0: messages sent; rank 1: messages received */
 static unsigned long bytes; /* rank 0: payload bytes sent; rank 1: received */
 
-/* A failed check: say so on stderr and take the whole job down. */
-__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "mpi_pingpong: rank %d: FAILED: ", rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-static void on_alarm(int sig)
-{
-    static const char msg[] = "mpi_pingpong: FAILED: timed out (a message lost?)\n";
-    (void)sig;
-    if (write(2, msg, sizeof msg - 1) < 0)
-        _exit(1);
-    _exit(1);
-}
-
 /* Word k of message s: what the sender writes and the receiver expects. */
 static uint32_t word(uint32_t s, int k)
 {
@@ -137,9 +113,10 @@ static void check_status(const MPI_Status *st, uint32_t s, int len)
     int got;
     MPI_Get_count(st, MPI_BYTE, &got);
     if (st->MPI_SOURCE != 1 - rank || st->MPI_TAG != seq_tag(s))
-        fail("message %u arrived from rank %d with tag %d", s, st->MPI_SOURCE, st->MPI_TAG);
+        bm_fail("message %u arrived from rank %d with tag %d", s, st->MPI_SOURCE,
+                st->MPI_TAG);
     if (got != len)
-        fail("message %u of %d bytes arrived with %d", s, len, got);
+        bm_fail("message %u of %d bytes arrived with %d", s, len, got);
 }
 
 /* Rank 0: n round trips of `words` words; returns microseconds per trip. */
@@ -156,7 +133,7 @@ static double rtt_trips(long n, int words)
         MPI_Recv(in, words, MPI_UINT32_T, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
         check_status(&st, s, 4 * words);
         if (words && memcmp(in, out, 4 * (size_t)words) != 0)
-            fail("round trip %u came back with word 0 = %u", s, in[0]);
+            bm_fail("round trip %u came back with word 0 = %u", s, in[0]);
         bytes += 4 * (unsigned long)words;
     }
     return (bm_now_us() - t0) / (double)n;
@@ -174,7 +151,7 @@ static void rtt_serve(long n, int words)
         check_status(&st, s, 4 * words);
         for (int k = 0; k < words; k++)
             if (in[k] != word(s, k))
-                fail("message %u has a wrong word %d", s, k);
+                bm_fail("message %u has a wrong word %d", s, k);
         bytes += 4 * (unsigned long)words;
         MPI_Send(in, words, MPI_UINT32_T, 0, seq_tag(s), MPI_COMM_WORLD);
     }
@@ -193,7 +170,7 @@ static int reply_arrived(MPI_Request *req, const uint32_t *in, uint32_t s, int b
     if (done) {
         check_status(&st, s, 4);
         if (*in != s)
-            fail("the reply to request %u carries %u", s, *in);
+            bm_fail("the reply to request %u carries %u", s, *in);
     }
     return done;
 }
@@ -263,11 +240,11 @@ static void recv_window(unsigned char *buf, int size, int full)
         check_status(&st[j], s, size);
         memcpy(&got, p, 4);
         if (got != s)
-            fail("message %u carries sequence number %u", s, got);
+            bm_fail("message %u carries sequence number %u", s, got);
         if (full)
             for (int b = 4; b < size; b++)
                 if (p[b] != (unsigned char)(word(s, b % 8) >> (b % 4 * 8)))
-                    fail("message %u has a wrong byte at %d", s, b);
+                    bm_fail("message %u has a wrong byte at %d", s, b);
     }
     bytes += (unsigned long)WIN * (unsigned long)size;
 }
@@ -284,7 +261,7 @@ static void wait_ack(void)
     MPI_Recv(NULL, 0, MPI_BYTE, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
     MPI_Get_count(&st, MPI_BYTE, &n);
     if (st.MPI_TAG != TAG_ACK || n != 0)
-        fail("expected an ack, got tag %d with %d bytes", st.MPI_TAG, n);
+        bm_fail("expected an ack, got tag %d with %d bytes", st.MPI_TAG, n);
 }
 
 /* Rank 0: a flood of `windows` windows of one-word messages and the final
@@ -403,11 +380,7 @@ static struct opts parse(int argc, char **argv)
             o.windows = arg_long(argv[++i], "--windows needs an integer >= 1", 1);
         else if (strcmp(argv[i], "--timeout") == 0)
             o.timeout = arg_long(argv[++i], "--timeout needs an integer >= 0", 0);
-        else if (strcmp(argv[i], "--header") == 0)
-            o.header = 1;
-        else if (strcmp(argv[i], "--verbose") == 0)
-            o.verbose = 1;
-        else
+        else if (!bm_common_flag(argv[i], &o.header, &o.verbose))
             bad_usage("unknown option");
     }
     if (o.rounds > MAX_ROUNDS || o.iters / o.rounds < WIN)
@@ -445,27 +418,17 @@ int main(int argc, char **argv)
     if (bm_asks_help(argc, argv))
         usage(stdout, 0);
     int procs;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &procs);
+    rank = mpi_start("mpi_pingpong", &argc, &argv, &procs);
     struct opts o = parse(argc, argv);
-    if (procs != 2) {
-        if (rank == 0)
-            fprintf(stderr, "mpi_pingpong: run me with exactly two ranks (mpiexec -n 2)\n");
-        MPI_Finalize();
-        return 2;
-    }
-    signal(SIGALRM, on_alarm);
-    alarm((unsigned)o.timeout);
+    mpi_need_two("mpi_pingpong", rank, procs);
+    bm_timeout((unsigned)o.timeout);
 
-    int cpu = bm_pinned_cpu(), cpus[2];
-    MPI_Allgather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, MPI_COMM_WORLD);
-    int pinned = cpus[0] >= 0 && cpus[1] >= 0 && cpus[0] != cpus[1];
+    int pinned = mpi_pinned_pair();
     long n = o.iters / o.rounds;
     unsigned char *buf = calloc(WIN, MAX_SIZE);
     static double res[N_KINDS][MAX_ROUNDS];
     if (!buf)
-        fail("out of memory");
+        bm_fail("out of memory");
 
     /* Round -1 is the warm-up; then the kinds of round r in ABBA order. */
     MPI_Barrier(MPI_COMM_WORLD);
@@ -486,12 +449,12 @@ int main(int argc, char **argv)
         MPI_Recv(got, 2, MPI_UNSIGNED_LONG, 1, TAG_SUMMARY, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
         if (got[0] != totals[0] || got[1] != totals[1])
-            fail("sent %lu messages (%lu bytes), rank 1 received %lu (%lu bytes)",
-                 totals[0], totals[1], got[0], got[1]);
+            bm_fail("sent %lu messages (%lu bytes), rank 1 received %lu (%lu bytes)",
+                    totals[0], totals[1], got[0], got[1]);
         for (int k = 0; k < N_KINDS; k++)
             for (long r = 0; r < o.rounds; r++)
                 if (!(res[k][r] > 0))
-                    fail("kind %d has no figure in round %ld", k, r);
+                    bm_fail("kind %d has no figure in round %ld", k, r);
         report(&o, pinned, res);
     }
     free(buf);

@@ -58,8 +58,6 @@
  */
 #include <mpi.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,28 +89,6 @@ struct run {
 };
 
 static int rank;
-
-/* A failed check: say so on stderr and take the whole job down. */
-__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "mpi_stress: rank %d: FAILED: ", rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-static void on_alarm(int sig)
-{
-    static const char msg[] = "mpi_stress: FAILED: timed out\n";
-    (void)sig;
-    if (write(2, msg, sizeof msg - 1) < 0)
-        _exit(1);
-    _exit(1);
-}
 
 /* The integer writer w sends as its message number s. */
 static uint32_t value(int w, uint32_t s)
@@ -211,7 +187,7 @@ static struct run read_run(double t0, long total, int writers, int yield)
     double t_last = t0;
     int n_ended = 0;
     if (!next || !ended)
-        fail("out of memory");
+        bm_fail("out of memory");
     while (n_ended < writers) {
         uint32_t msg[2];
         MPI_Status st;
@@ -220,21 +196,21 @@ static struct run read_run(double t0, long total, int writers, int yield)
         MPI_Get_count(&st, MPI_UINT32_T, &n);
         w = st.MPI_SOURCE;
         if (w < 1 || w > writers || ended[w])
-            fail("a message from rank %d, which is no writer or has ended", w);
+            bm_fail("a message from rank %d, which is no writer or has ended", w);
         if (st.MPI_TAG == TAG_END && n == 1) {
             if (msg[0] != next[w] || (total && next[w] != share(total, writers, w)))
-                fail("writer %d ended after %u integers, rank 0 received %u", w, msg[0],
-                     next[w]);
+                bm_fail("writer %d ended after %u integers, rank 0 received %u", w, msg[0],
+                        next[w]);
             ended[w] = 1;
             if (n_ended++ == 0 && !total)
                 t_last = bm_now_s(); /* in case no integer follows */
             continue;
         }
         if (st.MPI_TAG != TAG_DATA || n != 2)
-            fail("writer %d: a message with tag %d and %d words", w, st.MPI_TAG, n);
+            bm_fail("writer %d: a message with tag %d and %d words", w, st.MPI_TAG, n);
         if (msg[0] != next[w] || msg[1] != value(w, msg[0]))
-            fail("writer %d: expected integer %u, got number %u with value %u", w, next[w],
-                 msg[0], msg[1]);
+            bm_fail("writer %d: expected integer %u, got number %u with value %u", w,
+                    next[w], msg[0], msg[1]);
         next[w]++;
         sum += msg[1];
         r.delivered++;
@@ -248,8 +224,8 @@ static struct run read_run(double t0, long total, int writers, int yield)
         r.most = next[w] > r.most ? next[w] : r.most;
     }
     if (sum != want)
-        fail("sum of the values received %llu, sent %llu", (unsigned long long)sum,
-             (unsigned long long)want);
+        bm_fail("sum of the values received %llu, sent %llu", (unsigned long long)sum,
+                (unsigned long long)want);
     r.elapsed = t_last - t0;
     free(next);
     free(ended);
@@ -325,11 +301,7 @@ static struct opts parse(int argc, char **argv)
             o.timeout = arg_long(argv[++i], "--timeout needs an integer >= 0", 0, 1 << 30);
         } else if (strcmp(argv[i], "--yield") == 0) {
             o.yield = 1;
-        } else if (strcmp(argv[i], "--header") == 0) {
-            o.header = 1;
-        } else if (strcmp(argv[i], "--verbose") == 0) {
-            o.verbose = 1;
-        } else {
+        } else if (!bm_common_flag(argv[i], &o.header, &o.verbose)) {
             bad_usage("unknown option");
         }
     }
@@ -348,8 +320,8 @@ static void report(const struct opts *o, const struct run *runs, int procs, int 
     int n = o->repeat;
     for (int i = 0; i < n; i++) {
         if (runs[i].delivered == 0 || !(runs[i].elapsed > 0))
-            fail("run %d delivered %ld integers in %g s", i, runs[i].delivered,
-                 runs[i].elapsed);
+            bm_fail("run %d delivered %ld integers in %g s", i, runs[i].delivered,
+                    runs[i].elapsed);
         secs[i] = runs[i].elapsed;
         got[i] = (double)runs[i].delivered;
         per[i] = secs[i] / got[i] * 1e6;
@@ -373,14 +345,11 @@ int main(int argc, char **argv)
     if (bm_asks_help(argc, argv))
         usage(stdout, 0);
     int procs;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &procs);
+    rank = mpi_start("mpi_stress", &argc, &argv, &procs);
     struct opts o = parse(argc, argv);
     if (procs < 2)
         bad_usage("needs at least one writer (mpiexec -n 2 or more)");
-    signal(SIGALRM, on_alarm);
-    alarm((unsigned)o.timeout);
+    bm_timeout((unsigned)o.timeout);
 
     int writers = procs - 1, single = bm_pinned_cpu() >= 0, pinned;
     MPI_Allreduce(&single, &pinned, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -521,30 +521,10 @@ static int verify(void)
     return 1;
 }
 
-/* Create (rank 0) or open (rank 1) the raw segment, unlinking it once both
- * have it mapped, so that its name never outlives this function. */
+/* The raw segment: the shared part, then the ring (bm_raw_segment). */
 static void map_shared(void)
 {
-    char name[96];
-    const char *job = getenv("SHMAM_JOB");
-    size_t len = RING_OFF + RAW_SLOTS * raw_stride;
-    snprintf(name, sizeof name, "/shmam-%s.bw", job ? job : "nojob");
-    int fd = -1;
-    if (rank == 0) {
-        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0 || ftruncate(fd, (off_t)len) != 0)
-            bm_die("cannot create the raw segment", -errno);
-    }
-    bm_check(am_barrier(ep), "am_barrier");
-    if (rank == 1 && (fd = shm_open(name, O_RDWR, 0)) < 0)
-        bm_die("cannot open the raw segment", -errno);
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED)
-        bm_die("cannot map the raw segment", -errno);
-    close(fd);
-    bm_check(am_barrier(ep), "am_barrier");
-    if (rank == 0 && shm_unlink(name) != 0)
-        bm_die("cannot unlink the raw segment", -errno);
+    void *p = bm_raw_segment(ep, "bw", RING_OFF + RAW_SLOTS * raw_stride);
     sh = p;
     ring = (char *)p + RING_OFF;
 }
@@ -568,18 +548,10 @@ static void usage(FILE *f, int status)
     exit(status);
 }
 
-static long arg_long(const char *s, long min)
+/* A bad command line (bm_opt_long, bm_opt_sizes). */
+static void bad_line(void)
 {
-    long v;
-    if (bm_arg_long(s, min, &v) < 0)
-        usage(stderr, 2);
-    return v;
-}
-
-static void parse_sizes(const char *s)
-{
-    if ((nsizes = bm_parse_sizes(s, sizes, MAX_SIZES)) < 0)
-        usage(stderr, 2);
+    usage(stderr, 2);
 }
 
 static void parse(int argc, char **argv)
@@ -587,15 +559,15 @@ static void parse(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--sizes") == 0 && v)
-            parse_sizes(v), i++;
+            nsizes = bm_opt_sizes(v, sizes, MAX_SIZES, bad_line), i++;
         else if (strcmp(a, "--bytes") == 0)
-            bytes_per = arg_long(v, 1), i++;
+            bytes_per = bm_opt_long(v, 1, bad_line), i++;
         else if (strcmp(a, "--max-msgs") == 0)
-            max_msgs = arg_long(v, MIN_MSGS), i++;
+            max_msgs = bm_opt_long(v, MIN_MSGS, bad_line), i++;
         else if (strcmp(a, "--rounds") == 0)
-            rounds = arg_long(v, 1), i++;
+            rounds = bm_opt_long(v, 1, bad_line), i++;
         else if (strcmp(a, "--corrupt") == 0)
-            corrupt = arg_long(v, 0), i++;
+            corrupt = bm_opt_long(v, 0, bad_line), i++;
         else if (strcmp(a, "--quick") == 0)
             bytes_per = 8L << 20, max_msgs = 5000, rounds = 3;
         else if (!bm_common_flag(a, &header, &verbose))

@@ -743,18 +743,10 @@ static void usage(FILE *f, int status)
     exit(status);
 }
 
-static long arg_long(const char *s, long min)
+/* A bad command line (bm_opt_long, bm_opt_sizes). */
+static void bad_line(void)
 {
-    long v;
-    if (bm_arg_long(s, min, &v) < 0)
-        usage(stderr, 2);
-    return v;
-}
-
-static void parse_sizes(const char *s)
-{
-    if ((nsizes = bm_parse_sizes(s, sizes, MAX_SIZES)) < 0)
-        usage(stderr, 2);
+    usage(stderr, 2);
 }
 
 static void parse(int argc, char **argv)
@@ -762,21 +754,21 @@ static void parse(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--iters") == 0)
-            iters = arg_long(v, 1), i++;
+            iters = bm_opt_long(v, 1, bad_line), i++;
         else if (strcmp(a, "--warmup") == 0)
-            warmup = arg_long(v, 0), i++;
+            warmup = bm_opt_long(v, 0, bad_line), i++;
         else if (strcmp(a, "--rounds") == 0)
-            rounds = arg_long(v, 1), i++;
+            rounds = bm_opt_long(v, 1, bad_line), i++;
         else if (strcmp(a, "--sizes") == 0)
-            parse_sizes(v), i++;
+            nsizes = bm_opt_sizes(v, sizes, MAX_SIZES, bad_line), i++;
         else if (strcmp(a, "--bytes") == 0)
-            bytes_per = arg_long(v, 1), i++;
+            bytes_per = bm_opt_long(v, 1, bad_line), i++;
         else if (strcmp(a, "--max-msgs") == 0)
-            max_msgs = arg_long(v, MIN_MSGS), i++;
+            max_msgs = bm_opt_long(v, MIN_MSGS, bad_line), i++;
         else if (strcmp(a, "--nap-us") == 0)
-            nap_us = arg_long(v, 1), i++;
+            nap_us = bm_opt_long(v, 1, bad_line), i++;
         else if (strcmp(a, "--timeout") == 0)
-            timeout_s = arg_long(v, 0), i++;
+            timeout_s = bm_opt_long(v, 0, bad_line), i++;
         else if (strcmp(a, "--quick") == 0)
             iters = 20000, warmup = 500, rounds = 3, bytes_per = 8L << 20, max_msgs = 5000;
         else if (!bm_common_flag(a, &header, &verbose))

@@ -70,6 +70,7 @@
 #include "heap.h"
 #include "common/place.h"
 #include "common/heapmix.h"
+#include "common/harness.h"
 #include "common/measure.h"
 #include "common/stat.h"
 
@@ -386,28 +387,10 @@ static void usage(FILE *f, int status)
     exit(status);
 }
 
-static long number(const char *s, long lo, long hi)
+/* A bad command line (bm_opt_range). */
+static void bad_line(void)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        usage(stderr, 2);
-    return v;
-}
-
-static void parse_procs(struct opts *o, const char *s)
-{
-    char *end;
-    o->nprocs = 0;
-    while (*s && o->nprocs < MAX_P) {
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > HM_MAX_PROCS || (*end && *end != ','))
-            usage(stderr, 2);
-        o->procs[o->nprocs++] = (unsigned)v;
-        s = *end ? end + 1 : end;
-    }
-    if (o->nprocs == 0)
-        usage(stderr, 2);
+    usage(stderr, 2);
 }
 
 /* build/bench/heap_boost beside this program, or NULL if it is not there. */
@@ -417,29 +400,26 @@ static struct opts parse(int argc, char **argv)
                      64,           32u << 20, 12345, 0, bm_program_beside("heap_boost")};
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--procs") == 0 && next)
-            parse_procs(&o, argv[++i]);
-        else if (strcmp(argv[i], "--ops") == 0 && next)
-            o.ops = number(argv[++i], 1, 1L << 40);
+        if (strcmp(argv[i], "--procs") == 0 && next) {
+            if ((o.nprocs = bm_parse_counts(argv[++i], o.procs, MAX_P, 1, HM_MAX_PROCS)) <
+                0)
+                usage(stderr, 2);
+        } else if (strcmp(argv[i], "--ops") == 0 && next)
+            o.ops = bm_opt_range(argv[++i], 1, 1L << 40, bad_line);
         else if (strcmp(argv[i], "--rounds") == 0 && next)
-            o.rounds = (int)number(argv[++i], 1, MAX_ROUNDS);
+            o.rounds = (int)bm_opt_range(argv[++i], 1, MAX_ROUNDS, bad_line);
         else if (strcmp(argv[i], "--window") == 0 && next)
-            o.window = (unsigned)number(argv[++i], 1, HM_MAX_WINDOW);
+            o.window = (unsigned)bm_opt_range(argv[++i], 1, HM_MAX_WINDOW, bad_line);
         else if (strcmp(argv[i], "--mbytes") == 0 && next)
-            o.bytes = (size_t)number(argv[++i], 1, 1 << 16) << 20;
+            o.bytes = (size_t)bm_opt_range(argv[++i], 1, 1 << 16, bad_line) << 20;
         else if (strcmp(argv[i], "--seed") == 0 && next)
-            o.seed = (uint64_t)number(argv[++i], 0, 1L << 62);
+            o.seed = (uint64_t)bm_opt_range(argv[++i], 0, 1L << 62, bad_line);
         else if (strcmp(argv[i], "--shift") == 0 && next)
-            o.shift = (uint64_t)number(argv[++i], 0, 1L << 40);
+            o.shift = (uint64_t)bm_opt_range(argv[++i], 0, 1L << 40, bad_line);
         else if (strcmp(argv[i], "--quick") == 0)
             o.ops = 20000, o.rounds = 3;
-        else if (strcmp(argv[i], "--boost") == 0 && next)
-            o.boost = argv[++i];
-        else if (strcmp(argv[i], "--no-boost") == 0)
-            o.boost = NULL;
-        else if (strcmp(argv[i], "--header") == 0)
-            o.header = 1;
-        else
+        else if (!bm_baseline_flag(argc, argv, &i, &o.boost) &&
+                 !bm_common_flag(argv[i], &o.header, NULL))
             usage(stderr, 2);
     }
     return o;

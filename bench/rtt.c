@@ -362,30 +362,10 @@ static double self_trips(am_ep_t *e, long n)
     return n > 0 ? (bm_now_us() - t0) / (double)n : 0.0;
 }
 
-/* Create (rank 0) or open (rank 1) the raw segment, unlinking it once both
- * have it mapped, so that its name never outlives this function. */
+/* The raw segment, "/shmam-JOB.rtt" (bm_raw_segment). */
 static struct raw *raw_map(void)
 {
-    char name[80];
-    const char *job = getenv("SHMAM_JOB");
-    snprintf(name, sizeof name, "/shmam-%s.rtt", job ? job : "nojob");
-    int fd = -1;
-    if (rank == 0) {
-        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0 || ftruncate(fd, sizeof(struct raw)) != 0)
-            bm_die("cannot create the raw segment", -errno);
-    }
-    bm_check(am_barrier(ep), "am_barrier");
-    if (rank == 1 && (fd = shm_open(name, O_RDWR, 0)) < 0)
-        bm_die("cannot open the raw segment", -errno);
-    void *p = mmap(NULL, sizeof(struct raw), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED)
-        bm_die("cannot map the raw segment", -errno);
-    close(fd);
-    bm_check(am_barrier(ep), "am_barrier");
-    if (rank == 0 && shm_unlink(name) != 0)
-        bm_die("cannot unlink the raw segment", -errno);
-    return p;
+    return bm_raw_segment(ep, "rtt", sizeof(struct raw));
 }
 
 /* Prints the usage to f and exits with status: stdout and 0 for --help,

@@ -78,6 +78,7 @@
 
 #include "spsc.h"
 #include "common/place.h"
+#include "common/harness.h"
 #include "common/measure.h"
 #include "common/stat.h"
 
@@ -422,13 +423,10 @@ static void usage(FILE *f, int status)
     exit(status);
 }
 
-static long number(const char *s, long lo, long hi)
+/* A bad command line (bm_opt_range). */
+static void bad_line(void)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        usage(stderr, 2);
-    return v;
+    usage(stderr, 2);
 }
 
 /* build/bench/spsc_boost beside this program, or NULL if it is not there. */
@@ -438,27 +436,22 @@ static struct opts parse(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--items") == 0 && next)
-            o.items = number(argv[++i], 1, 1L << 40);
+            o.items = bm_opt_range(argv[++i], 1, 1L << 40, bad_line);
         else if (strcmp(argv[i], "--rtts") == 0 && next)
-            o.rtts = number(argv[++i], 1, 1L << 40);
+            o.rtts = bm_opt_range(argv[++i], 1, 1L << 40, bad_line);
         else if (strcmp(argv[i], "--slots") == 0 && next) {
-            long s = number(argv[++i], 2, 1L << AM_SPSC_MAX_SHIFT);
+            long s = bm_opt_range(argv[++i], 2, 1L << AM_SPSC_MAX_SHIFT, bad_line);
             if (s & (s - 1))
                 usage(stderr, 2);
             o.shift = (unsigned)__builtin_ctzl((unsigned long)s);
         } else if (strcmp(argv[i], "--rounds") == 0 && next)
-            o.rounds = (int)number(argv[++i], 1, MAX_ROUNDS);
+            o.rounds = (int)bm_opt_range(argv[++i], 1, MAX_ROUNDS, bad_line);
         else if (strcmp(argv[i], "--quick") == 0)
             o.items = 10000000L, o.rtts = 100000L, o.rounds = 3;
         else if (strcmp(argv[i], "--kinds") == 0 && next && strlen(next) < sizeof o.kinds)
             strcpy(o.kinds, argv[++i]);
-        else if (strcmp(argv[i], "--boost") == 0 && next)
-            o.boost = argv[++i];
-        else if (strcmp(argv[i], "--no-boost") == 0)
-            o.boost = NULL;
-        else if (strcmp(argv[i], "--header") == 0)
-            o.header = 1;
-        else
+        else if (!bm_baseline_flag(argc, argv, &i, &o.boost) &&
+                 !bm_common_flag(argv[i], &o.header, NULL))
             usage(stderr, 2);
     }
     return o;

@@ -1,6 +1,11 @@
 /*
  * am_harness.c - the shmam side of the harness (see am_harness.h).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/am_harness.h"
@@ -48,4 +53,28 @@ unsigned long bm_bad_packets(const am_ep_t *job, const struct bm_algs *a)
     for (int i = 0; a && i < a->n; i++)
         bad += am_ep_bad_packets(a->ep[i]);
     return bad;
+}
+
+void *bm_raw_segment(am_ep_t *job, const char *what, size_t len)
+{
+    char name[96];
+    const char *id = getenv("SHMAM_JOB");
+    int rank = am_rank(), fd = -1;
+    snprintf(name, sizeof name, "/shmam-%s.%s", id ? id : "nojob", what);
+    if (rank == 0) {
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0 || ftruncate(fd, (off_t)len) != 0)
+            bm_die("cannot create the raw segment", -errno);
+    }
+    bm_check(am_barrier(job), "am_barrier");
+    if (rank == 1 && (fd = shm_open(name, O_RDWR, 0)) < 0)
+        bm_die("cannot open the raw segment", -errno);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        bm_die("cannot map the raw segment", -errno);
+    close(fd);
+    bm_check(am_barrier(job), "am_barrier");
+    if (rank == 0 && shm_unlink(name) != 0)
+        bm_die("cannot unlink the raw segment", -errno);
+    return p;
 }

@@ -111,6 +111,12 @@ static inline int bm_wait_poll(struct bm_wait *w, am_ep_t *e)
 void bm_await(am_ep_t *e, unsigned yield_after, const unsigned long *count,
               unsigned long want, const char *what);
 
+/* Collective over a job of two (job: its endpoint): the raw segment
+ * "/shmam-JOB.<what>" of len bytes, zeroed, created by rank 0 and opened by
+ * rank 1 between barriers, and unlinked by rank 0 once both have it mapped,
+ * so that its name never outlives this call.  Its mapping (len bytes). */
+void *bm_raw_segment(am_ep_t *job, const char *what, size_t len);
+
 /* Corrupt packets dropped by the endpoints of a (and by job, if not NULL). */
 unsigned long bm_bad_packets(const am_ep_t *job, const struct bm_algs *a);
 

@@ -2,6 +2,7 @@
  * measure.c - clocks, medians, pinning and --help for the benchmarks (see
  * measure.h).
  */
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,19 @@ const char *bm_program_beside(const char *name)
     return access(path, X_OK) == 0 ? path : NULL;
 }
 
+int bm_baseline_flag(int argc, char **argv, int *i, const char **path)
+{
+    if (strcmp(argv[*i], "--boost") == 0 && *i + 1 < argc) {
+        *path = argv[++*i];
+        return 1;
+    }
+    if (strcmp(argv[*i], "--no-boost") == 0) {
+        *path = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 int bm_arg_long(const char *s, long min, long *v)
 {
     char *end;
@@ -103,4 +117,25 @@ int bm_parse_counts(const char *s, unsigned *v, int max, unsigned lo, unsigned h
         p = *end ? end + 1 : end;
     }
     return n ? n : -1;
+}
+
+long bm_opt_long(const char *s, long min, void (*bad)(void))
+{
+    return bm_opt_range(s, min, LONG_MAX, bad);
+}
+
+long bm_opt_range(const char *s, long lo, long hi, void (*bad)(void))
+{
+    long v = 0;
+    if (bm_arg_long(s, lo, &v) < 0 || v > hi)
+        bad();
+    return v;
+}
+
+int bm_opt_sizes(const char *s, size_t *sizes, int max, void (*bad)(void))
+{
+    int n = bm_parse_sizes(s, sizes, max);
+    if (n < 0)
+        bad();
+    return n;
 }

@@ -35,6 +35,12 @@ int bm_asks_help(int argc, char **argv);
 int bm_arg_long(const char *s, long min, long *v);
 int bm_parse_sizes(const char *s, size_t *sizes, int max);
 
+/* The same for an option's value: on a bad one, bad() (which exits: a
+ * program's usage on stderr, status 2). */
+long bm_opt_long(const char *s, long min, void (*bad)(void));
+long bm_opt_range(const char *s, long lo, long hi, void (*bad)(void));
+int bm_opt_sizes(const char *s, size_t *sizes, int max, void (*bad)(void));
+
 /* s as a comma-separated list of whole numbers lo..hi, at most max of them,
  * into v[]; their count, or -1 (also for an empty list). */
 int bm_parse_counts(const char *s, unsigned *v, int max, unsigned lo, unsigned hi);
@@ -43,5 +49,9 @@ int bm_parse_counts(const char *s, unsigned *v, int max, unsigned lo, unsigned h
  * if it is an executable file there (a benchmark's baseline built beside it),
  * else NULL.  The string is static: the next call overwrites it. */
 const char *bm_program_beside(const char *name);
+
+/* Is argv[*i] a baseline's flag: "--boost PATH" (*path = PATH, *i moves on
+ * past it) or "--no-boost" (*path = NULL)?  1 if it was one, else 0. */
+int bm_baseline_flag(int argc, char **argv, int *i, const char **path);
 
 #endif

@@ -33,6 +33,7 @@
  * Rows: mpi_bw,mpich,-,2,PINNED,ITERS,mpi_bw_MBps_<n>,VALUE,MB/s,LO-HI (iters:
  * the messages of all measured rounds).
  */
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -171,28 +172,11 @@ static const char usage_text[] =
     "  lowest-highest round.  Defaults: sizes 64 B .. 4 MB, B = 32 MB, M = 20000;\n"
     "  --quick: B = 8 MB, M = 5000, R = 3.\n";
 
-static void usage(FILE *f, int status)
-{
-    mpi_usage(rank, f, status, usage_text);
-}
-
-static void bad_usage(const char *why)
-{
-    mpi_bad_usage(rank, "mpi_bw", why, usage_text);
-}
-
-static long arg_long(const char *s, const char *why, long min)
-{
-    long v;
-    if (bm_arg_long(s, min, &v) < 0)
-        bad_usage(why);
-    return v;
-}
-
 static void parse_sizes(struct opts *o, const char *s)
 {
     if ((o->nsizes = bm_parse_sizes(s, o->sizes, MAX_SIZES)) < 0)
-        bad_usage("--sizes needs 1 to 16 ascending sizes of 8 B .. 1 GB, comma-separated");
+        mpi_bad_usage(
+            "--sizes needs 1 to 16 ascending sizes of 8 B .. 1 GB, comma-separated");
 }
 
 static struct opts parse(int argc, char **argv)
@@ -207,20 +191,23 @@ static struct opts parse(int argc, char **argv)
         if (strcmp(a, "--sizes") == 0)
             parse_sizes(&o, v), i++;
         else if (strcmp(a, "--bytes") == 0)
-            o.bytes = arg_long(v, "--bytes needs an integer >= 1", 1), i++;
+            o.bytes = mpi_arg_long(v, "--bytes needs an integer >= 1", 1, LONG_MAX), i++;
         else if (strcmp(a, "--max-msgs") == 0)
-            o.max_msgs = arg_long(v, "--max-msgs needs an integer >= 64", MIN_MSGS), i++;
+            o.max_msgs =
+                mpi_arg_long(v, "--max-msgs needs an integer >= 64", MIN_MSGS, LONG_MAX),
+            i++;
         else if (strcmp(a, "--rounds") == 0)
-            o.rounds = arg_long(v, "--rounds needs an integer >= 1", 1), i++;
+            o.rounds = mpi_arg_long(v, "--rounds needs an integer >= 1", 1, LONG_MAX), i++;
         else if (strcmp(a, "--timeout") == 0)
-            o.timeout = arg_long(v, "--timeout needs an integer >= 0", 0), i++;
+            o.timeout = mpi_arg_long(v, "--timeout needs an integer >= 0", 0, LONG_MAX),
+            i++;
         else if (strcmp(a, "--quick") == 0)
             o.bytes = 8L << 20, o.max_msgs = 5000, o.rounds = 3;
         else if (!bm_common_flag(a, &o.header, &o.verbose))
-            bad_usage("unknown option");
+            mpi_bad_usage("unknown option");
     }
     if (o.rounds > MAX_ROUNDS)
-        bad_usage("need rounds <= 101");
+        mpi_bad_usage("need rounds <= 101");
     return o;
 }
 
@@ -243,12 +230,13 @@ static void report(const struct opts *o, int pinned, double res[][MAX_ROUNDS])
 
 int main(int argc, char **argv)
 {
+    mpi_program("mpi_bw", usage_text);
     if (bm_asks_help(argc, argv))
-        usage(stdout, 0);
+        mpi_usage(stdout, 0);
     int procs;
-    rank = mpi_start("mpi_bw", &argc, &argv, &procs);
+    rank = mpi_start(&argc, &argv, &procs);
     struct opts o = parse(argc, argv);
-    mpi_need_two("mpi_bw", rank, procs);
+    mpi_need_two(procs);
     bm_timeout((unsigned)o.timeout);
 
     int pinned = mpi_pinned_pair();

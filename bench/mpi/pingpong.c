@@ -63,6 +63,7 @@
  * figures then measure the scheduler.  Defaults: N = 100000, K = 50;
  * --quick: N = 10000, K = 10.
  */
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -347,25 +348,6 @@ static const char usage_text[] =
     "  value = median of the round means, spread = lowest-highest round.\n"
     "  Defaults N = 100000, K = 50; --quick: N = 10000, K = 10.\n";
 
-static void usage(FILE *f, int status)
-{
-    mpi_usage(rank, f, status, usage_text);
-}
-
-static void bad_usage(const char *why)
-{
-    mpi_bad_usage(rank, "mpi_pingpong", why, usage_text);
-}
-
-static long arg_long(const char *s, const char *why, long min)
-{
-    char *end;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || *end || v < min)
-        bad_usage(why);
-    return v;
-}
-
 static struct opts parse(int argc, char **argv)
 {
     struct opts o = {.iters = 100000, .rounds = 5, .windows = 50, .timeout = 600};
@@ -373,18 +355,21 @@ static struct opts parse(int argc, char **argv)
         if (strcmp(argv[i], "--quick") == 0)
             o.iters = 10000, o.windows = 10;
         else if (strcmp(argv[i], "--iters") == 0)
-            o.iters = arg_long(argv[++i], "--iters needs an integer >= 1", 1);
+            o.iters = mpi_arg_long(argv[++i], "--iters needs an integer >= 1", 1, LONG_MAX);
         else if (strcmp(argv[i], "--rounds") == 0)
-            o.rounds = arg_long(argv[++i], "--rounds needs an integer >= 1", 1);
+            o.rounds =
+                mpi_arg_long(argv[++i], "--rounds needs an integer >= 1", 1, LONG_MAX);
         else if (strcmp(argv[i], "--windows") == 0)
-            o.windows = arg_long(argv[++i], "--windows needs an integer >= 1", 1);
+            o.windows =
+                mpi_arg_long(argv[++i], "--windows needs an integer >= 1", 1, LONG_MAX);
         else if (strcmp(argv[i], "--timeout") == 0)
-            o.timeout = arg_long(argv[++i], "--timeout needs an integer >= 0", 0);
+            o.timeout =
+                mpi_arg_long(argv[++i], "--timeout needs an integer >= 0", 0, LONG_MAX);
         else if (!bm_common_flag(argv[i], &o.header, &o.verbose))
-            bad_usage("unknown option");
+            mpi_bad_usage("unknown option");
     }
     if (o.rounds > MAX_ROUNDS || o.iters / o.rounds < WIN)
-        bad_usage("need rounds <= 101 and iters / rounds >= 64");
+        mpi_bad_usage("need rounds <= 101 and iters / rounds >= 64");
     return o;
 }
 
@@ -415,12 +400,13 @@ static void report(const struct opts *o, int pinned, double res[N_KINDS][MAX_ROU
 
 int main(int argc, char **argv)
 {
+    mpi_program("mpi_pingpong", usage_text);
     if (bm_asks_help(argc, argv))
-        usage(stdout, 0);
+        mpi_usage(stdout, 0);
     int procs;
-    rank = mpi_start("mpi_pingpong", &argc, &argv, &procs);
+    rank = mpi_start(&argc, &argv, &procs);
     struct opts o = parse(argc, argv);
-    mpi_need_two("mpi_pingpong", rank, procs);
+    mpi_need_two(procs);
     bm_timeout((unsigned)o.timeout);
 
     int pinned = mpi_pinned_pair();

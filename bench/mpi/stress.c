@@ -56,6 +56,7 @@
  * 600 + 2 (R + 1) T) ends anything else that hangs.  MPI errors abort.
  * Defaults: T = 1 s, R = 5; --quick: T = 0.2 s, R = 3.
  */
+#include <limits.h>
 #include <mpi.h>
 #include <sched.h>
 #include <stdint.h>
@@ -258,25 +259,6 @@ static const char usage_text[] =
     "  --yield: waits yield the CPU after 64 failed MPI_Tests (for -bind-to core\n"
     "  with more ranks than CPUs).  --quick: T = 0.2, R = 3.\n";
 
-static void usage(FILE *f, int status)
-{
-    mpi_usage(rank, f, status, usage_text);
-}
-
-static void bad_usage(const char *why)
-{
-    mpi_bad_usage(rank, "mpi_stress", why, usage_text);
-}
-
-static long arg_long(const char *s, const char *why, long min, long max)
-{
-    char *end;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || *end || v < min || v > max)
-        bad_usage(why);
-    return v;
-}
-
 static struct opts parse(int argc, char **argv)
 {
     struct opts o = {.seconds = 1.0, .repeat = 5, .timeout = -1};
@@ -289,24 +271,25 @@ static struct opts parse(int argc, char **argv)
             const char *s = argv[++i];
             o.seconds = s ? strtod(s, &end) : 0;
             if (!s || *end || !(o.seconds >= 0.001 && o.seconds <= 3600))
-                bad_usage("--seconds needs a number from 0.001 to 3600");
+                mpi_bad_usage("--seconds needs a number from 0.001 to 3600");
             timed = 1;
         } else if (strcmp(argv[i], "--total") == 0) {
-            o.total = arg_long(argv[++i], "--total needs an integer from 1 to 2^32 - 1", 1,
-                               UINT32_MAX);
+            o.total = mpi_arg_long(argv[++i], "--total needs an integer from 1 to 2^32 - 1",
+                                   1, UINT32_MAX);
         } else if (strcmp(argv[i], "--repeat") == 0) {
-            o.repeat = (int)arg_long(argv[++i], "--repeat needs an integer from 1 to 101",
-                                     1, MAX_REPEAT);
+            o.repeat = (int)mpi_arg_long(
+                argv[++i], "--repeat needs an integer from 1 to 101", 1, MAX_REPEAT);
         } else if (strcmp(argv[i], "--timeout") == 0) {
-            o.timeout = arg_long(argv[++i], "--timeout needs an integer >= 0", 0, 1 << 30);
+            o.timeout =
+                mpi_arg_long(argv[++i], "--timeout needs an integer >= 0", 0, 1 << 30);
         } else if (strcmp(argv[i], "--yield") == 0) {
             o.yield = 1;
         } else if (!bm_common_flag(argv[i], &o.header, &o.verbose)) {
-            bad_usage("unknown option");
+            mpi_bad_usage("unknown option");
         }
     }
     if (timed && o.total)
-        bad_usage("--seconds and --total exclude each other");
+        mpi_bad_usage("--seconds and --total exclude each other");
     if (o.timeout < 0)
         o.timeout = 600 + (long)(2 * (o.repeat + 1) * (o.total ? 0 : o.seconds));
     return o;
@@ -342,13 +325,14 @@ static void report(const struct opts *o, const struct run *runs, int procs, int 
 
 int main(int argc, char **argv)
 {
+    mpi_program("mpi_stress", usage_text);
     if (bm_asks_help(argc, argv))
-        usage(stdout, 0);
+        mpi_usage(stdout, 0);
     int procs;
-    rank = mpi_start("mpi_stress", &argc, &argv, &procs);
+    rank = mpi_start(&argc, &argv, &procs);
     struct opts o = parse(argc, argv);
     if (procs < 2)
-        bad_usage("needs at least one writer (mpiexec -n 2 or more)");
+        mpi_bad_usage("needs at least one writer (mpiexec -n 2 or more)");
     bm_timeout((unsigned)o.timeout);
 
     int writers = procs - 1, single = bm_pinned_cpu() >= 0, pinned;

@@ -15,23 +15,41 @@
 #include "common/harness.h"
 #include "common/measure.h"
 
-static inline _Noreturn void mpi_usage(int rank, FILE *f, int status, const char *text)
+/* This program's name and usage text, and its rank (0 before MPI_Init). */
+static const char *mpi_prog = "mpi", *mpi_text = "";
+static int mpi_rank;
+
+/* Names the program and its usage; first thing in main. */
+static inline void mpi_program(const char *prog, const char *text)
+{
+    mpi_prog = prog, mpi_text = text;
+}
+
+static inline _Noreturn void mpi_usage(FILE *f, int status)
 {
     int started;
-    if (rank == 0)
-        fputs(text, f);
+    if (mpi_rank == 0)
+        fputs(mpi_text, f);
     MPI_Initialized(&started);
     if (started)
         MPI_Finalize();
     exit(status);
 }
 
-static inline _Noreturn void mpi_bad_usage(int rank, const char *prog, const char *why,
-                                           const char *text)
+static inline _Noreturn void mpi_bad_usage(const char *why)
 {
-    if (rank == 0)
-        fprintf(stderr, "%s: %s\n", prog, why);
-    mpi_usage(rank, stderr, 2, text);
+    if (mpi_rank == 0)
+        fprintf(stderr, "%s: %s\n", mpi_prog, why);
+    mpi_usage(stderr, 2);
+}
+
+/* An option's value: a whole number min..max, or a bad command line. */
+static inline long mpi_arg_long(const char *s, const char *why, long min, long max)
+{
+    long v = 0;
+    if (bm_arg_long(s, min, &v) < 0 || v > max)
+        mpi_bad_usage(why);
+    return v;
 }
 
 static inline void mpi_abort_job(void)
@@ -39,17 +57,16 @@ static inline void mpi_abort_job(void)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-/* MPI_Init, and failures (bm_fail) named for prog and this rank that take
- * the whole job down.  This rank; *procs the job's size. */
-static inline int mpi_start(const char *prog, int *argc, char ***argv, int *procs)
+/* MPI_Init, and failures (bm_fail) named for the program and this rank
+ * that take the whole job down.  This rank; *procs the job's size. */
+static inline int mpi_start(int *argc, char ***argv, int *procs)
 {
-    int rank;
     MPI_Init(argc, argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
     MPI_Comm_size(MPI_COMM_WORLD, procs);
-    bm_setup(prog, rank);
+    bm_setup(mpi_prog, mpi_rank);
     bm_on_fail(mpi_abort_job);
-    return rank;
+    return mpi_rank;
 }
 
 /* Collective over a job of two: are both ranks pinned to CPUs of their own? */
@@ -61,12 +78,12 @@ static inline int mpi_pinned_pair(void)
 }
 
 /* Ends a job that is not of two ranks (exit 2, rank 0 saying why). */
-static inline void mpi_need_two(const char *prog, int rank, int procs)
+static inline void mpi_need_two(int procs)
 {
     if (procs == 2)
         return;
-    if (rank == 0)
-        fprintf(stderr, "%s: run me with exactly two ranks (mpiexec -n 2)\n", prog);
+    if (mpi_rank == 0)
+        fprintf(stderr, "%s: run me with exactly two ranks (mpiexec -n 2)\n", mpi_prog);
     MPI_Finalize();
     exit(2);
 }

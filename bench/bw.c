@@ -214,21 +214,6 @@ static char *raw_slot(uint32_t i, size_t n)
     return ring + (size_t)(i % RAW_SLOTS) * (n > RAW_MIN_SLOT ? n : RAW_MIN_SLOT);
 }
 
-/* The sequence number in a message's first and last 4 bytes (n >= 8). */
-static void stamp(char *p, size_t n, uint32_t s)
-{
-    memcpy(p, &s, 4);
-    memcpy(p + n - 4, &s, 4);
-}
-
-static int stamped(const char *p, size_t n, uint32_t s)
-{
-    uint32_t a, b;
-    memcpy(&a, p, 4);
-    memcpy(&b, p + n - 4, 4);
-    return a == s && b == s;
-}
-
 /* A checksum of n bytes: FNV-1a over 8-byte words, then the tail bytes. */
 static uint64_t checksum(const char *p, size_t n)
 {
@@ -257,7 +242,7 @@ static void take(uint32_t s, uint32_t f, uint64_t sum, const char *d, size_t len
     if (f & F_COPY) {
         char *to = app_slot(s, len);
         memcpy(to, d, len);
-        bad_stamp += len >= 8 && !stamped(to, len, s);
+        bad_stamp += len >= 8 && !bm_stamped(to, len, s);
     }
     if (f & F_VERIFY)
         bad_sum += (uint32_t)checksum(d, len) != (uint32_t)sum; /* AM carries 32 bits */
@@ -326,7 +311,7 @@ static void await_credit(uint32_t ahead)
 static char *prepare(long i, size_t n, uint32_t f, uint64_t *sum)
 {
     char *p = app_slot(seq, n);
-    stamp(p, n, seq);
+    bm_stamp(p, n, seq);
     *sum = 0;
     if (f & F_VERIFY) {
         *sum = checksum(p, n);
@@ -540,56 +525,39 @@ static void decide_spinning(void)
     yield_after = bm_yield_after(c0, c1);
 }
 
-static void usage(FILE *f, int status)
-{
-    fprintf(f, "usage: shmamrun -n 2 --bind [-a ALG] bw [--sizes N,N,...] [--bytes B] "
-               "[--max-msgs M] [--rounds R] [--quick] [--corrupt K] [--header] "
-               "[--verbose]\n");
-    exit(status);
-}
-
-/* A bad command line (bm_opt_long, bm_opt_sizes). */
-static void bad_line(void)
-{
-    usage(stderr, 2);
-}
+static const char usage_text[] =
+    "usage: shmamrun -n 2 --bind [-a ALG] bw [--sizes N,N,...] [--bytes B] "
+    "[--max-msgs M] [--rounds R] [--quick] [--corrupt K] [--header] "
+    "[--verbose]\n";
 
 static void parse(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--sizes") == 0 && v)
-            nsizes = bm_opt_sizes(v, sizes, MAX_SIZES, bad_line), i++;
+            nsizes = bm_opt_sizes(v, sizes, MAX_SIZES, bm_bad_line), i++;
         else if (strcmp(a, "--bytes") == 0)
-            bytes_per = bm_opt_long(v, 1, bad_line), i++;
+            bytes_per = bm_opt_long(v, 1, bm_bad_line), i++;
         else if (strcmp(a, "--max-msgs") == 0)
-            max_msgs = bm_opt_long(v, MIN_MSGS, bad_line), i++;
+            max_msgs = bm_opt_long(v, MIN_MSGS, bm_bad_line), i++;
         else if (strcmp(a, "--rounds") == 0)
-            rounds = bm_opt_long(v, 1, bad_line), i++;
+            rounds = bm_opt_long(v, 1, bm_bad_line), i++;
         else if (strcmp(a, "--corrupt") == 0)
-            corrupt = bm_opt_long(v, 0, bad_line), i++;
+            corrupt = bm_opt_long(v, 0, bm_bad_line), i++;
         else if (strcmp(a, "--quick") == 0)
             bytes_per = 8L << 20, max_msgs = 5000, rounds = 3;
         else if (!bm_common_flag(a, &header, &verbose))
-            usage(stderr, 2);
+            bm_bad_line();
     }
     if (rounds >= MAX_ROUNDS)
-        usage(stderr, 2);
+        bm_bad_line();
 }
 
 /* long_max: SHMAM_LONG_MAX if set, else the largest size (at least 1 MiB,
  * the default) put in the environment for am_init. */
 static void choose_long_max(void)
 {
-    const char *env = getenv("SHMAM_LONG_MAX");
-    char buf[24];
-    if (env && *env) {
-        long_max = strtoul(env, NULL, 10);
-        return;
-    }
-    long_max = sizes[nsizes - 1] > (1u << 20) ? sizes[nsizes - 1] : 1u << 20;
-    snprintf(buf, sizeof buf, "%zu", long_max);
-    setenv("SHMAM_LONG_MAX", buf, 1);
+    long_max = bm_long_max(sizes, nsizes);
 }
 
 /* Rank 1's region for long_at: RAW_SLOTS slots of the largest size, every page
@@ -618,8 +586,7 @@ static void buffers(void)
 
 int main(int argc, char **argv)
 {
-    if (bm_asks_help(argc, argv))
-        usage(stdout, 0);
+    bm_program("bw", usage_text, argc, argv);
     parse(argc, argv);
     choose_long_max();
     ep = bm_am_init("bw", &argc, &argv);

@@ -242,16 +242,7 @@ static void stamp(char *p, size_t n, uint32_t s, int full)
 {
     for (size_t b = 4; full && b + 4 < n; b++)
         p[b] = (char)pattern(s, b);
-    memcpy(p, &s, 4);
-    memcpy(p + n - 4, &s, 4);
-}
-
-static int stamped(const char *p, size_t n, uint32_t s)
-{
-    uint32_t a, b;
-    memcpy(&a, p, 4);
-    memcpy(&b, p + n - 4, 4);
-    return a == s && b == s;
+    bm_stamp(p, n, s);
 }
 
 static int patterned(const char *p, size_t n, uint32_t s)
@@ -309,11 +300,11 @@ static void on_data(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
     if (a[1] & F_INPLACE) {
         char *region = am_token_ep(t) == plain ? plain_region : ep_region;
         bad_place += !region || (char *)d != region + at_off(a[0], len);
-        bad_stamp += !stamped(d, len, a[0]);
+        bad_stamp += !bm_stamped(d, len, a[0]);
     } else {
         char *to = app_slot(a[0], len);
         memcpy(to, d, len);
-        bad_stamp += !stamped(to, len, a[0]);
+        bad_stamp += !bm_stamped(to, len, a[0]);
     }
     if (a[1] & F_CREDIT)
         bm_check(am_reply(t, H_CREDIT, a, 1), "am_reply");
@@ -366,7 +357,7 @@ static void mpi_sink(size_t n, long count, int full)
             MPI_Get_count(&st[j], MPI_BYTE, &got);
             uint32_t s = expect;
             bad_seq += st[j].MPI_TAG != seq_tag(s) || (size_t)got != n;
-            bad_stamp += !stamped(p, n, s);
+            bad_stamp += !bm_stamped(p, n, s);
             bad_data += full && !patterned(p, n, s);
             arrived(s, n);
         }
@@ -735,67 +726,51 @@ static void report(void)
 
 /* ---- setup ---- */
 
-static void usage(FILE *f, int status)
-{
-    fprintf(f, "usage: mpiexec -n 3 -bind-to user:0,1,1 clumps [--iters N] [--warmup W] "
-               "[--rounds R] [--sizes N,N,...] [--bytes B] [--max-msgs M] [--nap-us U] "
-               "[--quick] [--timeout S] [--header] [--verbose]\n");
-    exit(status);
-}
-
-/* A bad command line (bm_opt_long, bm_opt_sizes). */
-static void bad_line(void)
-{
-    usage(stderr, 2);
-}
+static const char usage_text[] =
+    "usage: mpiexec -n 3 -bind-to user:0,1,1 clumps [--iters N] [--warmup W] "
+    "[--rounds R] [--sizes N,N,...] [--bytes B] [--max-msgs M] [--nap-us U] "
+    "[--quick] [--timeout S] [--header] [--verbose]\n";
 
 static void parse(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--iters") == 0)
-            iters = bm_opt_long(v, 1, bad_line), i++;
+            iters = bm_opt_long(v, 1, bm_bad_line), i++;
         else if (strcmp(a, "--warmup") == 0)
-            warmup = bm_opt_long(v, 0, bad_line), i++;
+            warmup = bm_opt_long(v, 0, bm_bad_line), i++;
         else if (strcmp(a, "--rounds") == 0)
-            rounds = bm_opt_long(v, 1, bad_line), i++;
+            rounds = bm_opt_long(v, 1, bm_bad_line), i++;
         else if (strcmp(a, "--sizes") == 0)
-            nsizes = bm_opt_sizes(v, sizes, MAX_SIZES, bad_line), i++;
+            nsizes = bm_opt_sizes(v, sizes, MAX_SIZES, bm_bad_line), i++;
         else if (strcmp(a, "--bytes") == 0)
-            bytes_per = bm_opt_long(v, 1, bad_line), i++;
+            bytes_per = bm_opt_long(v, 1, bm_bad_line), i++;
         else if (strcmp(a, "--max-msgs") == 0)
-            max_msgs = bm_opt_long(v, MIN_MSGS, bad_line), i++;
+            max_msgs = bm_opt_long(v, MIN_MSGS, bm_bad_line), i++;
         else if (strcmp(a, "--nap-us") == 0)
-            nap_us = bm_opt_long(v, 1, bad_line), i++;
+            nap_us = bm_opt_long(v, 1, bm_bad_line), i++;
         else if (strcmp(a, "--timeout") == 0)
-            timeout_s = bm_opt_long(v, 0, bad_line), i++;
+            timeout_s = bm_opt_long(v, 0, bm_bad_line), i++;
         else if (strcmp(a, "--quick") == 0)
             iters = 20000, warmup = 500, rounds = 3, bytes_per = 8L << 20, max_msgs = 5000;
         else if (!bm_common_flag(a, &header, &verbose))
-            usage(stderr, 2);
+            bm_bad_line();
     }
     if (rounds >= MAX_ROUNDS || iters < rounds)
-        usage(stderr, 2);
+        bm_bad_line();
 }
 
 /* The environment am_init reads: nodes of two, and long_max the largest
  * size (at least 1 MiB) unless SHMAM_LONG_MAX says otherwise. */
 static void environment(void)
 {
-    const char *node = getenv("SHMAM_NODE_SIZE"), *env = getenv("SHMAM_LONG_MAX");
-    char buf[24];
+    const char *node = getenv("SHMAM_NODE_SIZE");
     if (node && *node && strcmp(node, "2") != 0) {
         fprintf(stderr, "clumps: SHMAM_NODE_SIZE must be 2 (or unset), not %s\n", node);
         exit(2);
     }
     setenv("SHMAM_NODE_SIZE", "2", 1);
-    if (env && *env) {
-        long_max = strtoul(env, NULL, 10);
-        return;
-    }
-    long_max = sizes[nsizes - 1] > (1u << 20) ? sizes[nsizes - 1] : 1u << 20;
-    snprintf(buf, sizeof buf, "%zu", long_max);
-    setenv("SHMAM_LONG_MAX", buf, 1);
+    long_max = bm_long_max(sizes, nsizes);
 }
 
 /* Ranks 0 and 1: a named endpoint each, "<job endpoint's name>.p", rank 1's
@@ -880,8 +855,7 @@ static void handlers(am_ep_t *e)
 
 int main(int argc, char **argv)
 {
-    if (bm_asks_help(argc, argv))
-        usage(stdout, 0);
+    bm_program("clumps", usage_text, argc, argv);
     parse(argc, argv);
     environment();
     bm_on_fail(abort_job);

@@ -195,26 +195,6 @@ static int shmam_run(struct ctl *c, void *seg, const struct opts *o, unsigned p)
 
 /* ---- shmam: the parent ---- */
 
-/* Waits for the n children in pid[], killing them after STUCK_S; returns how
- * many failed. */
-static int reap(pid_t *pid, unsigned n)
-{
-    double end = bm_now_s() + STUCK_S;
-    int failed = 0, st;
-    for (unsigned i = 0; i < n; i++) {
-        while (waitpid(pid[i], &st, WNOHANG) == 0) {
-            if (bm_now_s() > end) {
-                kill(pid[i], SIGKILL);
-                waitpid(pid[i], &st, 0);
-                break;
-            }
-            usleep(1000);
-        }
-        failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    }
-    return failed;
-}
-
 /* Forks the P children, opens the gate when all are at it, reaps them. */
 static int run_children(struct ctl *c, void *seg, const struct opts *o, unsigned procs)
 {
@@ -232,7 +212,7 @@ static int run_children(struct ctl *c, void *seg, const struct opts *o, unsigned
     while (AO_load_acquire(&c->ready) < procs && bm_now_s() < end)
         usleep(100);
     AO_store_release(&c->go, 1);
-    return reap(pid, procs) == 0 ? 0 : -1;
+    return bm_reap(pid, procs, STUCK_S) == 0 ? 0 : -1;
 }
 
 static int measure_shmam(const struct opts *o, unsigned procs, struct result *r)

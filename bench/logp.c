@@ -134,23 +134,6 @@ static int poll_once(void)
     return bm_poll(cur);
 }
 
-/* Bulk data carries its sequence number in its first and last word. */
-static void stamp(char *p, size_t n, uint32_t seq)
-{
-    memcpy(p, &seq, 4);
-    memcpy(p + n - 4, &seq, 4);
-}
-
-static int stamped(const char *p, size_t n, uint32_t seq)
-{
-    uint32_t w0, w1;
-    if (n < 8)
-        return 0;
-    memcpy(&w0, p, 4);
-    memcpy(&w1, p + n - 4, 4);
-    return w0 == seq && w1 == seq;
-}
-
 /* ---- rank 1, the responder ---- */
 
 /* A request that wants a reply, (seq) or (seq, arg): check its sequence number. */
@@ -207,7 +190,7 @@ static void on_ctl(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t 
 static void on_bulk(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
 {
     take(a, nargs, 2);
-    if (len != a[1] || !stamped(d, len, a[0]))
+    if (len != a[1] || !bm_stamped(d, len, a[0]))
         errors++;
     memcpy(dst, d, len);
     busy_ns(inj_recv);
@@ -218,7 +201,7 @@ static void on_fill(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t
 {
     take(a, nargs, 2);
     size_t n = a[1] >= 8 && a[1] <= AM_MAX_BULK ? a[1] : 8;
-    stamp(src, n, a[0]);
+    bm_stamp(src, n, a[0]);
     bm_check(am_reply_bulk(t, H_FILLED, src, n, a, 1), "am_reply_bulk");
 }
 
@@ -287,7 +270,7 @@ static void on_filled(am_token_t *t, const uint32_t *a, int nargs, void *d, size
     memcpy(dst, d, len);
     cp_ns += bm_now_ns() - t0;
     cp_n++;
-    cp_bad += nargs != 1 || !stamped(dst, len, a[0]);
+    cp_bad += nargs != 1 || !bm_stamped(dst, len, a[0]);
 }
 
 static void on_result(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
@@ -325,7 +308,7 @@ static void request(unsigned h, long arg, size_t n)
 {
     uint32_t a[2] = {++sent, (uint32_t)arg};
     if (n) {
-        stamp(src, n, a[0]);
+        bm_stamp(src, n, a[0]);
         bm_check(am_request_bulk(cur, 1, h, src, n, a, 2), "am_request_bulk");
     } else
         bm_check(am_request(cur, 1, h, a, arg < 0 ? 1 : 2), "am_request");

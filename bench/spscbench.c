@@ -235,25 +235,6 @@ static void rtt(struct region *r, struct side *a, struct side *b, int idx, long 
     AO_fetch_and_add_full(&r->errors, bad);
 }
 
-/* Waits for the two children, killing them after STUCK_S; how many failed. */
-static int reap(const pid_t *pid)
-{
-    double end = bm_now_s() + STUCK_S;
-    int failed = 0, st = 0;
-    for (int i = 0; i < 2; i++) {
-        while (waitpid(pid[i], &st, WNOHANG) == 0) {
-            if (bm_now_s() > end) {
-                kill(pid[i], SIGKILL);
-                waitpid(pid[i], &st, 0);
-                break;
-            }
-            usleep(1000);
-        }
-        failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    }
-    return failed;
-}
-
 /* One measurement of kind k in this program: its ns per item or round trip
  * into *ns; 0, or -1 (a count off, a process failed). */
 static int measure_here(const struct opts *o, const struct kind *k, int is_rtt, long n,
@@ -290,7 +271,7 @@ static int measure_here(const struct opts *o, const struct kind *k, int is_rtt, 
         while (AO_load_acquire(&r->ready) < 2 && bm_now_s() < end)
             usleep(100);
         AO_store_release(&r->go, 1); /* pairs with the children's acquire */
-        rc = reap(pid) == 0 && AO_load(&r->errors) == 0 ? 0 : -1;
+        rc = bm_reap(pid, 2, STUCK_S) == 0 && AO_load(&r->errors) == 0 ? 0 : -1;
         *ns = r->ns;
     }
     munmap(r, bytes);

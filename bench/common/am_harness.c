@@ -78,3 +78,15 @@ void *bm_raw_segment(am_ep_t *job, const char *what, size_t len)
         bm_die("cannot unlink the raw segment", -errno);
     return p;
 }
+
+size_t bm_long_max(const size_t *sizes, int n)
+{
+    const char *env = getenv("SHMAM_LONG_MAX");
+    char buf[24];
+    if (env && *env)
+        return strtoul(env, NULL, 10);
+    size_t max = sizes[n - 1] > (1u << 20) ? sizes[n - 1] : 1u << 20;
+    snprintf(buf, sizeof buf, "%zu", max);
+    setenv("SHMAM_LONG_MAX", buf, 1);
+    return max;
+}

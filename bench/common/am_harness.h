@@ -117,6 +117,11 @@ void bm_await(am_ep_t *e, unsigned yield_after, const unsigned long *count,
  * so that its name never outlives this call.  Its mapping (len bytes). */
 void *bm_raw_segment(am_ep_t *job, const char *what, size_t len);
 
+/* The largest long message of a run of sizes[0..n-1]: SHMAM_LONG_MAX if
+ * set, else the largest size (at least the runtime's 1 MiB), which is then
+ * put into the environment for am_init. */
+size_t bm_long_max(const size_t *sizes, int n);
+
 /* Corrupt packets dropped by the endpoints of a (and by job, if not NULL). */
 unsigned long bm_bad_packets(const am_ep_t *job, const struct bm_algs *a);
 

@@ -12,10 +12,25 @@
 #include "harness.h"
 #include "measure.h"
 
-static const char *prog = "bench";
+static const char *prog = "bench", *usage_text = "";
 static int rank = -1;
 static void (*on_fail)(void);
 static char timeout_msg[96]; /* made before the alarm: the handler only writes */
+
+void bm_program(const char *name, const char *usage, int argc, char **argv)
+{
+    prog = name, usage_text = usage;
+    if (bm_asks_help(argc, argv)) {
+        fputs(usage, stdout);
+        exit(0);
+    }
+}
+
+void bm_bad_line(void)
+{
+    fputs(usage_text, stderr);
+    exit(2);
+}
 
 void bm_setup(const char *name, int r)
 {

@@ -11,6 +11,12 @@
 #include <stdint.h>
 #include <time.h>
 
+/* A program's usage line(s): bm_program answers --help with them (stdout,
+ * exit 0), before a job starts; bm_bad_line is a bad command line (them on
+ * stderr, exit 2), a callback for bm_opt_long and the like. */
+void bm_program(const char *prog, const char *usage, int argc, char **argv);
+__attribute__((noreturn)) void bm_bad_line(void);
+
 /* Names this program in every failure: "PROG: rank R: FAILED: ..." (no rank
  * part while rank < 0). */
 void bm_setup(const char *prog, int rank);

@@ -4,9 +4,11 @@
  */
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "measure.h"
@@ -35,6 +37,22 @@ double bm_median(double *v, long n)
 {
     qsort(v, (size_t)n, sizeof *v, bm_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void bm_stamp(char *p, size_t n, uint32_t s)
+{
+    memcpy(p, &s, 4);
+    memcpy(p + n - 4, &s, 4);
+}
+
+int bm_stamped(const char *p, size_t n, uint32_t s)
+{
+    uint32_t a, b;
+    if (n < 8)
+        return 0;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + n - 4, 4);
+    return a == s && b == s;
 }
 
 int bm_pinned_cpu(void)
@@ -66,6 +84,24 @@ const char *bm_program_beside(const char *name)
     char *slash = strrchr(path, '/');
     strcpy(slash ? slash + 1 : path, name);
     return access(path, X_OK) == 0 ? path : NULL;
+}
+
+int bm_reap(const pid_t *pid, unsigned n, double stuck_s)
+{
+    double end = bm_now_s() + stuck_s;
+    int failed = 0, st = 0;
+    for (unsigned i = 0; i < n; i++) {
+        while (waitpid(pid[i], &st, WNOHANG) == 0) {
+            if (bm_now_s() > end) {
+                kill(pid[i], SIGKILL);
+                waitpid(pid[i], &st, 0);
+                break;
+            }
+            usleep(1000);
+        }
+        failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    return failed;
 }
 
 int bm_baseline_flag(int argc, char **argv, int *i, const char **path)

@@ -8,6 +8,8 @@
 #define SHMAM_BENCH_MEASURE_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 /* The monotonic clock in seconds and in microseconds. */
 double bm_now_s(void);
@@ -19,6 +21,11 @@ int bm_cmp_double(const void *a, const void *b);
 /* Median of v[0..n-1], n > 0; sorts v in place, so v[0] and v[n-1] are then the
  * lowest and highest. */
 double bm_median(double *v, long n);
+
+/* A message's sequence number s, in its first and last 4 bytes (n >= 8);
+ * bm_stamped: are both there (0 if n < 8)? */
+void bm_stamp(char *p, size_t n, uint32_t s);
+int bm_stamped(const char *p, size_t n, uint32_t s);
 
 /* The CPU this process is bound to, or -1 if it may run on several. */
 int bm_pinned_cpu(void);
@@ -44,6 +51,10 @@ int bm_opt_sizes(const char *s, size_t *sizes, int max, void (*bad)(void));
 /* s as a comma-separated list of whole numbers lo..hi, at most max of them,
  * into v[]; their count, or -1 (also for an empty list). */
 int bm_parse_counts(const char *s, unsigned *v, int max, unsigned lo, unsigned hi);
+
+/* Waits for the n children in pid[], killing those still running stuck_s
+ * seconds from now; how many failed (killed, or an exit other than 0). */
+int bm_reap(const pid_t *pid, unsigned n, double stuck_s);
 
 /* The path of program `name` in the directory of this program's own binary,
  * if it is an executable file there (a benchmark's baseline built beside it),

@@ -230,13 +230,10 @@ static void report(const struct opts *o, int pinned, double res[][MAX_ROUNDS])
 
 int main(int argc, char **argv)
 {
-    mpi_program("mpi_bw", usage_text);
-    if (bm_asks_help(argc, argv))
-        mpi_usage(stdout, 0);
+    mpi_program("mpi_bw", usage_text, argc, argv);
     int procs;
-    rank = mpi_start(&argc, &argv, &procs);
+    rank = mpi_start(&argc, &argv, &procs, 1);
     struct opts o = parse(argc, argv);
-    mpi_need_two(procs);
     bm_timeout((unsigned)o.timeout);
 
     int pinned = mpi_pinned_pair();
@@ -260,16 +257,8 @@ int main(int argc, char **argv)
                 res[i][r] = v;
         }
 
-    unsigned long totals[2] = {seq, bytes};
-    if (rank == 1) {
-        MPI_Send(totals, 2, MPI_UNSIGNED_LONG, 0, TAG_SUMMARY, MPI_COMM_WORLD);
-    } else {
-        unsigned long got[2];
-        MPI_Recv(got, 2, MPI_UNSIGNED_LONG, 1, TAG_SUMMARY, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-        if (got[0] != totals[0] || got[1] != totals[1])
-            bm_fail("sent %lu messages (%lu bytes), rank 1 received %lu (%lu bytes)",
-                    totals[0], totals[1], got[0], got[1]);
+    mpi_check_totals(seq, bytes, TAG_SUMMARY); /* every message and byte */
+    if (rank == 0) {
         report(&o, pinned, res);
     }
     free(buf);

@@ -325,11 +325,9 @@ static void report(const struct opts *o, const struct run *runs, int procs, int 
 
 int main(int argc, char **argv)
 {
-    mpi_program("mpi_stress", usage_text);
-    if (bm_asks_help(argc, argv))
-        mpi_usage(stdout, 0);
+    mpi_program("mpi_stress", usage_text, argc, argv);
     int procs;
-    rank = mpi_start(&argc, &argv, &procs);
+    rank = mpi_start(&argc, &argv, &procs, 0);
     struct opts o = parse(argc, argv);
     if (procs < 2)
         mpi_bad_usage("needs at least one writer (mpiexec -n 2 or more)");

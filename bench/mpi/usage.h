@@ -19,10 +19,15 @@
 static const char *mpi_prog = "mpi", *mpi_text = "";
 static int mpi_rank;
 
-/* Names the program and its usage; first thing in main. */
-static inline void mpi_program(const char *prog, const char *text)
+static inline _Noreturn void mpi_usage(FILE *f, int status);
+
+/* Names the program and its usage, and answers --help (before MPI_Init);
+ * first thing in main. */
+static inline void mpi_program(const char *prog, const char *text, int argc, char **argv)
 {
     mpi_prog = prog, mpi_text = text;
+    if (bm_asks_help(argc, argv))
+        mpi_usage(stdout, 0);
 }
 
 static inline _Noreturn void mpi_usage(FILE *f, int status)
@@ -58,15 +63,37 @@ static inline void mpi_abort_job(void)
 }
 
 /* MPI_Init, and failures (bm_fail) named for the program and this rank
- * that take the whole job down.  This rank; *procs the job's size. */
-static inline int mpi_start(int *argc, char ***argv, int *procs)
+ * that take the whole job down.  This rank; *procs the job's size.  With
+ * two, a job of other than two ranks ends (exit 2, rank 0 saying why). */
+static inline int mpi_start(int *argc, char ***argv, int *procs, int two)
 {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
     MPI_Comm_size(MPI_COMM_WORLD, procs);
     bm_setup(mpi_prog, mpi_rank);
     bm_on_fail(mpi_abort_job);
+    if (two && *procs != 2) {
+        if (mpi_rank == 0)
+            fprintf(stderr, "%s: run me with exactly two ranks (mpiexec -n 2)\n", mpi_prog);
+        MPI_Finalize();
+        exit(2);
+    }
     return mpi_rank;
+}
+
+/* Collective over a job of two: rank 1 sends its totals, messages and bytes
+ * received, with `tag`; rank 0 fails unless they are what it sent. */
+static inline void mpi_check_totals(unsigned long msgs, unsigned long bytes, int tag)
+{
+    unsigned long totals[2] = {msgs, bytes}, got[2];
+    if (mpi_rank == 1) {
+        MPI_Send(totals, 2, MPI_UNSIGNED_LONG, 0, tag, MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Recv(got, 2, MPI_UNSIGNED_LONG, 1, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (got[0] != totals[0] || got[1] != totals[1])
+        bm_fail("sent %lu messages (%lu bytes), rank 1 received %lu (%lu bytes)", totals[0],
+                totals[1], got[0], got[1]);
 }
 
 /* Collective over a job of two: are both ranks pinned to CPUs of their own? */
@@ -75,17 +102,6 @@ static inline int mpi_pinned_pair(void)
     int cpu = bm_pinned_cpu(), cpus[2];
     MPI_Allgather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, MPI_COMM_WORLD);
     return cpus[0] >= 0 && cpus[1] >= 0 && cpus[0] != cpus[1];
-}
-
-/* Ends a job that is not of two ranks (exit 2, rank 0 saying why). */
-static inline void mpi_need_two(int procs)
-{
-    if (procs == 2)
-        return;
-    if (mpi_rank == 0)
-        fprintf(stderr, "%s: run me with exactly two ranks (mpiexec -n 2)\n", mpi_prog);
-    MPI_Finalize();
-    exit(2);
 }
 
 #endif

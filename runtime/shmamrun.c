@@ -77,6 +77,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h" /* am__claim_locked */
 #include "job.h"
 #include "layout.h"
 #include "segment.h"
@@ -226,7 +227,8 @@ static void usage(FILE *f)
             "      --bulk B         8 KB bulk blocks per queue, a power of two\n"
             "      --long-max BYTES the longest long message (default 1 MiB)\n"
             "      --timeout SECS   stop the job after SECS seconds (exit status 124)\n"
-            "      --list-claims    print the claim algorithms, one a line, and exit\n"
+            "      --list-claims    print the claim algorithms, one a line with\n"
+            "                       locked or lock-free after a tab, and exit\n"
             "      --list-queues    print the queue kinds, one a line, and exit\n"
             "  -h, --help           print this help\n"
             "Options override SHMAM_CLAIM, SHMAM_QUEUE, SHMAM_SHM, SHMAM_PACKETS,\n"
@@ -329,10 +331,13 @@ static int take_option(int c, struct opts *o)
     case OPT_QUEUE:
         o->value[SET_QUEUE] = optarg;
         break;
-    case OPT_LIST_CLAIMS:
+    case OPT_LIST_CLAIMS: /* NAME<TAB>locked or lock-free: options.c's claim table */
+        for (int i = 0; i < AM_CLAIM_COUNT; i++)
+            printf("%s\t%s\n", am_claim_names[i],
+                   am__claim_locked((enum am_claim)i) ? "locked" : "lock-free");
+        exit(0);
     case OPT_LIST_QUEUES:
-        for (const char *const *a = c == OPT_LIST_CLAIMS ? am_claim_names : am_queue_names;
-             *a; a++)
+        for (const char *const *a = am_queue_names; *a; a++)
             puts(*a);
         exit(0);
     case 'h':

@@ -9,23 +9,23 @@
 # build in turn: the AM round trip against the raw line ping-pong (lockfree and
 # tas, pinned) and the many-to-one stress test with 7 writers (lockfree and
 # tas).  Prints one CSV row per measurement (round,build,bench,alg,metric,value)
-# and, at the end, each metric's median per build and their ratio new/old.
+# and, at the end, each metric's median per build and their ratio new/old
+# (scripts/report/rows.py: the rows' one parser and the one median).
 set -u
 [ $# -ge 2 ] || { echo "usage: scripts/ab.sh OLD_BUILD NEW_BUILD [ROUNDS]" >&2; exit 2; }
 old=$1 new=$2 rounds=${3:-5}
+ROWS="/usr/bin/python3 $(dirname "$0")/report/rows.py" # the rows' one parser and median
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 one() { # build label bench alg
     b=$1 label=$2 bench=$3 alg=$4
     case $bench in
     rtt) "$b/bin/shmamrun" -n 2 --bind -a "$alg" --timeout 120 "$b/bench/rtt" \
-            --iters 50000 --warmup 1000 --rounds 3 |
-         awk -F, -v l="$label" -v a="$alg" '$7 == "am_rtt" || $7 == "am_vs_raw" {
-             print l ",rtt," a "," $7 "," $8 }' ;;
+            --iters 50000 --warmup 1000 --rounds 3 | $ROWS pick am_rtt am_vs_raw |
+            sed "s/^/$label,rtt,/" ;;
     stress) "$b/bin/shmamrun" -n 8 --bind -a "$alg" --timeout 120 "$b/bench/stress" \
-            --total 200000 --repeat 3 |
-         awk -F, -v l="$label" -v a="$alg" '$7 == "seconds" || $7 == "msgs_per_s" {
-             print l ",stress7," a "," $7 "," $8 }' ;;
+            --total 200000 --repeat 3 | $ROWS pick seconds msgs_per_s |
+            sed "s/^/$label,stress7,/" ;;
     esac
 }
 for r in $(seq 1 "$rounds"); do
@@ -39,12 +39,5 @@ for r in $(seq 1 "$rounds"); do
 done | tee "$rows"
 # Medians per build, then new/old for each metric: the figure to quote, both
 # sides measured in this run.
-med() { # label key: median of that build's values
-    grep "^[0-9]*,$1,$2," "$rows" | cut -d, -f6 | sort -g |
-        awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
 echo "median over $rounds rounds (bench,alg,metric: old new new/old):"
-for key in $(cut -d, -f3-5 "$rows" | sort -u); do
-    o=$(med old "$key") n=$(med new "$key")
-    awk -v k="$key" -v o="$o" -v n="$n" 'BEGIN { printf "%-32s %s %s %.3f\n", k, o, n, n / o }'
-done
+$ROWS ab "$rows"

@@ -36,7 +36,7 @@
 # (default results/<YYYY-MM-DD>; apps.csv is rewritten):
 #   apps.csv    every measured run's final line and whether it was pinned,
 #               app,<name>,<input>,<impl>,<shm>,<procs>,<seconds>,<verified|FAILED>,<0|1>
-#               (scripts/report/apps.awk turns it into rows of the report)
+#               (scripts/report/rows.py apps turns it into rows of the report)
 #   table4.md   Table 4: median seconds with their spread, runs as rows,
 #               algorithms (+ MPICH) as columns, the lowest shmam median in bold
 #   table3.md   Table 3: input parameters and memory per run
@@ -52,7 +52,7 @@ cd "$(dirname "$0")/.." || exit 1
 SCALE=${SCALE:-quick}
 B=${B:-build}
 RUN=$B/bin/shmamrun
-ALGS=$("$RUN" --list-claims | tr '\n' ' ') || exit 1 # the one list: am_claim_names
+ALGS=$("$RUN" --list-claims | cut -f1 | tr '\n' ' ') || exit 1 # the one list: am_claim_names
 case $SCALE in
 quick)
     P=${NPROCS:-4} FFT_N=128 COMM_S=80 COMP_S=800 KEYS=262144
@@ -206,10 +206,10 @@ while IFS='|' read -r label prog args; do
     done
 done <"$TMP/runs"
 
-# Table 4 (markdown) and its data for gnuplot, from the rows apps.awk makes of
+# Table 4 (markdown) and its data for gnuplot, from the rows rows.py makes of
 # the CSV: per run and implementation the median of the verified runs and
 # their lowest and highest.
-awk -f scripts/report/apps.awk "$CSV" |
+/usr/bin/python3 scripts/report/rows.py apps "$CSV" |
 awk -F, -v failed="$TMP/failed" -v dat="$OUT/table4.dat" -v P="$P" -v cpus="$CPUS" \
     -v rep="$REPEAT" -v scale="$SCALE" -v mpi_pinned="$MPI_PINNED" -v algs="$ALGS" '
 function run_of(m) {

@@ -30,6 +30,7 @@ iters=${RTT_ITERS:-100000}
 warmup=${RTT_WARMUP:-1000}
 rounds=${RTT_ROUNDS:-5}
 timeout=${TIMEOUT:-120}
+ROWS="/usr/bin/python3 scripts/report/rows.py" # the row schema's one parser
 
 echo "bench,impl,shm,procs,pinned,iters,metric,value,unit,spread" >"$csv"
 failed=""
@@ -37,8 +38,9 @@ for shm in posix sysv; do
     printf 'bench.sh: rtt, every algorithm, %-5s ... ' "$shm" >&2
     if rows=$("$run" -n 2 --bind --timeout "$timeout" --shm "$shm" "$rtt" --algs all \
         --iters "$iters" --warmup "$warmup" --rounds "$rounds"); then
-        echo "$rows" | awk -f scripts/report/rows.awk >>"$csv" || failed="$failed $shm"
-        echo "$rows" | awk -F, '$7 == "am_rtt" { s = s " " $2 " " $8 } END { print s " us" }' >&2
+        echo "$rows" | $ROWS check >>"$csv" || failed="$failed $shm"
+        echo "$rows" | $ROWS pick am_rtt | cut -d, -f1,3 | tr ',\n' '  ' >&2
+        echo "us" >&2
     else
         echo "FAILED" >&2
         failed="$failed $shm"
@@ -48,7 +50,7 @@ done
 echo
 echo "AM round trip vs raw cache-line ping-pong, us ($csv):"
 echo
-awk -f scripts/csv2md.awk -v pivot=1 "$csv" || true
+$ROWS md --pivot "$csv" || true
 if [ -n "$failed" ]; then
     echo "bench.sh: FAILED:$failed" >&2
     exit 1

@@ -51,7 +51,7 @@ RUN=$B/bin/shmamrun
 # the machine neither fail it nor hide a leak of ours.
 SHMAM_JOB_PREFIX=r$(($$ % 100000))x # the x ends it: no other pid extends it
 export SHMAM_JOB_PREFIX
-ALGS=$("$RUN" --list-claims | tr '\n' ' ') || exit 1 # the one list: am_claim_names
+ALGS=$("$RUN" --list-claims | cut -f1 | tr '\n' ' ') || exit 1 # the one list: am_claim_names
 SHMAMRUN=$RUN # report.py asks it which implementations are queue kinds
 export SHMAMRUN
 WRITERS="1 3 7"

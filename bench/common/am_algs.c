@@ -59,10 +59,12 @@ static int add_item(struct bm_algs *a, const char *s, size_t len)
         return add(a, am_claim_names[k]);
     if ((k = find(am_queue_names, s, len)) >= 0 && bm_algs_is_channel(am_queue_names[k]))
         return add(a, am_queue_names[k]);
-    fprintf(stderr,
-            "unknown algorithm '%.*s': a claim algorithm (shmamrun --list-claims), a "
-            "per-sender queue kind (--list-queues but " SHARED_KIND "), all or channels\n",
-            (int)len, s);
+    fprintf(
+        stderr,
+        "unknown algorithm '%.*s': a claim algorithm (shmamrun --list-claims, its first "
+        "column), a "
+        "per-sender queue kind (--list-queues but " SHARED_KIND "), all or channels\n",
+        (int)len, s);
     return -1;
 }
 

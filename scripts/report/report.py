@@ -21,10 +21,10 @@ names its method.  The claim algorithms and per-sender queue kinds are those
 that ran (rtt's rows, in the order the benchmark printed them, which is
 am_claim_names' then am_queue_names'); which names are queue kinds the
 launcher says ($SHMAMRUN --list-queues, default build/bin/shmamrun; report.sh
-sets it); nothing here lists them.  Which of them take no lock is
-verdict.py's LOCK_FREE; which the paper had, paper.toml's tables say (the
-others get a dash in the paper's tables).  Verdicts come from verdict.py
-alone.
+sets it), and which claim algorithms take no lock too ($SHMAMRUN
+--list-claims: NAME<TAB>locked or lock-free); nothing here lists them.  Which
+the paper had, paper.toml's tables say (the others get a dash in the paper's
+tables).  Verdicts come from verdict.py alone; rows and medians from rows.py.
 """
 
 import os
@@ -32,26 +32,36 @@ import subprocess
 import sys
 import tomllib
 
-from verdict import FAILS, HOLDS, LOCK_FREE, MISSING, NOISE, Engine, Figure, Rows, fmt
+from verdict import FAILS, HOLDS, MISSING, NOISE, Engine, Figure, Rows, fmt
 
 DASH = "–"
 WRITERS = (1, 3, 7)
 SHARED = "mpsc"  # the queue kind of the claim algorithms: many-to-one, shared
 
 
-def queue_kinds():
-    """The per-sender queue kinds the launcher knows (`shmamrun --list-queues`,
-    the one list, less the shared queues); none, said on stderr, if it cannot
-    be asked."""
+def ask_launcher(option):
+    """What `$SHMAMRUN option` prints (one of the launcher's lists); "", said
+    on stderr, if it cannot be asked."""
     run = os.environ.get("SHMAMRUN", "build/bin/shmamrun")
     try:
-        out = subprocess.run([run, "--list-queues"], capture_output=True, text=True,
-                             check=True, timeout=30).stdout
+        return subprocess.run([run, option], capture_output=True, text=True, check=True,
+                              timeout=30).stdout
     except (OSError, subprocess.SubprocessError) as e:
-        print(f"report.py: cannot ask {run} --list-queues ({e}): no queue kinds",
-              file=sys.stderr)
-        return []
-    return [k for k in out.split() if k != SHARED]
+        print(f"report.py: cannot ask {run} {option} ({e})", file=sys.stderr)
+        return ""
+
+
+def queue_kinds():
+    """The per-sender queue kinds the launcher knows (`shmamrun --list-queues`,
+    the one list, less the shared queues)."""
+    return [k for k in ask_launcher("--list-queues").split() if k != SHARED]
+
+
+def lock_free_claims(text):
+    """The claim algorithms of `shmamrun --list-claims`'s output text (lines
+    NAME<TAB>locked or NAME<TAB>lock-free) that no lock decides."""
+    return [f[0] for f in (l.split("\t") for l in text.splitlines())
+            if len(f) == 2 and f[1] == "lock-free"]
 
 
 def cell(f, scale=1.0):
@@ -102,7 +112,9 @@ class Report:
         self.algs = [a for a in known if a != "raw" and a not in kinds]
         self.kinds = [a for a in known if a in kinds]  # per-sender kinds that ran
         self.cols = self.algs + self.kinds  # Tables 1 and 2: claims, then channels
-        self.engine = Engine(self.rows, self.algs, self.kinds, self.paper["table1"]["algs"])
+        self.lock_free = lock_free_claims(ask_launcher("--list-claims"))
+        self.engine = Engine(self.rows, self.algs, self.kinds, self.paper["table1"]["algs"],
+                             self.lock_free)
 
     def get(self, *a, **k):
         return self.rows.get(*a, **k)
@@ -163,7 +175,7 @@ class Report:
         new = [a for a in self.algs if a not in self.paper["table1"]["algs"]]
         if new:
             out += ("\n\nColumn" + ("s " if len(new) > 1 else " ")
-                    + ", ".join(f"{a} ({'lock-free' if a in LOCK_FREE else 'a lock'})"
+                    + ", ".join(f"{a} ({'lock-free' if a in self.lock_free else 'a lock'})"
                                 for a in new)
                     + (": claim algorithms" if len(new) > 1 else ": a claim algorithm")
                     + " the paper did not have (`shmamrun --list-claims`; no paper value).")

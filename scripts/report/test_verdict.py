@@ -7,8 +7,14 @@ import tempfile
 import tomllib
 import unittest
 
-from verdict import (FAILS, HOLDS, LOCK_FREE, MISSING, NOISE, Engine, Figure, Outcome, Rows,
-                     compare, verdict)
+from report import lock_free_claims
+from verdict import (FAILS, HOLDS, MISSING, NOISE, Engine, Figure, Outcome, Rows, compare,
+                     verdict)
+
+# What `shmamrun --list-claims` prints (runtime/options.c's claim table).
+LIST_CLAIMS = ("lockfree\tlock-free\ntas\tlocked\nttas\tlocked\nticket\tlocked\n"
+               "anderson\tlocked\nmutex\tlocked\nonecas\tlock-free\n")
+LOCK_FREE = lock_free_claims(LIST_CLAIMS)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -82,7 +88,7 @@ class Engines(unittest.TestCase):
         self.assertEqual((l.lo, l.hi), (-0.05, -0.01))
 
     def test_procs_and_sets(self):
-        e = Engine(self.rows, ["lockfree", "tas"])
+        e = Engine(self.rows, ["lockfree", "tas"], lock_free=LOCK_FREE)
         v, outs = e.judge({"checks": [{"a": "stress/lockfree@8/s_per_1e6", "op": "<",
                                        "b": "stress/lockfree@2/s_per_1e6"}]})
         self.assertEqual(v, "agrees")
@@ -96,7 +102,8 @@ class Engines(unittest.TestCase):
         with open(os.path.join(HERE, "paper.toml"), "rb") as f:
             paper = tomllib.load(f)["table1"]["algs"]
         algs = ["lockfree", "tas", "ttas", "ticket", "anderson", "mutex", "onecas"]
-        e = Engine(self.rows, algs, paper_algs=paper)
+        self.assertEqual(LOCK_FREE, ["lockfree", "onecas"])
+        e = Engine(self.rows, algs, paper_algs=paper, lock_free=LOCK_FREE)
         self.assertEqual(e.sets["locks"], ["tas", "ttas", "ticket", "anderson", "mutex"])
         self.assertEqual(e.sets["five"], ["tas", "ttas", "ticket", "anderson"])
         self.assertEqual(e.sets["paper"], algs[:6])

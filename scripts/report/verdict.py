@@ -1,9 +1,8 @@
 """verdict.py - the report's rows and its one verdict engine.
 
-Rows come from all.csv (the common schema of bench/README.md):
-    bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
-A figure is a row's value with its spread, the lowest and highest round
-(empty spread: one measurement, lowest = highest = value).
+Rows come from all.csv, read by rows.py (the one owner of the schema of
+bench/README.md).  A figure is a row's value with its spread, the lowest and
+highest round (empty spread: one measurement, lowest = highest = value).
 
 A check (paper.toml explains the form) compares a figure with a bound, a
 number or a number times another figure.  Verdicts never come from comparing
@@ -12,16 +11,11 @@ side of the bound's whole spread, fails when it lies wholly on the other
 side, and is "noise" otherwise.
 """
 
-import csv
-import re
 from dataclasses import dataclass
 
-HOLDS, FAILS, NOISE, MISSING = "holds", "fails", "noise", "missing"
+import rows as schema
 
-# The claim algorithms that take no lock (runtime/send.c); every other claim
-# algorithm is a lock.  The one place the scripts tell them apart: the sets
-# "locks" and "five" below derive from it.
-LOCK_FREE = ("lockfree", "onecas")
+HOLDS, FAILS, NOISE, MISSING = "holds", "fails", "noise", "missing"
 
 
 @dataclass
@@ -38,18 +32,6 @@ class Figure:
         return Figure(self.value * x, lo, hi, self.unit)
 
 
-_SPREAD = re.compile(r"^\s*([-+]?[0-9.]+(?:[eE][-+]?\d+)?)-([-+]?[0-9.]+(?:[eE][-+]?\d+)?)\s*$")
-
-
-def parse_spread(text, value):
-    """(lo, hi) from "LOW-HIGH" (either may be negative), else (value, value)."""
-    m = _SPREAD.match(text or "")
-    if not m:
-        return value, value
-    lo, hi = float(m.group(1)), float(m.group(2))
-    return min(lo, hi), max(lo, hi)
-
-
 class Rows:
     """Every row of all.csv, looked up by bench, impl, procs and metric."""
 
@@ -57,22 +39,13 @@ class Rows:
         self.by_key = {}  # (bench, impl, procs, metric) -> Figure
         self.any_procs = {}  # (bench, impl, metric) -> Figure (the last row)
         self.impls = {}  # bench -> impls in order of appearance
-        with open(path, newline="") as f:
-            for r in csv.reader(f):
-                if len(r) != 10 or r[0].startswith("#") or r[0] == "bench":
-                    continue
-                bench, impl, _, procs, pinned, iters, metric, value, unit, spread = r
-                try:
-                    v = float(value)
-                except ValueError:
-                    continue
-                lo, hi = parse_spread(spread, v)
-                fig = Figure(v, lo, hi, unit, int(iters or 0), int(pinned or 0))
-                self.by_key[(bench, impl, int(procs), metric)] = fig
-                self.any_procs[(bench, impl, metric)] = fig
-                self.impls.setdefault(bench, [])
-                if impl not in self.impls[bench]:
-                    self.impls[bench].append(impl)
+        for r in schema.read_file(path):  # malformed lines left out
+            fig = Figure(r.value, r.lo, r.hi, r.unit, r.iters, r.pinned)
+            self.by_key[(r.bench, r.impl, r.procs, r.metric)] = fig
+            self.any_procs[(r.bench, r.impl, r.metric)] = fig
+            self.impls.setdefault(r.bench, [])
+            if r.impl not in self.impls[r.bench]:
+                self.impls[r.bench].append(r.impl)
 
     def get(self, bench, impl, metric, procs=None):
         if procs is None:
@@ -124,12 +97,14 @@ def fmt_fig(f):
 class Engine:
     """Expands and judges the checks of paper.toml against the rows."""
 
-    def __init__(self, rows, algs, kinds=(), paper_algs=None):
+    def __init__(self, rows, algs, kinds=(), paper_algs=None, lock_free=()):
         self.rows = rows
         self.algs = algs  # every claim algorithm that ran, in the one table's order
         # the paper's algorithms that ran (paper_algs: paper.toml's table1; all if not given)
         paper = [a for a in algs if paper_algs is None or a in paper_algs]
-        locks = [a for a in algs if a not in LOCK_FREE]
+        # lock_free: the claim algorithms no lock decides (the launcher says
+        # which: shmamrun --list-claims); the sets "locks" and "five" follow
+        locks = [a for a in algs if a not in lock_free]
         self.sets = {
             "algs": algs,
             "paper": paper,

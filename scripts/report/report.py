@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""report.py - the measured sections of report.md, and the plots' data, from
-all.csv and paper.toml.
+"""report.py - report.md, its sections one by one, and the plots' data, from
+all.csv and paper.toml: the one program that writes report.md.
 
     report.py ALL_CSV PAPER_TOML table1|table2|locks|delivery
     report.py ALL_CSV PAPER_TOML oneway     bandwidth one way, 64 B .. 4 MB
@@ -15,6 +15,10 @@ all.csv and paper.toml.
     report.py ALL_CSV PAPER_TOML bench-check    all of them; exit 1 if one fails
                                                 or has no numbers (make bench-check)
     report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat
+    report.py ALL_CSV PAPER_TOML report DIR     DIR/report.md, every section, the one
+                                                writer of it (run.txt, failures.txt,
+                                                plots and apps.sh's tables from DIR)
+    report.py writers                           the stress test's writer counts
 
 Every figure is printed with its spread (lowest–highest round) and every row
 names its method.  The claim algorithms and per-sender queue kinds are those
@@ -32,6 +36,7 @@ import subprocess
 import sys
 import tomllib
 
+import rows as schema
 from verdict import FAILS, HOLDS, MISSING, NOISE, Engine, Figure, Rows, fmt
 
 DASH = "–"
@@ -751,8 +756,252 @@ class Report:
                     "-" if (x := self.get("lockbench", i, "acq_per_s", p)) is None else repr(x.value / 1e6)
                     for i in impls) + "\n")
 
+# ---- report.md, whole ----
+
+def run_info(out):
+    """report.sh's record of the run, out/run.txt: KEY=VALUE lines (SCALE,
+    ELAPSED, CLUMPS_BIND and each program's arguments, RTT_ARGS ...)."""
+    info = {}
+    try:
+        with open(os.path.join(out, "run.txt")) as f:
+            for line in f:
+                k, _, v = line.rstrip("\n").partition("=")
+                info[k] = v
+    except OSError:
+        pass
+    return info
+
+
+def shell(cmd):
+    """A command's stdout, "" if it cannot run."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def machine(out):
+    """The machine section's lines."""
+    cpuinfo = read_text("/proc/cpuinfo")
+    cpu = next((l.split(":", 1)[1].strip() for l in cpuinfo.splitlines()
+                if l.startswith("model name")), "")
+    vm = ("a virtual machine (hypervisor flag set), its CPUs shared with the host's other work"
+          if " hypervisor" in cpuinfo else "bare metal, as far as /proc/cpuinfo tells")
+    mv = shell(["mpichversion"])
+    field = lambda k: next((l.split(":", 1)[1].strip() for l in mv.splitlines()
+                            if l.startswith(k)), "")
+    mpich, dev = field("MPICH Version"), field("MPICH Device")
+    cc = (shell(["cc", "--version"]).splitlines() or [""])[0]
+    uptime = read_text(os.path.join(out, "uptime.txt")).strip()
+    load = uptime[uptime.find("load average"):] if "load average" in uptime else uptime
+    n = os.cpu_count()
+    u = os.uname()
+    return "\n".join([
+        f"- CPU: {cpu}, {n} CPUs online; {vm}",
+        f"- Kernel: {u.sysname} {u.release} {u.machine}",
+        f"- MPICH: {mpich or 'not found'}{', device ' + dev if dev else ''}; compiler: {cc}",
+        f"- Load at the start: {load}",
+        "- Pinning: shmam ranks with `shmamrun --bind` (rank r on CPU r mod "
+        f"{n}); MPICH with `mpiexec -bind-to core`, its stress test with waits that yield "
+        "(`--yield`: MPICH's own waits only spin, so bound ranks sharing a CPU starve "
+        "each other; bench/README.md), and again unbound beside a lock-free run unbound; "
+        "MPICH talks through UCX's shared memory (sysv, cma) within the node; applications "
+        "as Table 4 says; lockbench pins its process i to CPU i "
+        f"mod {n}. With more processes than CPUs (3 and 7 writers, 4 and 8 lock "
+        "processes) several share a CPU. The `pinned` column of every row says whether "
+        "its ranks were each bound to one CPU."])
+
+
+def img(out, name, text):
+    """A markdown image if the plot was drawn."""
+    p = os.path.join(out, name)
+    return f"![{text}]({name})\n\n" if os.path.exists(p) and os.path.getsize(p) else ""
+
+
+READING = """\
+Every figure is the median over rounds of that round's mean, with the lowest
+and highest round beside it in small type (`value lo–hi`); a round hit by a
+preemption of this shared machine shows in the spread, not in the value. The
+claim algorithms and per-sender channel kinds of one table are measured in one
+job, an endpoint pair each, rounds interleaved in ABBA order, so ratios between
+them (rows in italics,
+"in-run") are per-round quotients of figures taken moments apart. MPICH runs in its own jobs with the same warm-up and rounds; a comparison
+across jobs says so. A verdict counts a check only when the two spreads do not
+overlap; otherwise it says "within noise"."""
+
+
+def whole(r, out):
+    """report.md: every section, the run's record (out/run.txt), failures
+    (out/failures.txt), the plots and apps.sh's tables found in out."""
+    i = run_info(out)
+    a = lambda k, default="": i.get(k) or default
+    elapsed = int(a("ELAPSED", "0"))
+    scale = "the paper's scale" if a("SCALE") == "paper" else "quick scale"
+    failed = read_text(os.path.join(out, "failures.txt")).splitlines()
+    s = []
+    p = s.append
+    p(f"# shmam measurements, {os.path.basename(os.path.normpath(out))}\n")
+    p(f"Run by `scripts/report.sh` at {scale} in {elapsed // 60} min {elapsed % 60} s "
+      f"(rtt `{a('RTT_ARGS')}`; logp `{a('LOGP_ARGS')}`; mpi_pingpong `{a('PINGPONG_ARGS')}`; "
+      f"bw and mpi_bw `{a('BW_ARGS')}`; stress `{a('STRESS_ARGS')}`, mpi_stress "
+      f"`{a('MPI_STRESS_ARGS')}`; demo_many `{a('DEMO_ARGS')}`; lockbench `{a('LOCK_ARGS')}`; "
+      f"heapbench `{a('HEAP_ARGS', '(defaults)')}`; spscbench `{a('SPSC_ARGS', '(defaults)')}`; "
+      f"pollcost `{a('POLL_ARGS', '(defaults)')}`; clumps `{a('CLUMPS_ARGS')}`; applications "
+      f"at SCALE={a('SCALE')}).")
+    if failed:
+        p("**Failures** (see `log.txt`):\n\n" + "\n".join(f"- {l}" for l in failed))
+    else:
+        p("Every benchmark ran and every count and check passed.")
+    p("\n## How to read the figures\n\n" + READING + "\n")
+    p("## Machine\n\n" + machine(out) + "\n")
+    p("## Table 1: LogP parameters and round trip\n\n"
+      "Microseconds (bandwidths MB/s), two processes pinned to two CPUs, no contention "
+      "(`rtt` and `logp` with `--algs all,channels`: every claim algorithm and every "
+      "per-sender channel kind in one job each; MPICH: `mpi_pingpong`). The last column "
+      "names each row's method; MPICH's cell is the same work where one is given.\n\n"
+      + r.table1() + "\n\n" + img(out, "logp.png", "LogP parameters per algorithm")
+      + img(out, "bandwidth.png", "Bulk bandwidth of the request/reply stream against size")
+      + "## Bandwidth, one way\n")
+    p("Streams of n bytes from rank 0 to rank 1 in which the receiver copies every "
+      "message out into its own buffers (what `MPI_Recv` does), 64 B to 4 MB "
+      f"(`bw -a lockfree {a('BW_ARGS')}`, ranks pinned with `--bind`). shmam's streams are "
+      "one way: the receiver answers every 16th message with a credit and the sender "
+      "keeps at most 64 beyond the last one, no reply per message. *bulk*: "
+      "`am_request_bulk` (to 8 KB); *long*: `am_request_long`, copied into a block of "
+      "the receiver's shared heap; *long_at*: `am_request_long_at`, written straight "
+      "into the receiver's region. The *raw floor*, measured in the same job between "
+      "the same two processes, rounds interleaved: a ring of 16 slots in shared memory, "
+      "the sender copies in and sets a flag, the receiver copies out and clears it. "
+      "MPICH (`mpi_bw`, `-bind-to core`, a separate job) streams as osu_bw does: "
+      "windows of 64 `MPI_Isend`, then a one-byte ack. Both programs move the same "
+      "bytes per size from the same buffers (a ring of 64 per rank). Table 1's bulk "
+      "figures are a different stream, every message answered (request/reply).\n\n"
+      + r.oneway() + "\n\n" + img(out, "oneway.png", "Bandwidth one way against size")
+      + "The honest bulk figures at 8 KB: a one-way flood in which the handler does "
+      "not touch the data, and a stream in which it copies it out, each beside the "
+      "raw floor of the same mode (the ring above; its receiver copies out or not).\n\n"
+      + r.floors() + "\n")
+    p("## Table 2: many-to-one stress test\n\n"
+      "Seconds per 10⁶ integers (the paper's Table 2 sends 10⁶) for W writers sending "
+      "to one reader, from runs of a fixed duration (`stress --algs all,channels "
+      f"{a('STRESS_ARGS')}`: every algorithm and channel kind in one job, ranks pinned with "
+      "`--bind`). MPICH (`mpi_stress`, separate jobs) under the same conditions: ranks "
+      "pinned, waits that yield after spinning (`--yield`; MPICH's own waits only spin). "
+      "The last two columns are the configuration MPICH users run, unbound and spinning, "
+      "beside shmam's lock-free unbound. Messages per poll is how many integers one "
+      "productive poll of the reader handled.\n\n"
+      + r.table2() + "\n\n" + img(out, "stress.png", "Stress test time against writers")
+      + "## Locks\n")
+    p("Lock and unlock throughput of every lock alone (`lockbench`): P processes "
+      "take the lock in a loop around a short critical section, in millions of "
+      "acquisitions per second; fairness is the fewest acquisitions of one process "
+      "over the most (1 = even, 0 = one starved). `shmam:` locks back off and yield; "
+      "Concurrency Kit's (`ck:`) spin without yielding. Every lock in every round, ABBA.\n\n"
+      + r.locks() + "\n\n" + img(out, "locks.png", "Lock throughput against processes")
+      + "## The shared heap of long messages\n")
+    p("Allocation and free throughput of the lock-free heap (`heap/`, after XMalloc) "
+      "against Boost.Interprocess's `managed_shared_memory` over a segment of the same "
+      "size (`heapbench`): P pinned processes each keep a window of live blocks of "
+      "mixed sizes and free and allocate in it; both heaps in every round, ABBA. Reserved "
+      "/ live is what the heap has carved (superblocks, runs) per byte allocated at the "
+      "end.\n\n" + r.heap() + "\n")
+    p("## Single-producer/single-consumer rings\n\n"
+      "The four rings of `spsc/` (Lamport; FastForward, also with temporal slipping; "
+      "MCRingBuffer; B-Queue) beside Boost.Lockfree's `spsc_queue` and Concurrency Kit's "
+      "`ck_ring` (`spscbench`): two pinned processes stream 8-byte items one way, and "
+      "bounce one through a pair of rings; every ring in every round, ABBA. The runtime's "
+      "per-sender channels are made of these rings (next section).\n\n" + r.spsc() + "\n")
+    p("## Per-sender channels or shared queues\n\n"
+      "Lumetta and Culler chose many-to-one queues, shared by every sender of an "
+      "endpoint, for memory and polling cost; the systems they cite give each "
+      "sender-receiver pair its own queue. shmam has both, as the queue kind of an "
+      "endpoint: `mpsc` (the shared queues, with a claim algorithm) or a per-sender "
+      "channel of one of the rings above (`lamport`, `fastforward`, `mcring`, "
+      "`bqueue`), with a summary bit per channel that had messages lately, so that a "
+      "poll looks at those only. Messages: the kinds' columns of Tables 1 and 2 (same "
+      f"jobs as the claim algorithms). Polling and memory: `pollcost {a('POLL_ARGS')}`, a "
+      "receiver per kind and number of registered senders, one job, every "
+      "configuration in every round, ABBA; memory is the size of a fresh endpoint's "
+      "segment with the default options.\n\n" + r.channels() + "\n")
+    p("## Applications (Tables 3 and 4)\n")
+    tables = [read_text(os.path.join(out, f"{t}.md")) for t in ("table3", "table4")]
+    if any(tables):
+        for t in tables:
+            if t:
+                p("\n".join("### " + l[2:] if l.startswith("# ") else l
+                            for l in t.rstrip("\n").split("\n")) + "\n")
+        p(img(out, "table4.png", "Application times per algorithm").rstrip("\n"))
+        p("")
+    else:
+        p("(no tables: the applications did not run)\n")
+    p("## Clusters of SMPs\n\n"
+      "The hybrid runtime (libshmam-mpi) under `mpiexec`: ranks of one node talk "
+      "through shared memory as under shmamrun, ranks of different nodes through MPI "
+      "(one MPI message per active message). One machine here, so the nodes are "
+      f"virtual (`SHMAM_NODE_SIZE`). `clumps {a('CLUMPS_ARGS')}`: three ranks in nodes of "
+      f"two, `mpiexec -n 3 -bind-to {a('CLUMPS_BIND')}` (rank 0 on CPU 0, ranks 1 and 2 "
+      "sharing CPU 1; the rank outside the measured pair sleeps); within the node "
+      "rank 0 to rank 1 through the job's endpoint and, in the same processes, through "
+      "named endpoints that have no MPI path (shared memory alone, as under "
+      "shmamrun); across nodes rank 0 to rank 2 through the job's endpoint (MPI) and "
+      "with MPI's own calls. All four in every round, ABBA; ratios in-run. "
+      "Round trip: a one-word request and its reply, MPI a 4-byte ping-pong. "
+      "Bandwidth against `mpi_bw`'s osu_bw windows (64 receives posted into the "
+      "application's buffers: one copy), two shmam streams: the one-copy stream "
+      "(`am_request_long_at` at every size into the receiver's region, the handler "
+      "reading the data in place), like with like, on which the bandwidth target is "
+      "judged; and, for information, `bw`'s copy stream (bulk to 8 KB, long above, "
+      "the handler copying every message out: one copy more). A credit every 16 "
+      "messages, at most 64 beyond it (one-copy at 4 MB: 16 region slots, a credit "
+      "every 4).\n\n" + r.clumps() + "\n")
+    p("## Delivery checks\n\n"
+      "`demo_many`, 4 processes: 3 senders each send short requests, then 8 KB bulk "
+      "requests, to rank 0, which checks every message's count, source, per-sender "
+      "order and (bulk) checksum; the rates include making and checking the data "
+      "(one run per algorithm, no spread).\n\n" + r.delivery() + "\n")
+    p("## Targets\n\n"
+      "Judged from this run's numbers by `scripts/report/verdict.py` (the targets are in "
+      "`scripts/report/paper.toml`): met when every check holds, missed when one fails, "
+      "within noise otherwise; a check holds or fails only when the spreads do not "
+      "overlap.\n\n" + r.targets() + "\n")
+    p("## Consistency of the figures\n\n"
+      "Relations any honest measurement keeps (LogP's; `[[consistency]]` in "
+      "`scripts/report/paper.toml`), judged like the targets: a relation that fails "
+      "here means a figure is not what it claims to be, or the run was disturbed.\n\n"
+      + r.consistency() + "\n")
+    regime = r.paper["machine"]["regime"].replace("\n", " ")
+    p("## What the numbers say\n\n"
+      "The paper measured a Sun Enterprise 5000 with eight 167 MHz UltraSPARC processors,\n"
+      f"one process per processor. This run has {os.cpu_count()} CPUs of a shared virtual "
+      "machine.\nAbsolute times differ from the paper's by 25 years of hardware; compare "
+      "shapes and\nratios. Two processes on two pinned CPUs match the paper's uncontended "
+      f"Table 1\nsetting. {regime}\n"
+      "Waits here yield the CPU after spinning, which keeps the locks usable at all with\n"
+      "more processes than CPUs. The paper's POSIX mutex (Solaris, 1998) entered the\n"
+      "kernel; glibc's robust mutex takes and releases an uncontended lock in user space\n"
+      "and calls the kernel (futex) only to sleep or wake a waiter.\n\n"
+      "Each conclusion below is judged by its checks (`scripts/report/paper.toml`):\n"
+      "*agrees* when every check holds, *differs* when they fail, *partly* for a mix,\n"
+      "*within noise* when the spreads overlap.\n\n" + r.findings())
+    p("## Files\n\n"
+      "`all.csv` (every row), one CSV per benchmark, `*.dat` (the plots' data), "
+      f"`log.txt` (what the programs said on stderr). Schema: `{schema.HEADER}` "
+      "(bench/README.md).")
+    return "\n".join(s) + "\n"
+
 
 def main(argv):
+    if argv[1:] == ["writers"]:
+        print(" ".join(map(str, WRITERS)))
+        return 0
     if len(argv) < 4:
         print(__doc__, file=sys.stderr)
         return 2
@@ -760,6 +1009,9 @@ def main(argv):
     what = argv[3]
     if what == "plotdata":
         r.plotdata(argv[4])
+    elif what == "report":
+        with open(os.path.join(argv[4], "report.md"), "w") as f:
+            f.write(whole(r, argv[4]))
     elif what == "bench-check":
         text, bad = r.bench_check()
         print(text)

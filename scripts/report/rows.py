@@ -11,6 +11,7 @@ comment ("#...") and blank lines are not rows.  This module parses and
 validates them (parse_line, read), computes the one median (median, the
 estimator of bench/common/stat.h), and is what every script uses:
 
+    rows.py header   the schema's header line
     rows.py check [--rename NAME] [FILE...]   the rows of FILEs (stdin: -),
         header, comment and blank lines dropped, bench renamed with --rename;
         a malformed line is said on stderr and left out, and the exit status
@@ -236,7 +237,12 @@ def cmd_ab(args):
     return 0
 
 
-COMMANDS = {"check": cmd_check, "md": cmd_md, "apps": cmd_apps, "pick": cmd_pick, "ab": cmd_ab}
+def cmd_header(args):
+    print(HEADER)
+    return 0
+
+
+COMMANDS = {"header": cmd_header, "check": cmd_check, "md": cmd_md, "apps": cmd_apps, "pick": cmd_pick, "ab": cmd_ab}
 
 
 def main(argv):

@@ -21,7 +21,7 @@ SHMAMRUN=$B/bin/shmamrun # report.py asks it which implementations are queue kin
 export SHMAMRUN
 CSV=$(mktemp "${TMPDIR:-/tmp}/shmam-bench-check.XXXXXX") || exit 1
 trap 'rm -f "$CSV"' EXIT
-echo "bench,impl,shm,procs,pinned,iters,metric,value,unit,spread" >"$CSV"
+/usr/bin/python3 scripts/report/rows.py header >"$CSV" || exit 1
 rc=0
 for bench in "logp --quick" "rtt --ladder 0,64 --iters 20000 --warmup 1000"; do
     echo "== $bench --algs $ALGS --rounds $ROUNDS"

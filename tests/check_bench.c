@@ -7,11 +7,12 @@
  * For each program (rtt, logp, bw, stress with 1 and 3 writers, demo_many, lockbench,
  * pollcost, mpi_pingpong, mpi_bw, mpi_stress), with two claim algorithms where it
  * takes one (and a per-sender queue kind beside them in rtt and stress), the
- * test checks that every line is a header, a comment or a row of 10 fields; that
- * bench, impl, procs and pinned are what the run was; that iters is a positive
- * integer and, where the program was told a count, that count; that the value is
- * a finite number; that the metric is one the program is known to print (and
- * that the ones the report needs are all there); that the unit is not empty.
+ * test checks that every line is a header, a comment or a well-formed row (the
+ * schema's one parser says so: scripts/report/rows.py check, whose split rows
+ * it then reads); that bench, impl, procs and pinned are what the run was; that
+ * iters is positive and, where the program was told a count, that count; that
+ * the metric is one the program is known to print (and that the ones the
+ * report needs are all there); that the value lies within its spread.
  * The programs themselves exit nonzero on a wrong count, which fails the test.
  *
  * The programs are found next to this binary: B/bench/X and B/bin/shmamrun for
@@ -30,6 +31,7 @@
  * for a hung program, many times a run's length on a quiet machine.
  */
 #include <check.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,9 +48,11 @@
 
 static const char *const algs[] = {"lockfree", "ticket", "fastforward"};
 
-/* One parsed row. */
+/* One row as rows.py check --lohi prints it: the schema's fields, the
+ * spread's two ends as the last two. */
+#define FIELDS 11
 struct row {
-    char f[10][64];
+    char f[FIELDS][64];
 };
 
 /* What a run must have printed. */
@@ -107,79 +111,73 @@ static int in_list(const char *m, const char *list)
     return 0;
 }
 
-static int is_int(const char *s)
-{
-    if (!*s)
-        return 0;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return 0;
-    return 1;
-}
-
-/* Split one line into exactly 10 fields; 0 if it has another count. */
+/* Split one line into exactly FIELDS fields; 0 if it has another count. */
 static int split_row(const char *line, struct row *r)
 {
     int n = 0;
     const char *p = line;
     for (;;) {
         size_t len = strcspn(p, ",\n");
-        if (n == 10 || len >= sizeof r->f[0])
+        if (n == FIELDS || len >= sizeof r->f[0])
             return 0;
         memcpy(r->f[n], p, len);
         r->f[n++][len] = '\0';
         if (p[len] != ',')
-            return n == 10;
+            return n == FIELDS;
         p += len + 1;
     }
 }
 
-/* The spread, empty or "LOW-HIGH" (either may be negative), brackets the
- * value: the median of rounds lies between the lowest and the highest. */
+/* The median of rounds lies between the lowest and the highest. */
 static void check_spread(const struct row *r, double v, const char *what)
 {
-    char *end;
-    if (!r->f[9][0])
-        return;
-    double lo = strtod(r->f[9], &end);
-    ck_assert_msg(end != r->f[9] && *end == '-', "%s: %s: spread '%s' is not LOW-HIGH",
-                  what, r->f[6], r->f[9]);
-    const char *h = end + 1;
-    double hi = strtod(h, &end);
-    ck_assert_msg(end != h && !*end, "%s: %s: spread '%s' is not LOW-HIGH", what, r->f[6],
-                  r->f[9]);
+    double lo = strtod(r->f[9], NULL), hi = strtod(r->f[10], NULL);
     double eps = 1e-9 + 1e-3 * fabs(v); /* the printed decimals */
-    ck_assert_msg(lo <= v + eps && v <= hi + eps, "%s: %s: value %s outside its spread %s",
-                  what, r->f[6], r->f[7], r->f[9]);
+    ck_assert_msg(lo <= v + eps && v <= hi + eps,
+                  "%s: %s: value %s outside its spread %s-%s", what, r->f[6], r->f[7],
+                  r->f[9], r->f[10]);
 }
 
 /* Check one data row against e; `what` names the run in messages. */
 static void check_row(const struct row *r, const struct expect *e, const char *what)
 {
-    char *end;
     ck_assert_msg(strcmp(r->f[0], e->bench) == 0, "%s: bench '%s', not '%s'", what, r->f[0],
                   e->bench);
     ck_assert_msg(!e->impl || in_list(r->f[1], e->impl), "%s: impl '%s', not of '%s'", what,
                   r->f[1], e->impl);
-    ck_assert_msg(r->f[2][0], "%s: empty shm field", what);
-    ck_assert_msg(is_int(r->f[3]) && (!e->procs || atoi(r->f[3]) == e->procs),
-                  "%s: procs '%s', not %d", what, r->f[3], e->procs);
-    ck_assert_msg(is_int(r->f[4]) && atoi(r->f[4]) <= 1 &&
-                      (e->pinned < 0 || atoi(r->f[4]) == e->pinned),
+    ck_assert_msg(!e->procs || atoi(r->f[3]) == e->procs, "%s: procs '%s', not %d", what,
+                  r->f[3], e->procs);
+    ck_assert_msg(atoi(r->f[4]) <= 1 && (e->pinned < 0 || atoi(r->f[4]) == e->pinned),
                   "%s: pinned '%s', not %d", what, r->f[4], e->pinned);
-    ck_assert_msg(is_int(r->f[5]) && atol(r->f[5]) > 0, "%s: iters '%s'", what, r->f[5]);
+    ck_assert_msg(atol(r->f[5]) > 0, "%s: iters '%s'", what, r->f[5]);
     if (e->iters && (!e->iters_of || in_list(r->f[6], e->iters_of)))
         ck_assert_msg(atol(r->f[5]) == e->iters, "%s: %s: iters %s, not the %ld asked for",
                       what, r->f[6], r->f[5], e->iters);
     ck_assert_msg(in_list(r->f[6], e->known), "%s: unknown metric '%s'", what, r->f[6]);
-    double v = strtod(r->f[7], &end);
-    ck_assert_msg(r->f[7][0] && !*end && isfinite(v), "%s: %s: value '%s' is not a number",
-                  what, r->f[6], r->f[7]);
-    ck_assert_msg(r->f[8][0], "%s: %s: no unit", what, r->f[6]);
-    check_spread(r, v, what);
+    check_spread(r, strtod(r->f[7], NULL), what);
 }
 
-/* Check every line of r's output; returns the number of data rows, and puts
+static struct tu_output parsed; /* rows.py's split rows of a run */
+
+/* r's output through the schema's one parser, scripts/report/rows.py check
+ * --lohi, into parsed: fails the test on any line that is not a header, a
+ * comment or a well-formed row. */
+static void parse_rows(const struct tu_output *r, const char *what)
+{
+    char rows_py[PATH_MAX], tmp[] = "/tmp/check_bench.XXXXXX";
+    ck_assert_msg(tu_program(rows_py, sizeof rows_py, "../scripts/report/rows.py"),
+                  "scripts/report/rows.py is not beside the build directory");
+    int fd = mkstemp(tmp);
+    ck_assert_msg(fd >= 0 && write(fd, r->out, r->len) == (ssize_t)r->len, "%s: %s", tmp,
+                  strerror(errno));
+    close(fd);
+    const char *argv[] = {"/usr/bin/python3", rows_py, "check", "--lohi", tmp, NULL};
+    tu_run_capture(argv, NULL, TU_ERR_APART, 60, &parsed);
+    unlink(tmp);
+    ck_assert_msg(parsed.status == 0, "%s: rows.py check:\n%s", what, parsed.err);
+}
+
+/* Check every row of r's output; returns the number of data rows, and puts
  * them in rows[] (up to MAX_ROWS). */
 static int check_output(const struct tu_output *r, const struct expect *e, const char *what,
                         struct row *rows)
@@ -187,16 +185,15 @@ static int check_output(const struct tu_output *r, const struct expect *e, const
     int n = 0;
     ck_assert_msg(r->status == 0, "%s: exit status %d\nstderr:\n%s", what, r->status,
                   r->err);
-    for (const char *line = r->out; *line;) {
+    parse_rows(r, what);
+    for (const char *line = parsed.out; *line;) {
         size_t len = strcspn(line, "\n");
         char buf[1024];
         snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1),
                  line);
         line += len + (line[len] == '\n');
-        if (!buf[0] || buf[0] == '#' || strncmp(buf, "bench,", 6) == 0)
-            continue;
         ck_assert_msg(n < MAX_ROWS, "%s: more than %d rows", what, MAX_ROWS);
-        ck_assert_msg(split_row(buf, &rows[n]), "%s: not 10 fields: '%s'", what, buf);
+        ck_assert_msg(split_row(buf, &rows[n]), "%s: rows.py printed '%s'", what, buf);
         check_row(&rows[n], e, what);
         n++;
     }
@@ -235,21 +232,14 @@ static double half_ulp(const char *s)
     return dot ? 0.5 * pow(10, -(double)strspn(dot + 1, "0123456789")) : 0.5;
 }
 
-/* Its value and spread (lo = hi = value for an empty spread), the spread
- * widened by what the printing may have rounded off. */
+/* Its value and spread (rows.py: lo = hi = value for an empty spread), the
+ * spread widened by what the printing may have rounded off. */
 static double fig(const struct row *r, double *lo, double *hi)
 {
-    double v = strtod(r->f[7], NULL);
-    char *end;
-    *lo = *hi = v;
-    double u = half_ulp(r->f[7]);
-    if (r->f[9][0]) {
-        *lo = strtod(r->f[9], &end);
-        *hi = strtod(end + 1, NULL);
-        u = half_ulp(end + 1); /* both ends are printed alike */
-    }
-    *lo -= u, *hi += u;
-    return v;
+    double u =
+        half_ulp(r->f[10]); /* both ends are printed alike (the value, if no spread) */
+    *lo = strtod(r->f[9], NULL) - u, *hi = strtod(r->f[10], NULL) + u;
+    return strtod(r->f[7], NULL);
 }
 
 static struct tu_output out; /* static: large; each test runs in its own process */

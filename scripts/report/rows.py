@@ -5,17 +5,20 @@ Every benchmark prints rows of one schema (bench/README.md):
 
     bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
 
-procs, pinned and iters whole numbers, value a number, spread "LOW-HIGH"
-(either may be negative) or empty (one measurement).  Header ("bench,..."),
+bench, impl, shm, metric and unit not empty, procs, pinned and iters whole
+numbers, value a finite number, spread "LOW-HIGH" (either may be negative) or
+empty (one measurement).  Header ("bench,..."),
 comment ("#...") and blank lines are not rows.  This module parses and
 validates them (parse_line, read), computes the one median (median, the
 estimator of bench/common/stat.h), and is what every script uses:
 
     rows.py header   the schema's header line
-    rows.py check [--rename NAME] [FILE...]   the rows of FILEs (stdin: -),
-        header, comment and blank lines dropped, bench renamed with --rename;
-        a malformed line is said on stderr and left out, and the exit status
-        is then 1 (report.sh, bench.sh)
+    rows.py check [--rename NAME] [--lohi] [FILE...]   the rows of FILEs
+        (stdin: -), header, comment and blank lines dropped, bench renamed
+        with --rename; a malformed line is said on stderr and left out, and
+        the exit status is then 1 (report.sh, bench.sh).  --lohi: the spread
+        as two fields, its ends as printed (the value twice if it is empty):
+        tests/check_bench.c reads rows so
     rows.py md [--pivot] [--bench NAME] FILE...   a markdown table: every row,
         or with --pivot a line per configuration and a column per metric
         ("metric (unit)"), in the order they first appear; exit 1 if no row
@@ -63,6 +66,8 @@ class Row:
     lo: float  # the spread; lo = hi = value for an empty one
     hi: float
     text: str  # the line as printed
+    lo_text: str  # the spread's ends as printed (the value's text if empty)
+    hi_text: str
 
     def fields(self):
         return self.text.split(",")
@@ -84,19 +89,22 @@ def parse_line(line):
     if len(f) != 10:
         raise Malformed(f"not 10 fields: {line}")
     bench, impl, shm, procs, pinned, iters, metric, value, unit, spread = f
+    if not (bench and impl and shm and metric and unit):
+        raise Malformed(f"an empty bench, impl, shm, metric or unit: {line}")
     if not (_INT.match(procs) and _INT.match(pinned) and _INT.match(iters)):
         raise Malformed(f"procs, pinned or iters not a whole number: {line}")
     if not _VALUE.match(value) or not math.isfinite(float(value)):
         raise Malformed(f"value not a number: {line}")
     v = float(value)
-    lo = hi = v
+    lo_text = hi_text = value
     if spread:
         m = _SPREAD.match(spread)
         if not m:
             raise Malformed(f"spread not LOW-HIGH: {line}")
-        lo, hi = sorted((float(m.group(1)), float(m.group(2))))
+        lo_text, hi_text = m.group(1), m.group(2)
+    lo, hi = sorted((float(lo_text), float(hi_text)))
     return Row(bench, impl, shm, int(procs), int(pinned), int(iters), metric, v, unit, lo, hi,
-               line)
+               line, lo_text, hi_text)
 
 
 def read(lines, errors=None):
@@ -138,14 +146,19 @@ def _open_all(paths):
 
 
 def cmd_check(args):
-    rename = None
-    if args[:1] == ["--rename"]:
-        rename, args = args[1], args[2:]
+    rename, lohi = None, False
+    while args[:1] in (["--rename"], ["--lohi"]):
+        if args[0] == "--lohi":
+            lohi, args = True, args[1:]
+        else:
+            rename, args = args[1], args[2:]
     errors = []
     for r in read(_open_all(args), errors):
         f = r.fields()
         if rename:
             f[0] = rename
+        if lohi:
+            f[9:] = [r.lo_text, r.hi_text]
         print(",".join(f))
     for e in errors:
         print(f"malformed row: {e}", file=sys.stderr)

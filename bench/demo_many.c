@@ -29,6 +29,7 @@
 
 #include "shmam.h"
 #include "common/am_algs.h"
+#include "common/am_harness.h"
 #include "common/measure.h"
 
 #define H_SHORT 1
@@ -42,13 +43,6 @@ struct tally {
 
 static struct tally shorts, bulks; /* rank 0's counts, by round */
 static int rank;
-
-static void die(const char *what, int err)
-{
-    fprintf(stderr, "demo_many: rank %d: %s%s%s\n", rank, what, err ? ": " : "",
-            err ? am_strerror(err) : "");
-    exit(1);
-}
 
 static uint32_t fnv1a(const unsigned char *p, size_t n)
 {
@@ -107,7 +101,7 @@ static double receive(am_ep_t *ep, const struct tally *t, unsigned long want, do
     while (t->got < want) {
         int n = am_poll(ep);
         if (n < 0)
-            die("am_poll", n);
+            bm_die("am_poll", n);
         if (n > 0)
             spins = 0;
         else if (++spins >= 64) {
@@ -122,9 +116,7 @@ static void send_shorts(am_ep_t *ep, long k)
 {
     for (long i = 0; i < k; i++) {
         uint32_t a[2] = {(uint32_t)rank, (uint32_t)i};
-        int rc = am_request(ep, 0, H_SHORT, a, 2);
-        if (rc < 0)
-            die("am_request", rc);
+        bm_check(am_request(ep, 0, H_SHORT, a, 2), "am_request");
     }
 }
 
@@ -135,9 +127,7 @@ static void send_bulks(am_ep_t *ep, long n)
         fill(buf, AM_MAX_BULK / sizeof(uint32_t), (uint32_t)rank, (uint32_t)i);
         uint32_t a[3] = {(uint32_t)rank, (uint32_t)i,
                          fnv1a((const unsigned char *)buf, sizeof buf)};
-        int rc = am_request_bulk(ep, 0, H_BULK, buf, sizeof buf, a, 3);
-        if (rc < 0)
-            die("am_request_bulk", rc);
+        bm_check(am_request_bulk(ep, 0, H_BULK, buf, sizeof buf, a, 3), "am_request_bulk");
     }
 }
 
@@ -210,39 +200,33 @@ int main(int argc, char **argv)
         usage(stdout, 0);
     am_ep_t *ep;
     long k = 100000, nbulk = 1000;
-    int header = 0, rc = am_init(&argc, &argv, &ep);
-    if (rc < 0)
-        die("am_init", rc);
+    int header = 0;
+    ep = bm_am_init("demo_many", &argc, &argv);
     rank = am_rank();
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--msgs") == 0)
             k = arg_long(argv[++i], "--msgs");
         else if (strcmp(argv[i], "--bulk") == 0)
             nbulk = arg_long(argv[++i], "--bulk");
-        else if (strcmp(argv[i], "--header") == 0)
-            header = 1;
-        else
+        else if (!bm_common_flag(argv[i], &header, NULL))
             usage(stderr, 2);
     }
     int procs = am_nprocs();
     if (procs < 2 || procs > MAX_PROCS)
-        die("run me with 2 or more ranks (shmamrun -n 4)", 0);
-    if ((rc = am_set_handler(ep, H_SHORT, on_short)) < 0 ||
-        (rc = am_set_handler(ep, H_BULK, on_bulk)) < 0)
-        die("am_set_handler", rc);
+        bm_die("run me with 2 or more ranks (shmamrun -n 4)", 0);
+    bm_check(am_set_handler(ep, H_SHORT, on_short), "am_set_handler");
+    bm_check(am_set_handler(ep, H_BULK, on_bulk), "am_set_handler");
     const char *claim = bm_algs_name_of(ep), *shm = getenv("SHMAM_SHM");
     shm = shm && *shm ? shm : "posix";
 
     double t_short = 0, t_bulk = 0;
-    if ((rc = am_barrier(ep)) < 0)
-        die("am_barrier", rc);
+    bm_check(am_barrier(ep), "am_barrier");
     if (rank == 0)
         t_short =
             receive(ep, &shorts, (unsigned long)k * (unsigned long)(procs - 1), bm_now_s());
     else
         send_shorts(ep, k);
-    if ((rc = am_barrier(ep)) < 0)
-        die("am_barrier", rc);
+    bm_check(am_barrier(ep), "am_barrier");
     if (rank == 0)
         t_bulk = receive(ep, &bulks, (unsigned long)nbulk * (unsigned long)(procs - 1),
                          bm_now_s());
@@ -261,7 +245,6 @@ int main(int argc, char **argv)
             report(claim, shm, procs, header, k, t_short, nbulk, t_bulk);
         fflush(stdout);
     }
-    if ((rc = am_finalize(ep)) < 0)
-        die("am_finalize", rc);
+    bm_check(am_finalize(ep), "am_finalize");
     return !ok;
 }

@@ -81,6 +81,7 @@
 
 #include "shmam.h"
 #include "common/am_algs.h"
+#include "common/am_harness.h"
 #include "common/measure.h"
 #include "common/stat.h"
 
@@ -130,13 +131,6 @@ static struct bm_algs algs; /* an endpoint per algorithm measured */
 static int rank, writers;
 static int go;       /* writer: the go of the next run has arrived */
 static double go_t0; /* writer: the reader's t0 it carried */
-
-static void die(const char *what, int err)
-{
-    fprintf(stderr, "stress: rank %d: %s%s%s\n", rank, what, err ? ": " : "",
-            err ? am_strerror(err) : "");
-    exit(1);
-}
 
 /* The value writer w sends with sequence number s: the writers take turns
  * through 0, 1, 2 ... (modulo 2^32). */
@@ -227,14 +221,12 @@ static double receive(am_ep_t *e, const struct runspec *rs, unsigned long *polls
     int tail = 0;
 
     for (int w = 1; w <= writers; w++) {
-        int rc = am_request(e, (unsigned)w, H_GO, a, 2);
-        if (rc < 0)
-            die("am_request (go)", rc);
+        bm_check(am_request(e, (unsigned)w, H_GO, a, 2), "am_request (go)");
     }
     while (tally.ends < (unsigned long)writers) {
         int n = am_poll(e);
         if (n < 0)
-            die("am_poll", n);
+            bm_die("am_poll", n);
         if (n > 0) {
             ++*polls;
             empty = 0;
@@ -271,7 +263,7 @@ static void send_run(am_ep_t *e, const struct runspec *rs)
     while (!go) { /* asleep: an idle writer takes no CPU from a run */
         int n = am_wait(e, 1000);
         if (n < 0)
-            die("am_wait", n);
+            bm_die("am_wait", n);
     }
     go = 0; /* the next go comes only after the reader has our end message */
     double deadline = go_t0 + rs->seconds;
@@ -281,15 +273,11 @@ static void send_run(am_ep_t *e, const struct runspec *rs)
         if (rs->seconds > 0 && s > 0 && s % CLOCK_EVERY == 0 && bm_now_s() >= deadline)
             break;
         uint32_t a[2] = {(uint32_t)s, value((unsigned)rank, (uint32_t)s)};
-        int rc = am_request(e, 0, H_INT, a, 2);
-        if (rc < 0)
-            die("am_request", rc);
+        bm_check(am_request(e, 0, H_INT, a, 2), "am_request");
         sum += a[1];
     }
     uint32_t end[3] = {(uint32_t)s, (uint32_t)sum, (uint32_t)(sum >> 32)};
-    int rc = am_request(e, 0, H_END, end, 3);
-    if (rc < 0)
-        die("am_request (end)", rc);
+    bm_check(am_request(e, 0, H_END, end, 3), "am_request (end)");
 }
 
 /* Reader, after a run: did it deliver exactly what each writer says it sent? */
@@ -436,11 +424,7 @@ static struct opts parse(int argc, char **argv)
             o.algs = argv[++i];
         else if (strcmp(opt, "--quick") == 0)
             o.seconds = 0.05, o.rounds = 1;
-        else if (strcmp(opt, "--header") == 0)
-            o.header = 1;
-        else if (strcmp(opt, "--verbose") == 0)
-            o.verbose = 1;
-        else
+        else if (!bm_common_flag(opt, &o.header, &o.verbose))
             usage(stderr, 2);
     }
     if (seconds > 0 && o.total) {
@@ -460,19 +444,16 @@ int main(int argc, char **argv)
 {
     if (bm_asks_help(argc, argv))
         usage(stdout, 0);
-    int rc = am_init(&argc, &argv, &ep);
-    if (rc < 0)
-        die("am_init", rc);
+    ep = bm_am_init("stress", &argc, &argv);
     rank = am_rank();
     struct opts o = parse(argc, argv);
     writers = am_nprocs() - 1;
     if (writers < 1 || writers > MAX_WRITERS)
-        die("run me with 2 or more ranks (shmamrun -n W+1)", 0);
+        bm_die("run me with 2 or more ranks (shmamrun -n W+1)", 0);
     if (bm_algs_parse(o.algs ? o.algs : bm_algs_name_of(ep), &algs) != 0)
         exit(2);
     const struct bm_handler h[] = {{H_INT, on_int}, {H_END, on_end}, {H_GO, on_go}};
-    if ((rc = bm_algs_open(ep, &algs, h, 3)) < 0)
-        die("cannot make the endpoints per algorithm", rc);
+    bm_check(bm_algs_open(ep, &algs, h, 3), "cannot make the endpoints per algorithm");
 
     static struct run res[BM_MAX_ALGS][MAX_ROUNDS];
     struct run scratch;
@@ -492,7 +473,6 @@ int main(int argc, char **argv)
     if (rank == 0)
         report(&o, res);
     bm_algs_close(ep, &algs);
-    if ((rc = am_finalize(ep)) < 0)
-        die("am_finalize", rc);
+    bm_check(am_finalize(ep), "am_finalize");
     return 0;
 }

@@ -232,11 +232,11 @@ int main(int argc, char **argv)
 {
     mpi_program("mpi_bw", usage_text, argc, argv);
     int procs;
-    rank = mpi_start(&argc, &argv, &procs, 1);
+    rank = mpi_start(&argc, &argv, &procs);
     struct opts o = parse(argc, argv);
     bm_timeout((unsigned)o.timeout);
 
-    int pinned = mpi_pinned_pair();
+    int pinned = mpi_pinned_pair(procs);
     size_t stride = round64(o.sizes[o.nsizes - 1]);
     unsigned char *buf = aligned_alloc(4096, ((WIN * stride + 4095) / 4096) * 4096);
     static double res[MAX_SIZES][MAX_ROUNDS];

@@ -402,11 +402,11 @@ int main(int argc, char **argv)
 {
     mpi_program("mpi_pingpong", usage_text, argc, argv);
     int procs;
-    rank = mpi_start(&argc, &argv, &procs, 1);
+    rank = mpi_start(&argc, &argv, &procs);
     struct opts o = parse(argc, argv);
     bm_timeout((unsigned)o.timeout);
 
-    int pinned = mpi_pinned_pair();
+    int pinned = mpi_pinned_pair(procs);
     long n = o.iters / o.rounds;
     unsigned char *buf = calloc(WIN, MAX_SIZE);
     static double res[N_KINDS][MAX_ROUNDS];

@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 {
     mpi_program("mpi_stress", usage_text, argc, argv);
     int procs;
-    rank = mpi_start(&argc, &argv, &procs, 0);
+    rank = mpi_start(&argc, &argv, &procs);
     struct opts o = parse(argc, argv);
     if (procs < 2)
         mpi_bad_usage("needs at least one writer (mpiexec -n 2 or more)");

@@ -63,21 +63,14 @@ static inline void mpi_abort_job(void)
 }
 
 /* MPI_Init, and failures (bm_fail) named for the program and this rank
- * that take the whole job down.  This rank; *procs the job's size.  With
- * two, a job of other than two ranks ends (exit 2, rank 0 saying why). */
-static inline int mpi_start(int *argc, char ***argv, int *procs, int two)
+ * that take the whole job down.  This rank; *procs the job's size. */
+static inline int mpi_start(int *argc, char ***argv, int *procs)
 {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
     MPI_Comm_size(MPI_COMM_WORLD, procs);
     bm_setup(mpi_prog, mpi_rank);
     bm_on_fail(mpi_abort_job);
-    if (two && *procs != 2) {
-        if (mpi_rank == 0)
-            fprintf(stderr, "%s: run me with exactly two ranks (mpiexec -n 2)\n", mpi_prog);
-        MPI_Finalize();
-        exit(2);
-    }
     return mpi_rank;
 }
 
@@ -96,9 +89,17 @@ static inline void mpi_check_totals(unsigned long msgs, unsigned long bytes, int
                 totals[1], got[0], got[1]);
 }
 
-/* Collective over a job of two: are both ranks pinned to CPUs of their own? */
-static inline int mpi_pinned_pair(void)
+/* After the command line (a bad one says so first): ends a job of other than
+ * two ranks (exit 2, rank 0 saying why); else, collectively, are both ranks
+ * pinned to CPUs of their own? */
+static inline int mpi_pinned_pair(int procs)
 {
+    if (procs != 2) {
+        if (mpi_rank == 0)
+            fprintf(stderr, "%s: run me with exactly two ranks (mpiexec -n 2)\n", mpi_prog);
+        MPI_Finalize();
+        exit(2);
+    }
     int cpu = bm_pinned_cpu(), cpus[2];
     MPI_Allgather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, MPI_COMM_WORLD);
     return cpus[0] >= 0 && cpus[1] >= 0 && cpus[0] != cpus[1];

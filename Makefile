@@ -13,7 +13,8 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
 
 # Include paths per directory: each sees only what it may use.  include/ holds
 # the public header; runtime internals (runtime/) are for the runtime and the
-# tests; the lock library (locks/) for the runtime, its tests and lockbench.
+# tests and the tools (tools/); the lock library (locks/) for the runtime, its
+# tests and lockbench.
 INC_runtime := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc
 INC_locks   := -Ilocks
 INC_heap    := -Iheap
@@ -22,13 +23,14 @@ INC_tests   := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc -Itests
 INC_bench   := -Iinclude -Ilocks -Iheap -Ispsc -Ibench
 INC_apps    := -Iinclude -Iapps
 INC_net     := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc
+INC_tools   := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc -Itools
 LDLIBS  := -latomic_ops -lrt -pthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
 
 LOCK_SRC := $(wildcard locks/*.c)
 HEAP_SRC := $(wildcard heap/*.c)
 SPSC_SRC := $(wildcard spsc/*.c)
-RT_SRC   := $(filter-out runtime/shmamrun.c runtime/shmamstat.c,$(wildcard runtime/*.c))
+RT_SRC   := $(wildcard runtime/*.c)
 LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LOCK_SRC) $(HEAP_SRC) $(SPSC_SRC) $(RT_SRC))
 LIB      := $(B)/lib/libshmam.a
 # libshmam-mpi: the same runtime with a transport between nodes over MPI
@@ -173,7 +175,10 @@ $(B)/tests/prog_dyn: $(B)/obj/tests/prog_dyn.o $(SO)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@ -L$(B)/lib -lshmam -Wl,-rpath,'$$ORIGIN/../lib'
 
-$(B)/bin/%: $(B)/obj/runtime/%.o $(LIB)
+# The tools (tools/): the launcher with its guardian, and shmamstat.
+$(RUN): $(B)/obj/tools/shmamrun.o $(B)/obj/tools/guardian.o $(LIB)
+$(STAT): $(B)/obj/tools/shmamstat.o $(LIB)
+$(RUN) $(STAT):
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

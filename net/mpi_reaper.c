@@ -13,8 +13,8 @@
  * name once it knows it; the reaper waits for end of file, which the kernel
  * gives when the rank has gone by any means (never while it lives: no pid is
  * trusted), then unlinks that name and its region's in both backends, as
- * the launcher does (am__job_names_unlink), and exits.  It does nothing else and holds no other file, so mpiexec does not
- * wait for it.
+ * the launcher does (am__job_names_unlink), and exits.  It does nothing else and holds no
+ * other file, so mpiexec does not wait for it.
  */
 #include <errno.h>
 #include <fcntl.h>

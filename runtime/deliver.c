@@ -1,5 +1,5 @@
 /*
- * deliver.c - what both receivers' halves (poll.c for the shared queues,
+ * deliver.c - what both receivers' halves (mpsc_poll.c for the shared queues,
  * chan_poll.c for per-sender channels) do with a message once they hold a
  * private copy of its packet and have found its bulk data: check what else it
  * names (a long message's heap block or region bytes, its handler, argument

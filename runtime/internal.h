@@ -109,9 +109,9 @@ struct am_peer {
     unsigned who;               /* our claimant id there: AM_WHO(index, generation) */
     int learned;                /* mapped because it sent to us, not by am_ep_map */
     unsigned long backoffs;     /* rounds our sends to it waited (see send.c) */
-    uint64_t tail_hint[2];      /* onecas: per queue, our last ticket + 1 (send.c) */
+    uint64_t tail_hint[2];      /* onecas: per queue, our last ticket + 1 (mpsc_send.c) */
     unsigned long streaming[2]; /* per queue: our ep->delivered at our last send
-                                 * there (send.c, prefetch_ahead) */
+                                 * there (mpsc_send.c, prefetch_ahead) */
     struct am_segment region;   /* its one-copy region, mapped on first use */
     size_t region_bytes;        /* its size as read then: our bound; 0: unmapped */
     struct am_chan_tx tx[2];    /* per-sender kinds: our channels' ends there */
@@ -127,7 +127,7 @@ struct am_source {
 };
 
 /* The claim the head of one of our queues last waited on: stuck now while
- * ticket == head + 1 (poll.c). */
+ * ticket == head + 1 (mpsc_poll.c). */
 struct am_stuck {
     uint64_t ticket; /* that head ticket + 1; 0: none yet */
 };
@@ -221,7 +221,7 @@ static inline int am__peer_alive(const struct am_seg_view *v)
 }
 int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
 
-/* send.c: the sender's half.  The claim one step at a time (see its header):
+/* mpsc_send.c, send.c: the sender's half.  The claim one step at a time (see its header):
  * begin, then try until 1 (claimed; never blocks: 0 means back off and try
  * again; -EPIPE, -EPROTO), any number of senders at once.  orphans_ask: any
  * sender waiting for a bulk block.  publish: the sender that completed the
@@ -259,6 +259,10 @@ static inline void am__hook(enum am_hook where)
 
 void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
                  const struct am_msg *m);
+/* mpsc_send: am__send's sender half for a shared queue (claim, publish, wake),
+ * once send.c has checked m and staged its long data; 0, -EPIPE or -EPROTO. */
+int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
+                  const struct am_msg *m);
 /* Both kinds' senders.  packet_fill: a claimed packet's fields from m, and a
  * bulk message's data into `bulk` (its ticket in the packet); not the state.
  * blocked_poll: polls ep as a send blocked on queue qid may (both queues for
@@ -293,7 +297,7 @@ _Static_assert(AM_MAX_LONG <= AM_PACKET_LEN_MAX && AM_BULK_BYTES <= AM_PACKET_LE
 int am__check_msg(const struct am_msg *m, size_t long_max);
 int am__report_broken(const struct am_seg_view *v, const char *why);
 
-/* poll.c: the receiver's half; the owner only, never inside a handler, never
+/* poll.c, mpsc_poll.c: the receiver's half; the owner only, never inside a handler, never
  * blocks.  drain: one queue, returns messages delivered (acquire).  poll: both
  * queues and held messages, plus repairs on idle polls.  stuck: is a head
  * waiting on a claim (am_wait then sleeps briefly).  report_bad: count a
@@ -301,6 +305,9 @@ int am__report_broken(const struct am_seg_view *v, const char *why);
  * word and wakes a sleeping owner. */
 int am__drain(am_ep_t *ep, enum am_qid qid);
 int am__mpsc_drain(am_ep_t *ep, enum am_qid qid);
+/* mpsc_chores: the shared queues' repairs on idle polls (asked-for bulk and
+ * heap blocks; the shared tails when `due`); delivers nothing, returns 0. */
+int am__mpsc_chores(am_ep_t *ep, int due);
 int am__poll(am_ep_t *ep);
 int am__stuck(const am_ep_t *ep);
 void am__report_bad(am_ep_t *ep, const char *why);

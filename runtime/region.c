@@ -30,7 +30,7 @@
  * own record, never by a peer's word.
  *
  * Ordering: the sender copies the data into the region before it claims its
- * packet, and the packet's release-store of READY (send.c) pairs with the
+ * packet, and the packet's release-store of READY (mpsc_send.c) pairs with the
  * receiver's acquire-load of it, so the handler sees the data.
  */
 #include <errno.h>

@@ -1,55 +1,10 @@
 /*
- * send.c - the sender's half of the protocol, top to bottom: claim a packet
- * (and for bulk, a bulk block) in a many-to-one queue, fill it, publish it
- * READY, wake the receiver if it sleeps; then the public send calls.  poll.c
- * holds the receiver's half, senders.c the table that says who is sending and
- * who is alive.
- *
- * The protocol (Lumetta & Culler, section 3, with lap-tagged slots that name
- * their claimant):
- *   sender:   claim slot (FREE for lap L -> CLAIMED by me), fill it,
- *             release-store READY
- *   receiver: acquire-load READY at head, head++, run the handler,
- *             release-store FREE for lap L+1
- * Tails are free-running tickets; ticket t is slot t % N of lap t / N.
- *
- * lockfree (Figure 3, steps swapped): read the tail t, CAS slot t % N from
- *   AM_STATE(t/N, 0, FREE) to AM_STATE(t/N, me, CLAIMED), then CAS the tail from
- *   t to t+1.  The slot CAS is the claim, and it records the claimant in the
- *   same atomic step, so there is never a taken ticket whose taker is unknown: a
- *   sender that dies at any instruction leaves either nothing or a slot that
- *   names it.  The tail is a hint that trails the claims by at most one: a sender
- *   that finds the tail's slot already claimed for the tail's lap moves the tail
- *   on (helping a claimant that stalled or died before its tail CAS), so slots
- *   are claimed in ticket order.  A slot CAS succeeds only for the lap the sender
- *   read with the tail, so a sender stalled since reading it can never take a
- *   slot a lap later, and one sender's messages keep their order.  A slot not
- *   yet freed for the tail's lap means the queue is full: the sender backs off
- *   holding nothing.  Bulk claims take a bulk block the same way first, then a
- *   packet (section 3.2): a sender holding the head packet never waits for a
- *   bulk block.
- * onecas (one atomic read-modify-write per short message): the slot CAS of
- *   lockfree, from AM_STATE(lap, 0, FREE) to AM_STATE(lap, me, CLAIMED), is the
- *   whole claim; the tail is then a hint that the claimant plain-stores past
- *   its slot.  A store may move the hint back (a claimant stalled between its
- *   CAS and its store), never past an unclaimed slot, so every hint is at most
- *   the real tail, the lowest ticket whose slot is free for its lap.  A sender
- *   starts from the highest of the shared hint and its own (its last ticket +
- *   1, if at most a lap ahead), steps past slots taken for their lap, jumps
- *   to the receiver's head past a slot of a later lap (its hint is older than
- *   a lap), and claims the first slot free for its lap; so it never passes a
- *   free slot, claims stay
- *   in ticket order, and the lap tag keeps a stalled sender from a slot a lap
- *   later, as in lockfree.  A slot of an earlier lap: the queue is full.
- *   Bulk blocks are claimed as in lockfree.
- * locked (Figure 2, any lock of locks/): under the queue's lock, move the tail
- *   past any slot claimed for its lap (a holder that died between claiming and
- *   moving the tail), then, if the tail's slot (and for bulk, the bulk tail's
- *   block) is FREE for its lap, mark it CLAIMED by me and advance the tail;
- *   otherwise unlock and let the caller back off.  A sender first tests without
- *   the lock whether the queue is full, and if so backs off without queueing for
- *   the lock.  Locks record their holder, so a waiter takes over the lock of a
- *   holder that died (locks/lock.h); the repair above is all a take-over needs.
+ * send.c - the front door of sending, shared by every transport: check a
+ * message, stage a long message's data, back off (and poll) while the
+ * destination is full, fill a packet, wake the receiver; then the public
+ * send calls.  Each transport's sender half does the rest: mpsc_send.c the
+ * shared queue's claims, chan_send.c a per-sender channel's ring, net/
+ * mpi_send.c a message to another node.  poll.c is the receiving front door.
  *
  * Long messages.  A long message's data goes first into a block of the
  * destination queue's heap (heap/heap.h), allocated with our claimant id, then
@@ -60,23 +15,6 @@
  * never makes a packet's holder wait for memory.  A one-copy long message is
  * copied into the destination's region (region.c), then claimed the same
  * way, flagged AM_PKT_LONG_AT.  Per-sender order is the packets' order.
- *
- * Dead claimants.  A claim whose sender died is skipped by the receiver
- * (poll.c), which moves the tail past it first if nobody did.  A bulk block
- * claimed by a sender that died before publishing its packet is freed by the
- * receiver when asked (am__claim_orphans_ask, from a sender waiting for it); a
- * heap block likewise (reclaim_ask, from a sender finding the heap full).
- *
- * Ordering: the claim CAS (full barrier) or the lock's acquire orders the
- * sender's reads of FREE before its writes of the packet; it pairs with the
- * receiver's release-store of FREE in poll.c, which follows its last read of
- * the packet and bulk data.
- *
- * Claiming step by step.  am__claim_try() advances one claim as far as it can
- * without waiting and says whether it is complete (1), not yet (0), or
- * impossible (-EPIPE: the lock waiter gave up because the receiver died;
- * -EPROTO: the lock is garbage); am__send loops on it.  Any number of senders
- * may run it concurrently on one queue.
  *
  * Backing off.  While a claim cannot complete (queue full, lock busy, slot not
  * yet freed for our lap) the sender backs off exponentially and polls its own
@@ -94,188 +32,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 #include "internal.h"
 #include "spin.h"
 
-#ifndef AO_HAVE_compare_and_swap_full
-#error "shmam needs AO_compare_and_swap_full"
-#endif
-
 /* Tests set this to widen the window between claim steps (a yield, a stall) or
  * to park a sender at one of them (enum am_hook); am__hook() calls it. */
 void (*am__claim_stall_hook)(enum am_hook where);
-
-enum stage { CLAIM_BULK, CLAIM_PACKET, DONE };
-
-void am__claim_begin(struct am_claim_state *c, int want_bulk, unsigned who)
-{
-    c->want_bulk = want_bulk;
-    c->who = who;
-    c->hint = 0;
-    c->stage = want_bulk ? CLAIM_BULK : CLAIM_PACKET;
-}
-
-/* State word of slot t % n in an array of one-line slots (packets, bulk states:
- * both keep their state word first in a 64-byte line). */
-static volatile AO_t *slot_state(void *slots, uint64_t t, uint32_t n)
-{
-    return (volatile AO_t *)((char *)slots + (t & (n - 1)) * AM_LINE);
-}
-
-/* Is state s, of the slot of ticket t, claimed (or ready) for t's lap?  Then
- * ticket t is taken and the tail may move past it. */
-static int taken(AO_t s, uint64_t t, uint32_t n)
-{
-    return AM_STATE_LAP(s) == am_lap(t, n) && AM_STATE_TYPE(s) != AM_FREE;
-}
-
-/* Lock-free: claim the slot at the tail for its lap, recording `who`, then move
- * the tail on (`hook` names the point between, for tests).  Returns 0 (holding
- * nothing) when the queue is full.  The acquire of the state pairs with the
- * receiver's release-store of FREE. */
-static int claim_lockfree(volatile AO_t *tail, void *slots, uint32_t n, unsigned who,
-                          enum am_hook hook, uint64_t *ticket)
-{
-    for (;;) {
-        AO_t t = AO_load(tail);
-        volatile AO_t *st = slot_state(slots, t, n);
-        AO_t s = AO_load_acquire(st), lap = am_lap(t, n);
-        if (s == AM_STATE(lap, 0, AM_FREE)) {
-            if (!AO_compare_and_swap_full(st, s, AM_STATE(lap, who, AM_CLAIMED)))
-                continue;
-            am__hook(hook);
-            AO_compare_and_swap(tail, t, t + 1);
-            *ticket = t;
-            return 1;
-        }
-        if (taken(s, t, n))
-            AO_compare_and_swap(tail, t, t + 1); /* help a stalled or dead claimant */
-        else if (AO_load(tail) == t)
-            return 0; /* not yet freed for this lap: the queue is full */
-    }
-}
-
-static int try_lockfree(struct am_queue_view *q, struct am_claim_state *c)
-{
-    switch (c->stage) {
-    case CLAIM_BULK:
-        if (!claim_lockfree(&q->send->bulk_tail, q->bulk_state, q->bulk_n, c->who,
-                            AM_HOOK_BULK_CLAIMED, &c->bulk_ticket))
-            return 0;
-        c->stage = CLAIM_PACKET;
-        /* fall through */
-    case CLAIM_PACKET:
-        if (!claim_lockfree(&q->send->tail, q->packets, q->packets_n, c->who,
-                            AM_HOOK_CLAIMED, &c->ticket))
-            return 0;
-        c->stage = DONE;
-    }
-    return 1;
-}
-
-/* Is lap a after lap b (modulo the lap field)? */
-static int lap_after(AO_t a, AO_t b)
-{
-    AO_t d = (a - b) & AM_LAP_MASK;
-    return d != 0 && d <= AM_LAP_MASK / 2;
-}
-
-/* onecas: claim the first slot free for its lap from the highest hint, one CAS
- * (see the header).  Returns 0 (holding nothing) when the queue is full, or
- * after 2Q + 2 looks, which no honest queue needs (at most Q slots are taken
- * past a hint, and as many past the head): values a peer wrote into the tail,
- * the head or the states are repaired by the receiver (poll.c) while we back
- * off.  *hint moves only to our own claim + 1 and is used only within a lap
- * past the shared tail, so no such value stays with us.
- * The acquire of the state pairs with the receiver's release-store of FREE;
- * the receiver's head, read only when our hint is a lap old, is at most the
- * real tail too. */
-static int claim_onecas(struct am_queue_view *q, unsigned who, uint64_t *hint,
-                        uint64_t *ticket)
-{
-    uint32_t n = q->packets_n;
-    uint64_t t = AO_load(&q->send->tail);
-    if ((int64_t)(*hint - t) > 0 && *hint - t <= n)
-        t = *hint; /* farther ahead, it is not ours: a peer wrote the tail */
-    for (uint32_t look = 0; look < 2 * n + 2; look++) {
-        volatile AO_t *st = slot_state(q->packets, t, n);
-        AO_t s = AO_load_acquire(st), lap = am_lap(t, n);
-        if (s == AM_STATE(lap, 0, AM_FREE)) {
-            if (!AO_compare_and_swap_full(st, s, AM_STATE(lap, who, AM_CLAIMED)))
-                continue;
-            am__hook(AM_HOOK_CLAIMED);
-            AO_store(&q->send->tail, t + 1);
-            *ticket = t;
-            *hint = t + 1;
-            return 1;
-        }
-        if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) != AM_FREE)
-            t++; /* taken */
-        else if (lap_after(AM_STATE_LAP(s), lap)) {
-            uint64_t h = AO_load(&q->recv->head); /* delivered: we are behind */
-            t = (int64_t)(h - t) > 0 ? h : t + 1;
-        } else
-            return 0; /* not yet freed for this lap: full */
-    }
-    return 0;
-}
-
-static int try_onecas(struct am_queue_view *q, struct am_claim_state *c)
-{
-    if (c->stage == CLAIM_BULK) {
-        if (!claim_lockfree(&q->send->bulk_tail, q->bulk_state, q->bulk_n, c->who,
-                            AM_HOOK_BULK_CLAIMED, &c->bulk_ticket))
-            return 0;
-        c->stage = CLAIM_PACKET;
-    }
-    if (!claim_onecas(q, c->who, &c->hint, &c->ticket))
-        return 0;
-    c->stage = DONE;
-    return 1;
-}
-
-/* Under the lock: move the tail past slots claimed for its lap (by a holder that
- * died before moving it), then say whether the tail's slot is free for its lap.
- * The receiver may move the tail past a dead claim too, hence the CAS.  The
- * acquire pairs with the receiver's release-store of FREE (poll.c). */
-static int tail_free(volatile AO_t *tail, void *slots, uint32_t n, uint64_t *t)
-{
-    for (;;) {
-        *t = AO_load(tail);
-        AO_t s = AO_load_acquire(slot_state(slots, *t, n));
-        if (s == AM_STATE(am_lap(*t, n), 0, AM_FREE))
-            return 1;
-        if (!taken(s, *t, n))
-            return 0;
-        AO_compare_and_swap(tail, *t, *t + 1);
-    }
-}
-
-/* Has the receiver freed the tail's slot for its lap yet?  Read without the lock,
- * a hint only (the lock holder decides): a slot of an earlier lap means the queue
- * is full, and then waiting for the lock would only queue us behind other
- * senders that will find it full too (with FIFO locks and more processes than
- * cores, a convoy). */
-static int queue_full(volatile AO_t *tail, void *slots, uint32_t n)
-{
-    uint64_t t = AO_load(tail);
-    return AM_STATE_LAP(AO_load(slot_state(slots, t, n))) != am_lap(t, n);
-}
-
-/* Mark slot t claimed by `who` and move the tail past it; under the lock.
- * `hook` names the point between, for tests: a holder dying there leaves a
- * claimed slot behind the tail, which the next holder's tail_free passes. */
-static void claim_under_lock(volatile AO_t *tail, void *slots, uint32_t n, uint64_t t,
-                             unsigned who, enum am_hook hook)
-{
-    AO_store(slot_state(slots, t, n), AM_STATE(am_lap(t, n), who, AM_CLAIMED));
-    am__hook(hook);
-    AO_store(tail, t + 1);
-}
 
 /* A sender found a peer's segment unusable: say so once per process, naming the
  * endpoint, and fail the send.  Returns -EPROTO. */
@@ -287,83 +50,6 @@ int am__report_broken(const struct am_seg_view *v, const char *why)
                 (int)AM_NAME_MAX, v->hdr->name, why);
     return -EPROTO;
 }
-
-/* What a lock waiter may ask (lock.h): is a claimant dead, is the receiver? */
-static int watch_dead(const void *v, unsigned who)
-{
-    return am__who_dead(v, who);
-}
-
-static int watch_give_up(const void *v)
-{
-    return !am__peer_alive(v);
-}
-
-/* Figure 2: one attempt under the lock.  The lock's acquire/release order the
- * tail accesses between senders; slot states are written with plain stores
- * because only the lock holder may turn a FREE slot CLAIMED, and the receiver
- * never writes a FREE slot. */
-static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
-                      struct am_claim_state *c)
-{
-    const struct am_lock_watch watch = {watch_dead, watch_give_up, v};
-    struct am_lock_ctx ctx = {.self = c->who, .procs = v->max_senders, .watch = &watch};
-    struct am_queue_send *s = q->send;
-    uint64_t t, bt = 0;
-    if (queue_full(&s->tail, q->packets, q->packets_n) ||
-        (c->want_bulk && queue_full(&s->bulk_tail, q->bulk_state, q->bulk_n)))
-        return 0;
-    int rc = v->lock->lock(q->lock, &ctx);
-    if (rc == AM_LOCK_GAVE_UP)
-        return -EPIPE;
-    if (rc == AM_LOCK_BROKEN)
-        return am__report_broken(v, "its queue's lock was overwritten");
-    am__hook(AM_HOOK_LOCKED);
-    int ok = (!c->want_bulk || tail_free(&s->bulk_tail, q->bulk_state, q->bulk_n, &bt)) &&
-             tail_free(&s->tail, q->packets, q->packets_n, &t);
-    if (ok && c->want_bulk) {
-        claim_under_lock(&s->bulk_tail, q->bulk_state, q->bulk_n, bt, c->who,
-                         AM_HOOK_BULK_CLAIMED);
-        c->bulk_ticket = bt;
-    }
-    if (ok) {
-        claim_under_lock(&s->tail, q->packets, q->packets_n, t, c->who, AM_HOOK_CLAIMED);
-        c->ticket = t;
-        c->stage = DONE;
-    }
-    v->lock->unlock(q->lock, &ctx);
-    return ok;
-}
-
-int am__claim_try(struct am_seg_view *v, struct am_queue_view *q, struct am_claim_state *c)
-{
-    if (v->claim == AM_CLAIM_LOCKFREE)
-        return try_lockfree(q, c);
-    if (v->claim == AM_CLAIM_ONECAS)
-        return try_onecas(q, c);
-    return try_locked(v, q, c);
-}
-
-/* A sender waiting for a bulk block: if the block at the bulk tail is held by a
- * dead claimant, or its state is one no sender writes (a ready type, free for
- * another lap or naming a claimant, claimed for a lap other than the tail's or
- * the one before), ask the receiver to repair the bulk blocks (it alone may:
- * only it knows which ones a queued packet still uses) and wake it.  Any
- * sender, any time; costs a few loads. */
-void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
-{
-    struct am_queue_view *q = &v->q[qid];
-    uint64_t bt = AO_load(&q->send->bulk_tail);
-    AO_t s = AO_load(slot_state(q->bulk_state, bt, q->bulk_n));
-    int lap_ok = am_block_claim_lap_ok(s, bt, (uint32_t)bt & (q->bulk_n - 1), q->bulk_n);
-    if ((AM_STATE_TYPE(s) == AM_CLAIMED && lap_ok && !am__who_dead(v, AM_STATE_WHO(s))) ||
-        s == AM_STATE(am_lap(bt, q->bulk_n), 0, AM_FREE))
-        return;
-    AO_store(&v->shared->orphans[qid], 1);
-    am__wake(v->shared);
-}
-
-/* ---- fill, publish, wake; the send calls ---------------------------------- */
 
 #define AM_ORPHAN_EVERY 64 /* yields between looks for a dead sender's bulk block */
 
@@ -439,59 +125,6 @@ void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char 
         memcpy(bulk + m->len / 2, d + m->len / 2, m->len - m->len / 2);
     }
 }
-
-void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
-                 const struct am_msg *m)
-{
-    struct am_packet *p = &q->packets[c->ticket & (q->packets_n - 1)];
-    am__packet_fill(p, m, q->bulk + (c->bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES,
-                    c->bulk_ticket);
-    /* Pairs with the receiver's acquire-load of the state in poll.c: everything
-     * written above (and a long message's data) is visible once READY is. */
-    AO_store_release(&p->state, AM_STATE(am_lap(c->ticket, q->packets_n), c->who,
-                                         m->kind == AM_BULK ? AM_READY_BULK : AM_READY));
-}
-
-/* Can this CPU prefetch a line for writing (PREFETCHW: CPUID 0x80000001
- * ECX bit 8, AMD's 3DNow! prefetch and Intel's PRFCHW alike)?  Asked once. */
-static int can_prefetchw(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    static int known = -1;
-    if (known < 0) {
-        unsigned a, b, c = 0, d;
-        known = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8));
-    }
-    return known;
-#else
-    return 0;
-#endif
-}
-
-/* A sender streaming into queue q (no message delivered to us since our last
- * send there) asks, after publishing ticket t, for the line of the slot it
- * will most likely claim two sends on, for writing.  The receiver freed that
- * slot a lap ago and holds its line; fetched now, the claim CAS finds it
- * ours instead of stalling for it (bench/README.md, the line table).  Two,
- * not one: slots t and t + 1 may share a 128-byte pair that the receiver is
- * reading.  Not for a round trip (a reply came in between): there the fetch
- * only contends with the receiver, and round trips measured slower.  A hint:
- * another sender may take the slot. */
-static void prefetch_ahead(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
-                           const struct am_queue_view *q, uint64_t t)
-{
-    const void *line = &q->packets[(t + 2) & (q->packets_n - 1)];
-    if (ep->delivered == peer->streaming[qid]) {
-#if defined(__x86_64__) || defined(__i386__)
-        if (can_prefetchw())
-            __asm__ volatile("prefetchw %0" : : "m"(*(const char *)line));
-        else
-#endif
-            __builtin_prefetch(line, 1);
-    }
-    peer->streaming[qid] = ep->delivered;
-}
-
 /* Wake the receiver if it sleeps in am_wait.  The full barrier orders our READY
  * store before the load of `sleeping`; am_wait stores `sleeping` and fences
  * before its last poll, so either it sees our packet or we see it asleep. */
@@ -540,28 +173,6 @@ static int stage_long(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct
     return 0;
 }
 
-/* Claim a packet (and bulk block) in v's queue, backing off while it is full. */
-static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
-                 struct am_claim_state *c, int bulk)
-{
-    struct am_seg_view *v = peer->view;
-    struct spin sp = SPIN_INIT;
-    unsigned yields = 0, rounds = 0;
-    int rc;
-    am__claim_begin(c, bulk, peer->who);
-    c->hint = peer->tail_hint[qid];
-    while ((rc = am__claim_try(v, &v->q[qid], c)) <= 0) {
-        if (rc < 0 || (rc = am__backoff(ep, peer, qid, bulk ? am__claim_orphans_ask : NULL,
-                                        &sp, &yields)) < 0)
-            return rc;
-        rounds++;
-    }
-    peer->tail_hint[qid] = c->hint;
-    if (rounds)
-        am__count_backoffs(peer, rounds);
-    return 0;
-}
-
 /* Send m to `peer`'s queue qid, within a peer hold (see am__send). */
 static int send_to(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m)
 {
@@ -575,14 +186,8 @@ static int send_to(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am
         return rc;
     if (m->kind == AM_LONG_AT && (rc = am__region_write(peer, m)) < 0)
         return rc;
-    struct am_claim_state c;
-    if (v->queue != AM_QUEUE_MPSC)
-        rc = am__chan_send(ep, peer, qid, m);
-    else if ((rc = claim(ep, peer, qid, &c, m->kind == AM_BULK)) == 0) {
-        am__publish(&v->q[qid], &c, m);
-        am__wake_if_asleep(v->shared);
-        prefetch_ahead(ep, peer, qid, &v->q[qid], c.ticket);
-    }
+    rc = v->queue == AM_QUEUE_MPSC ? am__mpsc_send(ep, peer, qid, m)
+                                   : am__chan_send(ep, peer, qid, m);
     if (rc < 0 && m->kind == AM_LONG)
         am_heap_free(&v->q[qid].heap, m->off, peer->who);
     return rc;

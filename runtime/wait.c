@@ -15,7 +15,7 @@
  * bumped for it and sleep through the wake-up.  No wake-up is lost, and a sender
  * makes no system call while the receiver is awake.
  *
- * A queue whose head waits on a claim (poll.c) may wait on a dead sender, who
+ * A queue whose head waits on a claim (mpsc_poll.c) may wait on a dead sender, who
  * will never wake us: then the sleep lasts at most abandon_ms / 4, and the poll
  * after it asks whether the claimant has died (every poll of a stuck head
  * does), so the dead claim is skipped within abandon_ms / 4 of the death plus

@@ -400,7 +400,7 @@ static int inject(struct am_peer *peer, enum kind k, unsigned salt)
     case NKINDS:
         break;
     }
-    /* Pairs with the receiver's acquire-load of the state, as send.c's publish. */
+    /* Pairs with the receiver's acquire-load of the state, as mpsc_send.c's publish. */
     AO_store_release(&p->state, AM_STATE(am_lap(c.ticket, q->packets_n), who, type));
     S->injected++;
     return 0;

@@ -14,7 +14,7 @@
  * (am__claim_stall_hook): yields and pauses, and in the FIFO test also short
  * sleeps, between taking a ticket and claiming its slot, on queues of 4 or 8
  * packets so that laps wrap all the time.  The FIFO test is the regression guard
- * for the lap tag of send.c: without the lap a stalled sender's slot can be
+ * for the lap tag of mpsc_send.c: without the lap a stalled sender's slot can be
  * taken a lap later and messages overtake each other.
  *
  * Children report through a shared block (never through Check); the parent

@@ -286,7 +286,7 @@ START_TEST(moved_counters)
                   what, (unsigned long)AO_load(&sh->bad_order));
     am__segment_unmap(&seg);
     stop_receiver(r);
-    /* onecas's tail is a hint that may lag (send.c): one behind is no damage. */
+    /* onecas's tail is a hint that may lag (mpsc_send.c): one behind is no damage. */
     int tail = move == TAIL_PLUS || move == BULK_TAIL_PLUS ||
                (move == TAIL_MINUS && alg != AM_CLAIM_ONECAS);
     ck_assert_msg(!tail || sh->bad_packets >= 1, "%s: the repair was not counted", what);

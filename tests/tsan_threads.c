@@ -135,7 +135,7 @@ static int run_locks(void)
 
 /* Senders and the receiver share one mapping of the endpoint (TSan cannot relate
  * two mappings of the same memory), so senders claim and publish through the
- * receiver's own view, exactly as send.c does through a peer's. */
+ * receiver's own view, exactly as mpsc_send.c does through a peer's. */
 #define QUEUE_SENDERS 3
 #define QUEUE_MSGS 20000
 

@@ -151,7 +151,8 @@ static void await(AO_t *flag)
 
 START_TEST(test_table)
 {
-    static const char *const names[] = {"tas", "ttas", "ticket", "anderson", "mutex", NULL};
+    static const char *const names[] = {"tas",   "ttas", "ticket", "anderson",
+                                        "mutex", "mcs",  "clh",    NULL};
     int i;
 
     for (i = 0; names[i]; i++) {
@@ -161,8 +162,7 @@ START_TEST(test_table)
         ck_assert_msg(am_lock_find(names[i]) == am_lock_table[i], "%s: am_lock_find",
                       names[i]);
     }
-    ck_assert_msg(am_lock_table[i] == NULL,
-                  "am_lock_table: not NULL-terminated after mutex");
+    ck_assert_msg(am_lock_table[i] == NULL, "am_lock_table: not NULL-terminated after clh");
     ck_assert_msg(am_lock_find("nope") == NULL, "am_lock_find(\"nope\") found something");
 }
 END_TEST

@@ -4,7 +4,9 @@
  * (oversubscribed on purpose), trylock against a holder in another process, the
  * mutex's recovery from a holder killed with SIGKILL, and every lock's recovery
  * from dead participants through a lock_watch: a holder killed in its critical
- * section, a waiter killed in lock() before its turn, both at once; a stopped
+ * section, a waiter killed in lock() before its turn, both at once; for the
+ * queue locks, a waiter killed right after taking its ticket and an MCS
+ * holder killed while handing off (parked by am__lock_hook); a stopped
  * holder that must keep the lock; a waiter told to give up; more waiters than
  * max_procs that keep giving up and coming back.
  *

@@ -49,7 +49,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "deliver.h"
 #include "internal.h"
+#include "mpsc.h"
+#include "options.h"
+#include "senders.h"
 
 /* The payload of the copy `m` of a packet in state s of queue q: a bulk
  * block (to free even if the message is bad: *bulk), or a long message's

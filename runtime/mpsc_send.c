@@ -76,7 +76,11 @@
 #endif
 
 #include "internal.h"
+#include "mpsc.h"
+#include "send.h"
+#include "senders.h"
 #include "spin.h"
+#include "waiting.h"
 
 #ifndef AO_HAVE_compare_and_swap_full
 #error "shmam needs AO_compare_and_swap_full"

@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "job.h"
+#include "options.h"
 
 #define AM_DEFAULT_PACKETS 128u
 #define AM_DEFAULT_BULK 16u

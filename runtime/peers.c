@@ -29,6 +29,10 @@
 #include <string.h>
 
 #include "internal.h"
+#include "options.h"
+#include "peers.h"
+#include "region.h"
+#include "senders.h"
 
 struct am_peer *am__peer(am_ep_t *ep, unsigned index)
 {

@@ -34,7 +34,15 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mpsc.h"
+#include "net.h"
+#include "peers.h"
+#include "polling.h"
+#include "region.h"
+#include "send.h"
+#include "senders.h"
 #include "spin.h"
+#include "waiting.h"
 
 /* Tests set this to widen the window between claim steps (a yield, a stall) or
  * to park a sender at one of them (enum am_hook); am__hook() calls it. */

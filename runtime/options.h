@@ -25,8 +25,6 @@ struct am_config {
 
 int am__config_resolve(const struct am_ep_opts *opts, struct am_config *cfg);
 int am__name_valid(const char *name);
-int am__claim_parse(const char *s, enum am_claim *out);
-int am__queue_parse(const char *s, enum am_queue_kind *out);
 const struct am_lock_ops *am__claim_lock(enum am_claim c);
 int am__claim_locked(enum am_claim c);      /* a lock decides (not lockfree, onecas) */
 int am__claim_tail_trails(enum am_claim c); /* the tail may lie behind the head (onecas) */

@@ -2,12 +2,12 @@
  * peers.h - the endpoints ep may send to, by index (peers.c); the owner only.
  *   peer      the peer at an index, or NULL.
  *   learn     the index of a sender (mapping it, in a free index or one whose
- *             peer has gone); add: map a name at an index; drop: forget one.
+ *             peer has gone); drop: forget one.
  *   close     every peer, at am_ep_destroy.
- * Which calls may drop a peer: am__peer_drop, so am__peer_add and
- * am__peer_learn; hence am__source_index, so every delivery and every poll
- * (am__poll, am__drain, am__blocked_poll, am__backoff, am_poll, am_wait, the
- * transports' waits), and am_ep_map (refused in handlers).
+ * Which calls may drop a peer: am__peer_drop, so am__peer_learn and am_ep_map
+ * (which maps a name at an index; refused in handlers); hence
+ * am__source_index, so every delivery and every poll (am__poll, am__drain,
+ * am__blocked_poll, am__backoff, am_poll, am_wait, the transports' waits).
  * Who may hold a struct am_peer, or a view or pointer into it, across them:
  * only a call between ep->peer_holds++ and am__peers_unhold (am__send, for
  * the send and the handlers its backoff runs).  A peer dropped then is only
@@ -23,7 +23,6 @@
 
 struct am_peer *am__peer(am_ep_t *ep, unsigned index);
 unsigned am__peer_learn(am_ep_t *ep, const char *name);
-int am__peer_add(am_ep_t *ep, unsigned index, const char *name);
 void am__peers_close(am_ep_t *ep);
 void am__peer_drop(am_ep_t *ep, unsigned index);
 void am__peers_close_dropped(am_ep_t *ep);

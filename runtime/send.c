@@ -94,7 +94,7 @@ int am__backoff(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
 }
 
 /* A sender finding dest's heap full: ask the receiver to free the blocks dead
- * senders hold (poll.c), and wake it. */
+ * senders hold (mpsc_poll.c, chan_poll.c), and wake it. */
 static void reclaim_ask(struct am_seg_view *v, enum am_qid qid)
 {
     AO_store(&v->shared->reclaim[qid], 1);

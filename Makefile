@@ -240,7 +240,8 @@ CHAN_RERUNS := $(foreach k,$(CHAN_KINDS),$(addprefix $(k):$(B)/tests/,$(CHAN_SUI
 # run no other program; check_delivery and check_config (a minute or more
 # each, by design: timed runs over every combination) are left to check.  check: every suite,
 # the channel reruns and the report's unit tests (check-build, then
-# check-run, which scripts/flake.sh repeats).  T=suite or T=suite:name (the
+# check-run, which scripts/flake.sh repeats), and the Python package's tests
+# (check-python).  T=suite or T=suite:name (the
 # suite's name with or without check_; name a test function or a tcase, as
 # SHMAM_TEST, tests/testutil.h) runs one suite, or one test or tcase of it, in
 # place of them all.

@@ -162,6 +162,58 @@ int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void 
 int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t len,
                      size_t offset, const uint32_t *args, int nargs);
 
+/* Threads.  An endpoint is owned by the thread that created it until that
+ * thread calls am_ep_share (outside handlers; not for an endpoint of a job
+ * spanning nodes: -ENOTSUP); from then on every thread of the process may
+ * send, reply (through kept handles), poll and wait on it at once.  What
+ * holds then:
+ *  - one thread's messages to one destination queue keep their order;
+ *  - W threads in am_poll / am_wait take each message exactly once, and per
+ *    sender in the order sent (a thread never sees a sender's message before
+ *    an earlier one it also runs); their handlers run at once, on the threads
+ *    that took them.  With a per-sender queue kind one sender's channel is
+ *    drained by one thread at a time;
+ *  - am_set_handler, am_region_create, am_ep_destroy stay the owner's (set
+ *    the handlers before other threads serve); am_ep_destroy returns -EBUSY,
+ *    changing nothing, while another thread sends, polls or waits on it, and
+ *    no thread may start a call on it once it has begun.
+ * Any call on an endpoint that is not shared, from a thread other than its
+ * owner, returns -EPERM. */
+int am_ep_share(am_ep_t *ep);
+
+/* Replies from any thread.  A request handler may keep its reply for later:
+ * am_token_keep gives a handle valid after the handler returns (-EINVAL for
+ * a token outside its handler, -EDEADLK for a reply's token, -EALREADY if it
+ * was replied or kept already, -ENOMEM).  am_reply_kept answers through it
+ * once, from any thread of a shared endpoint (the owner's only, otherwise),
+ * with data of len bytes sent as the kind that fits (none: short; up to
+ * AM_MAX_BULK: bulk; else long), and releases it: a second use is -EALREADY;
+ * -EPIPE if the caller has gone (never a new peer at its index); -EMSGSIZE
+ * (the handle stays usable) if the caller takes no message that long.  A
+ * handle never used is released by am_ep_destroy; one used after that is
+ * -EINVAL (until 256 more handles have been released, after which it may
+ * name another). */
+typedef struct am_kept am_kept_t;
+int am_token_keep(am_token_t *tok, am_kept_t **kept);
+int am_reply_kept(am_kept_t *kept, unsigned handler, const void *data, size_t len,
+                  const uint32_t *args, int nargs);
+
+/* Event loops.  am_ep_fd returns a file descriptor (the owner's, or any
+ * thread's once shared; made on first call, closed by am_ep_destroy) for
+ * epoll, poll or select, readable (POLLIN) as follows: after am_poll returns
+ * 0, it becomes readable once a message arrives, from any process, or
+ * am_ep_wake is called; the am_poll that finds it so clears it.  So a loop
+ * `wait for the fd; while (am_poll(ep) > 0);` never sleeps on a waiting
+ * message.  It may be readable with nothing to do (am_poll then returns 0).
+ * Senders signal it without a system call while the owner is awake; once
+ * the descriptor exists, an empty am_poll costs one read(2).  Do not read
+ * it yourself.  -ENOTSUP for a job endpoint spanning nodes, -EMFILE etc.
+ * am_ep_wake, any thread of the process: ends every am_wait on ep in
+ * progress (it returns what it handled, 0 if nothing) and makes the
+ * descriptor readable. */
+int am_ep_fd(am_ep_t *ep);
+int am_ep_wake(am_ep_t *ep);
+
 unsigned am_token_source(const am_token_t *tok); /* UINT_MAX if unknown or NULL */
 am_ep_t *am_token_ep(const am_token_t *tok);     /* NULL for NULL */
 

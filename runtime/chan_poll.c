@@ -130,6 +130,9 @@ static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
     uint64_t item;
     const AO_t *slot;
     int n = 0, rc = 0;
+    if (ep->chans[i].busy[qid])
+        return 0;
+    ep->chans[i].busy[qid] = (unsigned char)ep->mt.shared;
     while (n < (int)budget && (rc = ring->peek(end, &item, &slot)) == 0) {
         struct am_packet m;
         memcpy(&m, slot, sizeof m);
@@ -137,6 +140,7 @@ static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
         deliver(ep, i, qid, item, &m);
         n++;
     }
+    ep->chans[i].busy[qid] = 0;
     if (rc == -EPROTO)
         am__report_bad(ep, "a channel's ring was overwritten");
     return n;
@@ -150,6 +154,8 @@ static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
 static int visit(am_ep_t *ep, unsigned i, enum am_qid qid, volatile AO_t *w)
 {
     struct am_chan_rx *rx = &ep->chans[i];
+    if (rx->busy[qid])
+        return 0; /* another thread drains it (threads.c) */
     int n = drain_one(ep, i, qid);
     if (n || ++rx->idle[qid] < AM_CHAN_IDLE) {
         rx->idle[qid] = n ? 0 : rx->idle[qid];
@@ -255,7 +261,7 @@ int am__chan_chores(am_ep_t *ep, int unasked)
     AO_store(&sh->reclaim[0], 0);
     AO_store(&sh->reclaim[1], 0);
     for (unsigned i = 0; i < ep->own.max_senders; i++)
-        if (departed(ep, i))
+        if (!ep->chans[i].busy[0] && !ep->chans[i].busy[1] && departed(ep, i))
             n += recycle(ep, i);
     return am__drained(ep, n);
 }

@@ -98,16 +98,19 @@ static int reserve(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am
  * enqueue's store before both loads; it pairs with the owner's fence between
  * clearing a bit and looking at the channel once more (chan_poll.c), and with
  * am_wait's between storing `sleeping` and polling: either the owner sees our
- * item, or we see its cleared bit (and set it) or its sleep (and wake it). */
-static void notify(struct am_seg_view *v, enum am_qid qid, unsigned i)
+ * item, or we see its cleared bit (and set it) or its sleep (and wake it, or
+ * signal its descriptor: send.c's am__wake_sleepers). */
+static void notify(struct am_peer *peer, enum am_qid qid, unsigned i)
 {
+    struct am_seg_view *v = peer->view;
     volatile AO_t *w = &v->summary[qid].bits[i / 64];
     AO_t bit = (AO_t)1 << (i % 64);
     AO_nop_full();
     if (!(AO_load(w) & bit))
         AO_or_full(w, bit);
-    if (AO_int_load(&v->shared->sleeping))
-        am__wake(v->shared);
+    unsigned s = AO_int_load(&v->shared->sleeping);
+    if (s)
+        am__wake_sleepers(peer, s);
 }
 
 /* Send m through our channel of queue qid at peer (channel.h): 0, -EPIPE,
@@ -136,7 +139,7 @@ int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_
     if (v->ring->holds)
         v->ring->flush(&tx->end);
     tx->bulk_next += m->kind == AM_BULK;
-    notify(v, qid, peer->sender_index);
+    notify(peer, qid, peer->sender_index);
     if (rounds)
         am__count_backoffs(peer, rounds);
     return 0;

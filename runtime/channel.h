@@ -118,6 +118,8 @@ struct am_chan_rx {
     uint64_t next[2];      /* the position of the next packet */
     uint64_t bulk_next[2]; /* the bulk ticket the next bulk message should carry */
     unsigned idle[2];      /* polls that found the channel empty */
+    unsigned char busy[2]; /* shared endpoints: a thread is draining it (its
+                            * handlers run unlocked; chan_poll.c) */
     unsigned gen;          /* the generation the channels are laid out for */
 };
 

@@ -15,6 +15,7 @@
 #include "senders.h"
 
 _Thread_local unsigned am__handlers_running;
+_Thread_local struct am_token *am__tok_cur;
 
 void am__report_bad(am_ep_t *ep, const char *why)
 {
@@ -74,8 +75,10 @@ void am__run(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned w
              const struct am_payload *pl, const char *why)
 {
     unsigned source = AM_SOURCE_UNKNOWN;
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu); /* learning may change peers[] */
     if (!why && am__source_index(ep, who, &source) < 0)
         why = "unknown source";
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
     am__run_from(ep, qid, m, source, pl, why);
     /* Pairs with the next allocation of the block (heap.h): our reads of the
      * message happen before its next writer's. */

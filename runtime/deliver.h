@@ -33,19 +33,29 @@ void am__run_from(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsig
  * stores to the owner's own header line, not per message); returns n. */
 int am__drained(am_ep_t *ep, int n);
 void am__report_bad(am_ep_t *ep, const char *why);
-/* Handlers running now on this thread, of any endpoint: am_ep_create, which
- * has no endpoint to ask (ep->in_handler), refuses to run inside one.
- * Initial-exec: two plain increments per message, even in libshmam.so. */
-extern _Thread_local unsigned am__handlers_running
-    __attribute__((tls_model("initial-exec")));
+/* Handlers running now on this thread, of any endpoint (declared in
+ * threads.h): am_ep_create, which has no endpoint to ask (ep->in_handler),
+ * refuses to run inside one.  Initial-exec: two plain increments per
+ * message, even in libshmam.so.  am__tok_cur (threads.h): the innermost. */
 /* Run handler h of ep for the message of tok (deliver.c, pending.c): the one
- * place handlers are called, so both counts of running handlers hold. */
+ * place handlers are called, so both counts of running handlers and the
+ * thread's chain of handler frames hold.  A shared endpoint's runs with
+ * drain_mu released (threads.c). */
+void am__call_handler_shared(am_ep_t *ep, am_handler_t h, am_token_t *tok,
+                             const uint32_t *args, int nargs, void *data, size_t len);
 static inline void am__call_handler(am_ep_t *ep, am_handler_t h, am_token_t *tok,
                                     const uint32_t *args, int nargs, void *data, size_t len)
 {
+    if (__builtin_expect(ep->mt.shared, 0)) {
+        am__call_handler_shared(ep, h, tok, args, nargs, data, len); /* threads.c */
+        return;
+    }
     ep->in_handler++;
     am__handlers_running++;
+    tok->outer = am__tok_cur;
+    am__tok_cur = tok;
     h(tok, args, nargs, data, len);
+    am__tok_cur = tok->outer;
     am__handlers_running--;
     ep->in_handler--;
 }

@@ -149,11 +149,16 @@ int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
     ep->backend = cfg.backend;
     ep->abandon_ms = cfg.abandon_ms;
     am__barrier_handlers(ep);
+    if ((rc = am__mt_init(ep)) < 0) {
+        ep_free(ep);
+        return rc;
+    }
     ep->sources = calloc(cfg.max_senders, sizeof *ep->sources);
     rc = ep->sources ? create_segment(ep, &cfg) : -ENOMEM;
     if (rc < 0) {
         am__chans_free(ep);
         free(ep->sources);
+        am__mt_fini(ep);
         ep_free(ep);
         return rc;
     }
@@ -176,8 +181,12 @@ int am_ep_destroy(am_ep_t *ep)
 {
     if (!am__ep_ok(ep))
         return -EINVAL;
-    if (ep->in_handler)
+    if (ep->mt.owner != am__self())
+        return -EPERM; /* the owner's thread holds its lifeline */
+    if (am__in_handler(ep))
         return -EDEADLK;
+    if (ep->mt.shared && AO_load(&ep->mt.inside))
+        return -EBUSY; /* another thread sends, polls or waits on it */
     int rc_net = ep->net ? ep->net->ops->close(ep) : 0; /* collective (net.h) */
     ep->net = NULL;
     AO_store_release(&ep->own.hdr->state, AM_SEG_CLOSED);
@@ -191,6 +200,7 @@ int am_ep_destroy(am_ep_t *ep)
     am__segment_unmap(&ep->own.seg);
     am__chans_free(ep);
     free(ep->sources);
+    am__mt_fini(ep);
     ep_free(ep);
     return rc_net < 0 ? rc_net : rc == -ENOENT ? 0 : rc;
 }
@@ -214,7 +224,9 @@ int am_set_handler(am_ep_t *ep, unsigned id, am_handler_t fn)
 {
     if (!am__ep_ok(ep) || id >= AM_MAX_HANDLERS)
         return -EINVAL;
-    if (ep->in_handler)
+    if (ep->mt.owner != am__self())
+        return -EPERM; /* serving threads read the table unlocked */
+    if (am__in_handler(ep))
         return -EDEADLK;
     ep->handlers[id] = fn;
     return 0;

@@ -4,7 +4,7 @@
  * Each module's own calls are in the header beside it (view.h, options.h,
  * senders.h, send.h, mpsc.h, channel.h, polling.h, deliver.h, waiting.h,
  * pending.h, region.h, peers.h, endpoint.h, job.h, segment.h, lifeline.h,
- * net.h).
+ * net.h, threads.h).
  */
 #ifndef SHMAM_INTERNAL_H
 #define SHMAM_INTERNAL_H
@@ -16,6 +16,7 @@
 #include "layout.h"
 #include "segment.h"
 #include "shmam.h"
+#include "threads.h"
 #include "view.h"
 
 #define AM_INTERNAL_HANDLERS 2 /* the job barrier's */
@@ -72,6 +73,11 @@ struct am_peer {
     size_t region_bytes;        /* its size as read then: our bound; 0: unmapped */
     struct am_chan_tx tx[2];    /* per-sender kinds: our channels' ends there */
     int dropped;                /* forgotten by its endpoint, not yet closed */
+    unsigned long serial;       /* unique per endpoint: which peer a kept reply's
+                                 * caller was (kept.c) */
+    pthread_mutex_t tx_mu[2];   /* shared endpoints: per queue, its sends (threads.h) */
+    volatile AO_t wake_fd;      /* its owner's pipe, opened for am_ep_fd's
+                                 * signal: fd + 1, 0 not yet (evfd.c) */
     struct am_peer *next_drop;  /* on the endpoint's list of dropped peers */
     char name[AM_NAME_MAX];
 };
@@ -93,9 +99,11 @@ struct am_stuck {
 
 struct am_token {
     am_ep_t *ep;
-    unsigned source; /* local peer index of the sender */
-    uint8_t qid;     /* queue the message came in on */
-    uint8_t replied;
+    unsigned source;        /* local peer index of the sender */
+    uint8_t qid;            /* queue the message came in on */
+    uint8_t replied;        /* replied, or kept for a later reply (kept.c) */
+    struct am_token *outer; /* the handler frame this one runs inside, on this
+                             * thread (threads.h) */
 };
 
 struct am_ep {
@@ -133,6 +141,7 @@ struct am_ep {
     unsigned net_tick;        /* polls since the transport was last asked (net.c) */
     unsigned net_every;       /* ask it every this many polls */
     unsigned net_hot;         /* polls left that ask every time */
+    struct am_mt mt;          /* threads: owner, shared mode, locks, fd (threads.h) */
 };
 
 /* A live endpoint handle (not NULL, not destroyed): one load, inline because
@@ -140,6 +149,29 @@ struct am_ep {
 static inline int am__ep_ok(const am_ep_t *ep)
 {
     return ep && ep->magic == AM_EP_MAGIC;
+}
+
+/* A live endpoint that this thread may call on: 0, -EINVAL or -EPERM. */
+static inline int am__ep_use(const am_ep_t *ep)
+{
+    return am__ep_ok(ep) ? am__ep_thread(&ep->mt) : -EINVAL;
+}
+
+/* Is this thread inside a handler of ep?  (threads.h: a counter while ep is
+ * owned, a walk of this thread's handler frames once it is shared.) */
+static inline int am__in_handler(const am_ep_t *ep)
+{
+    return __builtin_expect(ep->mt.shared, 0) ? am__in_handler_shared(ep)
+                                              : ep->in_handler != 0;
+}
+
+/* Is tok the token of a handler running now on this thread? */
+static inline int am__tok_live(const am_token_t *tok)
+{
+    for (const am_token_t *t = am__tok_cur; t; t = t->outer)
+        if (t == tok)
+            return 1;
+    return 0;
 }
 
 #endif

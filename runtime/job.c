@@ -179,7 +179,7 @@ int am_barrier(am_ep_t *ep)
 {
     if (!am__ep_ok(ep))
         return -EINVAL;
-    if (ep->in_handler)
+    if (am__in_handler(ep))
         return -EDEADLK;
     unsigned others = (unsigned)job_nprocs - 1, epoch = ep->barrier_epoch + 1;
     int rc = 0;

@@ -66,7 +66,7 @@
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-#define AM_LAYOUT_VERSION 7u
+#define AM_LAYOUT_VERSION 8u
 #define AM_LINE 64u   /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
@@ -186,6 +186,13 @@ struct am_seg_header {
      * maps NAME.r on its first am_request_long_at and keeps the size it read
      * then as its bound. */
     AO_t region_bytes;
+    /* am_ep_fd's pipe (evfd.c): its write end's descriptor number in the
+     * owner's process (owner_pid) + 1, release-stored once wake_ino, its
+     * inode, is written; 0 while there is none.  A sender opens
+     * /proc/<owner_pid>/fd/<n> and keeps it only if it is a FIFO of that
+     * inode. */
+    AO_t wake_fd;
+    uint64_t wake_ino;
     /* What every send reads first, on one line that changes only at open and
      * close: is the owner there? */
     _Alignas(AM_LINE) AO_t state;  /* enum am_seg_state; release-stored by the owner */
@@ -210,17 +217,20 @@ struct am_region_mark {
 };
 
 /* Written by senders and the owner. */
+#define AM_SLEEP_ARMED (1u << 30) /* `sleeping`: am_ep_fd's descriptor armed */
 struct am_seg_shared {
-    /* Wake-up for am_wait (32-bit: futex words). */
-    _Alignas(AM_BLOCK) unsigned int sleeping; /* owner is (about to be) asleep */
-    unsigned int wake_seq;                    /* futex word, bumped by senders */
-    AO_t orphans[2]; /* per queue: a sender asks the owner to repair the
-                      * bulk blocks (dead claims, impossible states) */
-    AO_t reclaim[2]; /* per queue: a sender finding the heap full asks the
-                      * owner to free blocks that dead senders hold */
-    AO_t recycle;    /* per-sender kinds: a registrant finding no entry with
-                      * fresh channels asks the owner to lay out the channels
-                      * of departed senders again (channel.h) */
+    /* Wake-up for am_wait (32-bit: futex words).  sleeping: how many of the
+     * owner's threads are (about to be) asleep in am_wait, plus
+     * AM_SLEEP_ARMED while the owner waits on its descriptor (evfd.c). */
+    _Alignas(AM_BLOCK) unsigned int sleeping;
+    unsigned int wake_seq; /* futex word, bumped by senders */
+    AO_t orphans[2];       /* per queue: a sender asks the owner to repair the
+                            * bulk blocks (dead claims, impossible states) */
+    AO_t reclaim[2];       /* per queue: a sender finding the heap full asks the
+                            * owner to free blocks that dead senders hold */
+    AO_t recycle;          /* per-sender kinds: a registrant finding no entry with
+                            * fresh channels asks the owner to lay out the channels
+                            * of departed senders again (channel.h) */
 };
 
 /* Per-sender kinds (channel.h).  The summary: bit i of a queue's words is set

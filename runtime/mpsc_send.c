@@ -414,7 +414,7 @@ int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     if (rc < 0)
         return rc;
     am__publish(&v->q[qid], &c, m);
-    am__wake_if_asleep(v->shared);
+    am__wake_if_asleep(peer);
     prefetch_ahead(ep, peer, qid, &v->q[qid], c.ticket);
     return 0;
 }

@@ -25,6 +25,7 @@
  * finds its peer dropped fails with -EPIPE (send.c, am__backoff).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,9 @@ static void peer_close(struct am_peer *p)
 {
     am__sender_release(p->view, p->sender_index);
     am__region_close(p);
+    am__fd_peer_close(p);
+    pthread_mutex_destroy(&p->tx_mu[AM_REQUEST]);
+    pthread_mutex_destroy(&p->tx_mu[AM_REPLY]);
     if (p->view == &p->view_store)
         am__segment_unmap(&p->view_store.seg);
     free(p);
@@ -152,6 +156,9 @@ static int peer_add(am_ep_t *ep, unsigned index, const char *name)
         free(p);
         return rc;
     }
+    p->serial = ++ep->mt.peer_serial;
+    pthread_mutex_init(&p->tx_mu[AM_REQUEST], NULL);
+    pthread_mutex_init(&p->tx_mu[AM_REPLY], NULL);
     ep->peers[index] = p;
     return 0;
 }
@@ -201,9 +208,13 @@ void am__peers_close(am_ep_t *ep)
 
 int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name)
 {
-    if (!am__ep_ok(ep))
-        return -EINVAL;
-    if (ep->in_handler)
+    int rc = am__ep_use(ep);
+    if (rc < 0)
+        return rc;
+    if (am__in_handler(ep))
         return -EDEADLK;
-    return peer_add(ep, index, peer_name);
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu);
+    rc = peer_add(ep, index, peer_name);
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
+    return rc;
 }

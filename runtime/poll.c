@@ -6,6 +6,7 @@
  * and then run the owner's repairs.  send.c is the sending front door.
  */
 #include <errno.h>
+#include <pthread.h>
 
 #include "internal.h"
 #include "mpsc.h"
@@ -16,7 +17,7 @@
 #define AM_IDLE_CHORES 16  /* idle polls between looks at requests for repair */
 #define AM_TAIL_CHECK 1024 /* idle polls between checks of the shared tails */
 
-int am__drain(am_ep_t *ep, enum am_qid qid)
+static int drain(am_ep_t *ep, enum am_qid qid)
 {
     return ep->chans ? am__chan_drain(ep, qid) : am__mpsc_drain(ep, qid);
 }
@@ -52,7 +53,7 @@ int am__net_poll(am_ep_t *ep, int replies_only)
 static inline int poll_all(am_ep_t *ep)
 {
     int held = ep->pending && !ep->holding ? am__pending_run(ep) : 0;
-    int n = held + am__drain(ep, AM_REPLY) + am__drain(ep, AM_REQUEST);
+    int n = held + drain(ep, AM_REPLY) + drain(ep, AM_REQUEST);
     if (__builtin_expect(ep->net != NULL, 0) && ++ep->net_tick >= ep->net_every)
         n += am__net_poll(ep, 0);
     if (n == 0 && ++ep->idle_polls % AM_IDLE_CHORES == 0)
@@ -62,16 +63,39 @@ static inline int poll_all(am_ep_t *ep)
     return n;
 }
 
+/* The internal poll calls: a shared endpoint's under its drain lock, which
+ * its handlers run without (threads.c). */
+int am__drain(am_ep_t *ep, enum am_qid qid)
+{
+    if (__builtin_expect(!ep->mt.shared, 1))
+        return drain(ep, qid);
+    pthread_mutex_lock(&ep->mt.drain_mu);
+    int n = drain(ep, qid);
+    pthread_mutex_unlock(&ep->mt.drain_mu);
+    return n;
+}
+
 int am__poll(am_ep_t *ep)
 {
-    return poll_all(ep);
+    if (__builtin_expect(!ep->mt.shared, 1))
+        return poll_all(ep);
+    pthread_mutex_lock(&ep->mt.drain_mu);
+    int n = poll_all(ep);
+    pthread_mutex_unlock(&ep->mt.drain_mu);
+    return n;
 }
 
 int am_poll(am_ep_t *ep)
 {
-    if (!am__ep_ok(ep))
-        return -EINVAL;
-    if (ep->in_handler)
+    int rc = am__ep_use(ep);
+    if (rc < 0)
+        return rc;
+    if (am__in_handler(ep))
         return -EDEADLK;
-    return poll_all(ep);
+    if (__builtin_expect(!ep->mt.shared && !AO_load(&ep->mt.fd_rd), 1))
+        return poll_all(ep);
+    am__mt_enter(ep);
+    int n = AO_load(&ep->mt.fd_rd) ? am__fd_poll(ep, am__poll) : am__poll(ep);
+    am__mt_leave(ep);
+    return n;
 }

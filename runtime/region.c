@@ -169,7 +169,9 @@ int am_region_create(am_ep_t *ep, size_t bytes, void **base)
     char r[AM_NAME_MAX];
     if (!am__ep_ok(ep) || !base || bytes == 0 || bytes > AM_MAX_REGION)
         return -EINVAL;
-    if (ep->in_handler)
+    if (ep->mt.owner != am__self())
+        return -EPERM;
+    if (am__in_handler(ep))
         return -EDEADLK;
     if (ep->region.base)
         return -EEXIST;

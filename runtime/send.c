@@ -30,6 +30,7 @@
  * stays mapped but marked dropped, and the round ends the send with -EPIPE.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -133,13 +134,32 @@ void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char 
         memcpy(bulk + m->len / 2, d + m->len / 2, m->len - m->len / 2);
     }
 }
-/* Wake the receiver if it sleeps in am_wait.  The full barrier orders our READY
- * store before the load of `sleeping`; am_wait stores `sleeping` and fences
- * before its last poll, so either it sees our packet or we see it asleep. */
-void am__wake_if_asleep(struct am_seg_shared *h)
+/* Wake the receiver if it sleeps in am_wait or has armed its descriptor.
+ * The full barrier orders our READY store before the load of `sleeping`;
+ * am_wait (and am_poll arming, evfd.c) changes `sleeping` and fences before
+ * its last poll, so either it sees our packet or we see it asleep. */
+void am__wake_if_asleep(struct am_peer *peer)
 {
     AO_nop_full();
-    if (AO_int_load(&h->sleeping))
+    unsigned s = AO_int_load(&peer->view->shared->sleeping);
+    if (__builtin_expect(s != 0, 0))
+        am__wake_sleepers(peer, s);
+}
+
+/* The receiver of peer sleeps (`sleeping` read as s, nonzero): the first
+ * sender to find it armed disarms it and signals its descriptor (evfd.c:
+ * one byte per arming); sleepers in am_wait are woken by the futex. */
+void am__wake_sleepers(struct am_peer *peer, unsigned s)
+{
+    struct am_seg_shared *h = peer->view->shared;
+    while (s & AM_SLEEP_ARMED) {
+        if (AO_int_compare_and_swap_full(&h->sleeping, s, s & ~AM_SLEEP_ARMED)) {
+            am__fd_signal(peer);
+            break;
+        }
+        s = AO_int_load(&h->sleeping);
+    }
+    if (s & ~AM_SLEEP_ARMED)
         am__wake(h);
 }
 
@@ -201,11 +221,61 @@ static int send_to(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am
     return rc;
 }
 
-/* Send message m to peer `dest`'s queue `qid`.  Called by the endpoint's
- * owning thread only (endpoints are not thread-safe).  The send holds its
+/* A shared endpoint's first one-copy send to a peer maps its region under
+ * peers_mu, so that two threads never map it at once (region.c maps on
+ * first use); every later send finds it mapped (the mutex orders it). */
+static int region_map_once(am_ep_t *ep, struct am_peer *peer)
+{
+    struct am_msg none = {.kind = AM_LONG_AT};
+    pthread_mutex_lock(&ep->mt.peers_mu);
+    int rc = am__region_write(peer, &none);
+    pthread_mutex_unlock(&ep->mt.peers_mu);
+    return rc;
+}
+
+/* am__send with the locks a shared endpoint takes (threads.h; no-ops while
+ * owned): hold the peer under peers_mu, then send under its queue's tx_mu.
+ * serial: 0, or the serial the peer at dest must have (a kept reply's
+ * caller: a new peer at its index is not it), else -EPIPE. */
+int am__send_held(am_ep_t *ep, unsigned dest, unsigned long serial, enum am_qid qid,
+                  struct am_msg *m)
+{
+    struct am_mt *mt = &ep->mt;
+    if (ep->net && am__net_remote(ep->net, dest))
+        return ep->net->ops->send(ep, dest, qid, m); /* owned only (am_ep_share) */
+    am__mt_lock(mt, &mt->peers_mu);
+    struct am_peer *peer = am__peer(ep, dest);
+    int rc = !peer ? (dest == AM_SOURCE_UNKNOWN || serial ? -EPIPE : -EINVAL)
+             : serial && peer->serial != serial ? -EPIPE
+                                                : 0;
+    if (rc == 0)
+        ep->peer_holds++;
+    am__mt_unlock(mt, &mt->peers_mu);
+    if (rc < 0)
+        return rc;
+    if (mt->shared && m->kind == AM_LONG_AT)
+        rc = region_map_once(ep, peer);
+    am__mt_lock(mt, &peer->tx_mu[qid]);
+    if (rc == 0)
+        rc = send_to(ep, peer, qid, m);
+    am__mt_unlock(mt, &peer->tx_mu[qid]);
+    am__mt_lock(mt, &mt->peers_mu);
+    am__peers_unhold(ep);
+    am__mt_unlock(mt, &mt->peers_mu);
+    return rc;
+}
+
+/* Send message m to peer `dest`'s queue `qid`.  The owner's fast path; a
+ * shared endpoint's sends take am__send_held's locks.  The send holds its
  * peer across the polls of its backoff: a peer hold (peers.c). */
 int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
 {
+    if (__builtin_expect(ep->mt.shared, 0)) {
+        am__mt_enter(ep);
+        int rc = am__send_held(ep, dest, 0, qid, m);
+        am__mt_leave(ep);
+        return rc;
+    }
     if (__builtin_expect(ep->net != NULL, 0) && am__net_remote(ep->net, dest))
         return ep->net->ops->send(ep, dest, qid, m);
     struct am_peer *peer = am__peer(ep, dest);
@@ -217,13 +287,16 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
     return rc;
 }
 
-/* The request calls: from the owner, outside handlers. */
+/* The request calls: from the owner (any thread once shared), outside
+ * handlers. */
 static int request(am_ep_t *ep, unsigned dest, struct am_msg *m)
 {
-    if (!am__ep_ok(ep) || m->handler >= AM_MAX_HANDLERS ||
-        (m->kind != AM_SHORT && !m->data && m->len))
+    int rc = am__ep_use(ep);
+    if (rc < 0)
+        return rc;
+    if (m->handler >= AM_MAX_HANDLERS || (m->kind != AM_SHORT && !m->data && m->len))
         return -EINVAL;
-    if (ep->in_handler)
+    if (am__in_handler(ep))
         return -EDEADLK;
     return am__send(ep, dest, AM_REQUEST, m);
 }
@@ -256,11 +329,13 @@ int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void 
     return request(ep, dest, &m);
 }
 
-/* The reply calls: from a request handler, once per request. */
+/* The reply calls: from a request handler, on its thread while it runs
+ * (a token outside its handler's frame is -EINVAL: threads.h), once per
+ * request. */
 static int reply(am_token_t *tok, struct am_msg *m)
 {
-    if (!tok || !am__ep_ok(tok->ep) || m->handler >= AM_MAX_HANDLERS ||
-        (m->kind != AM_SHORT && !m->data && m->len))
+    if (!tok || !am__tok_live(tok) || !am__ep_ok(tok->ep) ||
+        m->handler >= AM_MAX_HANDLERS || (m->kind != AM_SHORT && !m->data && m->len))
         return -EINVAL;
     if (tok->qid != AM_REQUEST)
         return -EDEADLK;
@@ -269,6 +344,16 @@ static int reply(am_token_t *tok, struct am_msg *m)
     int rc = am__send(tok->ep, tok->source, AM_REPLY, m);
     if (rc == 0)
         tok->replied = 1;
+    return rc;
+}
+
+/* A reply through a kept handle's copy of its token (kept.c), to the peer of
+ * that serial only; the handle is the caller's to mark used. */
+int am__reply_kept(am_token_t *tok, unsigned long serial, struct am_msg *m)
+{
+    am__mt_enter(tok->ep);
+    int rc = am__send_held(tok->ep, tok->source, serial, AM_REPLY, m);
+    am__mt_leave(tok->ep);
     return rc;
 }
 

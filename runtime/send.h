@@ -12,8 +12,9 @@
  * inside a peer hold (peers.c); 0, or -EPIPE once the peer has gone or the
  * poll dropped it; `ask` (if any) now and then once spinning has failed.
  * count_backoffs: rounds a send waited, for tools.  wake_if_asleep: after a
- * publish, a full fence, then wake dest's owner if it sleeps in am_wait
- * (pairs with am_wait's fence, wait.c).  report_broken: a sender that found
+ * publish, a full fence, then wake peer's owner if it sleeps in am_wait or
+ * armed its descriptor (pairs with am_wait's fence, wait.c; am_poll's,
+ * evfd.c); wake_sleepers its slow path.  report_broken: a sender that found
  * a peer's segment unusable; -EPROTO, one line on stderr.
  */
 #ifndef SHMAM_SEND_H
@@ -45,7 +46,14 @@ int am__backoff(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
                 void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
                 unsigned *yields);
 void am__count_backoffs(struct am_peer *peer, unsigned rounds);
-void am__wake_if_asleep(struct am_seg_shared *h);
+void am__wake_if_asleep(struct am_peer *peer);
+void am__wake_sleepers(struct am_peer *peer, unsigned sleeping);
+/* send_held: am__send with a shared endpoint's locks (threads.h), and, for
+ * a kept reply, the serial its peer must have (else -EPIPE; 0: any).
+ * reply_kept: a kept handle's reply (kept.c). */
+int am__send_held(am_ep_t *ep, unsigned dest, unsigned long serial, enum am_qid qid,
+                  struct am_msg *m);
+int am__reply_kept(am_token_t *tok, unsigned long serial, struct am_msg *m);
 /* check_msg: m's fields against the limits, long_max the destination's: 0,
  * -EINVAL or -EMSGSIZE (the errors of am_request_*).  Every length must fit
  * the field that carries it, a packet's bulk_len (and the transport's wire

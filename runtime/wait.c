@@ -2,10 +2,10 @@
  * wait.c - sleeping until a message arrives, without spinning a core.
  *
  * The wake word is a futex in the segment header (shared, not private: senders
- * are other processes).  The receiver acquire-loads wake_seq, stores sleeping = 1,
+ * are other processes).  The receiver acquire-loads wake_seq, adds 1 to sleeping,
  * fences (full) and polls once more; only if that poll found nothing does it
  * futex-wait on wake_seq.  A sender stores READY, fences (full), and only if it
- * sees sleeping = 1 bumps wake_seq and wakes (send.c).  In C11 terms this is
+ * sees sleeping != 0 bumps wake_seq and wakes (send.c).  In C11 terms this is
  * Dekker's pattern with two seq_cst fences: of the receiver's sleeping store and
  * the sender's READY store, each side's later load sees the other's store, or
  * both do; so either the receiver's last poll sees the packet or the sender sees
@@ -14,6 +14,10 @@
  * ARM and POWER allow): otherwise the receiver could read a wake_seq already
  * bumped for it and sleep through the wake-up.  No wake-up is lost, and a sender
  * makes no system call while the receiver is awake.
+ *
+ * am_ep_wake (any thread of the owner's process) ends every am_wait of its
+ * endpoint in progress: each wait reads wake_gen first and returns (0, or
+ * what its last poll handled) once it has moved.
  *
  * A queue whose head waits on a claim (mpsc_poll.c) may wait on a dead sender, who
  * will never wake us: then the sleep lasts at most abandon_ms / 4, and the poll
@@ -64,20 +68,39 @@ static void sleep_on(struct am_seg_shared *h, unsigned seq, int64_t ms)
     syscall(SYS_futex, &h->wake_seq, FUTEX_WAIT, seq, ms < 0 ? NULL : &ts, NULL, 0);
 }
 
-/* One announce-recheck-sleep round; returns messages handled by the recheck. */
-static int sleep_once(am_ep_t *ep, int64_t ms)
+/* Has am_ep_wake been called since this wait read wake_gen as gen? */
+static int woken(const am_ep_t *ep, AO_t gen)
+{
+    return AO_load_acquire(&ep->mt.wake_gen) != gen;
+}
+
+/* Is a head stuck on a claim (read under the drain lock if shared)? */
+static int stuck(am_ep_t *ep)
+{
+    am__mt_lock(&ep->mt, &ep->mt.drain_mu);
+    int s = am__stuck(ep);
+    am__mt_unlock(&ep->mt, &ep->mt.drain_mu);
+    return s;
+}
+
+/* One announce-recheck-sleep round; returns messages handled by the recheck.
+ * `sleeping` counts the threads asleep (a shared endpoint's serving threads
+ * may all be): each adds itself and takes itself off again.  am_ep_wake
+ * bumps wake_gen before wake_seq, so a wake-up after our load of wake_seq
+ * is seen here or ends the futex wait. */
+static int sleep_once(am_ep_t *ep, int64_t ms, AO_t gen)
 {
     struct am_seg_shared *h = ep->own.shared;
     unsigned seq = AO_int_load_acquire(&h->wake_seq); /* before the store below */
-    AO_int_store(&h->sleeping, 1);
+    AO_int_fetch_and_add1(&h->sleeping);
     AO_nop_full(); /* pairs with the fence in send.c's wake_if_asleep */
     int n = am__poll(ep);
     int64_t cap = ep->abandon_ms / 4 + 1;
-    if (n == 0 && am__stuck(ep) && (ms < 0 || ms > cap))
+    if (n == 0 && stuck(ep) && (ms < 0 || ms > cap))
         ms = cap;
-    if (n == 0 && AO_load(&ep->own.hdr->state) == AM_SEG_LIVE)
+    if (n == 0 && AO_load(&ep->own.hdr->state) == AM_SEG_LIVE && !woken(ep, gen))
         sleep_on(h, seq, ms);
-    AO_int_store(&h->sleeping, 0);
+    AO_int_fetch_and_add(&h->sleeping, (unsigned)-1);
     return n;
 }
 
@@ -103,15 +126,10 @@ static int net_wait(am_ep_t *ep, int timeout_ms)
     }
 }
 
-int am_wait(am_ep_t *ep, int timeout_ms)
+static int wait_local(am_ep_t *ep, int timeout_ms)
 {
-    if (!am__ep_ok(ep))
-        return -EINVAL;
-    if (ep->in_handler)
-        return -EDEADLK;
-    if (ep->net)
-        return net_wait(ep, timeout_ms);
     int64_t deadline = now_ms(1) + timeout_ms;
+    AO_t gen = AO_load_acquire(&ep->mt.wake_gen);
     for (int i = 0; i < AM_WAIT_SPINS; i++) {
         int n = am__poll(ep);
         if (n)
@@ -119,12 +137,43 @@ int am_wait(am_ep_t *ep, int timeout_ms)
     }
     for (;;) {
         int64_t left = timeout_ms < 0 ? -1 : deadline - now_ms(0);
-        if (timeout_ms >= 0 && left <= 0)
+        if ((timeout_ms >= 0 && left <= 0) || woken(ep, gen))
             return am__poll(ep);
-        int n = sleep_once(ep, left);
+        int n = sleep_once(ep, left, gen);
         if (n == 0)
             n = am__poll(ep);
         if (n)
             return n;
     }
+}
+
+int am_wait(am_ep_t *ep, int timeout_ms)
+{
+    int rc = am__ep_use(ep);
+    if (rc < 0)
+        return rc;
+    if (am__in_handler(ep))
+        return -EDEADLK;
+    if (ep->net)
+        return net_wait(ep, timeout_ms);
+    if (__builtin_expect(!ep->mt.shared, 1))
+        return wait_local(ep, timeout_ms);
+    am__mt_enter(ep);
+    int n = wait_local(ep, timeout_ms);
+    am__mt_leave(ep);
+    return n;
+}
+
+/* Wake every thread of ours waiting on ep: bump wake_gen (the waiters' exit
+ * test), then the futex word, then write a byte to the descriptor if there
+ * is one.  The release pairs with woken()'s acquire. */
+int am_ep_wake(am_ep_t *ep)
+{
+    if (!am__ep_ok(ep))
+        return -EINVAL;
+    AO_fetch_and_add_release(&ep->mt.wake_gen, 1);
+    AO_nop_full(); /* wake_gen before wake_seq (sleep_once) */
+    am__wake(ep->own.shared);
+    am__fd_kick(ep);
+    return 0;
 }

@@ -1,0 +1,117 @@
+/*
+ * threads.h - an endpoint used by several threads of its process (threads.c,
+ * evfd.c, kept.c).  Included by internal.h: struct am_mt is part of every
+ * endpoint.
+ *
+ * Two modes.  An endpoint starts owned: only the thread that created it may
+ * call on it (a call from another thread is -EPERM), and nothing below costs
+ * the owner more than one compare of a thread mark per call.  am_ep_share (the
+ * owner, outside handlers) makes it shared for good: then any thread of the
+ * process may send, poll, wait and reply, and three process-local mutexes
+ * guard the endpoint's private state:
+ *
+ *   peers_mu   peers[], peers_n, peer_holds, drops, sources[] (the peer
+ *              table: looked up by sends, changed by polls that learn senders)
+ *   drain_mu   the receiver's private state: heads, stuck claims, channel
+ *              ends, pending messages, counters (every poll path); released
+ *              while a handler runs, so W threads run W handlers at once
+ *   peer->tx_mu[qid]  one peer's queue: a sender's claim hints, prefetch state,
+ *              and its per-sender channel's producer end (SPSC: one producer
+ *              at a time), held for the whole send, backoff included
+ *
+ * Lock order: tx_mu, then drain_mu, then peers_mu; peers_mu is held only for
+ * table work that never blocks, drain_mu never across a handler or a wait.
+ * A request send holding tx_mu[REQUEST] may run a request handler (its
+ * backoff polls) that replies, taking tx_mu[REPLY]; a reply send polls only
+ * the reply queue, whose handlers never send: no cycle.
+ *
+ * Handler frames.  Each thread keeps the chain of the handlers it is running
+ * now (am__tok_cur, the innermost token; token->outer the next): a token is
+ * good only inside its handler's frame on its own thread, and "inside a
+ * handler of ep" is a walk of that chain (in shared mode; an owned endpoint
+ * keeps its counter ep->in_handler).
+ */
+#ifndef SHMAM_THREADS_H
+#define SHMAM_THREADS_H
+
+#include <atomic_ops.h>
+#include <errno.h>
+#include <pthread.h>
+
+#include "shmam.h"
+
+struct am_kept;
+
+/* An endpoint's thread state (struct am_ep's `mt`). */
+struct am_mt {
+    const void *owner; /* am__self() of the creating thread */
+    int shared;        /* am_ep_share: any thread may call */
+    pthread_mutex_t peers_mu, drain_mu;
+    volatile AO_t inside;      /* shared: threads inside a send, poll or wait */
+    volatile AO_t wake_gen;    /* am_ep_wake calls so far */
+    unsigned long peer_serial; /* the last serial given to a peer (peers_mu) */
+    struct am_kept *kept;      /* kept reply handles not yet used (peers_mu) */
+    /* am_ep_fd (evfd.c): the pipe's read and write ends, each fd + 1, 0
+     * while there is none (set once, under peers_mu; read by any thread). */
+    volatile AO_t fd_rd, fd_wr;
+};
+
+/* This thread's mark: the address of a thread-local variable, distinct per
+ * live thread, one instruction to get (initial-exec TLS, deliver.h's). */
+extern _Thread_local unsigned am__handlers_running
+    __attribute__((tls_model("initial-exec")));
+static inline const void *am__self(void)
+{
+    return &am__handlers_running;
+}
+
+/* The innermost handler's token on this thread (NULL outside handlers). */
+struct am_token;
+extern _Thread_local struct am_token *am__tok_cur
+    __attribute__((tls_model("initial-exec")));
+
+/* May this thread call on ep?  0, or -EPERM (another thread's, not shared).
+ * The caller has checked am__ep_ok. */
+static inline int am__ep_thread(const struct am_mt *mt)
+{
+    return __builtin_expect(mt->owner == am__self() || mt->shared, 1) ? 0 : -EPERM;
+}
+
+/* Locks taken only in shared mode. */
+static inline void am__mt_lock(const struct am_mt *mt, pthread_mutex_t *mu)
+{
+    if (mt->shared)
+        pthread_mutex_lock(mu);
+}
+static inline void am__mt_unlock(const struct am_mt *mt, pthread_mutex_t *mu)
+{
+    if (mt->shared)
+        pthread_mutex_unlock(mu);
+}
+
+/* threads.c.  init/fini: at create and destroy.  in_handler: is this thread
+ * inside a handler of ep (shared mode's test).  call_handler_shared: run a
+ * handler with drain_mu released (deliver.h's am__call_handler, shared
+ * mode).  enter/leave: count a shared-mode call (destroy refuses while any). */
+int am__mt_init(am_ep_t *ep);
+void am__mt_fini(am_ep_t *ep);
+int am__in_handler_shared(const am_ep_t *ep);
+void am__mt_enter(am_ep_t *ep);
+void am__mt_leave(am_ep_t *ep);
+
+/* evfd.c.  fd_poll: am_poll once ep has a descriptor: disarm, poll, and if
+ * nothing came drain the pipe, arm and poll once more.  kick: am_ep_wake's
+ * byte.  close: at destroy.  signal: a sender that found peer's owner armed
+ * writes one byte to its pipe (opened once per peer).  peer_close: at peer
+ * close. */
+struct am_peer;
+int am__fd_poll(am_ep_t *ep, int (*poll)(am_ep_t *));
+void am__fd_kick(am_ep_t *ep);
+void am__fd_close(am_ep_t *ep);
+void am__fd_signal(struct am_peer *peer);
+void am__fd_peer_close(struct am_peer *peer);
+
+/* kept.c.  release_all: at destroy, every kept handle not yet used. */
+void am__kept_release_all(am_ep_t *ep);
+
+#endif

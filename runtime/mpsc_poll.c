@@ -201,11 +201,21 @@ static void skip(am_ep_t *ep, enum am_qid qid, struct am_packet *p, uint64_t hea
     reclaim_heap(ep, qid);
 }
 
-/* A head slot may legally be FREE or CLAIMED for the head's lap; any other value
- * was written by a broken or hostile peer.  Put it back to FREE for the lap. */
+/* On a shared endpoint, is state s (of a slot at or past the head, for lap
+ * `lap`) a message of the lap before that another thread took and is still
+ * handling?  Its slot is freed when its handler returns (threads.c). */
+static int in_flight(const am_ep_t *ep, AO_t s, AO_t lap)
+{
+    return ep->mt.shared && AM_STATE_TYPE(s) >= AM_READY &&
+           ((AM_STATE_LAP(s) + 1) & AM_LAP_MASK) == lap;
+}
+
+/* A head slot may legally be FREE or CLAIMED for the head's lap (or in
+ * flight); any other value was written by a broken or hostile peer.  Put it
+ * back to FREE for the lap. */
 static void repair(am_ep_t *ep, struct am_packet *p, AO_t s, AO_t lap)
 {
-    if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) <= AM_CLAIMED)
+    if ((AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) <= AM_CLAIMED) || in_flight(ep, s, lap))
         return;
     if (AO_compare_and_swap_full(&p->state, s, AM_STATE(lap, 0, AM_FREE)))
         am__report_bad(ep, "impossible packet state");
@@ -313,8 +323,9 @@ static void repair_free_slots(am_ep_t *ep, enum am_qid qid, struct am_queue_view
     for (; t != head + q->packets_n; t++) {
         struct am_packet *p = &q->packets[t & (q->packets_n - 1)];
         AO_t lap = am_lap(t, q->packets_n), s = AO_load(&p->state);
-        if (AM_STATE_LAP(s) == lap &&
-            (AM_STATE_TYPE(s) == AM_FREE) == (AM_STATE_WHO(s) == 0))
+        if ((AM_STATE_LAP(s) == lap &&
+             (AM_STATE_TYPE(s) == AM_FREE) == (AM_STATE_WHO(s) == 0)) ||
+            in_flight(ep, s, lap))
             continue;
         if (AO_compare_and_swap_full(&p->state, s, AM_STATE(lap, 0, AM_FREE)))
             am__report_bad(ep, "impossible packet state");

@@ -405,6 +405,8 @@ static void report(long per)
         bm_print(&row, al, 1, "limit_long", one, "bytes", 0);
         one.median = one.lo = one.hi = LG_N;
         bm_print(&row, al, 1, "prtt_n", one, "msgs", 0);
+        one.median = one.lo = one.hi = (double)sig_size;
+        bm_print(&row, al, 1, "sig_size", one, "bytes", 0);
         for (int i = 0; i < nsizes; i++) {
             long m = lg_count(sizes[i], per, 4) * rounds;
             for (int q = 0; q < S_N; q++) {

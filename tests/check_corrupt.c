@@ -64,6 +64,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mpsc.h"
+#include "peers.h"
 #include "testutil.h"
 
 #define H_VALID 5

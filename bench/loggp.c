@@ -62,7 +62,8 @@ static double (*fig)[LG_MAX_ROUNDS + 1][LG_MAX_SIZES][S_N];
 static double sig[BM_MAX_ALGS][LG_MAX_ROUNDS + 1][LG_ND][W_N];
 /* Per-message samples (ns) at sig_size: [algorithm][round * count + i]. */
 static double *rtt_smp[BM_MAX_ALGS], *os_smp[BM_MAX_ALGS];
-static long rtt_m, os_m; /* samples per round of each */
+static long rtt_m, os_m;           /* samples per round of each */
+static double *scratch, *scratch2; /* a phase's round trips, when not kept; a copy */
 static unsigned long errors;
 /* Rank 0: messages sent, acks wanted and run, results. */
 static unsigned long sent, acks_due, acks, results;
@@ -313,6 +314,13 @@ static void use(int a)
     prtt(1, 0, 0, 16, 0, NULL, NULL);
 }
 
+/* The median of v[0..n-1], v left as it was (samples kept in order). */
+static double median_of(const double *v, long n)
+{
+    memcpy(scratch2, v, (size_t)n * sizeof *v);
+    return bm_median(scratch2, n);
+}
+
 /* Round k's figures of size index i for algorithm a (the counts of a round
  * of `per` operations).  Samples at sig_size in measured rounds. */
 static void cell(int a, int k, int i, long per)
@@ -322,10 +330,13 @@ static void cell(int a, int k, int i, long per)
     int keep = s == (size_t)sig_size && k != WARM;
     double *f = fig[a][k][i], or_ns;
     control(CTL_INJECT, (uint32_t)inj_recv);
-    struct prtt p1 = prtt(1, 0, s, m, 0, keep ? rtt_smp[a] + k * rtt_m : NULL, NULL);
+    double *trip = keep ? rtt_smp[a] + k * rtt_m : scratch;
+    struct prtt p1 = prtt(1, 0, s, m, 0, trip, NULL);
     struct prtt pn = prtt(LG_N, 0, s, bursts, 0, NULL, NULL);
+    long d =
+        lround(median_of(trip, m)); /* netgauge's d; a preempted trip does not stretch it */
     struct prtt pd =
-        prtt_or(LG_N, lround(p1.t), s, bursts, keep ? os_smp[a] + k * os_m : NULL, &or_ns);
+        prtt_or(LG_N, d, s, bursts, keep ? os_smp[a] + k * os_m : NULL, &or_ns);
     f[S_RTT] = p1.t / 1e3;
     f[S_G] = (pn.t - p1.t) / (LG_N - 1) / 1e3;
     f[S_OS] = pd.os / 1e3;
@@ -457,7 +468,6 @@ static double grow[BM_MAX_ALGS][LG_MAX_SIZES][G_N][LG_MAX_ROUNDS];
 static void selfcheck(long per)
 {
     long d_send = inj_send ? inj_send : SELF_D, d_recv = inj_recv ? inj_recv : SELF_D;
-    keep_selfcheck_sizes();
     for (int k = 0; k < rounds; k++)
         for (int i = 0; i < nsizes; i++)
             for (int j = 0; j < algs.n; j++) {
@@ -518,6 +528,12 @@ static int requester(void)
 {
     long per = iters / rounds;
     rtt_m = lg_count((size_t)sig_size, per, 4);
+    scratch = calloc((size_t)per + 4, sizeof(double));
+    scratch2 = calloc((size_t)per + 4, sizeof(double));
+    if (!scratch || !scratch2)
+        bm_die("out of memory for the samples", 0);
+    if (selfcheck_mode)
+        keep_selfcheck_sizes();
     os_m = (rtt_m / LG_N > 2 ? rtt_m / LG_N : 2) * LG_N; /* cell's bursts x n */
     for (int a = 0; a < algs.n; a++) {
         rtt_smp[a] = calloc((size_t)(rtt_m * rounds), sizeof(double));

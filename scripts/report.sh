@@ -71,9 +71,9 @@ case $SCALE in
 quick)
     RTT_ARGS="--iters 700000 --warmup 2000 --rounds 7"
     LOGP_ARGS="--rounds 5"
-    LOGGP_ARGS="--iters 5000 --rounds 5"
-    LOGGP_SELF_ARGS="--iters 5000 --rounds 5 --algs lockfree"
-    MPI_LOGGP_ARGS="--iters 5000 --rounds 5"
+    LOGGP_ARGS="--iters 4000 --rounds 5"
+    LOGGP_SELF_ARGS="--iters 4000 --rounds 5 --algs lockfree"
+    MPI_LOGGP_ARGS="--iters 4000 --rounds 5"
     PINGPONG_ARGS="--rounds 5"
     BW_ARGS="--rounds 5"
     STRESS_ARGS="--seconds 0.7 --rounds 3" # 10 kinds x 3 runs: 22 s per writer count

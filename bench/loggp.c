@@ -464,10 +464,12 @@ static void keep_selfcheck_sizes(void)
  * growth of o_s, o_r and the round trip, and the waits' time spent. */
 enum { G_OS, G_OR, G_RTT, G_SEND, G_RECV, G_N };
 static double grow[BM_MAX_ALGS][LG_MAX_SIZES][G_N][LG_MAX_ROUNDS];
+static long d_asked[2]; /* the waits injected in the send and in the handler, ns */
 
 static void selfcheck(long per)
 {
     long d_send = inj_send ? inj_send : SELF_D, d_recv = inj_recv ? inj_recv : SELF_D;
+    d_asked[0] = d_send, d_asked[1] = d_recv;
     for (int k = 0; k < rounds; k++)
         for (int i = 0; i < nsizes; i++)
             for (int j = 0; j < algs.n; j++) {
@@ -498,14 +500,20 @@ static void selfcheck_report(long per)
     static const char *gname[G_N] = {"os_grow", "or_grow", "rtt_grow", "send_spent",
                                      "recv_spent"};
     struct bm_row row = row_of("loggp_selfcheck");
+    struct bm_stat asked = {0, 0, 0, 1};
     char name[48];
-    for (int a = 0; a < algs.n; a++)
+    for (int a = 0; a < algs.n; a++) {
+        asked.median = asked.lo = asked.hi = (double)d_asked[0];
+        bm_print(&row, algs.name[a], 1, "send_injected", asked, "ns", 0);
+        asked.median = asked.lo = asked.hi = (double)d_asked[1];
+        bm_print(&row, algs.name[a], 1, "recv_injected", asked, "ns", 0);
         for (int i = 0; i < nsizes; i++)
             for (int q = 0; q < G_N; q++) {
                 snprintf(name, sizeof name, "%s_%zu", gname[q], sizes[i]);
                 bm_print(&row, algs.name[a], lg_count(sizes[i], per, 4) * rounds, name,
                          bm_stat_of(grow[a][i][q], (int)rounds), "ns", 0);
             }
+    }
 }
 
 /* Stop rank 1 and compare counts; nonzero if anything is off. */

@@ -345,6 +345,22 @@ class Report:
                           "1" if k == "boost" else cell(g(f"{k}_rtt_vs_boost"))])
         return table(["ring", "ns / item", "/ Boost", "round trip, ns", "/ Boost"], lines)
 
+    # ---- Python (python/bench/pyrpc.py) ----
+    def python(self):
+        """pyrpc: each transport's round trip and 32-in-flight rate, and shmam's
+        in-run ratios to the others."""
+        impls = self.rows.impls.get("pyrpc", [])
+        others = [i for i in impls if not i.startswith("shmam")]
+        lines = []
+        for i in impls:
+            g = lambda m: self.get("pyrpc", i, m)
+            ratios = [cell(g(f"rtt_vs_{o}")) if i.startswith("shmam") else DASH for o in others]
+            lines.append([i, cell(g("rtt")), cell(g("inflight32"))] + ratios)
+        if not lines:
+            return "(not measured)"
+        return table(["transport", "round trip, µs", "32 in flight, 10³ calls/s"]
+                     + [f"round trip / {o}" for o in others], lines)
+
     # ---- per-sender channels or shared queues ----
     VS_LOCKFREE = (("RTT", "rtt", "am_rtt_vs_lockfree", None, "<"),
                    ("g (request + reply)", "logp", "g_vs_lockfree", None, "<"),
@@ -962,6 +978,15 @@ def whole(r, out):
       "the handler copying every message out: one copy more). A credit every 16 "
       "messages, at most 64 beyond it (one-copy at 4 MB: 16 region slots, a credit "
       "every 4).\n\n" + r.clumps() + "\n")
+    p("## Python\n\n"
+      "The `shmam` package (`python/`, Debian's `/usr/bin/python3` with `python3-cffi`) "
+      "beside `multiprocessing.connection` over a `Pipe` (*mp_pipe*) and a Unix-socket "
+      "`Listener` (*mp_unix*) and pyzmq DEALER/ROUTER over `ipc://` (*zmq_ipc*): a Python "
+      f"echo server per transport, `python/bench/pyrpc.py --bind {a('PYRPC_ARGS')}` (client "
+      "on CPU 0, servers on CPU 1), 8 bytes each way, rounds interleaved ABBA, ratios "
+      "in-run. *shmam*: a request and its reply through a reply handler and `ep.wait`; "
+      "*shmam_call*: `ep.call`, and `ep.call_async` 32 at a time under asyncio, where the "
+      "library has the calls API.\n\n" + r.python() + "\n")
     p("## Delivery checks\n\n"
       "`demo_many`, 4 processes: 3 senders each send short requests, then 8 KB bulk "
       "requests, to rank 0, which checks every message's count, source, per-sender "

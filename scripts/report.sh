@@ -74,7 +74,7 @@ quick)
     STRESS_ARGS="--seconds 0.7 --rounds 3" # 10 kinds x 3 runs: 22 s per writer count
     MPI_STRESS_ARGS="--seconds 0.7 --repeat 3"
     DEMO_ARGS="--msgs 20000 --bulk 1000"
-    LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3"
+    LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3 --latency --recovery"
     HEAP_ARGS="--quick"
     SPSC_ARGS="--quick"
     POLL_ARGS="--quick --rounds 5"
@@ -90,7 +90,7 @@ paper)
     STRESS_ARGS="--seconds 3 --rounds 5"
     MPI_STRESS_ARGS="--seconds 3 --repeat 5"
     DEMO_ARGS="--msgs 100000 --bulk 1000"
-    LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5"
+    LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5 --latency --recovery"
     HEAP_ARGS=""
     SPSC_ARGS=""
     POLL_ARGS="--rounds 11"
@@ -182,6 +182,8 @@ plots() {
     nshm=$(head -n 1 "$OUT/locks.dat" | tr ' ' '\n' | grep -c '^shmam:')
     gnuplot -e "dir='$OUT'; ncol=$ncol; nshm=$nshm" $R/locks.gp >>"$LOG" 2>&1 ||
         echo "plot locks failed" >>"$LOG"
+    gnuplot -e "dir='$OUT'" $R/locks_queue.gp >>"$LOG" 2>&1 ||
+        echo "plot locks_queue failed" >>"$LOG"
 }
 
 HEADER=$($ROWS header) || exit 1

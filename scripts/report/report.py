@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tomllib
 
+import locks as lockreport
 import rows as schema
 from verdict import FAILS, HOLDS, MISSING, NOISE, Engine, Figure, Rows, fmt
 
@@ -299,18 +300,7 @@ class Report:
 
     # ---- locks and delivery ----
     def locks(self):
-        impls = self.rows.impls.get("lockbench", [])
-        if not impls:
-            return "(no rows: the lock benchmark did not run)"
-        procs = sorted({k[2] for k in self.rows.by_key if k[0] == "lockbench"})
-        head = ["lock"] + [f"{p} proc{'s' if p > 1 else ''}, M acq/s" for p in procs] \
-            + [f"fairness, {p}" for p in procs if p > 1]
-        lines = []
-        for l in impls:
-            c = [cell(self.get("lockbench", l, "acq_per_s", p), 1e-6) for p in procs]
-            c += [cell(self.get("lockbench", l, "fairness_min_over_max", p)) for p in procs if p > 1]
-            lines.append([l] + c)
-        return table(head + [""], [x + [""] for x in lines])
+        return lockreport.section(self, cell, table)  # scripts/report/locks.py
 
     def heap(self):
         """heapbench: alloc+free throughput of shmam's heap and Boost.Interprocess's
@@ -765,6 +755,7 @@ class Report:
         impls = self.rows.impls.get("lockbench", [])
         impls = [i for i in impls if i.startswith("shmam:")] + [i for i in impls if not i.startswith("shmam:")]
         procs = sorted({k[2] for k in self.rows.by_key if k[0] == "lockbench"})
+        lockreport.plotdata(self, d)
         with open(f"{d}/locks.dat", "w") as f:
             f.write("procs " + " ".join(impls) + "\n")
             for p in procs:
@@ -916,12 +907,9 @@ def whole(r, out):
       "productive poll of the reader handled.\n\n"
       + r.table2() + "\n\n" + img(out, "stress.png", "Stress test time against writers")
       + "## Locks\n")
-    p("Lock and unlock throughput of every lock alone (`lockbench`): P processes "
-      "take the lock in a loop around a short critical section, in millions of "
-      "acquisitions per second; fairness is the fewest acquisitions of one process "
-      "over the most (1 = even, 0 = one starved). `shmam:` locks back off and yield; "
-      "Concurrency Kit's (`ck:`) spin without yielding. Every lock in every round, ABBA.\n\n"
-      + r.locks() + "\n\n" + img(out, "locks.png", "Lock throughput against processes")
+    p(lockreport.text(a('LOCK_ARGS')) + "\n\n" + r.locks() + "\n\n"
+      + img(out, "locks.png", "Lock throughput against processes")
+      + img(out, "locks_queue.png", "shmam's MCS and CLH beside ck's")
       + "## The shared heap of long messages\n")
     p("Allocation and free throughput of the lock-free heap (`heap/`, after XMalloc) "
       "against Boost.Interprocess's `managed_shared_memory` over a segment of the same "

@@ -527,9 +527,11 @@ START_TEST(test_loggp_selfcheck)
                        .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
                        .iters = 1500,
                        .iters_of = "os_grow_0 or_grow_0 send_spent_64",
-                       .known = "os_grow_# or_grow_# rtt_grow_# send_spent_# recv_spent_#",
+                       .known = "os_grow_# or_grow_# rtt_grow_# send_spent_# recv_spent_# "
+                                "send_injected recv_injected",
                        .needed = "os_grow_0 or_grow_0 rtt_grow_0 send_spent_0 recv_spent_0 "
-                                 "os_grow_64 os_grow_8192 or_grow_8193 send_spent_65536"};
+                                 "os_grow_64 os_grow_8192 or_grow_8193 send_spent_65536 "
+                                 "send_injected recv_injected"};
     run_and_check(argv, &e, what);
 }
 END_TEST

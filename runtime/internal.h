@@ -35,6 +35,7 @@ struct am_config {
     uint32_t packets, bulk_blocks, max_senders;
     uint32_t long_max;   /* the longest long message */
     uint32_t abandon_ms; /* longest a waiting owner sleeps on a stuck claim */
+    int anon;            /* anonymous: a client's defaults, no request heap */
 };
 
 /* Points where a test may stall or park a sender (am__claim_stall_hook). */
@@ -56,6 +57,8 @@ enum am_hook {
     AM_HOOK_NET_CLOSING,  /* transport: closing, counts exchanged, the messages
                            * sent to us not yet all taken */
     AM_HOOK_BACKOFF,      /* a send waiting for room, before a round's poll */
+    AM_HOOK_ANON_MADE,    /* anonymous endpoint's segment made, not yet sealed
+                           * (System V: not yet marked for removal) */
     AM_HOOK_COUNT
 };
 
@@ -180,7 +183,9 @@ struct am_ep {
 };
 
 /* options.c */
-int am__config_resolve(const struct am_ep_opts *opts, struct am_config *cfg);
+/* opts, else the environment, else the defaults of an anonymous or a named
+ * endpoint; 0 or -EINVAL. */
+int am__config_resolve(const struct am_ep_opts *opts, int anon, struct am_config *cfg);
 int am__name_valid(const char *name);
 int am__claim_parse(const char *s, enum am_claim *out);
 int am__queue_parse(const char *s, enum am_queue_kind *out);
@@ -193,6 +198,10 @@ size_t am__layout_size(const struct am_config *cfg);
 int am__layout_write(void *base, const struct am_config *cfg, const char *name);
 int am__ep_unlink(am_ep_t *ep);
 int am__ep_stale(const struct am_segment *seg); /* endpoint.c: its owner is gone */
+/* endpoint.c: map the segment of endpoint `name`: an address, or a name in
+ * backend `first`, else in the other; the errors of am__segment_open and
+ * am__segment_open_addr. */
+int am__ep_open(enum am_shm first, const char *name, struct am_segment *seg);
 int am__view_own(struct am_seg_view *v, const struct am_segment *seg);
 int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const char *name);
 /* Make the page of sender entry `index` writable in this view (to take its
@@ -201,7 +210,7 @@ int am__view_entry_writable(struct am_seg_view *v, unsigned index, int writable)
 
 /* senders.c: who is at the other end.
  *   register  any process, concurrently: takes an entry for this thread (its
- *             lifeline, held for life), never blocks; 0 or -ENOSPC.
+ *             lifeline, held for life), never blocks; 0 or -EUSERS.
  *   release   the registered thread, after its last send to v.
  *   who_dead  any process: has claimant `who` died or left?  Never 1 for a live
  *             sender; final.  Plain loads of pages only their holders write.

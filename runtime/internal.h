@@ -424,6 +424,8 @@ int am__region_state(const struct am_segment *s, const char *name, unsigned *pid
  *   learn     the index of a sender (mapping it, in a free index or one whose
  *             peer has gone); add: map a name at an index; drop: forget one.
  *   close     every peer, at am_ep_destroy.
+ *   prune     drop every learned peer that has gone (closed or dead): on a
+ *             newcomer's arrival (learn) and on idle polls (poll.c).
  * Which calls may drop a peer: am__peer_drop, so am__peer_add and
  * am__peer_learn; hence am__source_index, so every delivery and every poll
  * (am__poll, am__drain, am__blocked_poll, am__backoff, am_poll, am_wait, the
@@ -440,6 +442,7 @@ unsigned am__peer_learn(am_ep_t *ep, const char *name);
 int am__peer_add(am_ep_t *ep, unsigned index, const char *name);
 void am__peers_close(am_ep_t *ep);
 void am__peer_drop(am_ep_t *ep, unsigned index);
+void am__peers_prune(am_ep_t *ep);
 void am__peers_close_dropped(am_ep_t *ep);
 /* End a peer hold; the outermost closes the peers dropped meanwhile.  Inline:
  * every send ends one. */

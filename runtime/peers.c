@@ -163,6 +163,17 @@ static unsigned free_index(am_ep_t *ep)
     return ep->peers_n;
 }
 
+/* Drop every learned peer whose endpoint has closed or whose owner died, so
+ * a server maps its live clients only: a dead anonymous client's segment
+ * then goes with the server's mapping (nothing else holds it), and a named
+ * one's memory with its name.  Peers the user mapped keep their index. */
+void am__peers_prune(am_ep_t *ep)
+{
+    for (unsigned i = 0; i < ep->peers_n; i++)
+        if (ep->peers[i] && ep->peers[i]->learned && !am__peer_alive(ep->peers[i]->view))
+            am__peer_drop(ep, i);
+}
+
 /* The local index of the sender named `name`, mapping it if it is not mapped
  * (or its mapping is of an endpoint since gone: a restarted process).
  * AM_SOURCE_UNKNOWN if it cannot be mapped (it has gone). */
@@ -172,10 +183,11 @@ unsigned am__peer_learn(am_ep_t *ep, const char *name)
     for (i = 0; i < ep->peers_n; i++)
         if (ep->peers[i] && strcmp(ep->peers[i]->name, name) == 0)
             break;
-    if (i == ep->peers_n)
-        i = free_index(ep);
-    else if (am__peer_alive(ep->peers[i]->view))
+    if (i < ep->peers_n && am__peer_alive(ep->peers[i]->view))
         return i;
+    am__peers_prune(ep); /* a newcomer: let the departed go first */
+    if (i == ep->peers_n || !ep->peers[i])
+        i = free_index(ep);
     int learned = i >= ep->peers_n || !ep->peers[i] || ep->peers[i]->learned;
     if (am__peer_add(ep, i, name) < 0)
         return AM_SOURCE_UNKNOWN;

@@ -849,8 +849,8 @@ END_TEST
 
 START_TEST(error_texts)
 {
-    static const int codes[] = {-EINVAL,  -ENOENT,   -EEXIST, -ENOSPC,   -EUSERS,
-                                -EPIPE,   -EDEADLK,  -EPROTO, -EMSGSIZE, -EALREADY};
+    static const int codes[] = {-EINVAL, -ENOENT,  -EEXIST, -ENOSPC,   -EUSERS,
+                                -EPIPE,  -EDEADLK, -EPROTO, -EMSGSIZE, -EALREADY};
     const size_t n = sizeof codes / sizeof codes[0];
     for (size_t i = 0; i < n; i++) {
         const char *s = am_strerror(codes[i]);

@@ -21,10 +21,11 @@
  *                          server's; System V, no segment that a client made.
  *   exec_and_exit_leave_nothing  per backend: a client that exec()s (its pid
  *                          lives on as sleep) and one that _exit()s without
- *                          am_ep_destroy: at once no peer sees it alive
+ *                          am_ep_destroy: at once no peer sees either alive
  *                          (am_ep_probe), the exec'ed process holds no memfd
- *                          of shmam, and once the next client has called, no
- *                          segment of theirs is left (the server let go).
+ *                          of shmam, and once one new client has called, no
+ *                          segment of either is left (the server let go of
+ *                          both, not just of the one whose index it took).
  *   sysv_debris_swept      a System V client killed between its segment's
  *                          shmget and its mark for removal (hook ANON_MADE)
  *                          leaves a blank segment nobody has attached; the
@@ -82,6 +83,7 @@ struct shared {
     struct tu_errors err;
     AO_t ready, stop, pinged, parked[WAVE], addr_set;
     AO_t calls;                   /* calls the doomed clients completed */
+    AO_t go;                      /* the ending clients: end now */
     int b, queue;                 /* backend; am_queue_names[queue] */
     unsigned max_senders;         /* the server's */
     int strict;                   /* a reply the server cannot send is an error */
@@ -486,6 +488,7 @@ static void ending_client(int exec)
         _exit(2);
     snprintf(sh->addr, sizeof sh->addr, "%s", am_ep_name(ep));
     AO_store_release(&sh->addr_set, 1);
+    tu_wait_flag(&sh->go, 1, 30);
     if (exec)
         execl("/bin/sleep", "sleep", "30", (char *)NULL);
     _exit(exec ? 3 : 0);
@@ -531,36 +534,37 @@ START_TEST(exec_and_exit_leave_nothing)
     snprintf(what, sizeof what, "%s: a client that execs, one that _exits",
              tu_backend_name(b));
     private_shm = own_dev_shm("64m");
-    pid_t srv = start_server(b, AM_QUEUE_MPSC, 0);
-    for (int exec = 1; exec >= 0; exec--) {
+    pid_t srv = start_server(b, AM_QUEUE_MPSC, 0), p[2];
+    char addr[2][AM_ADDR_MAX];
+    for (int exec = 1; exec >= 0; exec--) { /* both served, both alive */
         AO_store(&sh->addr_set, 0);
         fflush(NULL);
-        pid_t p = fork();
-        if (p == 0)
+        if ((p[exec] = fork()) == 0)
             ending_client(exec);
         tu_assert_flag(&sh->addr_set, 1, 10, "the client's call", what, &sh->err);
-        double end = tu_now_s() + 10;
-        int st = 0;
-        if (exec)
-            while (!is_sleep(p) && tu_now_s() < end)
-                tu_sleep_ms(1);
-        else
-            waitpid(p, &st, 0);
-        ck_assert_msg(exec ? is_sleep(p) : WIFEXITED(st) && WEXITSTATUS(st) == 0,
-                      "%s: the client did not %s", what, exec ? "exec" : "exit");
-        int alive = am_ep_probe(sh->addr);
+        snprintf(addr[exec], sizeof addr[exec], "%s", sh->addr);
+    }
+    AO_store_release(&sh->go, 1);
+    int st = 0;
+    double end = tu_now_s() + 10;
+    while (!is_sleep(p[1]) && tu_now_s() < end)
+        tu_sleep_ms(1);
+    ck_assert_msg(is_sleep(p[1]), "%s: the client did not exec", what);
+    waitpid(p[0], &st, 0);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the client did not exit",
+                  what);
+    for (int exec = 0; exec < 2; exec++) {
+        int alive = am_ep_probe(addr[exec]);
         ck_assert_msg(alive == 0 || alive == -ENOENT, "%s: after %s the probe says %s",
                       what, exec ? "exec" : "_exit",
                       alive == 1 ? "alive" : am_strerror(alive));
-        if (exec)
-            ck_assert_msg(memfds_of(p) == 0, "%s: the exec'ed process holds a memfd", what);
-        assert_good_client("the next client"); /* the server lets go of the last */
-        assert_sysv_clean(&p, 1);
-        if (exec) {
-            kill(p, SIGKILL);
-            waitpid(p, NULL, 0);
-        }
     }
+    ck_assert_msg(memfds_of(p[1]) == 0, "%s: the exec'ed process holds a memfd", what);
+    /* Two departed, one newcomer: the server lets go of both. */
+    assert_good_client("the next client");
+    assert_sysv_clean(p, 2);
+    kill(p[1], SIGKILL);
+    waitpid(p[1], NULL, 0);
     assert_only_server();
     stop_server(srv);
     assert_dev_shm_clean(NULL);

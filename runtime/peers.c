@@ -29,6 +29,11 @@
 #include <string.h>
 
 #include "internal.h"
+#include "endpoint.h"
+#include "options.h"
+#include "peers.h"
+#include "region.h"
+#include "senders.h"
 
 struct am_peer *am__peer(am_ep_t *ep, unsigned index)
 {
@@ -132,7 +137,7 @@ void am__peer_drop(am_ep_t *ep, unsigned index)
  * another user's, -EUSERS if its table is full.  An index whose endpoint has
  * closed or died may be mapped again, to the same name (a restarted peer) or
  * another. */
-int am__peer_add(am_ep_t *ep, unsigned index, const char *name)
+static int peer_add(am_ep_t *ep, unsigned index, const char *name)
 {
     if (index >= AM_MAX_PEERS || (!am__name_valid(name) && !am__addr_valid(name)))
         return -EINVAL;
@@ -189,7 +194,7 @@ unsigned am__peer_learn(am_ep_t *ep, const char *name)
     if (i == ep->peers_n || !ep->peers[i])
         i = free_index(ep);
     int learned = i >= ep->peers_n || !ep->peers[i] || ep->peers[i]->learned;
-    if (am__peer_add(ep, i, name) < 0)
+    if (peer_add(ep, i, name) < 0)
         return AM_SOURCE_UNKNOWN;
     ep->peers[i]->learned = learned;
     return i;
@@ -213,5 +218,5 @@ int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name)
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
-    return am__peer_add(ep, index, peer_name);
+    return peer_add(ep, index, peer_name);
 }

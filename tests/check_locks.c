@@ -4,7 +4,9 @@
  * (oversubscribed on purpose), trylock against a holder in another process, the
  * mutex's recovery from a holder killed with SIGKILL, and every lock's recovery
  * from dead participants through a lock_watch: a holder killed in its critical
- * section, a waiter killed in lock() before its turn, both at once; a stopped
+ * section, a waiter killed in lock() before its turn, both at once; for the
+ * queue locks, a waiter killed right after taking its ticket and an MCS
+ * holder killed while handing off (parked by am__lock_hook); a stopped
  * holder that must keep the lock; a waiter told to give up; more waiters than
  * max_procs that keep giving up and coming back.
  *
@@ -73,6 +75,7 @@ struct shared {
     AO_t entered;           /* recovery: critical sections entered */
     AO_t gave_up;           /* recovery: lock() calls that returned AM_LOCK_GAVE_UP */
     AO_t done;              /* churn: critical sections done (the parent's watchdog) */
+    AO_t parked[IDS];       /* queue locks: id is parked at its lock hook */
 };
 
 #define HDR ((sizeof(struct shared) + AM_LOCK_ALIGN - 1) / AM_LOCK_ALIGN * AM_LOCK_ALIGN)
@@ -151,7 +154,8 @@ static void await(AO_t *flag)
 
 START_TEST(test_table)
 {
-    static const char *const names[] = {"tas", "ttas", "ticket", "anderson", "mutex", NULL};
+    static const char *const names[] = {"tas",   "ttas", "ticket", "anderson",
+                                        "mutex", "mcs",  "clh",    NULL};
     int i;
 
     for (i = 0; names[i]; i++) {
@@ -161,8 +165,7 @@ START_TEST(test_table)
         ck_assert_msg(am_lock_find(names[i]) == am_lock_table[i], "%s: am_lock_find",
                       names[i]);
     }
-    ck_assert_msg(am_lock_table[i] == NULL,
-                  "am_lock_table: not NULL-terminated after mutex");
+    ck_assert_msg(am_lock_table[i] == NULL, "am_lock_table: not NULL-terminated after clh");
     ck_assert_msg(am_lock_find("nope") == NULL, "am_lock_find(\"nope\") found something");
 }
 END_TEST
@@ -535,7 +538,21 @@ struct member {
     unsigned id;
     enum role role;
     int gated; /* waits at s->gate before lock() */
+    int park;  /* 1 + the am_lock_hook point to park at for good, or 0 */
 };
+
+/* The member parking at a lock hook, in its own process. */
+static const struct member *parking;
+
+/* am__lock_hook of a member with `park`: at its point, says so and stays. */
+static void park_hook(enum am_lock_hook where)
+{
+    if ((int)where + 1 != parking->park)
+        return;
+    AO_store_release(&parking->s->parked[parking->id], 1);
+    for (;;)
+        pause();
+}
 
 /* A recovery participant, forked by tu_spawn(): lock() with the test watch,
  * then what its role says.  Fails by exiting nonzero, never by ck_assert. */
@@ -548,6 +565,10 @@ static void member_main(void *arg)
     struct am_lock_ctx c = {.self = m->id, .watch = &watch};
     int r;
 
+    if (m->park) {
+        parking = m;
+        am__lock_hook = park_hook;
+    }
     if (m->gated)
         tu_gate_wait(&s->gate);
     r = ops_of(s)->lock(lock_of(s), &c);
@@ -661,7 +682,7 @@ static void recovery(unsigned lock_idx, int kill_what)
 
     tu_gate_init(&s->gate, 2);
     for (unsigned i = 0; i < 4; i++)
-        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 2};
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 2, 0};
     pid[0] = start(name, &m[0], 0);
     expect_flag(name, s, &s->holds[0], "took the lock", 0);
     if (kill_what & KILL_WAITER) {
@@ -717,6 +738,84 @@ START_TEST(test_holder_and_waiter_killed)
 }
 END_TEST
 
+/* The queue locks' own points (am__lock_hook): a waiter killed right after
+ * its ticket was taken, before it waited at all (where MCS's classic
+ * version has swapped the tail but not yet linked behind its predecessor);
+ * an MCS holder killed in unlock() with its successor found but not yet
+ * admitted.  0 holds; 1 takes its ticket behind 0 and parks (or 0 parks in
+ * its own unlock); 2 and 3 queue behind; the parked one is killed and 2 and
+ * 3 must get through, one at a time, in time.  Locks without the point (the
+ * hook never fires there) are skipped. */
+static int has_point(const char *name, enum am_lock_hook where)
+{
+    return strcmp(name, "mcs") == 0 ||
+           (strcmp(name, "clh") == 0 && where != AM_LOCK_HOOK_HANDING);
+}
+
+static void parked_killed(unsigned lock_idx, enum am_lock_hook where)
+{
+    const char *name = am_lock_table[lock_idx]->name;
+    struct shared *s = shared_new(lock_idx, IDS, 0);
+    unsigned victim = where == AM_LOCK_HOOK_HANDING ? 0 : 1;
+    struct member m[4];
+    pid_t pid[4];
+    double t;
+
+    if (!has_point(name, where))
+        goto out;
+    tu_gate_init(&s->gate, 2);
+    for (unsigned i = 0; i < 4; i++)
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 2,
+                               i == victim ? 1 + where : 0};
+    pid[0] = start(name, &m[0], 0);
+    expect_flag(name, s, &s->holds[0], "took the lock", 0);
+    if (victim == 1) {
+        pid[1] = start(name, &m[1], 1);
+        expect_flag(name, s, &s->parked[1], "parked after taking its ticket", 1);
+    }
+    pid[2] = start(name, &m[2], 0);
+    pid[3] = start(name, &m[3], 1);
+    expect_flag(name, s, &s->asked[2], "waited in lock()", 2);
+    expect_flag(name, s, &s->asked[3], "waited in lock()", 3);
+    t = now_s();
+    if (victim == 0) {
+        AO_store_release(&s->release[0], 1);
+        expect_flag(name, s, &s->parked[0], "parked in unlock()", 0);
+        AO_store(&s->holds[0], 0); /* it has left its critical section */
+    }
+    (void)kill_member(name, pid[victim], s, victim);
+    if (victim == 1) {
+        AO_store_release(&s->release[0], 1);
+        reap_ok(name, pid[0], 0, WAIT_S);
+    }
+    reap_ok(name, pid[2], 2, WAIT_S);
+    reap_ok(name, pid[3], 3, WAIT_S);
+    t = now_s() - t;
+    verbose(name, "parked", 4, 1, t);
+    ck_assert_msg(t < RECOVER_S, "%s: the survivors took %.1f s to get through", name, t);
+    ck_assert_msg(s->violations == 0, "%s: %lu entries found the critical section occupied",
+                  name, (unsigned long)s->violations);
+    ck_assert_msg(s->entered == 3, "%s: %lu critical sections, expected 3", name,
+                  (unsigned long)s->entered);
+    ck_assert_msg(!ops_of(s)->locked(lock_of(s)), "%s: locked() after recovery", name);
+out:
+    shared_free(s, IDS);
+}
+
+/* A waiter killed right after taking its ticket, before waiting. */
+START_TEST(test_killed_enqueued)
+{
+    parked_killed((unsigned)_i, AM_LOCK_HOOK_ENQUEUED);
+}
+END_TEST
+
+/* An MCS holder killed in unlock(), its successor found but not admitted. */
+START_TEST(test_killed_handing_off)
+{
+    parked_killed((unsigned)_i, AM_LOCK_HOOK_HANDING);
+}
+END_TEST
+
 /* A holder stopped with SIGSTOP for STOPPED_MS is not dead: it keeps the lock,
  * nobody enters until it continues and unlocks. */
 START_TEST(test_stopped_holder_kept)
@@ -730,7 +829,7 @@ START_TEST(test_stopped_holder_kept)
 
     tu_gate_init(&s->gate, 2);
     for (unsigned i = 0; i < 3; i++)
-        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 1};
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 1, 0};
     pid[0] = start(name, &m[0], 0);
     expect_flag(name, s, &s->holds[0], "took the lock", 0);
     pid[1] = start(name, &m[1], 0);
@@ -761,7 +860,7 @@ START_TEST(test_give_up)
 {
     const char *name = am_lock_table[_i]->name;
     struct shared *s = shared_new((unsigned)_i, IDS, 0);
-    struct member m[3] = {{s, 0, HOLD, 0}, {s, 1, GIVE_UP, 0}, {s, 2, PASS, 0}};
+    struct member m[3] = {{s, 0, HOLD, 0, 0}, {s, 1, GIVE_UP, 0, 0}, {s, 2, PASS, 0, 0}};
     pid_t pid[3];
     double t;
 
@@ -873,6 +972,8 @@ static Suite *locks_suite(void)
     tcase_add_loop_test(many, test_holder_killed, 0, n);
     tcase_add_loop_test(many, test_waiter_killed, 0, n);
     tcase_add_loop_test(many, test_holder_and_waiter_killed, 0, n);
+    tcase_add_loop_test(many, test_killed_enqueued, 0, n);
+    tcase_add_loop_test(many, test_killed_handing_off, 0, n);
     tcase_add_loop_test(many, test_stopped_holder_kept, 0, n);
     tcase_add_loop_test(many, test_give_up, 0, n);
     tcase_add_loop_test(many, test_give_up_churn, 0, n);

@@ -105,7 +105,8 @@ struct am_ep_opts {
  * learns a name; a peer of the same user may also am_ep_map or am_ep_probe
  * it (-ENOENT once the endpoint has gone, even if its pid, descriptor or id
  * now holds another: the random nonce tells them apart; -EACCES for another
- * user's, or a process whose files are closed to us, e.g. not dumpable).  Its
+ * user's, or a process whose files are closed to us, e.g. not dumpable).  A
+ * child forked without exec shares the segment until it execs or ends.  Its
  * defaults are a client's: 32 packets and 2 bulk blocks per queue (1 with a
  * per-sender kind), 8 senders, long_max 64 KiB, and its request queue has no
  * heap: it takes replies, and short or bulk requests, but a long request to

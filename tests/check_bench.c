@@ -604,7 +604,8 @@ START_TEST(test_demo_many)
 }
 END_TEST
 
-/* lockbench: every (lock, procs) has its four rows, with one acquisition count. */
+/* lockbench: every (lock, procs) has its four rows, and a fifth (acq_vs_ck)
+ * if ck has its algorithm, with one acquisition count. */
 START_TEST(test_lockbench)
 {
     char prog[PATH_MAX];
@@ -619,7 +620,8 @@ START_TEST(test_lockbench)
                        .pinned = -1,
                        .iters = 0,
                        .iters_of = NULL,
-                       .known = "acq_per_s fairness_min_over_max fairness_cv fairness_jain",
+                       .known = "acq_per_s acq_vs_ck fairness_min_over_max fairness_cv "
+                                "fairness_jain",
                        .needed = "acq_per_s"};
     int n = run_and_check(argv, &e, what);
     static const char *const ours[] = {"shmam:tas",      "shmam:ttas",  "shmam:ticket",
@@ -638,8 +640,9 @@ START_TEST(test_lockbench)
                               ours[k], p);
                 iters = atol(rows[i].f[5]);
             }
-            ck_assert_msg(seen == 4, "%s: %s with %d procs: %d rows, not 4", what, ours[k],
-                          p, seen);
+            int want = 4 + (k == 2 || k == 3 || k >= 5); /* ck: ticket anderson mcs clh */
+            ck_assert_msg(seen == want, "%s: %s with %d procs: %d rows, not %d", what,
+                          ours[k], p, seen, want);
         }
     for (int i = 0; i < n; i++)
         ck_assert_msg(atoi(rows[i].f[3]) == 1 || atoi(rows[i].f[3]) == 2,
@@ -655,10 +658,12 @@ static const struct row *need_row(int n, const char *impl, const char *m, const 
     return r;
 }
 
-/* lockbench --latency --recovery with 2 processes and knobs set: shmam's
- * queue locks have latency percentiles in order and recover from a killed
- * holder (recovers 1, a positive recovery_s); ck's MCS says it never does
- * (recovers 0, no recovery_s); the knobs are named in impl. */
+/* lockbench --latency --recovery with 2 processes, knobs set and two
+ * waiting policies: shmam's queue locks have latency percentiles in order
+ * and recover from a killed holder (recovers 1, a positive recovery_s),
+ * parking too; ck's MCS says it never does (recovers 0, no recovery_s);
+ * the knobs and the policy other than the default are named in impl, and
+ * only the default policy is set against ck (acq_vs_ck). */
 START_TEST(test_lockbench_recovery)
 {
     char prog[PATH_MAX];
@@ -678,17 +683,23 @@ START_TEST(test_lockbench_recovery)
                           "2",
                           "--locks",
                           "shmam:mcs,shmam:clh,ck:mcs",
+                          "--wait",
+                          "yield,park",
                           "--header",
                           NULL};
     struct expect e = {.bench = "lockbench",
                        .procs = 2,
                        .pinned = -1,
-                       .known = "acq_per_s fairness_min_over_max fairness_cv fairness_jain "
-                                "latency_p50 latency_p99 latency_p999 recovers recovery_s",
+                       .known =
+                           "acq_per_s acq_vs_ck fairness_min_over_max fairness_cv "
+                           "fairness_jain latency_p50 latency_p99 latency_p999 recovers "
+                           "recovery_s",
                        .needed = "latency_p999 recovers recovery_s"};
     int n = run_and_check(argv, &e, what);
-    static const char *const ours[] = {"shmam:mcs/cs4/p16/l2", "shmam:clh/cs4/p16/l2"};
-    for (int k = 0; k < 2; k++) {
+    static const char *const ours[] = {"shmam:mcs/cs4/p16/l2", "shmam:clh/cs4/p16/l2",
+                                       "shmam:mcs/park/cs4/p16/l2",
+                                       "shmam:clh/park/cs4/p16/l2"};
+    for (int k = 0; k < 4; k++) {
         double p50 = atof(need_row(n, ours[k], "latency_p50", what)->f[7]);
         double p999 = atof(need_row(n, ours[k], "latency_p999", what)->f[7]);
         ck_assert_msg(p50 <= p999, "%s: %s: p50 %.0f above p99.9 %.0f", what, ours[k], p50,
@@ -697,6 +708,10 @@ START_TEST(test_lockbench_recovery)
                           atof(need_row(n, ours[k], "recovery_s", what)->f[7]) > 0,
                       "%s: %s: no recovery measured", what, ours[k]);
     }
+    ck_assert_msg(atof(need_row(n, ours[0], "acq_vs_ck", what)->f[7]) > 0 &&
+                      row_of(rows, n, ours[2], "acq_vs_ck") == NULL,
+                  "%s: acq_vs_ck wrong: shmam:mcs without one, or its park variant with",
+                  what);
     ck_assert_msg(atoi(need_row(n, "ck:mcs/cs4/p16/l2", "recovers", what)->f[7]) == 0,
                   "%s: ck:mcs said to recover", what);
     ck_assert_msg(row_of(rows, n, "ck:mcs/cs4/p16/l2", "recovery_s") == NULL,

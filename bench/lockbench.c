@@ -6,6 +6,7 @@
  *   build/bench/lockbench [--procs 1,2,4,8] [--seconds S] [--rounds R] [--quick]
  *                         [--locks NAME,...] [--header] [--verbose]
  *                         [--cs N] [--pause N] [--lines N] [--latency] [--recovery]
+ *                         [--wait spin,yield,park]
  *
  * The locks (impl column):
  *   shmam:tas shmam:ttas shmam:ticket shmam:anderson shmam:mutex shmam:mcs shmam:clh
@@ -79,10 +80,19 @@
  * reads (about 2 x 20 ns here) are in the acquisition loop, so acq_per_s of
  * a --latency run is lower than without it, for every lock alike.
  *
- * Waiting policies.  Each lock waits its own way, and the table says which:
- * shmam's spin locks spin with backoff and then yield (spin.h); shmam:mutex
- * and pthread:mutex spin briefly in glibc and then park on a futex; ck's
- * locks spin only.  No lock here takes a policy as a parameter.
+ * Waiting policies (--wait, default yield).  shmam's spin locks take the
+ * policy in their ctx (lock.h, locks/wait.h): yield (spin with backoff, then
+ * yield: the library's default, impl "shmam:ALG"), spin (never yield:
+ * "shmam:ALG/spin", every shmam lock but the mutex) and park (spin, then
+ * sleep on a futex: "shmam:ALG/park", the locks whose ops say parks:
+ * ticket, mcs, clh); each policy listed is a lock of its own in the rounds.
+ * shmam:mutex and pthread:mutex spin briefly in glibc and then park on a
+ * futex; ck's locks spin only; neither takes a policy.
+ *
+ * Against ck (row acq_vs_ck): for each shmam lock at the default policy
+ * whose algorithm ck has too (ticket, anderson, mcs, clh), its throughput
+ * over ck's of the same round, the median of those per-round quotients
+ * with the lowest and highest as spread (an in-run ratio).
  *
  * Recovery (--recovery, P >= 2): for each shmam lock, process 0 takes the
  * lock and stays in its critical section, the P - 1 others queue in lock()
@@ -195,8 +205,10 @@ struct self {
 
 struct bench_lock {
     char base[32];                 /* what --locks names */
-    char name[48];                 /* impl: base, and the knobs if not the defaults */
+    char name[64];                 /* impl: base, the policy and the knobs if not the
+                                    * defaults */
     const struct am_lock_ops *ops; /* for shmam:*, else NULL */
+    unsigned wait;                 /* shmam:*: the ctx's AM_LOCK_WAIT_* */
     int (*init)(struct region *r, const struct am_lock_ops *ops, unsigned procs);
     void (*lock)(struct region *r, struct self *me);
     void (*unlock)(struct region *r, struct self *me);
@@ -344,39 +356,56 @@ static void pmutex_unlock(struct region *r, struct self *me)
 static struct bench_lock locks[MAX_LOCKS];
 static int nlocks;
 
+/* --wait's policies, by AM_LOCK_WAIT_* (names: wait_names). */
+static const char *const wait_names[AM_LOCK_WAITS] = {"yield", "spin", "park"};
+static int waits[AM_LOCK_WAITS] = {1, 0, 0};
+
 /* The knobs (see the file header), and whether to time every acquisition. */
 static unsigned cs_pauses = CS_PAUSES, ncs_pauses = NCS_PAUSES, cs_lines;
 static int timed;
 
-static void add_lock(const char *name, const struct am_lock_ops *ops,
+static void add_lock(const char *name, const struct am_lock_ops *ops, unsigned wait,
                      int (*init)(struct region *, const struct am_lock_ops *, unsigned),
                      void (*lock)(struct region *, struct self *),
                      void (*unlock)(struct region *, struct self *))
 {
     struct bench_lock *b = &locks[nlocks++];
-    *b = (struct bench_lock){.ops = ops, .init = init, .lock = lock, .unlock = unlock};
+    char policy[16] = "";
+    *b = (struct bench_lock){
+        .ops = ops, .wait = wait, .init = init, .lock = lock, .unlock = unlock};
     snprintf(b->base, sizeof b->base, "%s", name);
+    if (wait != AM_LOCK_WAIT_YIELD)
+        snprintf(policy, sizeof policy, "/%s", wait_names[wait]);
     if (cs_pauses == CS_PAUSES && ncs_pauses == NCS_PAUSES && cs_lines == 0)
-        snprintf(b->name, sizeof b->name, "%s", name);
+        snprintf(b->name, sizeof b->name, "%s%s", name, policy);
     else
-        snprintf(b->name, sizeof b->name, "%s/cs%u/p%u/l%u", name, cs_pauses, ncs_pauses,
-                 cs_lines);
+        snprintf(b->name, sizeof b->name, "%s%s/cs%u/p%u/l%u", name, policy, cs_pauses,
+                 ncs_pauses, cs_lines);
+}
+
+/* Does shmam lock ops wait under policy w (rather than ignore it)? */
+static int honours(const struct am_lock_ops *ops, unsigned w)
+{
+    return w == AM_LOCK_WAIT_YIELD || (w == AM_LOCK_WAIT_SPIN && ops != &am_lock_mutex) ||
+           (w == AM_LOCK_WAIT_PARK && ops->parks);
 }
 
 static void make_table(void)
 {
     char name[32];
-    for (const struct am_lock_ops *const *o = am_lock_table; *o && nlocks < MAX_LOCKS - 6;
-         o++) {
-        snprintf(name, sizeof name, "shmam:%s", (*o)->name);
-        add_lock(name, *o, shmam_init, shmam_lock, shmam_unlock);
-    }
-    add_lock("ck:fas", NULL, fas_init, fas_lock, fas_unlock);
-    add_lock("ck:ticket", NULL, ticket_init, ticket_lock, ticket_unlock);
-    add_lock("ck:mcs", NULL, mcs_init, mcs_lock, mcs_unlock);
-    add_lock("ck:clh", NULL, clh_init, clh_lock, clh_unlock);
-    add_lock("ck:anderson", NULL, anderson_init, anderson_lock, anderson_unlock);
-    add_lock("pthread:mutex", NULL, pmutex_init, pmutex_lock, pmutex_unlock);
+    for (unsigned w = 0; w < AM_LOCK_WAITS; w++)
+        for (const struct am_lock_ops *const *o = am_lock_table;
+             waits[w] && *o && nlocks < MAX_LOCKS - 6; o++) {
+            snprintf(name, sizeof name, "shmam:%s", (*o)->name);
+            if (honours(*o, w))
+                add_lock(name, *o, w, shmam_init, shmam_lock, shmam_unlock);
+        }
+    add_lock("ck:fas", NULL, 0, fas_init, fas_lock, fas_unlock);
+    add_lock("ck:ticket", NULL, 0, ticket_init, ticket_lock, ticket_unlock);
+    add_lock("ck:mcs", NULL, 0, mcs_init, mcs_lock, mcs_unlock);
+    add_lock("ck:clh", NULL, 0, clh_init, clh_lock, clh_unlock);
+    add_lock("ck:anderson", NULL, 0, anderson_init, anderson_lock, anderson_unlock);
+    add_lock("pthread:mutex", NULL, 0, pmutex_init, pmutex_lock, pmutex_unlock);
 }
 
 static void nap(double s)
@@ -430,7 +459,7 @@ static void child(struct region *r, const struct bench_lock *b, unsigned i)
                 strerror(errno));
         _exit(3);
     }
-    struct self me = {.i = i, .ops = b->ops, .ctx = {.self = i}};
+    struct self me = {.i = i, .ops = b->ops, .ctx = {.self = i, .wait = b->wait}};
     unsigned long cost = timed ? (unsigned long)bm_clock_cost_ns() : 0, *hist = r->lat[i].n;
     AO_fetch_and_add1(&r->ready);
     while (!AO_load_acquire(&r->go))
@@ -631,14 +660,20 @@ static void record(struct figures *f, const struct result *res)
 }
 
 /* The rows of one lock and process count: median over the rounds, spread
- * lowest-highest; iters is the acquisitions of all its rounds. */
-static void report(const struct bench_lock *b, unsigned procs, const struct figures *f)
+ * lowest-highest; iters is the acquisitions of all its rounds.  ck: the
+ * figures of ck's lock of the same algorithm, measured in the same rounds
+ * (NULL: none). */
+static void report(const struct bench_lock *b, unsigned procs, const struct figures *f,
+                   const struct figures *ck)
 {
     struct bm_row row = {stdout, "lockbench", "-", (int)procs, 1};
     unsigned long total = 0;
     for (int i = 0; i < f->n; i++)
         total += f->total[i];
     bm_print(&row, b->name, (long)total, "acq_per_s", bm_stat_of(f->acq, f->n), "1/s", 0);
+    if (ck && ck->n == f->n)
+        bm_print(&row, b->name, (long)total, "acq_vs_ck",
+                 bm_stat_ratio(f->acq, ck->acq, f->n), "ratio", 3);
     bm_print(&row, b->name, (long)total, "fairness_min_over_max", bm_stat_of(f->fair, f->n),
              "ratio", 3);
     bm_print(&row, b->name, (long)total, "fairness_cv", bm_stat_of(f->cv, f->n), "ratio",
@@ -697,7 +732,8 @@ static int life_init(struct region *r, unsigned procs)
 static void rec_child(struct region *r, const struct bench_lock *b, unsigned i)
 {
     const struct am_lock_watch watch = {life_dead, NULL, r};
-    struct self me = {.i = i, .ops = b->ops, .ctx = {.self = i, .watch = &watch}};
+    struct self me = {
+        .i = i, .ops = b->ops, .ctx = {.self = i, .watch = &watch, .wait = b->wait}};
     if (bm_pin_nth(i) != 0 || pthread_mutex_lock(&r->rec[i].life) != 0)
         _exit(3);
     if (i == 0) {
@@ -796,7 +832,8 @@ static void usage(FILE *f, int status)
     fprintf(f,
             "usage: lockbench [--procs 1,2,4,8] [--seconds S] [--rounds R] [--quick] "
             "[--locks NAME,...] [--header] [--verbose]\n"
-            "                 [--cs N] [--pause N] [--lines N] [--latency] [--recovery]\n");
+            "                 [--cs N] [--pause N] [--lines N] [--latency] [--recovery]\n"
+            "                 [--wait spin,yield,park]\n");
     exit(status);
 }
 
@@ -807,6 +844,22 @@ static unsigned knob(const char *s, long max)
     if (bm_arg_long(s, 0, &v) != 0 || v > max)
         usage(stderr, 2);
     return (unsigned)v;
+}
+
+/* --wait's comma-separated policies into waits[]. */
+static void parse_waits(const char *list)
+{
+    memset(waits, 0, sizeof waits);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        size_t n = strcspn(p, ",");
+        unsigned w = 0;
+        while (w < AM_LOCK_WAITS &&
+               (strlen(wait_names[w]) != n || strncmp(p, wait_names[w], n) != 0))
+            w++;
+        if (w == AM_LOCK_WAITS)
+            usage(stderr, 2);
+        waits[w] = 1;
+    }
 }
 
 static struct opts parse(int argc, char **argv)
@@ -842,6 +895,8 @@ static struct opts parse(int argc, char **argv)
             timed = 1;
         else if (strcmp(argv[i], "--recovery") == 0)
             o.recovery = 1;
+        else if (strcmp(argv[i], "--wait") == 0 && next)
+            parse_waits(argv[++i]);
         else if (!bm_common_flag(argv[i], &o.header, &o.verbose))
             usage(stderr, 2);
     }
@@ -861,6 +916,20 @@ static int selected(const char *list, const char *name)
         if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
             return 1;
     return list == NULL;
+}
+
+/* The lock of ck with the algorithm of shmam lock k at the default policy
+ * and knobs alike, or -1. */
+static int counterpart(int k)
+{
+    char name[32];
+    if (!locks[k].ops || locks[k].wait != AM_LOCK_WAIT_YIELD)
+        return -1;
+    snprintf(name, sizeof name, "ck:%s", locks[k].ops->name);
+    for (int j = 0; j < nlocks; j++)
+        if (strcmp(locks[j].base, name) == 0)
+            return j;
+    return -1;
 }
 
 static int measure_all(const struct opts *o, unsigned procs)
@@ -889,7 +958,8 @@ static int measure_all(const struct opts *o, unsigned procs)
         }
     for (int k = 0; k < nlocks; k++)
         if (selected(o->only, locks[k].base) && !bad[k]) {
-            report(&locks[k], procs, &f[k]);
+            int c = counterpart(k);
+            report(&locks[k], procs, &f[k], c >= 0 && !bad[c] && f[c].n ? &f[c] : NULL);
             if (o->recovery && procs >= 2)
                 report_recovery(&locks[k], procs, &f[k]);
         }

@@ -57,8 +57,10 @@ static int give_up(struct qnode_lock *q, const struct am_lock_ctx *c, unsigned p
     AO_t mask = qnode_mask(q, c);
 
     qnode_gone_mark(q, mask, mine);
-    if (released(q, mask, pred, mine))
+    if (released(q, mask, pred, mine)) {
         qnode_grow(qnode_mark(q, mask, c->self + 1), mine);
+        qnode_wake(c, qnode_node(q, mask, c->self + 1));
+    }
     return rc;
 }
 
@@ -75,7 +77,7 @@ static int clh_lock_lock(void *l, struct am_lock_ctx *c)
     if ((rc = qnode_take(q, c, CLH, &mine, &pred)) != 0)
         return rc;
     if (pred != TAKER_RELEASED &&
-        (rc = qnode_wait(q, c, CLH, qnode_mark(q, qnode_mask(q, c), pred), tk_sub(mine, 1),
+        (rc = qnode_wait(q, c, CLH, qnode_node(q, qnode_mask(q, c), pred), tk_sub(mine, 1),
                          mine)) != 0)
         return give_up(q, c, pred, mine, rc);
     qnode_hold(q, c, mine);
@@ -98,12 +100,15 @@ static int clh_lock_trylock(void *l, struct am_lock_ctx *c)
 }
 
 /* By the holder only, with the ctx its lock or trylock filled; release
- * ordering.  The ticket comes from the ctx, never from shared memory. */
+ * ordering; wakes a parked successor under AM_LOCK_WAIT_PARK.  The ticket
+ * comes from the ctx, never from shared memory. */
 static void clh_lock_unlock(void *l, struct am_lock_ctx *c)
 {
     struct qnode_lock *q = l;
+    struct qnode *own = qnode_node(q, qnode_mask(q, c), c->self + 1);
 
-    AO_store_release(qnode_mark(q, qnode_mask(q, c), c->self + 1), (AO_t)c->held);
+    AO_store_release(&own->mark, (AO_t)c->held);
+    qnode_wake(c, own);
 }
 
 /* Any process; a relaxed snapshot: 1 if the last ticket taken was not
@@ -126,4 +131,5 @@ const struct am_lock_ops am_lock_clh = {
     .trylock = clh_lock_trylock,
     .unlock = clh_lock_unlock,
     .locked = clh_lock_locked,
+    .parks = 1,
 };

@@ -11,8 +11,9 @@
  * sizes the arrays of the FIFO locks (rounded up to a power of two).
  *
  * Dead participants.  A caller that passes a `struct am_lock_watch` lets the lock ask
- * two questions while it waits, only once spinning has failed and it yields (so
- * the questions cost an uncontended acquisition nothing):
+ * two questions while it waits, only once spinning has failed and it yields,
+ * spins at the cap or parks (wait.h; so the questions cost an uncontended
+ * acquisition nothing):
  *   dead(arg, who)  has participant `who` died?  Must be final (once dead, always
  *                   dead) and must never call a live participant dead: a slow or
  *                   stopped holder keeps the lock however long it takes.
@@ -33,9 +34,10 @@
  * Every lock gives acquire ordering on lock/trylock success and release ordering
  * on unlock: stores made inside the critical section are visible to the next holder.
  * A take-over orders nothing the dead holder wrote: the next holder must read the
- * guarded state as possibly half written.  Every spin falls back to sched_yield()
- * once spinning has clearly failed (see spin.h), so that more processes than cores
- * still make progress.
+ * guarded state as possibly half written.  Under the default waiting policy
+ * every spin falls back to sched_yield() once spinning has clearly failed (see
+ * spin.h), so that more processes than cores still make progress; a caller
+ * may choose another (ctx->wait, below).
  *
  * Queue nodes.  mcs and clh give participant `self` the queue node self mod n
  * (n: max_procs rounded up to a power of two), a line in the lock's own state:
@@ -100,6 +102,19 @@ struct am_lock_ctx {
     unsigned long long held;           /* algorithm's private note between lock and
                                         * unlock (anderson: the ticket held) */
     const struct am_lock_watch *watch; /* NULL: never take over, never give up */
+    unsigned wait;                     /* waiting policy, AM_LOCK_WAIT_*: 0 is the
+                                        * default, spin then yield (wait.h) */
+};
+
+/* Waiting policies (ctx->wait; wait.h says how each waits): spin with
+ * backoff, then yield (the default); spin only, never yielding; spin, then
+ * sleep on a futex where the lock has a word of the waiter's turn to sleep
+ * on (ops->parks), else yield.  The mutex always waits as glibc does. */
+enum am_lock_wait {
+    AM_LOCK_WAIT_YIELD,
+    AM_LOCK_WAIT_SPIN,
+    AM_LOCK_WAIT_PARK,
+    AM_LOCK_WAITS
 };
 
 struct am_lock_ops {
@@ -110,6 +125,7 @@ struct am_lock_ops {
     int (*trylock)(void *l, struct am_lock_ctx *c);
     void (*unlock)(void *l, struct am_lock_ctx *c);
     int (*locked)(void *l);
+    int parks; /* 1 if AM_LOCK_WAIT_PARK sleeps on a futex (else it yields) */
 };
 
 /* The algorithms, one operation table each (the per-algorithm functions are

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lock.h"
+#include "wait.h"
 
 const struct am_lock_ops *const am_lock_table[] = {
     &am_lock_tas,   &am_lock_ttas, &am_lock_ticket, &am_lock_anderson,
@@ -13,6 +14,7 @@ const struct am_lock_ops *const am_lock_table[] = {
 };
 
 void (*am__lock_hook)(enum am_lock_hook where);
+unsigned long am__lock_parks_woken;
 
 const struct am_lock_ops *am_lock_find(const char *name)
 {

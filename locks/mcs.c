@@ -53,9 +53,11 @@ static int mcs_lock_init(void *l, unsigned max_procs)
 }
 
 /* By the holder of ticket k, or by a waiter that gave k up once admitted
- * (`late`: grow the mark instead of storing it): frees the lock if nobody
- * took k + 1, else admits k + 1's taker.  Release ordering. */
-static void hand_off(struct qnode_lock *q, AO_t mask, AO_t k, int late)
+ * (`late`: grow the mark instead of storing it), with its ctx c: frees the
+ * lock if nobody took k + 1, else admits k + 1's taker (and wakes it if
+ * parked).  Release ordering. */
+static void hand_off(struct qnode_lock *q, const struct am_lock_ctx *c, AO_t mask, AO_t k,
+                     int late)
 {
     AO_t k1 = tk_add(k, 1);
 
@@ -77,6 +79,7 @@ static void hand_off(struct qnode_lock *q, AO_t mask, AO_t k, int late)
             qnode_grow(qnode_mark(q, mask, id), k1);
         else
             AO_store_release(qnode_mark(q, mask, id), k1);
+        qnode_wake(c, qnode_node(q, mask, id));
         return;
     }
 }
@@ -89,7 +92,7 @@ static int give_up(struct qnode_lock *q, const struct am_lock_ctx *c, AO_t mine,
 
     qnode_gone_mark(q, mask, mine);
     if (!tk_older(AO_load_acquire(qnode_mark(q, mask, c->self + 1)), mine))
-        hand_off(q, mask, mine, 1);
+        hand_off(q, c, mask, mine, 1);
     return rc;
 }
 
@@ -106,7 +109,7 @@ static int mcs_lock_lock(void *l, struct am_lock_ctx *c)
     if ((rc = qnode_take(q, c, MCS, &mine, &pred)) != 0)
         return rc;
     if (pred != TAKER_RELEASED &&
-        (rc = qnode_wait(q, c, MCS, qnode_mark(q, qnode_mask(q, c), c->self + 1), mine,
+        (rc = qnode_wait(q, c, MCS, qnode_node(q, qnode_mask(q, c), c->self + 1), mine,
                          mine)) != 0)
         return give_up(q, c, mine, rc);
     qnode_hold(q, c, mine);
@@ -134,7 +137,7 @@ static void mcs_lock_unlock(void *l, struct am_lock_ctx *c)
 {
     struct qnode_lock *q = l;
 
-    hand_off(q, qnode_mask(q, c), (AO_t)c->held, 0);
+    hand_off(q, c, qnode_mask(q, c), (AO_t)c->held, 0);
 }
 
 /* Any process; a relaxed snapshot: 1 unless the lock was free just now. */
@@ -153,4 +156,5 @@ const struct am_lock_ops am_lock_mcs = {
     .trylock = mcs_lock_trylock,
     .unlock = mcs_lock_unlock,
     .locked = mcs_lock_locked,
+    .parks = 1,
 };

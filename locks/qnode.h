@@ -64,6 +64,13 @@
  * the caller's own max_procs (ctx->procs; the shared `mask` only for callers
  * without one), so garbage never moves an access outside the lock.
  *
+ * Parking.  Under AM_LOCK_WAIT_PARK a waiter sleeps on the mark it waits
+ * for (wait.h), counted in that node's `sleepers`, and whoever moves a mark
+ * others wait on (mcs: a hand-off into the successor's node; clh: a release
+ * of the holder's own) wakes them.  A waiter passing dead turns moves no
+ * mark: the parked waiters behind a dead one wake at their timeout, tick and
+ * pass as a yielding waiter does.
+ *
  * Memory ordering.  Admission: mcs's AO_store_release of the successor's
  * mark, clh's of the holder's own, or the full compare-and-swap of `next`
  * that leaves it RELEASED, pairs with the waiter's AO_load_acquire of the mark
@@ -80,8 +87,8 @@
 #include <string.h>
 
 #include "lock.h"
-#include "spin.h"
 #include "taker.h"
+#include "wait.h"
 #include "watch.h"
 
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release) ||                   \
@@ -100,6 +107,7 @@ _Static_assert(AM_LOCK_MAX_SELF + 1u < TAKER_RELEASED, "no participant's id is R
 
 struct qnode {
     _Alignas(QNODE_LINE) AO_t mark; /* mcs: latest ticket admitted; clh: released */
+    AO_t sleepers;                  /* waiters parked on mark (wait.h) */
 };
 
 struct qnode_lock {
@@ -148,10 +156,22 @@ static inline volatile AO_t *qnode_gone(struct qnode_lock *q, AO_t mask, AO_t k)
     return qnode_who(q, mask) + mask + 1 + (k & (2 * mask + 1));
 }
 
-/* The mark of the node of the participant with id `id` (self + 1). */
+/* The node of the participant with id `id` (self + 1), and its mark. */
+static inline struct qnode *qnode_node(struct qnode_lock *q, AO_t mask, unsigned id)
+{
+    return &q->node[(id - 1u) & mask];
+}
+
 static inline volatile AO_t *qnode_mark(struct qnode_lock *q, AO_t mask, unsigned id)
 {
-    return &q->node[(id - 1u) & mask].mark;
+    return &qnode_node(q, mask, id)->mark;
+}
+
+/* By whoever just moved node n's mark, with ctx c: wakes the waiters parked
+ * on it (wait_wake: nothing unless c parks). */
+static inline void qnode_wake(const struct am_lock_ctx *c, struct qnode *n)
+{
+    wait_wake(c, &n->mark, &n->sleepers);
 }
 
 /* By one process, before any other uses the lock.  Always returns 0. */
@@ -294,8 +314,7 @@ static inline int qnode_tick(struct qnode_lock *q, const struct am_lock_ctx *c, 
 static inline int qnode_take(struct qnode_lock *q, const struct am_lock_ctx *c, int clh,
                              AO_t *mine, unsigned *pred)
 {
-    struct spin s = SPIN_INIT;
-    unsigned yields = 0;
+    struct wait w = wait_start(c);
     int rc;
 
     for (;;) {
@@ -307,24 +326,24 @@ static inline int qnode_take(struct qnode_lock *q, const struct am_lock_ctx *c, 
                 am__lock_hook(AM_LOCK_HOOK_ENQUEUED);
             return 0;
         }
-        if (watch_due(c, spin_wait(&s), &yields) &&
-            (rc = qnode_tick(q, c, tk_ticket(nx), 0, clh)) < 0)
+        if (wait_round(&w, c) && (rc = qnode_tick(q, c, tk_ticket(nx), 0, clh)) < 0)
             return rc;
     }
 }
 
-/* Waits until *w (a mark) reaches ticket `until` (acquire), for the waiter
- * with ticket mine.  Returns 0 once it has (or a tick found every ticket
- * before mine passable), or qnode_tick's AM_LOCK_GAVE_UP or AM_LOCK_BROKEN. */
+/* Waits until node n's mark reaches ticket `until` (acquire), for the
+ * waiter with ticket mine.  Returns 0 once it has (or a tick found every
+ * ticket before mine passable), or qnode_tick's AM_LOCK_GAVE_UP or
+ * AM_LOCK_BROKEN. */
 static inline int qnode_wait(struct qnode_lock *q, const struct am_lock_ctx *c, int clh,
-                             const volatile AO_t *w, AO_t until, AO_t mine)
+                             struct qnode *n, AO_t until, AO_t mine)
 {
-    struct spin s = SPIN_INIT;
-    unsigned yields = 0;
+    struct wait w = wait_start(c);
+    AO_t seen;
     int rc;
 
-    while (tk_older(AO_load_acquire(w), until))
-        if (watch_due(c, spin_wait(&s), &yields) &&
+    while (tk_older(seen = AO_load_acquire(&n->mark), until))
+        if (wait_on(&w, c, &n->mark, seen, &n->sleepers) &&
             (rc = qnode_tick(q, c, mine, 1, clh)) != 0)
             return rc == QNODE_PASS ? 0 : rc;
     return 0;

@@ -45,8 +45,7 @@
 #include "spin.h"
 #include "waiting.h"
 
-/* Tests set this to widen the window between claim steps (a yield, a stall) or
- * to park a sender at one of them (enum am_hook); am__hook() calls it. */
+/* The test hook (internal.h): NULL outside tests. */
 void (*am__claim_stall_hook)(enum am_hook where);
 
 /* A sender found a peer's segment unusable: say so once per process, naming the

@@ -14,7 +14,9 @@ all.csv and paper.toml: the one program that writes report.md.
     report.py ALL_CSV PAPER_TOML consistency    the figures' own relations, judged
     report.py ALL_CSV PAPER_TOML bench-check    all of them; exit 1 if one fails
                                                 or has no numbers (make bench-check)
-    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat
+    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat,
+                                                loggp_*.dat and the LogGOPSim files
+                                                DIR/loggp/*.txt (loggp.py)
     report.py ALL_CSV PAPER_TOML report DIR     DIR/report.md, every section, the one
                                                 writer of it (run.txt, failures.txt,
                                                 plots and apps.sh's tables from DIR)
@@ -36,6 +38,8 @@ import subprocess
 import sys
 import tomllib
 
+import locks as lockreport
+import loggp
 import rows as schema
 from verdict import FAILS, HOLDS, MISSING, NOISE, Engine, Figure, Rows, fmt
 
@@ -299,18 +303,7 @@ class Report:
 
     # ---- locks and delivery ----
     def locks(self):
-        impls = self.rows.impls.get("lockbench", [])
-        if not impls:
-            return "(no rows: the lock benchmark did not run)"
-        procs = sorted({k[2] for k in self.rows.by_key if k[0] == "lockbench"})
-        head = ["lock"] + [f"{p} proc{'s' if p > 1 else ''}, M acq/s" for p in procs] \
-            + [f"fairness, {p}" for p in procs if p > 1]
-        lines = []
-        for l in impls:
-            c = [cell(self.get("lockbench", l, "acq_per_s", p), 1e-6) for p in procs]
-            c += [cell(self.get("lockbench", l, "fairness_min_over_max", p)) for p in procs if p > 1]
-            lines.append([l] + c)
-        return table(head + [""], [x + [""] for x in lines])
+        return lockreport.section(self, cell, table)  # scripts/report/locks.py
 
     def heap(self):
         """heapbench: alloc+free throughput of shmam's heap and Boost.Interprocess's
@@ -765,12 +758,15 @@ class Report:
         impls = self.rows.impls.get("lockbench", [])
         impls = [i for i in impls if i.startswith("shmam:")] + [i for i in impls if not i.startswith("shmam:")]
         procs = sorted({k[2] for k in self.rows.by_key if k[0] == "lockbench"})
+        lockreport.plotdata(self, d)
         with open(f"{d}/locks.dat", "w") as f:
             f.write("procs " + " ".join(impls) + "\n")
             for p in procs:
                 f.write(f"{p} " + " ".join(
                     "-" if (x := self.get("lockbench", i, "acq_per_s", p)) is None else repr(x.value / 1e6)
                     for i in impls) + "\n")
+        loggp.plotdata(self.rows, d)
+        loggp.write_params(self.rows, d, os.path.basename(os.path.normpath(d)))
 
 # ---- report.md, whole ----
 
@@ -870,7 +866,8 @@ def whole(r, out):
       f"bw and mpi_bw `{a('BW_ARGS')}`; stress `{a('STRESS_ARGS')}`, mpi_stress "
       f"`{a('MPI_STRESS_ARGS')}`; demo_many `{a('DEMO_ARGS')}`; lockbench `{a('LOCK_ARGS')}`; "
       f"heapbench `{a('HEAP_ARGS', '(defaults)')}`; spscbench `{a('SPSC_ARGS', '(defaults)')}`; "
-      f"pollcost `{a('POLL_ARGS', '(defaults)')}`; clumps `{a('CLUMPS_ARGS')}`; applications "
+      f"pollcost `{a('POLL_ARGS', '(defaults)')}`; loggp `{a('LOGGP_ARGS')}`, mpi_loggp "
+      f"`{a('MPI_LOGGP_ARGS')}`; clumps `{a('CLUMPS_ARGS')}`; applications "
       f"at SCALE={a('SCALE')}).")
     if failed:
         p("**Failures** (see `log.txt`):\n\n" + "\n".join(f"- {l}" for l in failed))
@@ -916,12 +913,9 @@ def whole(r, out):
       "productive poll of the reader handled.\n\n"
       + r.table2() + "\n\n" + img(out, "stress.png", "Stress test time against writers")
       + "## Locks\n")
-    p("Lock and unlock throughput of every lock alone (`lockbench`): P processes "
-      "take the lock in a loop around a short critical section, in millions of "
-      "acquisitions per second; fairness is the fewest acquisitions of one process "
-      "over the most (1 = even, 0 = one starved). `shmam:` locks back off and yield; "
-      "Concurrency Kit's (`ck:`) spin without yielding. Every lock in every round, ABBA.\n\n"
-      + r.locks() + "\n\n" + img(out, "locks.png", "Lock throughput against processes")
+    p(lockreport.text(a('LOCK_ARGS')) + "\n\n" + r.locks() + "\n\n"
+      + img(out, "locks.png", "Lock throughput against processes")
+      + img(out, "locks_queue.png", "shmam's MCS and CLH beside ck's")
       + "## The shared heap of long messages\n")
     p("Allocation and free throughput of the lock-free heap (`heap/`, after XMalloc) "
       "against Boost.Interprocess's `managed_shared_memory` over a segment of the same "
@@ -992,6 +986,7 @@ def whole(r, out):
       "requests, to rank 0, which checks every message's count, source, per-sender "
       "order and (bulk) checksum; the rates include making and checking the data "
       "(one run per algorithm, no spread).\n\n" + r.delivery() + "\n")
+    p(loggp.section(r.rows, out, i))
     p("## Targets\n\n"
       "Judged from this run's numbers by `scripts/report/verdict.py` (the targets are in "
       "`scripts/report/paper.toml`): met when every check holds, missed when one fails, "

@@ -24,6 +24,7 @@ INC_bench   := -Iinclude -Ilocks -Iheap -Ispsc -Ibench
 INC_apps    := -Iinclude -Iapps
 INC_net     := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc
 INC_tools   := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc -Itools
+INC_examples := -Iinclude
 LDLIBS  := -latomic_ops -lrt -pthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
 
@@ -92,7 +93,9 @@ MPICC ?= mpicc
 MPI_OPT := -O2 -g # never sanitized: LeakSanitizer would report MPICH's own allocations
 HYB_APP_BIN := $(patsubst apps/%.c,$(B)/apps/hyb_%,$(filter-out apps/splitc_selftest.c,$(APP_SRC)))
 HYB_BENCH_BIN := $(if $(wildcard bench/clumps.c),$(B)/bench/clumps)
-PROGRAMS := $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_boost $(MPI_BENCH_BIN) \
+# examples/X.c -> build/examples/X: small programs that show one use.
+EXAMPLE_BIN := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
+PROGRAMS := $(EXAMPLE_BIN) $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_boost $(MPI_BENCH_BIN) \
             $(APP_BIN) $(MPI_APP_BIN) $(MPI_LIB) $(MPI_SO) $(HYB_APP_BIN) $(HYB_BENCH_BIN) $(HYB_TEST_BIN)
 
 .PHONY: all mpi deps deps-core programs check check-build check-run check-core bench-check \
@@ -185,6 +188,10 @@ $(RUN) $(STAT):
 $(B)/tests/%: $(B)/obj/tests/%.o $(TEST_COMMON) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
+
+$(B)/examples/%: $(B)/obj/examples/%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(B)/bench/%: $(B)/obj/bench/%.o $(BENCH_COMMON_OBJ) $(LIB)
 	@mkdir -p $(@D)

@@ -18,26 +18,36 @@
  * each other by name; a receiver learns from each message how to reply.
  *
  * Synchronization.  An endpoint belongs to the thread that created it ("the
- * owner"); calls on it are not thread-safe and must come from that thread.
+ * owner"), which must live as long as the endpoint (peers judge it alive by
+ * that thread's lifeline).  Until the owner calls am_ep_share, only the
+ * owner may call on it (another thread gets -EPERM); once shared, any thread
+ * of the process may make the calls marked "any" (see Threads below).
  *
  *   call                       may call                    blocks
- *   am_ep_create, _map,        the owner, not in a handler no (destroy drains first)
- *     _destroy, am_set_handler
- *   am_request, _bulk, _long,  the owner, not in a handler while the queue (or
+ *   am_ep_create, _destroy,    the owner, not in a handler no (destroy drains
+ *     am_set_handler,                                      first; -EBUSY while
+ *     am_region_create, _share                             other threads use it)
+ *   am_ep_map                  owner/any, not in a handler no
+ *   am_request, _bulk, _long,  owner/any, not in a handler while the queue (or
  *     _long_at                                             heap) is full
- *   am_reply, _bulk, _long,    the owner, in a request     while the queue (or
- *     _long_at                 handler, once per request   heap) is full
- *   am_region_create           the owner, not in a handler no
- *   am_poll                    the owner, not in a handler no
- *   am_wait                    the owner, not in a handler until a message or timeout
+ *   am_reply, _bulk, _long,    the handler's thread, in a  while the queue (or
+ *     _long_at, am_token_keep  request handler, once       heap) is full
+ *   am_reply_kept              owner/any, once per handle  as am_reply
+ *   am_poll                    owner/any, not in a handler no
+ *   am_wait                    owner/any, not in a handler until a message,
+ *                                                          timeout or wake
+ *   am_ep_fd                   owner/any                   no
  *   am_barrier, am_finalize    the owner (a job's rank)    until every rank arrives
- *   am_ep_probe, am_strerror,  any thread                  no
- *     am_err_name, getters
+ *   am_ep_wake, am_ep_probe,   any thread                  no
+ *     am_strerror, am_err_name,
+ *     getters
+ * ("owner/any": the owner, or any thread once the endpoint is shared.)
  *
  * Ordering: a send releases and the poll that runs its handler acquires, so
  * everything the sender wrote before the send (to any memory) is visible to
- * the handler.  Handlers run on the owner's thread, inside am_poll or am_wait
- * (or a send's backoff, which polls), one at a time.  A blocked send polls its
+ * the handler.  Handlers run on the thread that polls, inside am_poll or
+ * am_wait (or a send's backoff, which polls): one at a time on an owned
+ * endpoint, one per serving thread on a shared one.  A blocked send polls its
  * own endpoint meanwhile (requests: both queues; replies: the reply queue), so
  * two endpoints sending to each other never deadlock.
  */
@@ -141,8 +151,9 @@ int am_ep_probe(const char *name);
  * goes to another endpoint), -EDEADLK for a request from inside a handler or a
  * reply from a reply handler, -EALREADY for a second reply to one request,
  * -EMSGSIZE for more than 8 arguments or 8192 bytes, -EINVAL for a NULL or
- * destroyed endpoint or token.
- * An endpoint is used by one thread at a time: the one that created it. */
+ * destroyed endpoint, or a token outside its handler (after it returned, or
+ * on another thread: keep it with am_token_keep to reply later), -EPERM from
+ * a thread other than the owner of an endpoint not shared. */
 int am_request(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
                int nargs);
 int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,

@@ -202,6 +202,9 @@ static const struct am_error {
      "message too long (more than 8 arguments, 8192 bulk bytes, the destination's "
      "long_max, or past the end of its region)"},
     {ENXIO, "ENXIO", "the destination has no region for one-copy long messages"},
+    {EPERM, "EPERM", "another thread's endpoint, not shared (am_ep_share)"},
+    {EBUSY, "EBUSY", "another thread is using the endpoint"},
+    {ENOTSUP, "ENOTSUP", "not for an endpoint of a job spanning nodes"},
 };
 
 static const struct am_error *error_of(int err)

@@ -644,6 +644,159 @@ static int run_wait(void)
     return rc;
 }
 
+/* ---- a shared endpoint: many senders, two servers, kept replies ---------- */
+
+/* Two endpoints of this process, both shared (am_ep_share): SHARE_SENDERS
+ * threads send through S to R, SHARE_SERVERS threads serve R (am_wait), and
+ * a worker answers the requests whose handles R's handler kept.  S's peer
+ * for R sends through R's own view, so TSan sees both sides of the queues
+ * at one address (as run_wait does); what it checks here above all is the
+ * process-local locking of a shared endpoint (threads.h): the peer table,
+ * the receiver's state with handlers running unlocked, the per-peer send
+ * state, the kept handles, the handler frames.  Counts: every request runs
+ * once, every reply (direct or kept) arrives once. */
+#define SHARE_SENDERS 3
+#define SHARE_SERVERS 2
+#define SHARE_MSGS 3000
+#define SHARE_KEPT 64 /* a ring of handles for the worker */
+
+struct share_run {
+    am_ep_t *r, *s;
+    AO_t ran, replies, stop, failed;
+    AO_t runs[SHARE_SENDERS][SHARE_MSGS];
+    pthread_mutex_t mu; /* the kept ring */
+    pthread_cond_t cv;
+    am_kept_t *kept[SHARE_KEPT];
+    unsigned head, tail;
+};
+static struct share_run sr;
+
+static void share_request(am_token_t *tok, const uint32_t *a, int n, void *d, size_t len)
+{
+    if (n != 2 || a[0] >= SHARE_SENDERS || a[1] >= SHARE_MSGS ||
+        AO_fetch_and_add1(&sr.runs[a[0]][a[1]]) != 0)
+        AO_store(&sr.failed, 1);
+    AO_fetch_and_add1(&sr.ran);
+    if (a[1] % 2)
+        return;
+    if (a[1] % 4 == 0) {
+        if (am_reply(tok, 2, a, n) != 0)
+            AO_store(&sr.failed, 1);
+        return;
+    }
+    am_kept_t *k;
+    if (am_token_keep(tok, &k) != 0) {
+        AO_store(&sr.failed, 1);
+        return;
+    }
+    pthread_mutex_lock(&sr.mu);
+    while (sr.tail - sr.head == SHARE_KEPT) /* the worker is behind */
+        pthread_cond_wait(&sr.cv, &sr.mu);
+    sr.kept[sr.tail++ % SHARE_KEPT] = k;
+    pthread_cond_broadcast(&sr.cv);
+    pthread_mutex_unlock(&sr.mu);
+}
+
+static void share_reply(am_token_t *tok, const uint32_t *a, int n, void *d, size_t len)
+{
+    AO_fetch_and_add1(&sr.replies);
+}
+
+static void *share_worker(void *arg)
+{
+    for (;;) {
+        pthread_mutex_lock(&sr.mu);
+        while (sr.head == sr.tail && !AO_load(&sr.stop))
+            pthread_cond_wait(&sr.cv, &sr.mu);
+        if (sr.head == sr.tail) {
+            pthread_mutex_unlock(&sr.mu);
+            return NULL;
+        }
+        am_kept_t *k = sr.kept[sr.head++ % SHARE_KEPT];
+        pthread_cond_broadcast(&sr.cv);
+        pthread_mutex_unlock(&sr.mu);
+        char data[100] = {0};
+        if (am_reply_kept(k, 2, data, sizeof data, NULL, 0) != 0 ||
+            am_reply_kept(k, 2, NULL, 0, NULL, 0) != -EALREADY)
+            AO_store(&sr.failed, 1);
+    }
+}
+
+static void *share_server(void *arg)
+{
+    while (!AO_load(&sr.stop))
+        if (am_wait(sr.r, 20) < 0)
+            AO_store(&sr.failed, 1);
+    return NULL;
+}
+
+static void *share_sender(void *arg)
+{
+    uint32_t i = (uint32_t)(uintptr_t)arg;
+    char buf[300];
+    memset(buf, (int)i, sizeof buf);
+    for (uint32_t k = 0; k < SHARE_MSGS; k++) {
+        uint32_t a[2] = {i, k};
+        int rc = k % 3 ? am_request(sr.s, 0, 1, a, 2)
+                       : am_request_bulk(sr.s, 0, 1, buf, 1 + k % 300, a, 2);
+        if (rc != 0) {
+            AO_store(&sr.failed, 1);
+            break;
+        }
+    }
+    while (AO_load(&sr.replies) < SHARE_SENDERS * SHARE_MSGS / 2 && !AO_load(&sr.failed) &&
+           !AO_load(&sr.stop))
+        am_wait(sr.s, 20);
+    return NULL;
+}
+
+static int run_share(void)
+{
+    char r[40], s[40];
+    snprintf(r, sizeof r, "tsan-share-r-%ld", (long)getpid());
+    snprintf(s, sizeof s, "tsan-share-s-%ld", (long)getpid());
+    struct am_ep_opts o = {.packets = 8, .bulk_blocks = 2};
+    pthread_mutex_init(&sr.mu, NULL);
+    pthread_cond_init(&sr.cv, NULL);
+    if (am_ep_create(r, &o, &sr.r) != 0 || am_ep_create(s, &o, &sr.s) != 0 ||
+        am_set_handler(sr.r, 1, share_request) != 0 ||
+        am_set_handler(sr.s, 2, share_reply) || am_ep_map(sr.s, 0, r) != 0) {
+        printf("tsan_threads: share    setup failed\n");
+        return 1;
+    }
+    struct am_peer *p = am__peer(sr.s, 0);
+    struct am_seg_view *mapped = p->view;
+    p->view = &sr.r->own; /* one address for both sides (see above) */
+    am_ep_share(sr.r);
+    am_ep_share(sr.s);
+    pthread_t snd[SHARE_SENDERS], srv[SHARE_SERVERS], w;
+    pthread_create(&w, NULL, share_worker, NULL);
+    for (uintptr_t i = 0; i < SHARE_SERVERS; i++)
+        pthread_create(&srv[i], NULL, share_server, NULL);
+    for (uintptr_t i = 0; i < SHARE_SENDERS; i++)
+        pthread_create(&snd[i], NULL, share_sender, (void *)i);
+    for (int i = 0; i < SHARE_SENDERS; i++)
+        pthread_join(snd[i], NULL);
+    pthread_mutex_lock(&sr.mu);
+    AO_store(&sr.stop, 1);
+    pthread_cond_broadcast(&sr.cv);
+    pthread_mutex_unlock(&sr.mu);
+    pthread_join(w, NULL);
+    for (int i = 0; i < SHARE_SERVERS; i++)
+        pthread_join(srv[i], NULL);
+    p->view = mapped;
+    am_ep_destroy(sr.s);
+    am_ep_destroy(sr.r);
+    int rc = AO_load(&sr.failed) || AO_load(&sr.ran) != SHARE_SENDERS * SHARE_MSGS ||
+             AO_load(&sr.replies) != SHARE_SENDERS * SHARE_MSGS / 2;
+    printf("tsan_threads: share    %d sender and %d serving threads, one endpoint each: "
+           "%lu of %d ran, %lu of %d replies: %s\n",
+           SHARE_SENDERS, SHARE_SERVERS, (unsigned long)AO_load(&sr.ran),
+           SHARE_SENDERS * SHARE_MSGS, (unsigned long)AO_load(&sr.replies),
+           SHARE_SENDERS * SHARE_MSGS / 2, rc ? "FAIL" : "ok");
+    return rc;
+}
+
 /* ---- the table of suites ------------------------------------------------- */
 
 static const struct suite {
@@ -651,7 +804,7 @@ static const struct suite {
     int (*run)(void); /* returns the number of failed cases */
 } suites[] = {
     {"locks", run_locks}, {"queues", run_queues}, {"channels", run_chans},
-    {"heap", run_heap},   {"wait", run_wait},
+    {"heap", run_heap},   {"wait", run_wait},     {"share", run_share},
 };
 
 int main(void)

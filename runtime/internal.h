@@ -67,7 +67,7 @@ struct am_peer {
     unsigned sender_index;      /* our entry in the peer's sender table */
     unsigned who;               /* our claimant id there: AM_WHO(index, generation) */
     int learned;                /* mapped because it sent to us, not by am_ep_map */
-    unsigned long backoffs;     /* rounds our sends to it waited (see send.c) */
+    volatile AO_t backoffs;     /* rounds our sends to it waited (see send.c) */
     uint64_t tail_hint[2];      /* onecas: per queue, our last ticket + 1 (mpsc_send.c) */
     unsigned long streaming[2]; /* per queue: our ep->delivered at our last send
                                  * there (mpsc_send.c, prefetch_ahead) */
@@ -75,6 +75,7 @@ struct am_peer {
     size_t region_bytes;        /* its size as read then: our bound; 0: unmapped */
     struct am_chan_tx tx[2];    /* per-sender kinds: our channels' ends there */
     int dropped;                /* forgotten by its endpoint, not yet closed */
+    int kept_by_keeper;         /* opened on the keeper thread (threads.h) */
     unsigned long serial;       /* unique per endpoint: which peer a kept reply's
                                  * caller was (kept.c) */
     pthread_mutex_t tx_mu[2];   /* shared endpoints: per queue, its sends (threads.h) */

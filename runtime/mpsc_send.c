@@ -370,6 +370,8 @@ static void prefetch_ahead(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
                            const struct am_queue_view *q, uint64_t t)
 {
     const void *line = &q->packets[(t + 2) & (q->packets_n - 1)];
+    if (ep->mt.shared)
+        return; /* ep->delivered is the serving threads' (threads.h) */
     if (ep->delivered == peer->streaming[qid]) {
 #if defined(__x86_64__) || defined(__i386__)
         if (can_prefetchw())

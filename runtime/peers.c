@@ -23,6 +23,9 @@
  * mapped, marked `dropped`, on the endpoint's list, and is closed when the
  * outermost send ends (am__peers_unhold), or at am_ep_destroy.  A send that
  * finds its peer dropped fails with -EPIPE (send.c, am__backoff).
+ *
+ * A shared endpoint (threads.h) opens and closes its peers on its keeper
+ * thread, which holds their lifelines in the peers' sender tables.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -93,7 +96,7 @@ static int peer_open(am_ep_t *ep, struct am_peer *p, const char *name)
 }
 
 /* Leave a peer's sender table and unmap it. */
-static void peer_close(struct am_peer *p)
+static void peer_close_here(struct am_peer *p)
 {
     am__sender_release(p->view, p->sender_index);
     am__region_close(p);
@@ -105,13 +108,27 @@ static void peer_close(struct am_peer *p)
     free(p);
 }
 
+static void close_on_keeper(void *p)
+{
+    peer_close_here(p);
+}
+
+/* Close a peer on the thread that holds its lifeline in the peer's table. */
+static void peer_close(am_ep_t *ep, struct am_peer *p)
+{
+    if (p->kept_by_keeper)
+        am__keeper_run(ep, close_on_keeper, p);
+    else
+        peer_close_here(p);
+}
+
 /* Close the peers dropped while held (or just now, outside a hold). */
 void am__peers_close_dropped(am_ep_t *ep)
 {
     while (ep->drops) {
         struct am_peer *p = ep->drops;
         ep->drops = p->next_drop;
-        peer_close(p);
+        peer_close(ep, p);
     }
 }
 
@@ -134,6 +151,31 @@ void am__peer_drop(am_ep_t *ep, unsigned index)
         am__peers_close_dropped(ep);
 }
 
+struct open_req {
+    am_ep_t *ep;
+    struct am_peer *p;
+    const char *name;
+    int rc;
+};
+
+static void open_on_keeper(void *arg)
+{
+    struct open_req *o = arg;
+    o->rc = peer_open(o->ep, o->p, o->name);
+}
+
+/* peer_open, on a shared endpoint's keeper thread (its lifeline in the
+ * peer's table must outlive whichever thread maps or learns the peer). */
+static int peer_open_kept(am_ep_t *ep, struct am_peer *p, const char *name)
+{
+    struct open_req o = {ep, p, name, 0};
+    if (!ep->mt.shared)
+        return peer_open(ep, p, name);
+    p->kept_by_keeper = 1;
+    am__keeper_run(ep, open_on_keeper, &o);
+    return o.rc;
+}
+
 /* Map `name` (or an anonymous endpoint's address) as peer `index`.  0 if done
  * (or already so mapped), -EEXIST if the index holds another live peer,
  * -ENOENT / -EAGAIN if the peer does not exist / is not ready yet, -EPIPE if
@@ -152,7 +194,7 @@ static int peer_add(am_ep_t *ep, unsigned index, const char *name)
     struct am_peer *p = calloc(1, sizeof *p);
     int rc = p ? grow(ep, index) : -ENOMEM;
     if (rc == 0)
-        rc = peer_open(ep, p, name);
+        rc = peer_open_kept(ep, p, name);
     if (rc < 0) {
         free(p);
         return rc;
@@ -213,7 +255,7 @@ void am__peers_close(am_ep_t *ep)
     am__peers_close_dropped(ep);
     for (unsigned i = 0; i < ep->peers_n; i++)
         if (ep->peers[i])
-            peer_close(ep->peers[i]);
+            peer_close(ep, ep->peers[i]);
     free(ep->peers);
     ep->peers = NULL;
     ep->peers_n = 0;

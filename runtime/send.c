@@ -106,8 +106,8 @@ static void reclaim_ask(struct am_seg_view *v, enum am_qid qid)
  * round, which cost the many-to-one test 13% of its throughput. */
 void am__count_backoffs(struct am_peer *peer, unsigned rounds)
 {
-    peer->backoffs += rounds;
-    AO_store(&am__sender(peer->view, peer->sender_index)->backoffs, peer->backoffs);
+    AO_t n = AO_fetch_and_add(&peer->backoffs, rounds) + rounds; /* both queues' sends */
+    AO_store(&am__sender(peer->view, peer->sender_index)->backoffs, n);
 }
 
 /* Fill a claimed packet (and bulk block) and hand it to the receiver.  Only the

@@ -19,9 +19,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
 
 #include "deliver.h"
 #include "internal.h"
+
+static void keeper_stop(am_ep_t *ep);
 
 int am__mt_init(am_ep_t *ep)
 {
@@ -37,10 +41,96 @@ int am__mt_init(am_ep_t *ep)
 
 void am__mt_fini(am_ep_t *ep)
 {
+    keeper_stop(ep); /* after am__peers_close: it let go of their lifelines */
     am__kept_release_all(ep);
     am__fd_close(ep);
     pthread_mutex_destroy(&ep->mt.drain_mu);
     pthread_mutex_destroy(&ep->mt.peers_mu);
+}
+
+/* The keeper: a thread that runs one request at a time for the others. */
+struct am_keeper {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    void (*fn)(void *); /* the request posted, NULL while none */
+    void *arg;
+    unsigned long posted, done; /* requests so far */
+    int stop;
+};
+
+static void *keeper_main(void *arg)
+{
+    struct am_keeper *k = arg;
+    pthread_mutex_lock(&k->mu);
+    for (;;) {
+        while (!k->fn && !k->stop)
+            pthread_cond_wait(&k->cv, &k->mu);
+        if (!k->fn)
+            break;
+        void (*fn)(void *) = k->fn;
+        pthread_mutex_unlock(&k->mu);
+        fn(k->arg);
+        pthread_mutex_lock(&k->mu);
+        k->fn = NULL;
+        k->done++;
+        pthread_cond_broadcast(&k->cv);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+/* Start ep's keeper, with every signal blocked (it runs none of the user's
+ * handlers).  0 or -errno. */
+static int keeper_start(am_ep_t *ep)
+{
+    struct am_keeper *k = calloc(1, sizeof *k);
+    sigset_t all, old;
+    if (!k)
+        return -ENOMEM;
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int r = pthread_create(&k->thread, NULL, keeper_main, k);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r != 0) {
+        free(k);
+        return -r;
+    }
+    ep->mt.keeper = k;
+    return 0;
+}
+
+static void keeper_stop(am_ep_t *ep)
+{
+    struct am_keeper *k = ep->mt.keeper;
+    if (!k)
+        return;
+    pthread_mutex_lock(&k->mu);
+    k->stop = 1;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    pthread_join(k->thread, NULL);
+    pthread_cond_destroy(&k->cv);
+    pthread_mutex_destroy(&k->mu);
+    free(k);
+    ep->mt.keeper = NULL;
+}
+
+void am__keeper_run(am_ep_t *ep, void (*fn)(void *), void *arg)
+{
+    struct am_keeper *k = ep->mt.keeper;
+    pthread_mutex_lock(&k->mu);
+    while (k->fn) /* another thread's request first */
+        pthread_cond_wait(&k->cv, &k->mu);
+    k->fn = fn;
+    k->arg = arg;
+    unsigned long mine = ++k->posted;
+    pthread_cond_broadcast(&k->cv);
+    while (k->done < mine)
+        pthread_cond_wait(&k->cv, &k->mu);
+    pthread_mutex_unlock(&k->mu);
 }
 
 int am_ep_share(am_ep_t *ep)
@@ -53,6 +143,11 @@ int am_ep_share(am_ep_t *ep)
         return -EDEADLK;
     if (ep->net)
         return -ENOTSUP; /* the MPI transport's state is one thread's */
+    if (ep->mt.shared)
+        return 0;
+    int rc = keeper_start(ep);
+    if (rc < 0)
+        return rc;
     /* Other threads start calling after this returns (the user's own
      * synchronization, e.g. pthread_create, orders this store first). */
     ep->mt.shared = 1;

@@ -19,6 +19,12 @@
  *              and its per-sender channel's producer end (SPSC: one producer
  *              at a time), held for the whole send, backoff included
  *
+ * Lifelines.  A lifeline belongs to the thread that takes it and looks dead
+ * once that thread exits (lifeline.h).  The owner keeps the endpoint's own;
+ * the ones a shared endpoint takes in its peers' sender tables (mapping a
+ * peer, learning a sender, on whichever thread) are taken and let go on a
+ * keeper thread the endpoint starts at am_ep_share and stops at destroy.
+ *
  * Lock order: tx_mu, then drain_mu, then peers_mu; peers_mu is held only for
  * table work that never blocks, drain_mu never across a handler or a wait.
  * A request send holding tx_mu[REQUEST] may run a request handler (its
@@ -54,6 +60,7 @@ struct am_mt {
     /* am_ep_fd (evfd.c): the pipe's read and write ends, each fd + 1, 0
      * while there is none (set once, under peers_mu; read by any thread). */
     volatile AO_t fd_rd, fd_wr;
+    struct am_keeper *keeper; /* shared: the thread holding peers' lifelines */
 };
 
 /* This thread's mark: the address of a thread-local variable, distinct per
@@ -96,6 +103,11 @@ static inline void am__mt_unlock(const struct am_mt *mt, pthread_mutex_t *mu)
 int am__mt_init(am_ep_t *ep);
 void am__mt_fini(am_ep_t *ep);
 int am__in_handler_shared(const am_ep_t *ep);
+/* keeper_run: run fn(arg) on ep's keeper thread and wait for it (a shared
+ * endpoint's peers are opened and closed there: a lifeline belongs to the
+ * thread that takes it, and the keeper lives as long as the endpoint,
+ * whichever thread serves or exits meanwhile). */
+void am__keeper_run(am_ep_t *ep, void (*fn)(void *), void *arg);
 void am__mt_enter(am_ep_t *ep);
 void am__mt_leave(am_ep_t *ep);
 

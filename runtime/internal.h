@@ -19,6 +19,7 @@
 #include "net.h"
 #include "segment.h"
 #include "shmam.h"
+#include "slip.h"
 
 #define AM_INTERNAL_HANDLERS 2 /* the job barrier's */
 #define AM_HANDLER_TOTAL (AM_MAX_HANDLERS + AM_INTERNAL_HANDLERS)
@@ -163,6 +164,8 @@ struct am_ep {
     uint64_t head[2];                        /* per queue: the next ticket to deliver; the
                                               * shared recv->head is only a copy, for show */
     unsigned idle_polls;                     /* polls that found nothing, for tail checks */
+    struct am_slip slip[2];                  /* per queue: its stream (slip.c) */
+    AO_t sends;                              /* messages we sent: a hint (slip.h) */
     uint32_t abandon_ms;
     unsigned barrier_arrived; /* job barrier: arrivals seen (rank 0) */
     unsigned barrier_epoch;   /* job barrier: releases seen */

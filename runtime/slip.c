@@ -12,17 +12,18 @@
  * is decided at its start and kept (bench/README.md: "Two regimes"): both are
  * stable, since a receiver in lockstep slows its sender down to its own pace.
  *
- * The detector, per queue, in private memory.  A drain that delivers extends
- * the queue's streak when it comes within AM_SLIP_GAP empty drains of the
- * last productive one and we sent nothing since (ep->sends, counted by both
- * senders' halves: a reply, a credit, our next request of a round trip: then
- * the stream waits for us and waiting would only delay it); any other drain
- * that delivers ends the streak.  From AM_SLIP_STREAK on, a drain that has
- * delivered and then finds the queue empty waits AM_SLIP_PAUSES pauses,
- * touching no shared line, and looks again: what came meanwhile is a run,
- * delivered in one pass.  It waits again after each run, up to AM_SLIP_ROUNDS
- * times; a wait that finds nothing ends the streak (the stream is slower than
- * the wait, or over), so a stream that stops costs one wait.
+ * The detector, per queue, in private memory.  The queue's streak counts
+ * its productive drains in a row; AM_SLIP_GAP empty drains end it (what
+ * comes next comes alone), and so does a wait that found nothing (the stream
+ * is slower than the wait, or over: a stream that stops costs one wait).
+ * From AM_SLIP_STREAK on, a drain that has delivered and then finds the
+ * queue empty waits AM_SLIP_PAUSES pauses, touching no shared line, and looks
+ * again: what came meanwhile is a run, delivered in one pass; it waits again
+ * after each run, up to AM_SLIP_ROUNDS times.  Unless we have sent anything
+ * since the last productive drain (ep->sends, counted by both senders'
+ * halves): a reply from a handler of this drain, a credit, our next request
+ * of a round trip.  Then the stream waits for us, and waiting would only
+ * delay it.
  *
  * What it does not cost.  A message is never left ready while we wait: the
  * wait comes only after a look that found the queue empty, and the look after
@@ -45,25 +46,25 @@
 
 int am__slip_wait(am_ep_t *ep, int qid, unsigned round)
 {
-    const struct am_slip *s = &ep->slip[qid];
-    if (round >= AM_SLIP_ROUNDS || s->streak < AM_SLIP_STREAK || s->gap > AM_SLIP_GAP ||
+    struct am_slip *s = &ep->slip[qid];
+    if (round >= AM_SLIP_ROUNDS || s->streak < AM_SLIP_STREAK ||
         AO_load(&ep->sends) != s->sends)
         return 0;
     for (unsigned i = 0; i < AM_SLIP_PAUSES; i++)
         spin_cpu_relax();
+    s->waits++;
     return 1;
 }
 
 void am__slip_seen(am_ep_t *ep, int qid, int n, int wasted)
 {
     struct am_slip *s = &ep->slip[qid];
-    AO_t sends = AO_load(&ep->sends);
     if (n == 0) {
-        s->gap += s->gap < UINT_MAX;
+        if (s->gap < UINT_MAX && ++s->gap > AM_SLIP_GAP)
+            s->streak = 0; /* what comes next comes alone */
         return;
     }
-    int on = s->gap <= AM_SLIP_GAP && sends == s->sends && !wasted;
-    s->streak = on ? s->streak + (s->streak < UINT_MAX) : 0;
+    s->streak = wasted ? 0 : s->streak + (s->streak < UINT_MAX);
     s->gap = 0;
-    s->sends = sends;
+    s->sends = AO_load(&ep->sends);
 }

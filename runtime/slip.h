@@ -12,10 +12,11 @@ struct am_ep;
 
 /* One of our queues' stream, as its drains have seen it. */
 struct am_slip {
-    unsigned gap;    /* empty drains since the last productive one */
-    unsigned streak; /* productive drains in a row, each within AM_SLIP_GAP
-                      * empty ones of the last and with no send of ours between */
-    AO_t sends;      /* ep->sends after the last productive drain */
+    unsigned gap;        /* empty drains since the last productive one */
+    unsigned streak;     /* productive drains in a row, each within AM_SLIP_GAP
+                          * empty ones of the last */
+    AO_t sends;          /* ep->sends after the last productive drain */
+    unsigned long waits; /* waits so far, for tests */
 };
 
 /* A drain of queue qid has delivered messages and then found the queue

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deliver.h"
 #include "internal.h"
 
 static unsigned shift_of(const struct am_seg_view *v)

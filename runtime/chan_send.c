@@ -14,7 +14,9 @@
 #include <errno.h>
 
 #include "internal.h"
+#include "send.h"
 #include "spin.h"
+#include "waiting.h"
 
 static unsigned shift_of(const struct am_seg_view *v)
 {

@@ -22,7 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deliver.h"
+#include "endpoint.h"
 #include "internal.h"
+#include "job.h"
+#include "net.h"
+#include "options.h"
+#include "peers.h"
+#include "pending.h"
+#include "region.h"
+#include "waiting.h"
 
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 static am_ep_t *spare; /* destroyed handles, linked through their peers field */

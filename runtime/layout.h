@@ -124,6 +124,8 @@ enum am_claim {
     AM_CLAIM_ANDERSON,
     AM_CLAIM_MUTEX,
     AM_CLAIM_ONECAS,
+    AM_CLAIM_MCS,
+    AM_CLAIM_CLH,
     AM_CLAIM_COUNT
 };
 

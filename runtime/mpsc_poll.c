@@ -49,7 +49,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "deliver.h"
 #include "internal.h"
+#include "mpsc.h"
+#include "options.h"
+#include "senders.h"
 
 /* The payload of the copy `m` of a packet in state s of queue q: a bulk
  * block (to free even if the message is bad: *bulk), or a long message's
@@ -181,7 +185,7 @@ static int claimant_dead(am_ep_t *ep, enum am_qid qid, uint64_t head, AO_t s)
 }
 
 /* Skip the dead claim at `head`: move the tail past it if its claimant did not
- * (send.c), then free the slot for the next lap, as delivery would.  The CAS
+ * (mpsc_send.c), then free the slot for the next lap, as delivery would.  The CAS
  * on the tail comes first, so no sender finds the slot freed for a lap the tail
  * has not reached. */
 static void skip(am_ep_t *ep, enum am_qid qid, struct am_packet *p, uint64_t head, AO_t s)
@@ -256,7 +260,7 @@ int am__stuck(const am_ep_t *ep)
 }
 
 /* Is tail t of a queue of n packets a hint behind head, as the claim
- * algorithms whose tail trails may leave it (onecas, send.c), by less than
+ * algorithms whose tail trails may leave it (onecas, mpsc_send.c), by less than
  * half the laps a state can tell apart? */
 static int hint_behind(const am_ep_t *ep, uint64_t t, uint64_t head, uint32_t n)
 {
@@ -279,7 +283,7 @@ static int taken_after(const struct am_queue_view *q, uint64_t head)
  * for their lap, and the tail trails the claims by at most one), or for
  * onecas anywhere at most one lap-field's half behind head.  One elsewhere
  * was written by a broken or hostile peer: put it back to head; senders then
- * move it past the slots already claimed (send.c), so nothing is lost that
+ * move it past the slots already claimed (mpsc_send.c), so nothing is lost that
  * was claimed.  Owner only; the CAS leaves a tail that moved meanwhile alone.
  * The shared copy of the head, which onecas senders read, is put right too. */
 static void repair_tail(am_ep_t *ep, enum am_qid qid, struct am_queue_view *q)

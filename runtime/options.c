@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "job.h"
+#include "options.h"
 
 #define AM_DEFAULT_PACKETS 128u
 #define AM_DEFAULT_BULK 16u
@@ -19,12 +20,12 @@
 #define AM_MAX_ABANDON_MS 60000u
 
 const char *const am_claim_names[] = {
-    "lockfree", "tas", "ttas", "ticket", "anderson", "mutex", "onecas", NULL,
+    "lockfree", "tas", "ttas", "ticket", "anderson", "mutex", "onecas", "mcs", "clh", NULL,
 };
 _Static_assert(sizeof(am_claim_names) / sizeof(am_claim_names[0]) == AM_CLAIM_COUNT + 1,
                "one name per claim algorithm");
 
-int am__claim_parse(const char *s, enum am_claim *out)
+static int claim_parse(const char *s, enum am_claim *out)
 {
     for (int i = 0; i < AM_CLAIM_COUNT; i++)
         if (strcmp(s, am_claim_names[i]) == 0) {
@@ -40,7 +41,7 @@ const char *const am_queue_names[] = {
 _Static_assert(sizeof(am_queue_names) / sizeof(am_queue_names[0]) == AM_QUEUE_COUNT + 1,
                "one name per queue kind");
 
-int am__queue_parse(const char *s, enum am_queue_kind *out)
+static int queue_parse(const char *s, enum am_queue_kind *out)
 {
     for (int i = 0; i < AM_QUEUE_COUNT; i++)
         if (strcmp(s, am_queue_names[i]) == 0) {
@@ -61,7 +62,7 @@ static const struct {
 } claim_kinds[] = {
     [AM_CLAIM_LOCKFREE] = {0, 0}, [AM_CLAIM_TAS] = {1, 0},      [AM_CLAIM_TTAS] = {1, 0},
     [AM_CLAIM_TICKET] = {1, 0},   [AM_CLAIM_ANDERSON] = {1, 0}, [AM_CLAIM_MUTEX] = {1, 0},
-    [AM_CLAIM_ONECAS] = {0, 1},
+    [AM_CLAIM_ONECAS] = {0, 1},   [AM_CLAIM_MCS] = {1, 0},      [AM_CLAIM_CLH] = {1, 0},
 };
 _Static_assert(sizeof(claim_kinds) / sizeof(claim_kinds[0]) == AM_CLAIM_COUNT,
                "one entry per claim algorithm");
@@ -127,9 +128,9 @@ int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
     static const struct am_ep_opts none;
     if (!o)
         o = &none;
-    int rc = am__claim_parse(pick(o->claim, "SHMAM_CLAIM", "lockfree"), &cfg->claim);
+    int rc = claim_parse(pick(o->claim, "SHMAM_CLAIM", "lockfree"), &cfg->claim);
     if (rc == 0)
-        rc = am__queue_parse(pick(o->queue, SHMAM_QUEUE, "mpsc"), &cfg->queue);
+        rc = queue_parse(pick(o->queue, SHMAM_QUEUE, "mpsc"), &cfg->queue);
     int chans = rc == 0 && cfg->queue != AM_QUEUE_MPSC;
     if (rc == 0)
         rc = am__shm_parse(pick(o->shm, "SHMAM_SHM", "posix"), &cfg->backend);

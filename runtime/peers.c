@@ -29,6 +29,10 @@
 #include <string.h>
 
 #include "internal.h"
+#include "options.h"
+#include "peers.h"
+#include "region.h"
+#include "senders.h"
 
 struct am_peer *am__peer(am_ep_t *ep, unsigned index)
 {
@@ -132,7 +136,7 @@ void am__peer_drop(am_ep_t *ep, unsigned index)
  * is not ready yet, -EPIPE if its owner has gone, -EPROTO if its segment does
  * not match, -ENOSPC if its table is full.  An index whose endpoint has closed
  * or died may be mapped again, to the same name (a restarted peer) or another. */
-int am__peer_add(am_ep_t *ep, unsigned index, const char *name)
+static int peer_add(am_ep_t *ep, unsigned index, const char *name)
 {
     if (index >= AM_MAX_PEERS || !am__name_valid(name))
         return -EINVAL;
@@ -177,7 +181,7 @@ unsigned am__peer_learn(am_ep_t *ep, const char *name)
     else if (am__peer_alive(ep->peers[i]->view))
         return i;
     int learned = i >= ep->peers_n || !ep->peers[i] || ep->peers[i]->learned;
-    if (am__peer_add(ep, i, name) < 0)
+    if (peer_add(ep, i, name) < 0)
         return AM_SOURCE_UNKNOWN;
     ep->peers[i]->learned = learned;
     return i;
@@ -201,5 +205,5 @@ int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name)
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
-    return am__peer_add(ep, index, peer_name);
+    return peer_add(ep, index, peer_name);
 }

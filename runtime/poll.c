@@ -8,6 +8,10 @@
 #include <errno.h>
 
 #include "internal.h"
+#include "mpsc.h"
+#include "net.h"
+#include "pending.h"
+#include "polling.h"
 
 #define AM_IDLE_CHORES 16  /* idle polls between looks at requests for repair */
 #define AM_TAIL_CHECK 1024 /* idle polls between checks of the shared tails */

@@ -41,6 +41,9 @@
 
 #include "internal.h"
 #include "job.h"
+#include "options.h"
+#include "region.h"
+#include "send.h"
 
 #define AM_MAX_REGION ((size_t)1 << 40)
 #define REGION_SUFFIX ":r"

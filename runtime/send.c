@@ -34,10 +34,17 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mpsc.h"
+#include "net.h"
+#include "peers.h"
+#include "polling.h"
+#include "region.h"
+#include "send.h"
+#include "senders.h"
 #include "spin.h"
+#include "waiting.h"
 
-/* Tests set this to widen the window between claim steps (a yield, a stall) or
- * to park a sender at one of them (enum am_hook); am__hook() calls it. */
+/* The test hook (internal.h): NULL outside tests. */
 void (*am__claim_stall_hook)(enum am_hook where);
 
 /* A sender found a peer's segment unusable: say so once per process, naming the
@@ -86,7 +93,7 @@ int am__backoff(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
 }
 
 /* A sender finding dest's heap full: ask the receiver to free the blocks dead
- * senders hold (poll.c), and wake it. */
+ * senders hold (mpsc_poll.c, chan_poll.c), and wake it. */
 static void reclaim_ask(struct am_seg_view *v, enum am_qid qid)
 {
     AO_store(&v->shared->reclaim[qid], 1);

@@ -26,6 +26,9 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "peers.h"
+#include "senders.h"
+#include "waiting.h"
 
 /* Fill an entry whose lifeline we just took. */
 static unsigned fill(struct am_sender *e, unsigned index, const char *name)

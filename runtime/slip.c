@@ -39,7 +39,7 @@
 #include "internal.h"
 #include "spin.h"
 
-#define AM_SLIP_GAP 16    /* empty drains between two productive ones of a stream */
+#define AM_SLIP_GAP 64    /* empty drains between two productive ones of a stream */
 #define AM_SLIP_STREAK 8  /* productive drains in a row before the first wait */
 #define AM_SLIP_PAUSES 8  /* pauses per wait (about 25 ns each here) */
 #define AM_SLIP_ROUNDS 16 /* waits per drain at most */

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "options.h"
+#include "view.h"
 
 static uint64_t align_up(uint64_t x, uint64_t a)
 {

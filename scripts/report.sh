@@ -74,11 +74,12 @@ quick)
     STRESS_ARGS="--seconds 0.7 --rounds 3" # 10 kinds x 3 runs: 22 s per writer count
     MPI_STRESS_ARGS="--seconds 0.7 --repeat 3"
     DEMO_ARGS="--msgs 20000 --bulk 1000"
-    LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3"
+    LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3 --latency --recovery"
     HEAP_ARGS="--quick"
     SPSC_ARGS="--quick"
     POLL_ARGS="--quick --rounds 5"
     CLUMPS_ARGS="--rounds 7"
+    PYRPC_ARGS="--rounds 7 --iters 3000 --inflight-calls 10000"
     TIMEOUT=${TIMEOUT:-300}
     ;;
 paper)
@@ -89,11 +90,12 @@ paper)
     STRESS_ARGS="--seconds 3 --rounds 5"
     MPI_STRESS_ARGS="--seconds 3 --repeat 5"
     DEMO_ARGS="--msgs 100000 --bulk 1000"
-    LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5"
+    LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5 --latency --recovery"
     HEAP_ARGS=""
     SPSC_ARGS=""
     POLL_ARGS="--rounds 11"
     CLUMPS_ARGS="--iters 300000 --rounds 11 --bytes 134217728 --max-msgs 50000"
+    PYRPC_ARGS="--rounds 11 --iters 20000 --inflight-calls 50000"
     TIMEOUT=${TIMEOUT:-1800}
     ;;
 *)
@@ -180,6 +182,8 @@ plots() {
     nshm=$(head -n 1 "$OUT/locks.dat" | tr ' ' '\n' | grep -c '^shmam:')
     gnuplot -e "dir='$OUT'; ncol=$ncol; nshm=$nshm" $R/locks.gp >>"$LOG" 2>&1 ||
         echo "plot locks failed" >>"$LOG"
+    gnuplot -e "dir='$OUT'" $R/locks_queue.gp >>"$LOG" 2>&1 ||
+        echo "plot locks_queue failed" >>"$LOG"
 }
 
 HEADER=$($ROWS header) || exit 1
@@ -254,6 +258,12 @@ measure() {
         env SHMAM_NODE_SIZE=2 timeout -k 10 $TIMEOUT mpiexec -n 3 -bind-to $CLUMPS_BIND \
         $B/bench/clumps $CLUMPS_ARGS
 
+    # Python (python/): shmam's package beside multiprocessing.connection and pyzmq,
+    # Debian's interpreter, this build's shared library.
+    step pyrpc "pyrpc (Python: shmam, multiprocessing.connection, pyzmq)" /usr/bin/python3 \
+        env SHMAM_LIBRARY="$B/lib/libshmam.so.1" timeout -k 10 $TIMEOUT \
+        /usr/bin/python3 python/bench/pyrpc.py --bind $PYRPC_ARGS
+
     # Applications: Tables 3 and 4 (apps.sh writes apps.csv and its tables here).
     if [ -x scripts/apps.sh ]; then
         say "applications (scripts/apps.sh)"
@@ -272,7 +282,7 @@ say "shmam measurement suite, $SCALE scale, into $OUT/"
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost clumps; do
+    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost clumps pyrpc; do
         [ -f "$OUT/$f.csv" ] && $ROWS check "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && $ROWS apps "$OUT/apps.csv"
@@ -287,7 +297,7 @@ plots
 ELAPSED=$(($(date +%s) - T0))
 # The run's record, for report.py (the one writer of report.md).
 [ -n "${REPORT_ONLY:-}" ] && [ -s "$OUT/run.txt" ] || for v in SCALE ELAPSED CLUMPS_BIND RTT_ARGS LOGP_ARGS PINGPONG_ARGS BW_ARGS STRESS_ARGS \
-    MPI_STRESS_ARGS DEMO_ARGS LOCK_ARGS HEAP_ARGS SPSC_ARGS POLL_ARGS CLUMPS_ARGS; do
+    MPI_STRESS_ARGS DEMO_ARGS LOCK_ARGS HEAP_ARGS SPSC_ARGS POLL_ARGS CLUMPS_ARGS PYRPC_ARGS; do
     eval "echo \"$v=\$$v\""
 done >"$OUT/run.txt"
 py report "$OUT" 2>>"$LOG" || fail "report" "report.py could not write report.md"

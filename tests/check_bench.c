@@ -604,7 +604,8 @@ START_TEST(test_demo_many)
 }
 END_TEST
 
-/* lockbench: every (lock, procs) has its three rows, with one acquisition count. */
+/* lockbench: every (lock, procs) has its four rows, and a fifth (acq_vs_ck)
+ * if ck has its algorithm, with one acquisition count. */
 START_TEST(test_lockbench)
 {
     char prog[PATH_MAX];
@@ -619,12 +620,14 @@ START_TEST(test_lockbench)
                        .pinned = -1,
                        .iters = 0,
                        .iters_of = NULL,
-                       .known = "acq_per_s fairness_min_over_max fairness_cv",
+                       .known = "acq_per_s acq_vs_ck fairness_min_over_max fairness_cv "
+                                "fairness_jain",
                        .needed = "acq_per_s"};
     int n = run_and_check(argv, &e, what);
-    static const char *const ours[] = {"shmam:tas", "shmam:ttas", "shmam:ticket",
-                                       "shmam:anderson", "shmam:mutex"};
-    for (int k = 0; k < 5; k++)
+    static const char *const ours[] = {"shmam:tas",      "shmam:ttas",  "shmam:ticket",
+                                       "shmam:anderson", "shmam:mutex", "shmam:mcs",
+                                       "shmam:clh"};
+    for (int k = 0; k < 7; k++)
         for (int p = 1; p <= 2; p++) {
             int seen = 0;
             long iters = -1;
@@ -637,8 +640,9 @@ START_TEST(test_lockbench)
                               ours[k], p);
                 iters = atol(rows[i].f[5]);
             }
-            ck_assert_msg(seen == 3, "%s: %s with %d procs: %d rows, not 3", what, ours[k],
-                          p, seen);
+            int want = 4 + (k == 2 || k == 3 || k >= 5); /* ck: ticket anderson mcs clh */
+            ck_assert_msg(seen == want, "%s: %s with %d procs: %d rows, not %d", what,
+                          ours[k], p, seen, want);
         }
     for (int i = 0; i < n; i++)
         ck_assert_msg(atoi(rows[i].f[3]) == 1 || atoi(rows[i].f[3]) == 2,
@@ -653,6 +657,67 @@ static const struct row *need_row(int n, const char *impl, const char *m, const 
     ck_assert_msg(r != NULL, "%s: %s: no row %s", what, impl, m);
     return r;
 }
+
+/* lockbench --latency --recovery with 2 processes, knobs set and two
+ * waiting policies: shmam's queue locks have latency percentiles in order
+ * and recover from a killed holder (recovers 1, a positive recovery_s),
+ * parking too; ck's MCS says it never does (recovers 0, no recovery_s);
+ * the knobs and the policy other than the default are named in impl, and
+ * only the default policy is set against ck (acq_vs_ck). */
+START_TEST(test_lockbench_recovery)
+{
+    char prog[PATH_MAX];
+    const char *what = "lockbench --latency --recovery";
+    if (!built(prog, "lockbench"))
+        return;
+    const char *argv[] = {prog,
+                          "--procs",
+                          "2",
+                          "--seconds",
+                          "0.05",
+                          "--rounds",
+                          "1",
+                          "--latency",
+                          "--recovery",
+                          "--lines",
+                          "2",
+                          "--locks",
+                          "shmam:mcs,shmam:clh,ck:mcs",
+                          "--wait",
+                          "yield,park",
+                          "--header",
+                          NULL};
+    struct expect e = {.bench = "lockbench",
+                       .procs = 2,
+                       .pinned = -1,
+                       .known =
+                           "acq_per_s acq_vs_ck fairness_min_over_max fairness_cv "
+                           "fairness_jain latency_p50 latency_p99 latency_p999 recovers "
+                           "recovery_s",
+                       .needed = "latency_p999 recovers recovery_s"};
+    int n = run_and_check(argv, &e, what);
+    static const char *const ours[] = {"shmam:mcs/cs4/p16/l2", "shmam:clh/cs4/p16/l2",
+                                       "shmam:mcs/park/cs4/p16/l2",
+                                       "shmam:clh/park/cs4/p16/l2"};
+    for (int k = 0; k < 4; k++) {
+        double p50 = atof(need_row(n, ours[k], "latency_p50", what)->f[7]);
+        double p999 = atof(need_row(n, ours[k], "latency_p999", what)->f[7]);
+        ck_assert_msg(p50 <= p999, "%s: %s: p50 %.0f above p99.9 %.0f", what, ours[k], p50,
+                      p999);
+        ck_assert_msg(atoi(need_row(n, ours[k], "recovers", what)->f[7]) == 1 &&
+                          atof(need_row(n, ours[k], "recovery_s", what)->f[7]) > 0,
+                      "%s: %s: no recovery measured", what, ours[k]);
+    }
+    ck_assert_msg(atof(need_row(n, ours[0], "acq_vs_ck", what)->f[7]) > 0 &&
+                      row_of(rows, n, ours[2], "acq_vs_ck") == NULL,
+                  "%s: acq_vs_ck wrong: shmam:mcs without one, or its park variant with",
+                  what);
+    ck_assert_msg(atoi(need_row(n, "ck:mcs/cs4/p16/l2", "recovers", what)->f[7]) == 0,
+                  "%s: ck:mcs said to recover", what);
+    ck_assert_msg(row_of(rows, n, "ck:mcs/cs4/p16/l2", "recovery_s") == NULL,
+                  "%s: ck:mcs has a recovery time", what);
+}
+END_TEST
 
 #define PC_ROUNDS 2L
 
@@ -852,6 +917,7 @@ static Suite *bench_suite(void)
         {"stress", test_stress, 2},
         {"demo_many", test_demo_many, 2},
         {"lockbench", test_lockbench, 1},
+        {"lockbench_recovery", test_lockbench_recovery, 1},
         {"pollcost", test_pollcost, 1},
         {"mpi_pingpong", test_mpi_pingpong, 1},
         {"mpi_bw", test_mpi_bw, 1},

@@ -166,8 +166,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "peers.h"
 #include "spin.h"
 #include "testutil.h"
+#include "waiting.h"
 
 enum { H_MSG = 1, H_REQ, H_REP, H_OTHER };
 #define MAXW 16            /* writer ids in one test */

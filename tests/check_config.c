@@ -26,7 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "endpoint.h"
 #include "internal.h"
+#include "options.h"
 #include "testutil.h"
 
 static int n_algs;

@@ -73,6 +73,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "options.h"
 #include "testutil.h"
 
 enum { H_MSG = 1, H_ECHO, H_ANSWER, H_PEERS };

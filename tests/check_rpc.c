@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "peers.h"
 #include "testutil.h"
 
 /* Handler ids.  Requests to the server: */

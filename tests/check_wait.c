@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "peers.h"
 #include "testutil.h"
 
 enum { H_PING = 1, H_PONG, H_MSG, H_ASK, H_ANSWER };

@@ -7,12 +7,14 @@
 #   scripts/streams.sh [NEW_BUILD [OLD_BUILD]]
 #
 # Environment: JOBS (12), ALGS (lockfree,onecas,channels: logp's and stress's
-# --algs), SECONDS_ (stress's --seconds per run, 0.1), MANY=1 to add stress with
-# 3 and 7 writers and bw's 8 KB flood per job (the costs a fix must not raise).
+# --algs), LOGP_ARGS (--quick; more rounds, e.g. "--iters 6000 --rounds 7",
+# let the median leave out more preempted rounds on a busy machine), SECONDS_
+# (stress's --seconds per run, 0.1), MANY=1 to add stress with 3 and 7
+# writers and bw's 8 KB flood per job (the costs a fix must not raise).
 #
 # Each job j runs, for each build (ABBA: new first in even jobs, old first in
 # odd ones, so that a drift of the machine's load hits both alike):
-#   logp --quick (both ranks pinned): g_oneway, and rtt and os beside it;
+#   logp (LOGP_ARGS, both ranks pinned): g_oneway, and rtt and os beside it;
 #   stress with one writer, --rounds 1: us_per_msg (its s_per_1e6) and
 #   msgs_per_poll (messages per productive poll: about 1-2 in lockstep).
 # Prints a line per measurement, "job,build,bench,alg,metric,value", the load
@@ -23,6 +25,7 @@
 set -u
 new=${1:-build} old=${2:-}
 JOBS=${JOBS:-12} ALGS=${ALGS:-lockfree,onecas,channels} SECS=${SECONDS_:-0.1}
+LOGP_ARGS=${LOGP_ARGS:---quick}
 ROWS="/usr/bin/python3 $(dirname "$0")/report/rows.py" # the rows' one parser and median
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
@@ -30,7 +33,7 @@ trap 'rm -f "$rows"' EXIT
 # run BUILD LABEL JOB: every measurement of one build in job JOB.
 run() {
     b=$1 label=$2 j=$3
-    "$b/bin/shmamrun" -n 2 --bind --timeout 120 "$b/bench/logp" --algs "$ALGS" --quick |
+    "$b/bin/shmamrun" -n 2 --bind --timeout 120 "$b/bench/logp" --algs "$ALGS" $LOGP_ARGS |
         $ROWS pick g_oneway rtt os | sed "s/^/$j,$label,logp,/"
     "$b/bin/shmamrun" -n 2 --bind --timeout 120 "$b/bench/stress" --algs "$ALGS" \
         --seconds "$SECS" --rounds 1 | $ROWS pick s_per_1e6 msgs_per_poll |

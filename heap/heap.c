@@ -237,7 +237,7 @@ int am_heap_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *of
 {
     if (who == 0 || who > AM_HEAP_WHO_MAX)
         return -EINVAL;
-    if (len > h->limit)
+    if (len > h->limit || h->limit == 0) /* limit 0: a zeroed view, no heap */
         return -EMSGSIZE;
     if (len > AM_HEAP_SMALL_MAX)
         return am__heap_large_alloc(h, len, who, off);

@@ -45,6 +45,8 @@ enum am_hook {
     AM_HOOK_NET_CLOSING,  /* transport: closing, counts exchanged, the messages
                            * sent to us not yet all taken */
     AM_HOOK_BACKOFF,      /* a send waiting for room, before a round's poll */
+    AM_HOOK_ANON_MADE,    /* anonymous endpoint's segment made, not yet sealed
+                           * (System V: not yet marked for removal) */
     AM_HOOK_COUNT
 };
 

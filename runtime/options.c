@@ -17,6 +17,15 @@
 #define AM_DEFAULT_CHAN_BULK 4u
 #define AM_DEFAULT_SENDERS 64u
 #define AM_DEFAULT_ABANDON_MS 100u
+/* An anonymous endpoint's (a client's) defaults: room for the replies of 32
+ * calls in flight, two bulk replies at once, eight servers replying, and a
+ * 64 KB reply (its heap holds two).  220 KB of memory for mpsc, against a
+ * named endpoint's 5.1 MB (check_client's anon_segment_size). */
+#define AM_ANON_PACKETS 32u
+#define AM_ANON_BULK 2u
+#define AM_ANON_CHAN_BULK 1u
+#define AM_ANON_SENDERS 8u
+#define AM_ANON_LONG (64u << 10)
 #define AM_MAX_ABANDON_MS 60000u
 
 const char *const am_claim_names[] = {
@@ -123,34 +132,47 @@ static int pick_count(unsigned given, const char *env, unsigned dflt, unsigned l
     return 0;
 }
 
-int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
+/* The defaults of an endpoint of queue kind `chans` (per-sender) or not,
+ * anonymous or named: packets, bulk blocks, senders, long_max. */
+static void defaults(int anon, int chans, unsigned d[4])
+{
+    d[0] = anon ? AM_ANON_PACKETS : chans ? AM_DEFAULT_CHAN_PACKETS : AM_DEFAULT_PACKETS;
+    d[1] = anon    ? (chans ? AM_ANON_CHAN_BULK : AM_ANON_BULK)
+           : chans ? AM_DEFAULT_CHAN_BULK
+                   : AM_DEFAULT_BULK;
+    d[2] = anon ? AM_ANON_SENDERS : AM_DEFAULT_SENDERS;
+    d[3] = anon ? AM_ANON_LONG : AM_DEFAULT_LONG;
+}
+
+int am__config_resolve(const struct am_ep_opts *o, int anon, struct am_config *cfg)
 {
     static const struct am_ep_opts none;
+    unsigned d[4];
     if (!o)
         o = &none;
+    cfg->anon = anon;
     int rc = claim_parse(pick(o->claim, "SHMAM_CLAIM", "lockfree"), &cfg->claim);
     if (rc == 0)
         rc = queue_parse(pick(o->queue, SHMAM_QUEUE, "mpsc"), &cfg->queue);
     int chans = rc == 0 && cfg->queue != AM_QUEUE_MPSC;
+    defaults(anon, chans, d);
     if (rc == 0)
         rc = am__shm_parse(pick(o->shm, "SHMAM_SHM", "posix"), &cfg->backend);
     if (rc == 0)
-        rc = pick_count(o->packets, "SHMAM_PACKETS",
-                        chans ? AM_DEFAULT_CHAN_PACKETS : AM_DEFAULT_PACKETS, 2,
-                        AM_MAX_PACKETS, 1, &cfg->packets);
+        rc = pick_count(o->packets, "SHMAM_PACKETS", d[0], 2, AM_MAX_PACKETS, 1,
+                        &cfg->packets);
     if (rc == 0)
-        rc = pick_count(o->bulk_blocks, "SHMAM_BULK",
-                        chans ? AM_DEFAULT_CHAN_BULK : AM_DEFAULT_BULK, 1,
-                        AM_MAX_BULK_BLOCKS, 1, &cfg->bulk_blocks);
+        rc = pick_count(o->bulk_blocks, "SHMAM_BULK", d[1], 1, AM_MAX_BULK_BLOCKS, 1,
+                        &cfg->bulk_blocks);
     if (rc == 0)
-        rc = pick_count(o->max_senders, "SHMAM_MAX_SENDERS", AM_DEFAULT_SENDERS, 1,
-                        AM_MAX_SENDERS, 0, &cfg->max_senders);
+        rc = pick_count(o->max_senders, "SHMAM_MAX_SENDERS", d[2], 1, AM_MAX_SENDERS, 0,
+                        &cfg->max_senders);
     if (rc == 0)
         rc = pick_count(o->abandon_ms, "SHMAM_ABANDON_MS", AM_DEFAULT_ABANDON_MS, 1,
                         AM_MAX_ABANDON_MS, 0, &cfg->abandon_ms);
     if (rc == 0)
-        rc = pick_count(o->long_max, "SHMAM_LONG_MAX", AM_DEFAULT_LONG, AM_MIN_LONG,
-                        AM_MAX_LONG, 0, &cfg->long_max);
+        rc = pick_count(o->long_max, "SHMAM_LONG_MAX", d[3], AM_MIN_LONG, AM_MAX_LONG, 0,
+                        &cfg->long_max);
     return rc;
 }
 
@@ -164,7 +186,8 @@ static const struct am_error {
     {EINVAL, "EINVAL", "invalid argument (name, size, algorithm, index or count)"},
     {ENOENT, "ENOENT", "no such endpoint"},
     {EEXIST, "EEXIST", "an endpoint of that name exists already"},
-    {ENOSPC, "ENOSPC", "no room: the peer's sender table is full, or /dev/shm is"},
+    {ENOSPC, "ENOSPC", "no room for the segment in /dev/shm (or shared memory)"},
+    {EUSERS, "EUSERS", "the peer's sender table is full of live senders"},
     {EPIPE, "EPIPE", "the peer endpoint has closed or its owner died"},
     {EDEADLK, "EDEADLK", "not allowed from inside a handler (would deadlock)"},
     {EALREADY, "EALREADY", "this request has been replied to already"},

@@ -21,9 +21,12 @@ struct am_config {
     uint32_t packets, bulk_blocks, max_senders;
     uint32_t long_max;   /* the longest long message */
     uint32_t abandon_ms; /* longest a waiting owner sleeps on a stuck claim */
+    int anon;            /* anonymous: a client's defaults, no request heap */
 };
 
-int am__config_resolve(const struct am_ep_opts *opts, struct am_config *cfg);
+/* opts, else the environment, else the defaults of an anonymous or a named
+ * endpoint; 0 or -EINVAL. */
+int am__config_resolve(const struct am_ep_opts *opts, int anon, struct am_config *cfg);
 int am__name_valid(const char *name);
 const struct am_lock_ops *am__claim_lock(enum am_claim c);
 int am__claim_locked(enum am_claim c);      /* a lock decides (not lockfree, onecas) */

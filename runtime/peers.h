@@ -4,6 +4,8 @@
  *   learn     the index of a sender (mapping it, in a free index or one whose
  *             peer has gone); drop: forget one.
  *   close     every peer, at am_ep_destroy.
+ *   prune     drop every learned peer that has gone (closed or dead): on a
+ *             newcomer's arrival (learn) and on idle polls (poll.c).
  * Which calls may drop a peer: am__peer_drop, so am__peer_learn and am_ep_map
  * (which maps a name at an index; refused in handlers); hence
  * am__source_index, so every delivery and every poll (am__poll, am__drain,
@@ -25,6 +27,7 @@ struct am_peer *am__peer(am_ep_t *ep, unsigned index);
 unsigned am__peer_learn(am_ep_t *ep, const char *name);
 void am__peers_close(am_ep_t *ep);
 void am__peer_drop(am_ep_t *ep, unsigned index);
+void am__peers_prune(am_ep_t *ep);
 void am__peers_close_dropped(am_ep_t *ep);
 /* End a peer hold; the outermost closes the peers dropped meanwhile.  Inline:
  * every send ends one. */

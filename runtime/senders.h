@@ -2,7 +2,7 @@
  * senders.h - who is at the other end (senders.c): a segment's table of
  * sender entries, each held by a lifeline.
  *   register  any process, concurrently: takes an entry for this thread (its
- *             lifeline, held for life), never blocks; 0 or -ENOSPC.
+ *             lifeline, held for life), never blocks; 0 or -EUSERS.
  *   release   the registered thread, after its last send to v.
  *   who_dead  any process: has claimant `who` died or left?  Never 1 for a live
  *             sender; final.  Plain loads of pages only their holders write.

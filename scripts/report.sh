@@ -23,6 +23,8 @@
 #                  compare with the paper's conclusions (scripts/report/report.py,
 #                  the paper's figures and claims in scripts/report/paper.toml,
 #                  judged by scripts/report/verdict.py)
+#   loggp/*.txt    LogGOPSim parameter files per algorithm and for MPICH
+#                  (scripts/report/loggp.py)
 #   *.png          plots (scripts/report/*.gp), referenced from report.md
 #   run.txt        the run's scale, time and programs' arguments, KEY=VALUE
 #   log.txt        everything the programs wrote on stderr
@@ -69,6 +71,9 @@ case $SCALE in
 quick)
     RTT_ARGS="--iters 700000 --warmup 2000 --rounds 7"
     LOGP_ARGS="--rounds 5"
+    LOGGP_ARGS="--iters 4000 --rounds 5"
+    LOGGP_SELF_ARGS="--iters 4000 --rounds 5 --algs lockfree"
+    MPI_LOGGP_ARGS="--iters 4000 --rounds 5"
     PINGPONG_ARGS="--rounds 5"
     BW_ARGS="--rounds 5"
     STRESS_ARGS="--seconds 0.7 --rounds 3" # 10 kinds x 3 runs: 22 s per writer count
@@ -85,6 +90,9 @@ quick)
 paper)
     RTT_ARGS="--iters 3000000 --warmup 10000 --rounds 11"
     LOGP_ARGS="--rounds 11"
+    LOGGP_ARGS="--iters 20000 --rounds 11"
+    LOGGP_SELF_ARGS="--iters 20000 --rounds 11 --algs lockfree"
+    MPI_LOGGP_ARGS="--iters 20000 --rounds 11"
     PINGPONG_ARGS="--rounds 11"
     BW_ARGS="--rounds 11 --bytes 134217728 --max-msgs 50000"
     STRESS_ARGS="--seconds 3 --rounds 5"
@@ -178,6 +186,11 @@ plots() {
     for p in logp stress bandwidth oneway; do
         gnuplot -e "dir='$OUT'; nalg=$nalg" $R/$p.gp >>"$LOG" 2>&1 || echo "plot $p failed" >>"$LOG"
     done
+    # loggp_size.dat's columns are quoted pairs of words: count the quotes
+    ncol=$(($(head -n 1 "$OUT/loggp_size.dat" | tr -cd '"' | wc -c) / 2))
+    nimpl=$(($(head -n 1 "$OUT/loggp_cdf.dat" | tr -cd '"' | wc -c) / 2))
+    gnuplot -e "dir='$OUT'; ncol=$ncol" $R/loggp_sig.gp >>"$LOG" 2>&1 || echo "plot loggp_sig failed" >>"$LOG"
+    gnuplot -e "dir='$OUT'; nimpl=$nimpl" $R/loggp_cdf.gp >>"$LOG" 2>&1 || echo "plot loggp_cdf failed" >>"$LOG"
     ncol=$(head -n 1 "$OUT/locks.dat" | wc -w)
     nshm=$(head -n 1 "$OUT/locks.dat" | tr ' ' '\n' | grep -c '^shmam:')
     gnuplot -e "dir='$OUT'; ncol=$ncol; nshm=$nshm" $R/locks.gp >>"$LOG" 2>&1 ||
@@ -198,6 +211,14 @@ measure() {
         $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/rtt --algs all,channels $RTT_ARGS
     step logp "logp, every algorithm and channel kind" $B/bench/logp \
         $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/logp --algs all,channels $LOGP_ARGS
+    # LogGP at every size, 0 .. 4 MB: every algorithm and kind in one job, the
+    # self-check (known waits injected) on lockfree, MPICH by the same method.
+    step loggp "loggp, every size, every algorithm and channel kind" $B/bench/loggp \
+        $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/loggp --algs all,channels $LOGGP_ARGS
+    step loggp "loggp --selfcheck (injected waits recovered)" $B/bench/loggp \
+        $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/loggp --selfcheck $LOGGP_SELF_ARGS
+    step mpi_loggp "mpi_loggp (MPICH, every size)" $B/bench/mpi_loggp \
+        timeout -k 10 $TIMEOUT mpiexec -n 2 -bind-to core $B/bench/mpi_loggp $MPI_LOGGP_ARGS
     step mpi_pingpong "mpi_pingpong (MPICH)" $B/bench/mpi_pingpong \
         timeout -k 10 $TIMEOUT mpiexec -n 2 -bind-to core $B/bench/mpi_pingpong $PINGPONG_ARGS
 
@@ -282,7 +303,7 @@ say "shmam measurement suite, $SCALE scale, into $OUT/"
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost clumps pyrpc; do
+    for f in rtt logp loggp mpi_loggp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost clumps pyrpc; do
         [ -f "$OUT/$f.csv" ] && $ROWS check "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && $ROWS apps "$OUT/apps.csv"
@@ -296,7 +317,7 @@ say "plots"
 plots
 ELAPSED=$(($(date +%s) - T0))
 # The run's record, for report.py (the one writer of report.md).
-[ -n "${REPORT_ONLY:-}" ] && [ -s "$OUT/run.txt" ] || for v in SCALE ELAPSED CLUMPS_BIND RTT_ARGS LOGP_ARGS PINGPONG_ARGS BW_ARGS STRESS_ARGS \
+[ -n "${REPORT_ONLY:-}" ] && [ -s "$OUT/run.txt" ] || for v in SCALE ELAPSED CLUMPS_BIND RTT_ARGS LOGP_ARGS LOGGP_ARGS LOGGP_SELF_ARGS MPI_LOGGP_ARGS PINGPONG_ARGS BW_ARGS STRESS_ARGS \
     MPI_STRESS_ARGS DEMO_ARGS LOCK_ARGS HEAP_ARGS SPSC_ARGS POLL_ARGS CLUMPS_ARGS PYRPC_ARGS; do
     eval "echo \"$v=\$$v\""
 done >"$OUT/run.txt"

@@ -4,8 +4,9 @@
  *
  *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
  *
- * For each program (rtt, logp, bw, stress with 1 and 3 writers, demo_many, lockbench,
- * pollcost, mpi_pingpong, mpi_bw, mpi_stress), with two claim algorithms where it
+ * For each program (rtt, logp, loggp and its self-check, bw, stress with 1 and 3
+ * writers, demo_many, lockbench, pollcost, mpi_pingpong, mpi_bw, mpi_stress,
+ * mpi_loggp), with two claim algorithms where it
  * takes one (and a per-sender queue kind beside them in rtt and stress), the
  * test checks that every line is a header, a comment or a well-formed row (the
  * schema's one parser says so: scripts/report/rows.py check, whose split rows
@@ -427,6 +428,138 @@ START_TEST(test_logp)
                  "lockfree", "bulk_peak_MBps", what);
     ck_assert_msg(row_of(rows, n, "lockfree", "rtt_vs_lockfree") == NULL,
                   "%s: lockfree compared with itself", what);
+}
+END_TEST
+
+/* What loggp and mpi_loggp print per size (S: bytes), per quantile of the
+ * round trip and of o_s, and once. */
+static const char *const loggp_known =
+    "limit_bulk limit_long limit_eager prtt_n sig_size rtt_# g_# os_# os_prtt_# or_# "
+    "sig_t_# sig_os_# sig_or_# sig_wait_# rtt_p# rtt_max os_p# os_max";
+static const char *const loggp_quantiles[] = {"p01", "p05", "p10", "p25",  "p50", "p75",
+                                              "p90", "p95", "p99", "p999", "max"};
+
+/* The quantiles of one impl's round trip or o_s (what: "rtt" or "os") rise
+ * with the fraction, and each lies within its spread over the rounds. */
+static void quantiles_rise(int n, const char *impl, const char *what, const char *run)
+{
+    double prev = -INFINITY, lo, hi;
+    for (size_t q = 0; q < sizeof loggp_quantiles / sizeof loggp_quantiles[0]; q++) {
+        char m[32];
+        snprintf(m, sizeof m, "%s_%s", what, loggp_quantiles[q]);
+        const struct row *r = row_of(rows, n, impl, m);
+        ck_assert_msg(r != NULL, "%s: %s: %s missing", run, impl, m);
+        double v = fig(r, &lo, &hi);
+        ck_assert_msg(v >= prev, "%s: %s: %s %.4f below the quantile before it (%.4f)", run,
+                      impl, m, v, prev);
+        prev = v;
+    }
+}
+
+/* The rows of a size: rtt_S and the others, iters the messages a phase sent
+ * of S bytes in all rounds (per up to 8 KB, per x 8192 / S above). */
+static void size_iters(int n, const char *impl, long size, long want, const char *run)
+{
+    char m[32];
+    snprintf(m, sizeof m, "rtt_%ld", size);
+    const struct row *r = row_of(rows, n, impl, m);
+    ck_assert_msg(r != NULL, "%s: %s: %s missing", run, impl, m);
+    ck_assert_msg(atol(r->f[5]) == want, "%s: %s: %s stands on %s messages, not %ld", run,
+                  impl, m, r->f[5], want);
+}
+
+/* loggp of lockfree and fastforward up to 64 KB: every size's figures, on
+ * both sides of the bulk limit it prints, each standing on the messages it
+ * was told; the quantiles rise; the limits are the runtime's. */
+START_TEST(test_loggp)
+{
+    char prog[PATH_MAX];
+    const char *what = "loggp --quick --algs lockfree,fastforward --max-size 65536";
+    if (!built(prog, "loggp"))
+        return;
+    const char *argv[] = {launcher,  "-n",         "2",
+                          "--bind",  "--timeout",  RUN_LIMIT_S,
+                          prog,      "--algs",     "lockfree,fastforward",
+                          "--quick", "--max-size", "65536",
+                          "--iters", "1200",       "--rounds",
+                          "3",       "--header",   NULL};
+    struct expect e = {.bench = "loggp",
+                       .impl = "lockfree fastforward",
+                       .procs = 2,
+                       .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
+                       .iters = 1200,
+                       .iters_of = "rtt_0 g_0 os_0 rtt_8192 rtt_p50 os_p50 sig_t_0",
+                       .known = loggp_known,
+                       .needed = "limit_bulk limit_long prtt_n sig_size rtt_0 g_0 os_0 "
+                                 "os_prtt_0 rtt_8192 rtt_8193 g_8193 os_65536 rtt_p50 "
+                                 "rtt_p999 rtt_max os_p99 os_max sig_t_0 sig_wait_4000"};
+    int n = run_and_check(argv, &e, what);
+    double lo, hi;
+    for (int k = 0; k < 2; k++) {
+        const char *a = k ? "fastforward" : "lockfree";
+        quantiles_rise(n, a, "rtt", what);
+        quantiles_rise(n, a, "os", what);
+        size_iters(n, a, 8193, 3 * (400 * 8192 / 8193), what);
+        size_iters(n, a, 65536, 3 * (400 * 8192 / 65536), what);
+        ck_assert_msg(fig(row_of(rows, n, a, "limit_bulk"), &lo, &hi) == AM_MAX_BULK,
+                      "%s: %s: limit_bulk is not AM_MAX_BULK", what, a);
+        ck_assert_msg(fig(row_of(rows, n, a, "limit_long"), &lo, &hi) == 1048576,
+                      "%s: %s: limit_long is not the default long_max", what, a);
+    }
+}
+END_TEST
+
+/* loggp --selfcheck on lockfree: every row of the sizes it checks (one or
+ * two per protocol), how much each injected wait took and how much each
+ * figure grew. */
+START_TEST(test_loggp_selfcheck)
+{
+    char prog[PATH_MAX];
+    const char *what = "loggp --selfcheck --quick --algs lockfree --max-size 65536";
+    if (!built(prog, "loggp"))
+        return;
+    const char *argv[] = {launcher,    "-n",         "2",      "--bind",   "--timeout",
+                          RUN_LIMIT_S, prog,         "--algs", "lockfree", "--selfcheck",
+                          "--quick",   "--max-size", "65536",  "--header", NULL};
+    struct expect e = {.bench = "loggp_selfcheck",
+                       .impl = "lockfree",
+                       .procs = 2,
+                       .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
+                       .iters = 1500,
+                       .iters_of = "os_grow_0 or_grow_0 send_spent_64",
+                       .known = "os_grow_# or_grow_# rtt_grow_# send_spent_# recv_spent_# "
+                                "send_injected recv_injected",
+                       .needed = "os_grow_0 or_grow_0 rtt_grow_0 send_spent_0 recv_spent_0 "
+                                 "os_grow_64 os_grow_8192 or_grow_8193 send_spent_65536 "
+                                 "send_injected recv_injected"};
+    run_and_check(argv, &e, what);
+}
+END_TEST
+
+/* mpi_loggp up to 64 KB: the same rows as loggp's (no sweep), the same
+ * counts, rising quantiles. */
+START_TEST(test_mpi_loggp)
+{
+    char prog[PATH_MAX];
+    const char *what = "mpi_loggp --quick --max-size 65536";
+    if (!built(prog, "mpi_loggp"))
+        return;
+    const char *argv[] = {"mpiexec",    "-n",       "2",       prog,   "--quick",
+                          "--max-size", "65536",    "--iters", "1200", "--rounds",
+                          "3",          "--header", NULL};
+    struct expect e = {.bench = "mpi_loggp",
+                       .impl = "mpich",
+                       .procs = 2,
+                       .pinned = -1,
+                       .iters = 1200,
+                       .iters_of = "rtt_0 g_0 os_0 rtt_8192 rtt_p50 os_p50",
+                       .known = loggp_known,
+                       .needed = "prtt_n sig_size rtt_0 g_0 os_0 os_prtt_0 or_0 rtt_8192 "
+                                 "rtt_65536 rtt_p50 rtt_max os_max"};
+    int n = run_and_check(argv, &e, what);
+    quantiles_rise(n, "mpich", "rtt", what);
+    quantiles_rise(n, "mpich", "os", what);
+    size_iters(n, "mpich", 65536, 3 * (400 * 8192 / 65536), what);
 }
 END_TEST
 
@@ -913,6 +1046,8 @@ static Suite *bench_suite(void)
         {"rtt", test_rtt, 1},
         {"rtt_ladder", test_rtt_ladder, 1},
         {"logp", test_logp, 1},
+        {"loggp", test_loggp, 1},
+        {"loggp_selfcheck", test_loggp_selfcheck, 1},
         {"bw", test_bw, 1},
         {"stress", test_stress, 2},
         {"demo_many", test_demo_many, 2},
@@ -922,6 +1057,7 @@ static Suite *bench_suite(void)
         {"mpi_pingpong", test_mpi_pingpong, 1},
         {"mpi_bw", test_mpi_bw, 1},
         {"mpi_stress", test_mpi_stress, 2},
+        {"mpi_loggp", test_mpi_loggp, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

@@ -14,7 +14,9 @@ all.csv and paper.toml: the one program that writes report.md.
     report.py ALL_CSV PAPER_TOML consistency    the figures' own relations, judged
     report.py ALL_CSV PAPER_TOML bench-check    all of them; exit 1 if one fails
                                                 or has no numbers (make bench-check)
-    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat
+    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat,
+                                                loggp_*.dat and the LogGOPSim files
+                                                DIR/loggp/*.txt (loggp.py)
     report.py ALL_CSV PAPER_TOML report DIR     DIR/report.md, every section, the one
                                                 writer of it (run.txt, failures.txt,
                                                 plots and apps.sh's tables from DIR)
@@ -37,6 +39,7 @@ import sys
 import tomllib
 
 import locks as lockreport
+import loggp
 import rows as schema
 from verdict import FAILS, HOLDS, MISSING, NOISE, Engine, Figure, Rows, fmt
 
@@ -770,6 +773,8 @@ class Report:
                 f.write(f"{p} " + " ".join(
                     "-" if (x := self.get("lockbench", i, "acq_per_s", p)) is None else repr(x.value / 1e6)
                     for i in impls) + "\n")
+        loggp.plotdata(self.rows, d)
+        loggp.write_params(self.rows, d, os.path.basename(os.path.normpath(d)))
 
 # ---- report.md, whole ----
 
@@ -869,7 +874,8 @@ def whole(r, out):
       f"bw and mpi_bw `{a('BW_ARGS')}`; stress `{a('STRESS_ARGS')}`, mpi_stress "
       f"`{a('MPI_STRESS_ARGS')}`; demo_many `{a('DEMO_ARGS')}`; lockbench `{a('LOCK_ARGS')}`; "
       f"heapbench `{a('HEAP_ARGS', '(defaults)')}`; spscbench `{a('SPSC_ARGS', '(defaults)')}`; "
-      f"pollcost `{a('POLL_ARGS', '(defaults)')}`; clumps `{a('CLUMPS_ARGS')}`; applications "
+      f"pollcost `{a('POLL_ARGS', '(defaults)')}`; loggp `{a('LOGGP_ARGS')}`, mpi_loggp "
+      f"`{a('MPI_LOGGP_ARGS')}`; clumps `{a('CLUMPS_ARGS')}`; applications "
       f"at SCALE={a('SCALE')}).")
     if failed:
         p("**Failures** (see `log.txt`):\n\n" + "\n".join(f"- {l}" for l in failed))
@@ -988,6 +994,7 @@ def whole(r, out):
       "requests, to rank 0, which checks every message's count, source, per-sender "
       "order and (bulk) checksum; the rates include making and checking the data "
       "(one run per algorithm, no spread).\n\n" + r.delivery() + "\n")
+    p(loggp.section(r.rows, out, i))
     p("## Targets\n\n"
       "Judged from this run's numbers by `scripts/report/verdict.py` (the targets are in "
       "`scripts/report/paper.toml`): met when every check holds, missed when one fails, "

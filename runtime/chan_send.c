@@ -139,6 +139,7 @@ int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_
     if (v->ring->holds)
         v->ring->flush(&tx->end);
     tx->bulk_next += m->kind == AM_BULK;
+    am__slip_sent(&ep->sends);
     notify(peer, qid, peer->sender_index);
     if (rounds)
         am__count_backoffs(peer, rounds);

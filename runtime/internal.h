@@ -3,7 +3,7 @@
  * endpoint (struct am_ep) and its peers, the message token, the test hooks.
  * Each module's own calls are in the header beside it (view.h, options.h,
  * senders.h, send.h, mpsc.h, channel.h, polling.h, deliver.h, waiting.h,
- * pending.h, region.h, peers.h, endpoint.h, job.h, segment.h, lifeline.h,
+ * pending.h, region.h, peers.h, endpoint.h, job.h, segment.h, lifeline.h, slip.h,
  * net.h, threads.h).
  */
 #ifndef SHMAM_INTERNAL_H
@@ -16,6 +16,7 @@
 #include "layout.h"
 #include "segment.h"
 #include "shmam.h"
+#include "slip.h"
 #include "threads.h"
 #include "view.h"
 
@@ -130,6 +131,8 @@ struct am_ep {
     uint64_t head[2];                        /* per queue: the next ticket to deliver; the
                                               * shared recv->head is only a copy, for show */
     unsigned idle_polls;                     /* polls that found nothing, for tail checks */
+    struct am_slip slip[2];                  /* per queue: its stream (slip.c) */
+    AO_t sends;                              /* messages we sent: a hint (slip.h) */
     uint32_t abandon_ms;
     unsigned barrier_arrived; /* job barrier: arrivals seen (rank 0) */
     unsigned barrier_epoch;   /* job barrier: releases seen */

@@ -221,8 +221,9 @@ static void repair(am_ep_t *ep, struct am_packet *p, AO_t s, AO_t lap)
         am__report_bad(ep, "impossible packet state");
 }
 
-/* Deliver every ready message of one of our shared queues; returns how many. */
-int am__mpsc_drain(am_ep_t *ep, enum am_qid qid)
+/* Deliver the messages ready from the head of one of our shared queues on;
+ * returns how many. */
+static int drain_ready(am_ep_t *ep, enum am_qid qid)
 {
     struct am_queue_view *q = &ep->own.q[qid];
     int n = 0;
@@ -238,13 +239,25 @@ int am__mpsc_drain(am_ep_t *ep, enum am_qid qid)
             n++;
         } else if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) == AM_CLAIMED) {
             if (!claimant_dead(ep, qid, head, s))
-                return am__drained(ep, n);
+                return n;
             skip(ep, qid, p, head, s);
         } else {
             repair(ep, p, s, lap);
-            return am__drained(ep, n);
+            return n;
         }
     }
+}
+
+/* Deliver every ready message of one of our shared queues, slipping behind
+ * a one-way stream (slip.c); returns how many. */
+int am__mpsc_drain(am_ep_t *ep, enum am_qid qid)
+{
+    int n = drain_ready(ep, qid), k = n;
+    unsigned round = 0;
+    while (k > 0 && am__slip_wait(ep, qid, round))
+        round++, n += k = drain_ready(ep, qid);
+    am__slip_seen(ep, qid, n, round > 0 && k == 0);
+    return am__drained(ep, n);
 }
 
 /* Is the head of one of our queues waiting on a claim, as the last poll found

@@ -416,6 +416,7 @@ int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     if (rc < 0)
         return rc;
     am__publish(&v->q[qid], &c, m);
+    am__slip_sent(&ep->sends);
     am__wake_if_asleep(peer);
     prefetch_ahead(ep, peer, qid, &v->q[qid], c.ticket);
     return 0;

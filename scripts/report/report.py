@@ -150,6 +150,10 @@ class Report:
             "stream, each request answered; MPICH the same with 4-byte messages")
         row("Gap g, one way", "logp", "g_oneway", mp("g_oneway_4B"),
             "stream of one-way messages; MPICH a flood of 4-byte MPI_Isend")
+        lines.append(["*g one way, slowest / fastest round*"]
+                     + [self.spread_cell(self.get("logp", a, "g_oneway")) for a in A]
+                     + [DASH, "logp, highest round over lowest: about 2 when a round fell into "
+                        "lockstep (bench/README.md, two regimes; across jobs: scripts/streams.sh)"])
         row("**Round trip**, one-word request", "rtt", "am_rtt", mp("rtt_4B"),
             "rtt; MPICH 4-byte ping-pong (separate job)")
         row("Round trip in logp's run", "logp", "rtt", method="logp, same job as o<sub>s</sub>, o<sub>r</sub>")
@@ -193,6 +197,10 @@ class Report:
                     "kinds of the runtime, no claim algorithm; defaults 64 packets and 4 bulk "
                     "blocks per channel), in the same job as the claim algorithms' shared queues.")
         return out
+
+    def spread_cell(self, f):
+        """A figure's highest round over its lowest, or a dash."""
+        return DASH if f is None or f.lo <= 0 else fmt(f.hi / f.lo)
 
     def ratio(self, a, b):
         if a is None or b is None or b.value == 0 or b.lo <= 0:

@@ -232,14 +232,15 @@ int am_reply_kept(am_kept_t *kept, unsigned handler, const void *data, size_t le
 
 /* Event loops.  am_ep_fd returns a file descriptor (the owner's, or any
  * thread's once shared; made on first call, closed by am_ep_destroy) for
- * epoll, poll or select, readable (POLLIN) as follows: after am_poll returns
- * 0, it becomes readable once a message arrives, from any process, or
- * am_ep_wake is called; the am_poll that finds it so clears it.  So a loop
- * `wait for the fd; while (am_poll(ep) > 0);` never sleeps on a waiting
- * message.  It may be readable with nothing to do (am_poll then returns 0).
- * Senders signal it without a system call while the owner is awake; once
- * the descriptor exists, an empty am_poll costs one read(2).  Do not read
- * it yourself.  -ENOTSUP for a job endpoint spanning nodes, -EMFILE etc.
+ * epoll, poll or select: while a message waits and no am_poll runs, it is
+ * readable (POLLIN), from the start and as messages arrive from any
+ * process, and am_ep_wake makes it so too.  It may be readable with nothing
+ * waiting: am_poll then returns 0, and an am_poll that returns 0 leaves it
+ * not readable until the next message.  So a loop may call am_poll once per
+ * readiness, or until it returns 0.  Senders signal it without a system
+ * call while the owner is awake; once it exists, an empty am_poll costs one
+ * read(2).  Do not read it yourself.  -ENOTSUP for a job endpoint spanning
+ * nodes, -EMFILE etc.
  * am_ep_wake, any thread of the process: ends every am_wait on ep in
  * progress (it returns what it handled, 0 if nothing) and makes the
  * descriptor readable. */

@@ -21,12 +21,16 @@
  * clears the bit first if it is still set, so senders make no system call
  * while the owner is awake and polling.
  *
- * What holds: after am_poll returns 0, the descriptor becomes readable once
- * a message arrives (or am_ep_wake is called); am_poll returning 0 again
- * leaves it not readable until then.  It may be readable with nothing to
- * handle (a sender's byte late after a poll took its message): am_poll then
- * returns 0 and re-arms.  Each empty am_poll in this mode costs one read(2)
- * (the drain).
+ * The invariant: outside am_poll, the descriptor is armed, or the pipe holds
+ * a byte.  It holds from the start (am_ep_fd writes one); a sender that
+ * disarms writes one; an am_poll that disarms (the pipe then empty) and
+ * handles messages writes one itself (rare: messages that raced the arming,
+ * or a poll not prompted by the descriptor); only an empty am_poll drains
+ * the pipe, and it arms.  Hence what holds: while a message waits and no
+ * am_poll runs, the descriptor is readable (or becomes so as it arrives).
+ * So an event loop may poll once per readiness or until am_poll returns 0.
+ * It may be readable with nothing to handle (am_poll then returns 0 and
+ * arms).  Each empty am_poll in this mode costs one read(2) (the drain).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +56,11 @@ static int fd_make(am_ep_t *ep)
         return rc;
     }
     struct am_seg_header *h = ep->own.hdr;
+    if (write(fd[1], "", 1) != 1) { /* not armed: readable (see the header) */
+        close(fd[0]);
+        close(fd[1]);
+        return -EIO;
+    }
     h->wake_ino = st.st_ino;
     AO_store_release(&h->wake_fd, (AO_t)fd[1] + 1); /* pairs with open_peer's acquire */
     AO_store(&ep->mt.fd_wr, (AO_t)fd[1] + 1);
@@ -97,14 +106,35 @@ static void set_armed(struct am_seg_shared *h, int on)
     }
 }
 
+/* Clear AM_SLEEP_ARMED if it is still set: 1 if we did (no sender has
+ * signalled since we armed: the pipe is empty), 0 if it was clear. */
+static int disarm(struct am_seg_shared *h)
+{
+    for (;;) {
+        unsigned s = AO_int_load(&h->sleeping);
+        if (!(s & AM_SLEEP_ARMED))
+            return 0;
+        if (AO_int_compare_and_swap_full(&h->sleeping, s, s & ~AM_SLEEP_ARMED))
+            return 1;
+    }
+}
+
+static void kick_self(am_ep_t *ep)
+{
+    if (write((int)AO_load(&ep->mt.fd_wr) - 1, "", 1) < 0 && errno != EAGAIN)
+        return; /* a full pipe is readable already */
+}
+
 int am__fd_poll(am_ep_t *ep, int (*poll)(am_ep_t *))
 {
     struct am_seg_shared *h = ep->own.shared;
-    if (AO_int_load(&h->sleeping) & AM_SLEEP_ARMED)
-        set_armed(h, 0); /* awake: senders need not signal */
+    int empty = disarm(h); /* awake: senders need not signal */
     int n = poll(ep);
-    if (n)
+    if (n) {
+        if (empty)
+            kick_self(ep); /* readable until an empty poll (the invariant) */
         return n;
+    }
     drain_pipe(ep);
     set_armed(h, 1); /* pairs with the fence in send.c's wake_if_asleep */
     return poll(ep);

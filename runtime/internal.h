@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "call.h"
 #include "channel.h"
 #include "heap.h"
 #include "layout.h"
@@ -35,6 +36,7 @@ struct am_config {
     uint32_t packets, bulk_blocks, max_senders;
     uint32_t long_max;   /* the longest long message */
     uint32_t abandon_ms; /* longest a waiting owner sleeps on a stuck claim */
+    int32_t send_timeout_ms; /* longest a send waits for room; -1: no limit */
 };
 
 /* Points where a test may stall or park a sender (am__claim_stall_hook). */
@@ -140,6 +142,17 @@ struct am_token {
     unsigned source; /* local peer index of the sender */
     uint8_t qid;     /* queue the message came in on */
     uint8_t replied;
+    uint32_t call, room; /* a call's request: its packet's call and room (call.c) */
+};
+
+/* How long the send in progress on an endpoint may wait for room (send.c,
+ * am__backoff): for ever, `ms` from its first wait, until `deadline` (ns on
+ * the monotonic clock), or not at all (-EAGAIN: call.c keeps the reply). */
+enum am_send_mode { AM_SEND_FOREVER = 0, AM_SEND_MS, AM_SEND_DEADLINE, AM_SEND_NOWAIT };
+struct am_send_limit {
+    enum am_send_mode mode;
+    int ms;
+    int64_t deadline; /* AM_SEND_MS: set at the first wait */
 };
 
 struct am_ep {
@@ -177,6 +190,12 @@ struct am_ep {
     unsigned net_tick;        /* polls since the transport was last asked (net.c) */
     unsigned net_every;       /* ask it every this many polls */
     unsigned net_hot;         /* polls left that ask every time */
+    struct am_calls *calls;   /* calls made (call.c); NULL until the first */
+    struct am_owed *owed;     /* call replies not yet placed (call.c), oldest first */
+    unsigned owed_tick;       /* polls since they were last tried */
+    int send_timeout_ms;      /* option: a blocked send's limit; -1: none */
+    struct am_send_limit send_limit; /* the send in progress (send.c) */
+    int64_t spin_ns;          /* wait.c: how long a wait polls before it sleeps */
 };
 
 /* options.c */
@@ -229,7 +248,7 @@ int am__source_index(am_ep_t *ep, unsigned sender, unsigned *index);
  * the queue (or for a long message the heap) is full, polling ep; the errors
  * of am_request.  report_broken: a sender that found a peer's segment
  * unusable; -EPROTO, one line on stderr. */
-enum am_kind { AM_SHORT, AM_BULK, AM_LONG, AM_LONG_AT };
+enum am_kind { AM_SHORT, AM_BULK, AM_LONG, AM_LONG_AT, AM_CALL_REPLY };
 struct am_msg {
     enum am_kind kind;
     unsigned handler;
@@ -239,6 +258,8 @@ struct am_msg {
     size_t len;
     uint64_t off; /* AM_LONG: its heap block once staged; AM_LONG_AT: the
                    * offset in the destination's region */
+    uint32_t call, room; /* the packet's call fields (layout.h); AM_CALL_REPLY:
+                          * a call's reply, len bytes already in its room */
 };
 struct am_claim_state {
     uint64_t ticket, bulk_ticket;
@@ -270,7 +291,9 @@ int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
  * nothing), for the transports' waits and am_wait's too; messages run.
  * backoff: one round of waiting for room in peer's queue qid, polling ep,
  * inside a peer hold (peers.c); 0, or -EPIPE once the peer has gone or the
- * poll dropped it; `ask` (if any) now and then once spinning has failed.
+ * poll dropped it, -ETIMEDOUT once ep->send_limit has passed, -EAGAIN at
+ * once (before polling) for a send that may not wait; `ask` (if any) now and
+ * then once spinning has failed.
  * count_backoffs: rounds a send waited, for tools.
  * wake_if_asleep: after a publish, a full fence, then wake dest's owner if it
  * sleeps in am_wait. */
@@ -352,6 +375,8 @@ static inline void am__call_handler(am_ep_t *ep, am_handler_t h, am_token_t *tok
     h(tok, args, nargs, data, len);
     am__handlers_running--;
     ep->in_handler--;
+    if (__builtin_expect(tok->call != 0, 0) && !tok->replied)
+        am__call_unreplied(tok); /* every call ends: an empty reply */
 }
 
 /* chan_send.c: the producer's half of a per-sender channel (channel.h).

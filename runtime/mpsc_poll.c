@@ -141,7 +141,8 @@ struct reclaim_ctx {
 
 static int reclaim_dead(void *ctx, unsigned who)
 {
-    return am__who_dead(&((struct reclaim_ctx *)ctx)->ep->own, who);
+    /* Our own calls' rooms (call.c) are ours to give back. */
+    return who != AM_OWN_WHO && am__who_dead(&((struct reclaim_ctx *)ctx)->ep->own, who);
 }
 
 static int reclaim_in_use(void *ctx, uint64_t off)

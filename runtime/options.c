@@ -3,6 +3,7 @@
  * environment variables that supply them when the caller does not.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,27 @@ static int pick_count(unsigned given, const char *env, unsigned dflt, unsigned l
     return 0;
 }
 
+/* A send's limit in ms: `given` if not 0, else the environment's, else -1
+ * (none); -1 or 1 .. INT32_MAX. */
+static int pick_timeout(int given, const char *env, int32_t *out)
+{
+    long v = given;
+    const char *e = getenv(env);
+    if (v == 0 && e && *e) {
+        char *end;
+        errno = 0;
+        v = strtol(e, &end, 10);
+        if (errno || *end || v == 0 || v > INT32_MAX)
+            return -EINVAL;
+    }
+    if (v == 0)
+        v = -1;
+    if (v < -1)
+        return -EINVAL;
+    *out = (int32_t)v;
+    return 0;
+}
+
 int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
 {
     static const struct am_ep_opts none;
@@ -150,6 +172,8 @@ int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
     if (rc == 0)
         rc = pick_count(o->long_max, "SHMAM_LONG_MAX", AM_DEFAULT_LONG, AM_MIN_LONG,
                         AM_MAX_LONG, 0, &cfg->long_max);
+    if (rc == 0)
+        rc = pick_timeout(o->send_timeout_ms, "SHMAM_SEND_TIMEOUT_MS", &cfg->send_timeout_ms);
     return rc;
 }
 
@@ -161,7 +185,7 @@ static const struct am_error {
 } errors[] = {
     {0, "OK", "success"},
     {EINVAL, "EINVAL", "invalid argument (name, size, algorithm, index or count)"},
-    {ENOENT, "ENOENT", "no such endpoint"},
+    {ENOENT, "ENOENT", "no such endpoint (for a call: no such handler at the server)"},
     {EEXIST, "EEXIST", "an endpoint of that name exists already"},
     {ENOSPC, "ENOSPC", "no room: the peer's sender table is full, or /dev/shm is"},
     {EPIPE, "EPIPE", "the peer endpoint has closed or its owner died"},
@@ -178,6 +202,10 @@ static const struct am_error {
      "message too long (more than 8 arguments, 8192 bulk bytes, the destination's "
      "long_max, or past the end of its region)"},
     {ENXIO, "ENXIO", "the destination has no region for one-copy long messages"},
+    {EINTR, "EINTR", "interrupted by a signal"},
+    {EINPROGRESS, "EINPROGRESS", "the call has not ended yet"},
+    {ECANCELED, "ECANCELED", "the call was cancelled"},
+    {EOPNOTSUPP, "EOPNOTSUPP", "calls go only to endpoints of this node"},
 };
 
 static const struct am_error *error_of(int err)

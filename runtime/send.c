@@ -66,6 +66,21 @@ int am__blocked_poll(am_ep_t *ep, enum am_qid qid)
     return n;
 }
 
+/* Has the send in progress waited as long as its limit lets it?  0, -EAGAIN
+ * (it may not wait at all), -ETIMEDOUT.  The clock is read only by a send that
+ * has a limit and waits: the fast path never. */
+static int limit_passed(struct am_send_limit *l)
+{
+    if (l->mode == AM_SEND_NOWAIT)
+        return -EAGAIN;
+    int64_t now = am__now_ns();
+    if (l->mode == AM_SEND_MS && l->deadline == 0) {
+        l->deadline = now + (int64_t)l->ms * 1000000;
+        return 0;
+    }
+    return now >= l->deadline ? -ETIMEDOUT : 0;
+}
+
 /* One round of waiting for room in peer's queue qid (or its heap), inside a
  * peer hold, so the poll may drop the peer but not free it (peers.c).  A
  * peer dropped is one whose owner has gone, and its index may already name
@@ -76,6 +91,9 @@ int am__backoff(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
                 void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
                 unsigned *yields)
 {
+    int rc = ep->send_limit.mode == AM_SEND_FOREVER ? 0 : limit_passed(&ep->send_limit);
+    if (rc < 0)
+        return rc;
     am__hook(AM_HOOK_BACKOFF);
     am__blocked_poll(ep, qid);
     if (peer->dropped || !am__peer_alive(peer->view))
@@ -108,13 +126,16 @@ void am__count_backoffs(struct am_peer *peer, unsigned rounds)
 void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
                      uint64_t bulk_ticket)
 {
-    static const uint8_t flags[] = {[AM_LONG] = AM_PKT_LONG, [AM_LONG_AT] = AM_PKT_LONG_AT};
+    static const uint8_t flags[] = {[AM_LONG] = AM_PKT_LONG, [AM_LONG_AT] = AM_PKT_LONG_AT,
+                                    [AM_CALL_REPLY] = 0};
     am__hook(AM_HOOK_FILLING);
     p->handler = (uint16_t)m->handler;
     p->nargs = (uint8_t)m->nargs;
     p->flags = flags[m->kind];
     p->bulk_len = (uint32_t)m->len;
     p->bulk_ticket = m->off;
+    p->call = m->call; /* every packet: a slot keeps what its last lap wrote */
+    p->room = m->room;
     if (m->nargs)
         memcpy(p->args, m->args, (size_t)m->nargs * sizeof *m->args);
     if (m->kind == AM_BULK) {
@@ -139,12 +160,12 @@ void am__wake_if_asleep(struct am_seg_shared *h)
 int am__check_msg(const struct am_msg *m, size_t long_max)
 {
     if (m->handler >= AM_HANDLER_TOTAL || m->nargs < 0 || (m->nargs > 0 && !m->args) ||
-        (m->len > 0 && !m->data))
+        (m->len > 0 && !m->data && m->kind != AM_CALL_REPLY))
         return -EINVAL;
-    size_t max = m->kind == AM_BULK      ? AM_BULK_BYTES
-                 : m->kind == AM_LONG    ? long_max
-                 : m->kind == AM_LONG_AT ? AM_PACKET_LEN_MAX
-                                         : 0;
+    size_t max = m->kind == AM_BULK                                ? AM_BULK_BYTES
+                 : m->kind == AM_LONG                              ? long_max
+                 : m->kind == AM_LONG_AT || m->kind == AM_CALL_REPLY ? AM_PACKET_LEN_MAX
+                                                                   : 0;
     return m->nargs > AM_MAX_ARGS || m->len > max ? -EMSGSIZE : 0;
 }
 
@@ -209,6 +230,19 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
     return rc;
 }
 
+/* A public send: m to dest's queue qid, waiting for room at most the
+ * endpoint's send_timeout_ms (a send run by a handler inside another's
+ * backoff has its own limit; the outer one's is kept meanwhile). */
+static int send_limited(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
+{
+    struct am_send_limit outer = ep->send_limit;
+    ep->send_limit = (struct am_send_limit){
+        ep->send_timeout_ms < 0 ? AM_SEND_FOREVER : AM_SEND_MS, ep->send_timeout_ms, 0};
+    int rc = am__send(ep, dest, qid, m);
+    ep->send_limit = outer;
+    return rc;
+}
+
 /* The request calls: from the owner, outside handlers. */
 static int request(am_ep_t *ep, unsigned dest, struct am_msg *m)
 {
@@ -217,34 +251,34 @@ static int request(am_ep_t *ep, unsigned dest, struct am_msg *m)
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
-    return am__send(ep, dest, AM_REQUEST, m);
+    return send_limited(ep, dest, AM_REQUEST, m);
 }
 
 int am_request(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
                int nargs)
 {
-    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0};
+    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0, 0, 0};
     return request(ep, dest, &m);
 }
 
 int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                     size_t len, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0};
+    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0, 0, 0};
     return data ? request(ep, dest, &m) : -EINVAL;
 }
 
 int am_request_long(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                     size_t len, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0};
+    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0, 0, 0};
     return request(ep, dest, &m);
 }
 
 int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                        size_t len, size_t offset, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset};
+    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset, 0, 0};
     return request(ep, dest, &m);
 }
 
@@ -258,7 +292,9 @@ static int reply(am_token_t *tok, struct am_msg *m)
         return -EDEADLK;
     if (tok->replied)
         return -EALREADY;
-    int rc = am__send(tok->ep, tok->source, AM_REPLY, m);
+    if (tok->call)
+        return am__call_reply(tok, m); /* into the caller's struct am_result */
+    int rc = send_limited(tok->ep, tok->source, AM_REPLY, m);
     if (rc == 0)
         tok->replied = 1;
     return rc;
@@ -266,28 +302,28 @@ static int reply(am_token_t *tok, struct am_msg *m)
 
 int am_reply(am_token_t *tok, unsigned handler, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0};
+    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0, 0, 0};
     return reply(tok, &m);
 }
 
 int am_reply_bulk(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0};
+    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0, 0, 0};
     return data ? reply(tok, &m) : -EINVAL;
 }
 
 int am_reply_long(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0};
+    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0, 0, 0};
     return reply(tok, &m);
 }
 
 int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t len,
                      size_t offset, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset};
+    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset, 0, 0};
     return reply(tok, &m);
 }
 

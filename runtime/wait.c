@@ -20,6 +20,23 @@
  * after it asks whether the claimant has died (every poll of a stuck head
  * does), so the dead claim is skipped within abandon_ms / 4 of the death plus
  * the scheduler's delay.
+ *
+ * Waiting at the speed of polling.  A futex sleep and wake-up cost tens of
+ * microseconds on a VM, a poll tens of nanoseconds: a wait first polls for
+ * up to spin_ns (yielding the processor now and then, so a peer sharing our
+ * CPU runs), and only then sleeps.  spin_ns adapts to how long recent waits
+ * took: a wait that a longer spin would have caught (it ended within
+ * AM_SPIN_MAX_NS) doubles it, one that did not halves it, down to
+ * AM_SPIN_MIN_NS; so a ping-pong partner is caught spinning while an idle
+ * waiter spins once per call and then sleeps.
+ *
+ * Slices.  Every sleep has a finite timeout, at most AM_SLICE_MS: a signal
+ * whose handler runs then ends a futex wait with EINTR only when it has a
+ * timeout (without one the kernel restarts it under SA_RESTART), and the wait
+ * returns -EINTR.  While calls are outstanding (call.c) a slice lasts at most
+ * abandon_ms and until the next call's deadline, and after it every
+ * destination's lifeline and every deadline are checked, so a call to a
+ * server that died ends within abandon_ms while its caller sleeps.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,7 +52,12 @@
 #error "shmam needs AO_int_fetch_and_add1 and AO_int_load_acquire"
 #endif
 
-#define AM_WAIT_SPINS 64 /* polls before going to sleep */
+#define AM_WAIT_SPINS 64 /* net_wait: polls before yielding */
+#define AM_SPIN_MIN_NS 1000
+#define AM_SPIN_MAX_NS 100000
+#define AM_SPIN_START_NS 20000
+#define AM_SPIN_YIELD 128 /* polls between yields while spinning */
+#define AM_SLICE_MS 1000  /* the longest single sleep */
 
 void am__wake(struct am_seg_shared *s)
 {
@@ -43,24 +65,25 @@ void am__wake(struct am_seg_shared *s)
     syscall(SYS_futex, &s->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* The monotonic clock in ms, rounded down, or up for a deadline: with a deadline
- * rounded up and "now" rounded down, a wait never ends before its timeout. */
-static int64_t now_ms(int round_up)
+int64_t am__now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + (ts.tv_nsec + (round_up ? 999999 : 0)) / 1000000;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Sleep until wake_seq moves past `seq` or `ms` pass (ms < 0: no limit). */
-static void sleep_on(struct am_seg_shared *h, unsigned seq, int64_t ms)
+/* Sleep until wake_seq moves past `seq` or `ms` (>= 0) pass; -EINTR if a
+ * signal handler ran meanwhile. */
+static int sleep_on(struct am_seg_shared *h, unsigned seq, int64_t ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-    syscall(SYS_futex, &h->wake_seq, FUTEX_WAIT, seq, ms < 0 ? NULL : &ts, NULL, 0);
+    long rc = syscall(SYS_futex, &h->wake_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+    return rc < 0 && errno == EINTR ? -EINTR : 0;
 }
 
-/* One announce-recheck-sleep round; returns messages handled by the recheck. */
-static int sleep_once(am_ep_t *ep, int64_t ms)
+/* One announce-recheck-sleep round of at most ms; the messages the recheck
+ * handled, and *intr if a signal ended the sleep. */
+static int sleep_once(am_ep_t *ep, int64_t ms, int *intr)
 {
     struct am_seg_shared *h = ep->own.shared;
     unsigned seq = AO_int_load_acquire(&h->wake_seq); /* before the store below */
@@ -68,12 +91,78 @@ static int sleep_once(am_ep_t *ep, int64_t ms)
     AO_nop_full(); /* pairs with the fence in send.c's wake_if_asleep */
     int n = am__poll(ep);
     int64_t cap = ep->abandon_ms / 4 + 1;
-    if (n == 0 && am__stuck(ep) && (ms < 0 || ms > cap))
+    if (n == 0 && am__stuck(ep) && ms > cap)
         ms = cap;
     if (n == 0 && AO_load(&ep->own.hdr->state) == AM_SEG_LIVE)
-        sleep_on(h, seq, ms);
+        *intr = sleep_on(h, seq, ms) == -EINTR;
     AO_int_store(&h->sleeping, 0);
     return n;
+}
+
+/* Poll until done, spin_ns pass, or the deadline; done's value or 0. */
+static int spin(am_ep_t *ep, int64_t t0, int64_t deadline, am_wait_done_fn done, void *ctx)
+{
+    int64_t until = t0 + ep->spin_ns < deadline ? t0 + ep->spin_ns : deadline;
+    for (unsigned i = 1;; i++) {
+        int r = done(ep, am__poll(ep), ctx);
+        if (r)
+            return r;
+        if (i % 8 == 0 && am__now_ns() >= until)
+            return 0;
+        if (i % AM_SPIN_YIELD == 0)
+            sched_yield();
+    }
+}
+
+/* A wait that took `took` ns ended (slept: after sleeping): adapt spin_ns. */
+static void adapt(am_ep_t *ep, int64_t took, int slept)
+{
+    if (!slept && 2 * took > ep->spin_ns)
+        ep->spin_ns = 2 * took < AM_SPIN_MAX_NS ? 2 * took : AM_SPIN_MAX_NS;
+    else if (slept && took < AM_SPIN_MAX_NS)
+        ep->spin_ns = 2 * ep->spin_ns < AM_SPIN_MAX_NS ? 2 * ep->spin_ns : AM_SPIN_MAX_NS;
+    else if (slept)
+        ep->spin_ns = ep->spin_ns / 2 > AM_SPIN_MIN_NS ? ep->spin_ns / 2 : AM_SPIN_MIN_NS;
+}
+
+/* The longest the next sleep may last, in ms (at least 0). */
+static int64_t slice(const am_ep_t *ep, int64_t now, int64_t deadline)
+{
+    int64_t ms = deadline == INT64_MAX ? AM_SLICE_MS : (deadline - now + 999999) / 1000000;
+    if (ms > AM_SLICE_MS)
+        ms = AM_SLICE_MS;
+    if (__builtin_expect(ep->net != NULL, 0) && ms > 1)
+        ms = 1; /* the transport cannot wake us */
+    return am__calls_slice(ep, now, ms);
+}
+
+int am__wait_for(am_ep_t *ep, int64_t deadline, am_wait_done_fn done, void *ctx)
+{
+    if (!ep->spin_ns)
+        ep->spin_ns = AM_SPIN_START_NS;
+    int64_t t0 = am__now_ns();
+    int r = spin(ep, t0, deadline, done, ctx);
+    if (r) {
+        adapt(ep, am__now_ns() - t0, 0);
+        return r;
+    }
+    for (;;) {
+        int64_t now = am__now_ns();
+        if (now >= deadline)
+            return done(ep, am__poll(ep), ctx);
+        int intr = 0;
+        r = done(ep, sleep_once(ep, slice(ep, now, deadline), &intr), ctx);
+        if (!r && ep->calls && am__calls_check(ep))
+            r = done(ep, 0, ctx);
+        if (!r)
+            r = done(ep, am__poll(ep), ctx);
+        if (r) {
+            adapt(ep, am__now_ns() - t0, 1);
+            return r;
+        }
+        if (intr)
+            return -EINTR;
+    }
 }
 
 /* am_wait with a transport between nodes: MPI cannot wake the futex, so poll
@@ -83,13 +172,13 @@ static int sleep_once(am_ep_t *ep, int64_t ms)
  * starve the ones it waits for). */
 static int net_wait(am_ep_t *ep, int timeout_ms)
 {
-    int64_t deadline = now_ms(1) + timeout_ms;
+    int64_t deadline = am__now_ns() + (int64_t)timeout_ms * 1000000;
     struct timespec nap = {0, AM_NET_NAP_US * 1000};
     for (unsigned i = 0;; i++) {
         int n = am__blocked_poll(ep, AM_REQUEST);
         if (n)
             return n;
-        if (timeout_ms >= 0 && (i & 63) == 0 && now_ms(0) >= deadline)
+        if (timeout_ms >= 0 && (i & 63) == 0 && am__now_ns() >= deadline)
             return 0;
         if (i >= 64 * AM_WAIT_SPINS)
             nanosleep(&nap, NULL);
@@ -98,28 +187,27 @@ static int net_wait(am_ep_t *ep, int timeout_ms)
     }
 }
 
+/* am_wait's condition: a message ran, or a call ended (call.c). */
+struct any_ctx {
+    unsigned long ended; /* am__calls_ended at the start */
+};
+
+static int any_event(am_ep_t *ep, int n, void *ctx)
+{
+    unsigned long e = am__calls_ended(ep) - ((struct any_ctx *)ctx)->ended;
+    return n + (int)e;
+}
+
 int am_wait(am_ep_t *ep, int timeout_ms)
 {
     if (!am__ep_ok(ep))
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
-    if (ep->net)
+    if (ep->net && !ep->calls)
         return net_wait(ep, timeout_ms);
-    int64_t deadline = now_ms(1) + timeout_ms;
-    for (int i = 0; i < AM_WAIT_SPINS; i++) {
-        int n = am__poll(ep);
-        if (n)
-            return n;
-    }
-    for (;;) {
-        int64_t left = timeout_ms < 0 ? -1 : deadline - now_ms(0);
-        if (timeout_ms >= 0 && left <= 0)
-            return am__poll(ep);
-        int n = sleep_once(ep, left);
-        if (n == 0)
-            n = am__poll(ep);
-        if (n)
-            return n;
-    }
+    struct any_ctx ctx = {am__calls_ended(ep)};
+    int64_t deadline =
+        timeout_ms < 0 ? INT64_MAX : am__now_ns() + (int64_t)timeout_ms * 1000000;
+    return am__wait_for(ep, deadline, any_event, &ctx);
 }

@@ -14,7 +14,7 @@
  * the room's offset.  At most `limit` calls are outstanding, the packets the
  * caller's reply queue (or one reply channel) holds, so their replies have
  * room there; am_call_start waits, polling, for a record and for heap room.
- * Ids are (sequence << bits) | record: unique for the endpoint's life; a
+ * Ids are (sequence << 16) | record: unique for the endpoint's life; a
  * record, and with it the id's low bits, is reused only once no reply to its
  * call can come (it came, or the server died or closed), so a reply matches
  * its own call and no other.  A cancelled or timed-out call keeps its record
@@ -61,9 +61,12 @@ struct am_call_rec {
     uint8_t gone;     /* am__calls_check: the destination was seen dead */
 };
 
+#define AM_CALL_SLOT_BITS 16 /* an id's record: its low bits */
+#define AM_CALL_RECS_MAX (1u << AM_CALL_SLOT_BITS)
+
 struct am_calls {
-    struct am_call_rec *rec; /* n of them */
-    unsigned n, bits;        /* n = 2^bits */
+    struct am_call_rec *rec; /* n of them, grown while all are taken */
+    unsigned n;
     unsigned limit;          /* most calls outstanding */
     unsigned live;           /* rc == -EINPROGRESS */
     unsigned awaiting;
@@ -85,17 +88,13 @@ static struct am_calls *calls_of(am_ep_t *ep)
     if (ep->calls)
         return ep->calls;
     struct am_calls *c = calloc(1, sizeof *c);
-    unsigned q = ep->own.q[AM_REPLY].packets_n, bits = 6;
-    while ((1u << bits) < 2 * q && bits < 13)
-        bits++;
-    if (c && !(c->rec = calloc(1u << bits, sizeof *c->rec))) {
+    unsigned q = ep->own.q[AM_REPLY].packets_n;
+    if (c && !(c->rec = calloc(q, sizeof *c->rec))) {
         free(c);
         c = NULL;
     }
-    if (c) {
-        c->bits = bits, c->n = 1u << bits, c->seq = 1;
-        c->limit = q < c->n / 2 ? q : c->n / 2;
-    }
+    if (c)
+        c->n = q, c->limit = q < AM_CALL_RECS_MAX ? q : AM_CALL_RECS_MAX, c->seq = 1;
     return ep->calls = c;
 }
 
@@ -165,8 +164,23 @@ static struct am_call_rec *rec_find(am_ep_t *ep, am_call_t id)
     struct am_calls *c = ep->calls;
     if (!c || id == 0)
         return NULL;
-    struct am_call_rec *r = &c->rec[id & (c->n - 1)];
-    return r->id == id && r->user ? r : NULL;
+    uint64_t i = id & (AM_CALL_RECS_MAX - 1);
+    return i < c->n && c->rec[i].id == id && c->rec[i].user ? &c->rec[i] : NULL;
+}
+
+/* Twice the records (ended calls not yet collected hold theirs): 0 or
+ * -ENOMEM.  Only am_call_start grows them, never during another's wait, so
+ * no pointer to a record outlives it. */
+static int rec_grow(struct am_calls *c)
+{
+    unsigned n = 2 * c->n;
+    struct am_call_rec *r = n <= AM_CALL_RECS_MAX ? realloc(c->rec, n * sizeof *r) : NULL;
+    if (!r)
+        return -ENOMEM;
+    memset(r + c->n, 0, (n - c->n) * sizeof *r);
+    c->next = c->n;
+    c->rec = r, c->n = n;
+    return 0;
 }
 
 /* A free record, if fewer than `limit` calls are outstanding; else NULL. */
@@ -175,13 +189,13 @@ static struct am_call_rec *rec_take(struct am_calls *c)
     if (c->live >= c->limit)
         return NULL;
     for (unsigned k = 0; k < c->n; k++) {
-        unsigned i = (c->next + k) & (c->n - 1);
+        unsigned i = (c->next + k) % c->n;
         if (c->rec[i].id == 0) {
             c->next = i + 1;
             return &c->rec[i];
         }
     }
-    return NULL;
+    return rec_grow(c) == 0 ? &c->rec[c->next++] : NULL;
 }
 
 /* A fresh id for record i: nonzero on the wire (its low 32 bits). */
@@ -189,7 +203,7 @@ static am_call_t id_for(struct am_calls *c, unsigned i)
 {
     am_call_t id;
     do
-        id = (c->seq++ << c->bits) | i;
+        id = (c->seq++ << AM_CALL_SLOT_BITS) | i;
     while ((uint32_t)id == 0);
     return id;
 }
@@ -306,7 +320,8 @@ static int fill(am_ep_t *ep, struct am_call_rec *r, const struct am_packet *m)
 void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source)
 {
     struct am_calls *c = ep->calls;
-    struct am_call_rec *r = c ? &c->rec[m->call & (c->n - 1)] : NULL;
+    uint32_t i = m->call & (AM_CALL_RECS_MAX - 1);
+    struct am_call_rec *r = c && i < c->n ? &c->rec[i] : NULL;
     if (!r || !r->awaiting || (uint32_t)r->id != m->call || r->dest != source) {
         am__report_bad(ep, "a reply to no call of ours");
         return;

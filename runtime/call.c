@@ -646,9 +646,9 @@ void am__call_unreplied(am_token_t *tok)
 
 #define AM_OWED_EVERY 16 /* polls between tries of kept replies */
 
-void am__call_retry(am_ep_t *ep)
+void am__call_retry(am_ep_t *ep, int now)
 {
-    if (++ep->owed_tick % AM_OWED_EVERY != 0)
+    if (!now && ++ep->owed_tick % AM_OWED_EVERY != 0)
         return;
     unsigned full = UINT32_MAX; /* a destination found full this round */
     for (struct am_owed **o = &ep->owed; *o;) {

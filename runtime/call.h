@@ -46,12 +46,15 @@ void am__calls_free(am_ep_t *ep);
  *   error      the runtime's own reply: err (-ENOENT) to the caller.
  *   unreplied  the handler returned without replying: an empty reply.
  *   retry      replies kept because the caller's queue had no room: place
- *              what fits now (poll.c); never blocks. */
+ *              what fits (poll.c: every AM_OWED_EVERY polls; wait.c, `now`:
+ *              after each sleep, which lasts at most AM_OWED_SLICE_MS while
+ *              replies are kept); never blocks. */
 struct am_msg;
 int am__call_reply(am_token_t *tok, const struct am_msg *m);
 void am__call_error(am_token_t *tok, int err);
 void am__call_unreplied(am_token_t *tok);
-void am__call_retry(am_ep_t *ep);
+void am__call_retry(am_ep_t *ep, int now);
+#define AM_OWED_SLICE_MS 2
 
 /* wait.c: the waiting every blocking call shares.  done(ep, n, ctx) after
  * each poll (n messages it ran): nonzero ends the wait with that value.

@@ -52,7 +52,7 @@ static inline int poll_all(am_ep_t *ep)
     if (__builtin_expect(ep->net != NULL, 0) && ++ep->net_tick >= ep->net_every)
         n += am__net_poll(ep, 0);
     if (__builtin_expect(ep->owed != NULL, 0))
-        am__call_retry(ep); /* call replies that found no room (call.c) */
+        am__call_retry(ep, 0); /* call replies that found no room (call.c) */
     if (n == 0 && ++ep->idle_polls % AM_IDLE_CHORES == 0)
         n = idle_chores(ep);
     else if (n && ep->chans && AO_load(&ep->own.shared->recycle))

@@ -133,6 +133,8 @@ static int64_t slice(const am_ep_t *ep, int64_t now, int64_t deadline)
         ms = AM_SLICE_MS;
     if (__builtin_expect(ep->net != NULL, 0) && ms > 1)
         ms = 1; /* the transport cannot wake us */
+    if (__builtin_expect(ep->owed != NULL, 0) && ms > AM_OWED_SLICE_MS)
+        ms = AM_OWED_SLICE_MS; /* replies kept for callers with no room (call.c) */
     return am__calls_slice(ep, now, ms);
 }
 
@@ -154,6 +156,8 @@ int am__wait_for(am_ep_t *ep, int64_t deadline, am_wait_done_fn done, void *ctx)
         r = done(ep, sleep_once(ep, slice(ep, now, deadline), &intr), ctx);
         if (!r && ep->calls && am__calls_check(ep))
             r = done(ep, 0, ctx);
+        if (ep->owed)
+            am__call_retry(ep, 1);
         if (!r)
             r = done(ep, am__poll(ep), ctx);
         if (r) {

@@ -27,13 +27,14 @@
  *                        -EINTR, with and without SA_RESTART
  *   send_deadline        a send to a stopped receiver's full queue returns
  *                        -ETIMEDOUT after send_timeout_ms, not before
- *   slow_client          client A starts 1000 calls (as many as its room
- *                        takes at a time) while flooding its own reply queue
- *                        through a second server, then stops itself
- *                        (SIGSTOP) with calls outstanding; 8 other clients'
- *                        calls all complete meanwhile (the server never waits
- *                        for A); when A runs again, all its calls end with
- *                        their replies.  Counts only: the p99 latency of the
+ *   slow_client          client A fills its own reply queue with a second
+ *                        server's plain replies, starts calls and stops
+ *                        itself (SIGSTOP) with them outstanding; 8 other
+ *                        clients' calls all complete meanwhile (the server
+ *                        keeps A's replies instead of waiting for room); run
+ *                        again, A starts the rest of its 1000 calls (as many
+ *                        at a time as its room takes) and all end with their
+ *                        replies.  Counts only: the p99 latency of the
  *                        8 clients with and without A stopped is printed under
  *                        SHMAM_VERBOSE.
  *
@@ -58,6 +59,8 @@ enum { H_ECHO = 1, H_PARK, H_SILENT, H_HOLD, H_PLAIN, H_NEVER_SET = 200 };
 #define N_B 8      /* slow_client: the other clients */
 #define K_B 100    /* slow_client: calls each, per phase */
 #define A_CALLS 1000
+#define A_PLAIN 256 /* more than A's reply queue holds */
+#define A_HELD 48   /* calls A has outstanding when it stops: fewer than its room */
 
 static const char *const kinds[] = {"mpsc", "bqueue"};
 static char what[128];
@@ -66,7 +69,7 @@ struct shared {
     char srv[AM_NAME_MAX], srv2[AM_NAME_MAX], cli[N_B + 1][AM_NAME_MAX];
     int kind, backend, mode;
     AO_t srv_ready, srv2_ready, parked, release, done, waiting, phase;
-    AO_t cli_ready, b_done[2], a_started, a_progress;
+    AO_t cli_ready, b_done[2], a_started, a_progress, s2_go, s2_replied;
     int rc[4];
     int reply_rc;
     double t_kill, t_ret, took_ms;
@@ -163,6 +166,7 @@ static void hold_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 static void plain_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 {
     am_reply(t, H_PLAIN, a, n); /* blocks while its caller's queue is full */
+    AO_fetch_and_add1(&sh->s2_replied);
 }
 
 static void serve(am_ep_t *ep, volatile AO_t *ready)
@@ -184,10 +188,14 @@ static void server(void *arg)
     am_ep_destroy(ep);
 }
 
+/* Server 2 (slow_client): takes A's plain requests into a queue that holds
+ * them all, and answers them only once told to. */
 static void server2(void *arg)
 {
-    am_ep_t *ep = create(sh->srv2, 0, 0);
+    am_ep_t *ep = create(sh->srv2, 2 * A_PLAIN, 0);
     am_set_handler(ep, H_PLAIN, plain_h);
+    AO_store_release(&sh->srv2_ready, 1);
+    tu_wait_flag(&sh->s2_go, 1, 120);
     serve(ep, &sh->srv2_ready);
     am_ep_destroy(ep);
 }
@@ -522,12 +530,25 @@ END_TEST
 
 /* ---- a server never waits for one client ---- */
 
-/* Client A: plain requests to server 2 (whose plain replies fill A's reply
- * queue once A stops polling) and calls to the server, then it stops itself
- * (outside any send: a sender stopped inside a claim would hold up a shared
- * queue, which is not what this tests) with calls outstanding. */
+/* Client A, stopped with calls outstanding and its reply queue full of other
+ * traffic: plain requests to server 2, which answers them once A has sent
+ * them all (and stops polling), until A's reply queue is full; then A_HELD
+ * calls (fewer than its room: am_call_start does not poll), then A stops
+ * itself (outside any send: a sender stopped inside a claim would hold up a
+ * shared queue, which is not what this tests).  Run again, it starts its
+ * other calls, as many at a time as its room takes, and collects them all. */
 static void plain_back_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 {
+}
+
+/* Until server 2's count of replies has stood still for 200 ms. */
+static void wait_s2_stalled(void)
+{
+    AO_t seen = (AO_t)-1;
+    for (int i = 0; i < 600 && AO_load(&sh->s2_replied) != seen; i++) {
+        seen = AO_load(&sh->s2_replied);
+        tu_sleep_ms(200);
+    }
 }
 
 static void client_a(void *arg)
@@ -540,13 +561,17 @@ static void client_a(void *arg)
     static char buf[A_CALLS][16];
     static am_call_t id[A_CALLS];
     tu_wait_flag(&sh->phase, 2, 120);
+    for (uint32_t i = 0; i < A_PLAIN; i++)
+        if (am_request(ep, 1, H_PLAIN, &i, 1) != 0)
+            tu_error(&sh->err, "A: plain request %u failed", i);
+    AO_store_release(&sh->s2_go, 1);
+    wait_s2_stalled();
     for (uint32_t i = 0; i < A_CALLS; i++) {
         res[i] = (struct am_result){buf[i], sizeof buf[i], 0, {0}, 0};
-        if (am_request(ep, 1, H_PLAIN, &i, 1) != 0 ||
-            am_call_start(ep, 0, H_ECHO, &i, 1, &i, sizeof i, &res[i], 120000, &id[i]) != 0)
+        if (am_call_start(ep, 0, H_ECHO, &i, 1, &i, sizeof i, &res[i], 120000, &id[i]) != 0)
             tu_error(&sh->err, "A: call %u did not start", i);
         AO_store_release(&sh->a_progress, i + 1);
-        if (i == A_CALLS / 2) {
+        if (i + 1 == A_HELD) {
             AO_store_release(&sh->a_started, 1);
             raise(SIGSTOP);
         }

@@ -96,7 +96,7 @@ PROGRAMS := $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_boost $(MPI_BENCH
             $(APP_BIN) $(MPI_APP_BIN) $(MPI_LIB) $(MPI_SO) $(HYB_APP_BIN) $(HYB_BENCH_BIN) $(HYB_TEST_BIN)
 
 .PHONY: all mpi deps deps-core programs check check-build check-run check-core bench-check \
-        run bench stress asan tsan clean install
+        run bench stress asan tsan clean install check-python
 all: $(LIB) $(SO) $(RUN) $(STAT)
 mpi: $(MPI_LIB) $(MPI_SO)
 
@@ -240,7 +240,8 @@ CHAN_RERUNS := $(foreach k,$(CHAN_KINDS),$(addprefix $(k):$(B)/tests/,$(CHAN_SUI
 # run no other program; check_delivery and check_config (a minute or more
 # each, by design: timed runs over every combination) are left to check.  check: every suite,
 # the channel reruns and the report's unit tests (check-build, then
-# check-run, which scripts/flake.sh repeats).  T=suite or T=suite:name (the
+# check-run, which scripts/flake.sh repeats), and the Python package's tests
+# (check-python).  T=suite or T=suite:name (the
 # suite's name with or without check_; name a test function or a tcase, as
 # SHMAM_TEST, tests/testutil.h) runs one suite, or one test or tcase of it, in
 # place of them all.
@@ -260,8 +261,23 @@ check-run:
 ifeq ($(T),)
 	@scripts/run-tests.sh $(TEST_BIN) $(CHAN_RERUNS)
 	@python3 -m unittest discover -s scripts/report -p 'test_*.py'
+	@$(MAKE) --no-print-directory check-python
 else
 	@$(if $(T_CASE),SHMAM_TEST='$(T_CASE)' )scripts/run-tests.sh $(T_SUITE)
+endif
+
+# The Python package (python/: Debian's /usr/bin/python3, python3-cffi and
+# python3-pytest): its tests load this build's libshmam.so.1 and run the C
+# peers of tests/prog_pypeer.  Not under sanitizers: an instrumented shared
+# library cannot be loaded into an uninstrumented interpreter.
+PYTHON := /usr/bin/python3
+PY_SITE := $(PREFIX)/lib/python3/dist-packages
+
+check-python: $(SO) $(RUN) $(B)/tests/prog_pypeer
+ifneq ($(findstring sanitize,$(OPT)),)
+	@echo "check-python: skipped in a sanitized build"
+else
+	@SHMAM_BUILD=$(B) SHMAM_LIBRARY=$(abspath $(SO)) $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
 endif
 
 check-core: deps-core
@@ -334,6 +350,10 @@ endif
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 man/shmamrun.1 man/shmamstat.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/shmam.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+	install -d $(DESTDIR)$(PY_SITE)/shmam $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 644 python/shmam/*.py $(DESTDIR)$(PY_SITE)/shmam/
+	echo 'LIBDIR = "$(PREFIX)/lib"  # written by make install' > $(DESTDIR)$(PY_SITE)/shmam/_installed.py
+	install -m 644 man/shmam-python.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -5,9 +5,11 @@
  *
  *   build/bench/lockbench [--procs 1,2,4,8] [--seconds S] [--rounds R] [--quick]
  *                         [--locks NAME,...] [--header] [--verbose]
+ *                         [--cs N] [--pause N] [--lines N] [--latency] [--recovery]
+ *                         [--wait spin,yield,park]
  *
  * The locks (impl column):
- *   shmam:tas shmam:ttas shmam:ticket shmam:anderson shmam:mutex
+ *   shmam:tas shmam:ttas shmam:ticket shmam:anderson shmam:mutex shmam:mcs shmam:clh
  *            every entry of am_lock_table[], through its lock_ops (the robust mutex,
  *            and spins that back off and then yield: spin.h)
  *   ck:fas ck:ticket ck:mcs ck:clh ck:anderson
@@ -60,6 +62,49 @@
  * process never got in); fairness_cv is the standard deviation of the
  * per-process counts over their mean (0 = even).
  *
+ * Knobs (libslock's): --cs N pause instructions inside the critical section
+ * (default CS_PAUSES), --pause N outside it (default NCS_PAUSES), --lines N
+ * cache lines of a shared array written inside it (default 0).  A setting
+ * other than the default is named in impl: "shmam:mcs/cs64/p16/l4".
+ *
+ * Fairness: besides min/max and the coefficient of variation, Jain's index
+ * (sum x)^2 / (P sum x^2) of the per-process acquisitions (1 = even, 1/P =
+ * one process got everything): row fairness_jain.
+ *
+ * Latency (--latency): every acquisition is timed, the monotonic clock read
+ * before lock() and after it returns, and the clock's own cost (the median
+ * of 1001 back-to-back reads in that process) taken off; the samples go to a
+ * per-process log-linear histogram (16 steps per power of two, so within
+ * 6.25 %), merged per round.  Rows latency_p50, latency_p99, latency_p999 in
+ * ns: the median over the rounds of each round's percentile.  The two clock
+ * reads (about 2 x 20 ns here) are in the acquisition loop, so acq_per_s of
+ * a --latency run is lower than without it, for every lock alike.
+ *
+ * Waiting policies (--wait, default yield).  shmam's spin locks take the
+ * policy in their ctx (lock.h, locks/wait.h): yield (spin with backoff, then
+ * yield: the library's default, impl "shmam:ALG"), spin (never yield:
+ * "shmam:ALG/spin", every shmam lock but the mutex) and park (spin, then
+ * sleep on a futex: "shmam:ALG/park", the locks whose ops say parks:
+ * ticket, mcs, clh); each policy listed is a lock of its own in the rounds.
+ * shmam:mutex and pthread:mutex spin briefly in glibc and then park on a
+ * futex; ck's locks spin only; neither takes a policy.
+ *
+ * Against ck (row acq_vs_ck): for each shmam lock at the default policy
+ * whose algorithm ck has too (ticket, anderson, mcs, clh), its throughput
+ * over ck's of the same round, the median of those per-round quotients
+ * with the lowest and highest as spread (an in-run ratio).
+ *
+ * Recovery (--recovery, P >= 2): for each shmam lock, process 0 takes the
+ * lock and stays in its critical section, the P - 1 others queue in lock()
+ * (their watch asks a robust mutex each process holds for its life:
+ * EOWNERDEAD from pthread_mutex_trylock is the kernel's word that it died,
+ * as the runtime's lifelines are); after 20 ms the parent SIGKILLs process 0
+ * and the row recovery_s is the time from just before the kill to the first
+ * acquisition by a waiter (the monotonic clock is the same in every
+ * process), median over the rounds (iters: the trials).  Row recovers: 1
+ * for shmam's locks, 0 for ck's and pthread's, whose waiters wait for a dead
+ * holder for ever (not run; iters: the acquisitions, as in the other rows).
+ *
  * Pointers in shared memory.  ck's mcs, clh and anderson locks link waiters by
  * pointers: the lock word points at a node, nodes point at nodes, the anderson
  * lock points at its slot array.  Those pointers are valid in every process here
@@ -106,6 +151,9 @@
 #define NCS_PAUSES 16   /* work between unlock and the next lock */
 #define LOCK_BYTES 8192 /* room for any lock's state at the end of the region */
 #define GATE_S 30.0     /* seconds for all processes to reach the gate */
+#define MAX_LINES 64    /* --lines: cache lines the critical section may touch */
+#define BUCKETS 640     /* latency histogram: 16 per power of two up to 2^42 ns */
+#define VICTIM_MS 20    /* recovery: how long the waiters queue before the kill */
 #define STUCK_S 30.0    /* seconds for all processes to finish after the flag */
 
 /* The region shared by the parent and its P children, one per measurement.
@@ -126,6 +174,19 @@ struct region {
     } clh[MAX_PROCS + 1]; /* one per process and the initial "unowned" node */
     _Alignas(LINE) ck_spinlock_anderson_thread_t slots[MAX_PROCS];
     _Alignas(LINE) unsigned char lock[LOCK_BYTES]; /* the lock under test */
+    struct {
+        _Alignas(LINE) volatile unsigned long w; /* --lines: written under the lock */
+    } touch[MAX_LINES];
+    struct {
+        _Alignas(LINE) unsigned long n[BUCKETS]; /* --latency: process i's histogram */
+    } lat[MAX_PROCS];
+    struct {
+        _Alignas(LINE) pthread_mutex_t life; /* recovery: held by process i for life */
+        AO_t dead;                           /* recovery: someone saw EOWNERDEAD */
+        AO_t acquired_ns;                    /* recovery: its acquisition's time */
+    } rec[MAX_PROCS];
+    _Alignas(LINE) AO_t held;   /* recovery: the victim holds the lock */
+    _Alignas(LINE) AO_t queued; /* recovery: waiters about to call lock() */
 };
 
 _Static_assert(AM_LOCK_ALIGN <= LINE, "the lock area is AM_LOCK_ALIGN-aligned");
@@ -143,8 +204,11 @@ struct self {
 };
 
 struct bench_lock {
-    char name[32];
+    char base[32];                 /* what --locks names */
+    char name[64];                 /* impl: base, the policy and the knobs if not the
+                                    * defaults */
     const struct am_lock_ops *ops; /* for shmam:*, else NULL */
+    unsigned wait;                 /* shmam:*: the ctx's AM_LOCK_WAIT_* */
     int (*init)(struct region *r, const struct am_lock_ops *ops, unsigned procs);
     void (*lock)(struct region *r, struct self *me);
     void (*unlock)(struct region *r, struct self *me);
@@ -292,30 +356,56 @@ static void pmutex_unlock(struct region *r, struct self *me)
 static struct bench_lock locks[MAX_LOCKS];
 static int nlocks;
 
-static void add_lock(const char *name, const struct am_lock_ops *ops,
+/* --wait's policies, by AM_LOCK_WAIT_* (names: wait_names). */
+static const char *const wait_names[AM_LOCK_WAITS] = {"yield", "spin", "park"};
+static int waits[AM_LOCK_WAITS] = {1, 0, 0};
+
+/* The knobs (see the file header), and whether to time every acquisition. */
+static unsigned cs_pauses = CS_PAUSES, ncs_pauses = NCS_PAUSES, cs_lines;
+static int timed;
+
+static void add_lock(const char *name, const struct am_lock_ops *ops, unsigned wait,
                      int (*init)(struct region *, const struct am_lock_ops *, unsigned),
                      void (*lock)(struct region *, struct self *),
                      void (*unlock)(struct region *, struct self *))
 {
     struct bench_lock *b = &locks[nlocks++];
-    *b = (struct bench_lock){.ops = ops, .init = init, .lock = lock, .unlock = unlock};
-    snprintf(b->name, sizeof b->name, "%s", name);
+    char policy[16] = "";
+    *b = (struct bench_lock){
+        .ops = ops, .wait = wait, .init = init, .lock = lock, .unlock = unlock};
+    snprintf(b->base, sizeof b->base, "%s", name);
+    if (wait != AM_LOCK_WAIT_YIELD)
+        snprintf(policy, sizeof policy, "/%s", wait_names[wait]);
+    if (cs_pauses == CS_PAUSES && ncs_pauses == NCS_PAUSES && cs_lines == 0)
+        snprintf(b->name, sizeof b->name, "%s%s", name, policy);
+    else
+        snprintf(b->name, sizeof b->name, "%s%s/cs%u/p%u/l%u", name, policy, cs_pauses,
+                 ncs_pauses, cs_lines);
+}
+
+/* Does shmam lock ops wait under policy w (rather than ignore it)? */
+static int honours(const struct am_lock_ops *ops, unsigned w)
+{
+    return w == AM_LOCK_WAIT_YIELD || (w == AM_LOCK_WAIT_SPIN && ops != &am_lock_mutex) ||
+           (w == AM_LOCK_WAIT_PARK && ops->parks);
 }
 
 static void make_table(void)
 {
     char name[32];
-    for (const struct am_lock_ops *const *o = am_lock_table; *o && nlocks < MAX_LOCKS - 6;
-         o++) {
-        snprintf(name, sizeof name, "shmam:%s", (*o)->name);
-        add_lock(name, *o, shmam_init, shmam_lock, shmam_unlock);
-    }
-    add_lock("ck:fas", NULL, fas_init, fas_lock, fas_unlock);
-    add_lock("ck:ticket", NULL, ticket_init, ticket_lock, ticket_unlock);
-    add_lock("ck:mcs", NULL, mcs_init, mcs_lock, mcs_unlock);
-    add_lock("ck:clh", NULL, clh_init, clh_lock, clh_unlock);
-    add_lock("ck:anderson", NULL, anderson_init, anderson_lock, anderson_unlock);
-    add_lock("pthread:mutex", NULL, pmutex_init, pmutex_lock, pmutex_unlock);
+    for (unsigned w = 0; w < AM_LOCK_WAITS; w++)
+        for (const struct am_lock_ops *const *o = am_lock_table;
+             waits[w] && *o && nlocks < MAX_LOCKS - 6; o++) {
+            snprintf(name, sizeof name, "shmam:%s", (*o)->name);
+            if (honours(*o, w))
+                add_lock(name, *o, w, shmam_init, shmam_lock, shmam_unlock);
+        }
+    add_lock("ck:fas", NULL, 0, fas_init, fas_lock, fas_unlock);
+    add_lock("ck:ticket", NULL, 0, ticket_init, ticket_lock, ticket_unlock);
+    add_lock("ck:mcs", NULL, 0, mcs_init, mcs_lock, mcs_unlock);
+    add_lock("ck:clh", NULL, 0, clh_init, clh_lock, clh_unlock);
+    add_lock("ck:anderson", NULL, 0, anderson_init, anderson_lock, anderson_unlock);
+    add_lock("pthread:mutex", NULL, 0, pmutex_init, pmutex_lock, pmutex_unlock);
 }
 
 static void nap(double s)
@@ -331,6 +421,35 @@ static inline void pauses(unsigned n)
         spin_cpu_relax();
 }
 
+/* The histogram bucket of v ns: v itself below 16, else 16 steps per power
+ * of two; and back, the middle of bucket k. */
+static unsigned bucket_of(unsigned long v)
+{
+    if (v < 16)
+        return (unsigned)v;
+    unsigned p = 63u - (unsigned)__builtin_clzl(v);
+    unsigned k = (p - 3) * 16 + (unsigned)((v >> (p - 4)) & 15);
+    return k < BUCKETS ? k : BUCKETS - 1;
+}
+
+static double bucket_ns(unsigned k)
+{
+    if (k < 16)
+        return k;
+    unsigned p = k / 16 + 3;
+    double lo = (double)((16ul + k % 16) << (p - 4));
+    return lo + (double)(1ul << (p - 4)) / 2;
+}
+
+/* The critical section: the guarded counter, cs_lines lines, cs_pauses. */
+static inline void critical(struct region *r)
+{
+    r->counter = r->counter + 1;
+    for (unsigned l = 0; l < cs_lines; l++)
+        r->touch[l].w = r->touch[l].w + 1;
+    pauses(cs_pauses);
+}
+
 /* Process i: wait at the gate, then lock, count, unlock until the stop flag.
  * The acquire loads of go and stop pair with the parent's release stores. */
 static void child(struct region *r, const struct bench_lock *b, unsigned i)
@@ -340,18 +459,24 @@ static void child(struct region *r, const struct bench_lock *b, unsigned i)
                 strerror(errno));
         _exit(3);
     }
-    struct self me = {.i = i, .ops = b->ops, .ctx = {.self = i}};
+    struct self me = {.i = i, .ops = b->ops, .ctx = {.self = i, .wait = b->wait}};
+    unsigned long cost = timed ? (unsigned long)bm_clock_cost_ns() : 0, *hist = r->lat[i].n;
     AO_fetch_and_add1(&r->ready);
     while (!AO_load_acquire(&r->go))
         sched_yield();
     unsigned long n = 0;
     while (!AO_load_acquire(&r->stop)) {
-        b->lock(r, &me);
-        r->counter = r->counter + 1;
-        pauses(CS_PAUSES);
+        if (timed) {
+            unsigned long t0 = (unsigned long)bm_now_ns();
+            b->lock(r, &me);
+            unsigned long d = (unsigned long)bm_now_ns() - t0;
+            hist[bucket_of(d > cost ? d - cost : 0)]++;
+        } else
+            b->lock(r, &me);
+        critical(r);
         b->unlock(r, &me);
         n++;
-        pauses(NCS_PAUSES);
+        pauses(ncs_pauses);
     }
     AO_store(&r->proc[i].count, n); /* read by the parent after waitpid */
     _exit(0);
@@ -394,8 +519,35 @@ static void kill_all(pid_t *pid, unsigned procs)
 
 struct result {
     unsigned long total, min, max, counter;
-    double seconds, cv;
+    double seconds, cv, jain;
+    double p50, p99, p999; /* --latency, ns */
 };
+
+/* The ns at fraction q of the acquisitions in the merged histogram h. */
+static double percentile(const unsigned long *h, unsigned long total, double q)
+{
+    unsigned long want = (unsigned long)(q * (double)total), seen = 0;
+    for (unsigned k = 0; k < BUCKETS; k++)
+        if ((seen += h[k]) > want)
+            return bucket_ns(k);
+    return bucket_ns(BUCKETS - 1);
+}
+
+/* The latency percentiles of a run: every process's histogram merged. */
+static void latencies(const struct region *r, unsigned procs, struct result *res)
+{
+    static unsigned long h[BUCKETS];
+    unsigned long total = 0;
+    memset(h, 0, sizeof h);
+    for (unsigned k = 0; k < procs; k++)
+        for (unsigned j = 0; j < BUCKETS; j++) {
+            h[j] += r->lat[k].n[j];
+            total += r->lat[k].n[j];
+        }
+    res->p50 = percentile(h, total, 0.5);
+    res->p99 = percentile(h, total, 0.99);
+    res->p999 = percentile(h, total, 0.999);
+}
 
 static void tally(const struct region *r, unsigned procs, struct result *res)
 {
@@ -412,7 +564,10 @@ static void tally(const struct region *r, unsigned procs, struct result *res)
     }
     double mean = sum / procs, var = sq / procs - mean * mean;
     res->cv = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
+    res->jain = sq > 0 ? sum * sum / (procs * sq) : 0;
     res->counter = r->counter;
+    if (timed)
+        latencies(r, procs, res);
 }
 
 /* One measurement of lock `b` with `procs` processes for `secs` seconds.
@@ -485,9 +640,11 @@ static int measure(const struct bench_lock *b, unsigned procs, double secs, int 
 
 /* The rounds' figures of one lock at one process count. */
 struct figures {
-    double acq[MAX_ROUNDS], fair[MAX_ROUNDS], cv[MAX_ROUNDS];
+    double acq[MAX_ROUNDS], fair[MAX_ROUNDS], cv[MAX_ROUNDS], jain[MAX_ROUNDS];
+    double p50[MAX_ROUNDS], p99[MAX_ROUNDS], p999[MAX_ROUNDS];
+    double recovery[MAX_ROUNDS]; /* --recovery, s */
     unsigned long total[MAX_ROUNDS];
-    int n;
+    int n, nrec;
 };
 
 static void record(struct figures *f, const struct result *res)
@@ -495,28 +652,175 @@ static void record(struct figures *f, const struct result *res)
     f->acq[f->n] = (double)res->total / res->seconds;
     f->fair[f->n] = res->max ? (double)res->min / (double)res->max : 0.0;
     f->cv[f->n] = res->cv;
+    f->jain[f->n] = res->jain;
+    f->p50[f->n] = res->p50;
+    f->p99[f->n] = res->p99;
+    f->p999[f->n] = res->p999;
     f->total[f->n++] = res->total;
 }
 
 /* The rows of one lock and process count: median over the rounds, spread
- * lowest-highest; iters is the acquisitions of all its rounds. */
-static void report(const struct bench_lock *b, unsigned procs, const struct figures *f)
+ * lowest-highest; iters is the acquisitions of all its rounds.  ck: the
+ * figures of ck's lock of the same algorithm, measured in the same rounds
+ * (NULL: none). */
+static void report(const struct bench_lock *b, unsigned procs, const struct figures *f,
+                   const struct figures *ck)
 {
     struct bm_row row = {stdout, "lockbench", "-", (int)procs, 1};
     unsigned long total = 0;
     for (int i = 0; i < f->n; i++)
         total += f->total[i];
     bm_print(&row, b->name, (long)total, "acq_per_s", bm_stat_of(f->acq, f->n), "1/s", 0);
+    if (ck && ck->n == f->n)
+        bm_print(&row, b->name, (long)total, "acq_vs_ck",
+                 bm_stat_ratio(f->acq, ck->acq, f->n), "ratio", 3);
     bm_print(&row, b->name, (long)total, "fairness_min_over_max", bm_stat_of(f->fair, f->n),
              "ratio", 3);
     bm_print(&row, b->name, (long)total, "fairness_cv", bm_stat_of(f->cv, f->n), "ratio",
              3);
+    bm_print(&row, b->name, (long)total, "fairness_jain", bm_stat_of(f->jain, f->n),
+             "ratio", 3);
+    if (timed) {
+        bm_print(&row, b->name, (long)total, "latency_p50", bm_stat_of(f->p50, f->n), "ns",
+                 0);
+        bm_print(&row, b->name, (long)total, "latency_p99", bm_stat_of(f->p99, f->n), "ns",
+                 0);
+        bm_print(&row, b->name, (long)total, "latency_p999", bm_stat_of(f->p999, f->n),
+                 "ns", 0);
+    }
+    fflush(stdout);
+}
+
+/* ---- recovery: a holder SIGKILLed, the time to the next acquisition ---- */
+
+/* The watch's dead(): process `who`'s life mutex says EOWNERDEAD (final:
+ * recorded in dead, since the caller now owns the mutex). */
+static int life_dead(const void *arg, unsigned who)
+{
+    struct region *r = (struct region *)arg;
+    if (who >= MAX_PROCS)
+        return 1;
+    if (AO_load_acquire(&r->rec[who].dead))
+        return 1;
+    int rc = pthread_mutex_trylock(&r->rec[who].life);
+    if (rc == EOWNERDEAD) {
+        AO_store_release(&r->rec[who].dead, 1);
+        return 1;
+    }
+    if (rc == 0)
+        pthread_mutex_unlock(&r->rec[who].life); /* not taken yet: alive */
+    return 0;
+}
+
+/* Parent: the life mutexes, robust and process-shared.  0 or -errno. */
+static int life_init(struct region *r, unsigned procs)
+{
+    pthread_mutexattr_t a;
+    int rc = pthread_mutexattr_init(&a);
+    if (rc == 0)
+        rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    if (rc == 0)
+        rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    for (unsigned k = 0; rc == 0 && k < procs; k++)
+        rc = pthread_mutex_init(&r->rec[k].life, &a);
+    pthread_mutexattr_destroy(&a);
+    return -rc;
+}
+
+/* Recovery process i: holds its life mutex; 0 takes the lock and stays, the
+ * others queue behind it and record when they get in. */
+static void rec_child(struct region *r, const struct bench_lock *b, unsigned i)
+{
+    const struct am_lock_watch watch = {life_dead, NULL, r};
+    struct self me = {
+        .i = i, .ops = b->ops, .ctx = {.self = i, .watch = &watch, .wait = b->wait}};
+    if (bm_pin_nth(i) != 0 || pthread_mutex_lock(&r->rec[i].life) != 0)
+        _exit(3);
+    if (i == 0) {
+        b->lock(r, &me);
+        AO_store_release(&r->held, 1);
+        for (;;)
+            pause();
+    }
+    while (!AO_load_acquire(&r->held))
+        sched_yield();
+    AO_fetch_and_add1(&r->queued);
+    b->lock(r, &me);
+    AO_store(&r->rec[i].acquired_ns, (unsigned long)bm_now_ns());
+    b->unlock(r, &me);
+    _exit(0);
+}
+
+/* One recovery trial of shmam lock b with `procs` processes: the seconds
+ * from the kill to the first waiter's acquisition into *secs.  0, or -1
+ * after saying on stderr what failed. */
+static int recover_once(const struct bench_lock *b, unsigned procs, double *secs)
+{
+    struct region *r =
+        mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+        return -1;
+    int rc = b->init(r, b->ops, procs), bad = 0;
+    if (rc == 0)
+        rc = life_init(r, procs);
+    pid_t pid[MAX_PROCS] = {0};
+    unsigned started = 0;
+    fflush(NULL);
+    for (; rc == 0 && started < procs; started++) {
+        pid[started] = fork();
+        if (pid[started] < 0)
+            rc = -errno;
+        else if (pid[started] == 0)
+            rec_child(r, b, started);
+    }
+    double give_up = bm_now_s() + GATE_S;
+    while (rc == 0 && AO_load(&r->queued) < procs - 1 && bm_now_s() < give_up)
+        nap(0.001);
+    unsigned long t_kill = 0;
+    if (rc == 0 && AO_load(&r->queued) == procs - 1) {
+        nap(VICTIM_MS / 1000.0); /* the waiters are in lock() by now */
+        t_kill = (unsigned long)bm_now_ns();
+        kill(pid[0], SIGKILL);
+    } else if (rc == 0)
+        rc = -ETIMEDOUT;
+    unsigned stuck = reap(pid + 1, started ? started - 1 : 0, bm_now_s() + STUCK_S, &bad);
+    kill_all(pid, started);
+    unsigned long first = 0;
+    for (unsigned k = 1; k < procs; k++) {
+        unsigned long t = AO_load(&r->rec[k].acquired_ns);
+        if (t && (!first || t < first))
+            first = t;
+    }
+    munmap(r, sizeof *r);
+    if (rc < 0 || stuck || bad || !first || first < t_kill) {
+        fprintf(stderr, "lockbench: FAILED (%s, %u procs): recovery: %s\n", b->name, procs,
+                rc < 0  ? strerror(-rc)
+                : stuck ? "waiters stuck (killed)"
+                        : "no acquisition");
+        return -1;
+    }
+    *secs = (double)(first - t_kill) * 1e-9;
+    return 0;
+}
+
+/* The recovery rows of lock b (see the file header). */
+static void report_recovery(const struct bench_lock *b, unsigned procs,
+                            const struct figures *f)
+{
+    struct bm_row row = {stdout, "lockbench", "-", (int)procs, 1};
+    struct bm_stat yes = {b->ops ? 1.0 : 0.0, b->ops ? 1.0 : 0.0, b->ops ? 1.0 : 0.0, 1};
+    long total = 0;
+    for (int i = 0; i < f->n; i++)
+        total += (long)f->total[i];
+    bm_print(&row, b->name, total, "recovers", yes, "bool", 0); /* a property of the lock */
+    bm_print(&row, b->name, f->nrec, "recovery_s", bm_stat_of(f->recovery, f->nrec), "s",
+             6);
     fflush(stdout);
 }
 
 struct opts {
     unsigned procs[MAX_PROCS];
-    int nprocs, rounds, header, verbose;
+    int nprocs, rounds, header, verbose, recovery;
     double seconds;
     char *only; /* comma-separated lock names, or NULL for all */
 };
@@ -525,9 +829,37 @@ struct opts {
  * stderr and 2 for a bad command line. */
 static void usage(FILE *f, int status)
 {
-    fprintf(f, "usage: lockbench [--procs 1,2,4,8] [--seconds S] [--rounds R] [--quick] "
-               "[--locks NAME,...] [--header] [--verbose]\n");
+    fprintf(f,
+            "usage: lockbench [--procs 1,2,4,8] [--seconds S] [--rounds R] [--quick] "
+            "[--locks NAME,...] [--header] [--verbose]\n"
+            "                 [--cs N] [--pause N] [--lines N] [--latency] [--recovery]\n"
+            "                 [--wait spin,yield,park]\n");
     exit(status);
+}
+
+/* A knob's value from s, 0 .. max. */
+static unsigned knob(const char *s, long max)
+{
+    long v;
+    if (bm_arg_long(s, 0, &v) != 0 || v > max)
+        usage(stderr, 2);
+    return (unsigned)v;
+}
+
+/* --wait's comma-separated policies into waits[]. */
+static void parse_waits(const char *list)
+{
+    memset(waits, 0, sizeof waits);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        size_t n = strcspn(p, ",");
+        unsigned w = 0;
+        while (w < AM_LOCK_WAITS &&
+               (strlen(wait_names[w]) != n || strncmp(p, wait_names[w], n) != 0))
+            w++;
+        if (w == AM_LOCK_WAITS)
+            usage(stderr, 2);
+        waits[w] = 1;
+    }
 }
 
 static struct opts parse(int argc, char **argv)
@@ -553,6 +885,18 @@ static struct opts parse(int argc, char **argv)
             o.seconds = 0.2;
         else if (strcmp(argv[i], "--locks") == 0 && next)
             o.only = argv[++i];
+        else if (strcmp(argv[i], "--cs") == 0 && next)
+            cs_pauses = knob(argv[++i], 1000000);
+        else if (strcmp(argv[i], "--pause") == 0 && next)
+            ncs_pauses = knob(argv[++i], 1000000);
+        else if (strcmp(argv[i], "--lines") == 0 && next)
+            cs_lines = knob(argv[++i], MAX_LINES);
+        else if (strcmp(argv[i], "--latency") == 0)
+            timed = 1;
+        else if (strcmp(argv[i], "--recovery") == 0)
+            o.recovery = 1;
+        else if (strcmp(argv[i], "--wait") == 0 && next)
+            parse_waits(argv[++i]);
         else if (!bm_common_flag(argv[i], &o.header, &o.verbose))
             usage(stderr, 2);
     }
@@ -574,6 +918,20 @@ static int selected(const char *list, const char *name)
     return list == NULL;
 }
 
+/* The lock of ck with the algorithm of shmam lock k at the default policy
+ * and knobs alike, or -1. */
+static int counterpart(int k)
+{
+    char name[32];
+    if (!locks[k].ops || locks[k].wait != AM_LOCK_WAIT_YIELD)
+        return -1;
+    snprintf(name, sizeof name, "ck:%s", locks[k].ops->name);
+    for (int j = 0; j < nlocks; j++)
+        if (strcmp(locks[j].base, name) == 0)
+            return j;
+    return -1;
+}
+
 static int measure_all(const struct opts *o, unsigned procs)
 {
     static struct figures f[MAX_LOCKS];
@@ -584,16 +942,27 @@ static int measure_all(const struct opts *o, unsigned procs)
         for (int j = 0; j < nlocks; j++) {
             int k = bm_abba(r, j, nlocks);
             struct result res = {0};
-            if (!selected(o->only, locks[k].name) || bad[k])
+            if (!selected(o->only, locks[k].base) || bad[k])
                 continue;
             if (measure(&locks[k], procs, o->seconds, o->verbose, &res) == 0)
                 record(&f[k], &res);
             else
                 bad[k] = failed = 1;
+            double secs;
+            if (!o->recovery || procs < 2 || !locks[k].ops || bad[k])
+                continue;
+            if (recover_once(&locks[k], procs, &secs) == 0)
+                f[k].recovery[f[k].nrec++] = secs;
+            else
+                bad[k] = failed = 1;
         }
     for (int k = 0; k < nlocks; k++)
-        if (selected(o->only, locks[k].name) && !bad[k])
-            report(&locks[k], procs, &f[k]);
+        if (selected(o->only, locks[k].base) && !bad[k]) {
+            int c = counterpart(k);
+            report(&locks[k], procs, &f[k], c >= 0 && !bad[c] && f[c].n ? &f[c] : NULL);
+            if (o->recovery && procs >= 2)
+                report_recovery(&locks[k], procs, &f[k]);
+        }
     return failed;
 }
 
@@ -605,11 +974,11 @@ int main(int argc, char **argv)
     make_table();
     int chosen = 0;
     for (int k = 0; k < nlocks; k++)
-        chosen += selected(o.only, locks[k].name);
+        chosen += selected(o.only, locks[k].base);
     if (chosen == 0) {
         fprintf(stderr, "lockbench: no lock named in --locks; known:");
         for (int k = 0; k < nlocks; k++)
-            fprintf(stderr, " %s", locks[k].name);
+            fprintf(stderr, " %s", locks[k].base);
         fprintf(stderr, "\n");
         return 2;
     }

@@ -15,7 +15,7 @@
  *      and stale frees may read them; then the state SMALL(class) with a
  *      release store;
  *   4. the first block is the carver's; each other one is given back
- *      (am__give: header CAS to HELD(who), FIFO put, CAS to FREE).
+ *      (am__heap_give: header CAS to HELD(who), FIFO put, CAS to FREE).
  * Reclaim turns a dead carver's CARVING superblock back to FREE (nobody saw
  * its blocks), frees its blocks still ALLOCATED after step 3 and finishes
  * the one it left HELD.  Compaction (compact.c) may give the superblock back
@@ -46,7 +46,7 @@ static int reserve(struct am_heap_view *h, unsigned c)
     return 0;
 }
 
-void am__unreserve(struct am_heap_view *h, unsigned c)
+void am__heap_unreserve(struct am_heap_view *h, unsigned c)
 {
     AO_t *n = &hdr_of(h)->carved[c];
     for (long tries = 0; counted(h, c) && tries < AM_HEAP_TRIES; tries++) {
@@ -96,20 +96,20 @@ static int hand_out(struct am_heap_view *h, uint32_t sb, unsigned c, unsigned wh
             am__heap_hook(AM_HEAP_CARVED);
         AO_t w = AO_load(header_at(h, u));
         if (hw_state(w) == H_ALLOC && hw_who(w) == who && hw_kind(w) == c &&
-            am__give(h, u, w) != 0)
+            am__heap_give(h, u, w) != 0)
             rc = -EAGAIN; /* the FIFO refused it: corrupt */
     }
     return rc;
 }
 
-int am__carve(struct am_heap_view *h, unsigned c, unsigned who, uint64_t *off)
+int am__heap_carve(struct am_heap_view *h, unsigned c, unsigned who, uint64_t *off)
 {
     uint32_t sb;
 
     if (!reserve(h, c))
         return -ENOSPC; /* compaction cannot help: the class holds its quota */
     if (!claim_low(h, c, who, &sb)) {
-        am__unreserve(h, c);
+        am__heap_unreserve(h, c);
         return -ENOMEM;
     }
     am__heap_hook(AM_HEAP_CARVING);

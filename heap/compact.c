@@ -17,7 +17,7 @@
  *      FIFO held when it began, until it holds every block of its marked
  *      superblocks of c.  A block of a marked superblock is kept (the low
  *      bits of the generation its claim wrote are noted), any other is given
- *      back at once, to the FIFO's tail (am__give: HELD(who), put, FREE).
+ *      back at once, to the FIFO's tail (am__heap_give: HELD(who), put, FREE).
  *   4. uncarve each marked superblock all of whose blocks it holds: CAS
  *      DRAINING -> UNCARVING(c, who); CAS each header from the word its claim
  *      wrote to the next generation; then every header FREE (relaxed stores)
@@ -25,7 +25,7 @@
  *      wrote (a double free that read the block before the state changed
  *      took it), the superblock goes back to SMALL(c) and step 5 follows.
  *   5. give back every other marked superblock: DRAINING -> SMALL(c) by CAS,
- *      then each block it holds given back (am__give).
+ *      then each block it holds given back (am__heap_give).
  * A compactor that dies holding blocks left them ALLOCATED(who): reclaim
  * frees them, finishes the one it may have left HELD(who), puts
  * DRAINING(c, who) back to SMALL(c) and finishes UNCARVING(c, who) as FREE
@@ -71,7 +71,7 @@ static AO_t *block_header(const struct am_heap_view *h, const struct cand *d, un
     return header_at(h, (uint64_t)d->sb * AM_HEAP_UNITS + ((uint64_t)i << d->c));
 }
 
-int am__idle(const struct am_heap_view *h, uint32_t sb, unsigned skip, unsigned *c)
+int am__heap_idle(const struct am_heap_view *h, uint32_t sb, unsigned skip, unsigned *c)
 {
     AO_t s = AO_load(state_at(h, sb));
     if (s != sb_small(sb_class(s)) || sb_class(s) == skip)
@@ -151,13 +151,13 @@ static void drain(struct compaction *k, unsigned c)
         AO_t w;
         if (am_fifo_peek(f, h->fifo_shift[c], &q, &x) != 0)
             return; /* empty, or corrupt */
-        if (!am__claim(h, c, k->who, q, x, &w))
+        if (!am__heap_claim(h, c, k->who, q, x, &w))
             continue;
         left--;
         am__heap_hook(AM_HEAP_TAKEN);
         struct cand *d = cand_of(k, x / AM_HEAP_UNITS);
         if (!d || !keep(d, c, x, w))
-            am__give(h, x, w); /* not wanted: back to the tail at once */
+            am__heap_give(h, x, w); /* not wanted: back to the tail at once */
     }
 }
 
@@ -193,8 +193,8 @@ static int uncarve(struct compaction *k, struct cand *d)
         AO_store(hp, hw_next(AO_load(hp), H_FREE, 0));
     }
     AO_store_release(st, SB_FREE); /* pairs with the acquire of carve's and runs' CAS */
-    am__unreserve(h, d->c);
-    am__lower_hint(h, d->sb);
+    am__heap_unreserve(h, d->c);
+    am__heap_lower_hint(h, d->sb);
     AO_fetch_and_add1(&hdr_of(h)->uncarved);
     return 1;
 }
@@ -207,7 +207,7 @@ static void give_back(struct compaction *k, struct cand *d)
     for (unsigned i = 0; i < blocks(d->c); i++) {
         AO_t w = AO_load(block_header(h, d, i));
         if (mine(k, d, i, w))
-            am__give(h, (uint64_t)d->sb * AM_HEAP_UNITS + ((uint64_t)i << d->c), w);
+            am__heap_give(h, (uint64_t)d->sb * AM_HEAP_UNITS + ((uint64_t)i << d->c), w);
     }
 }
 
@@ -231,7 +231,7 @@ static unsigned settle(struct compaction *k)
 }
 
 /* For class want: up to BATCH idle superblocks of one other class. */
-unsigned am__compact_class(struct am_heap_view *h, unsigned want, unsigned who)
+unsigned am__heap_compact_class(struct am_heap_view *h, unsigned want, unsigned who)
 {
     struct compaction k;
     unsigned c = AM_HEAP_CLASSES, got;
@@ -240,13 +240,14 @@ unsigned am__compact_class(struct am_heap_view *h, unsigned want, unsigned who)
     k.who = who;
     k.n = 0;
     for (int64_t sb = (int64_t)h->superblocks - 1; sb >= 0 && k.n < BATCH; sb--)
-        if (am__idle(h, (uint32_t)sb, want, &got) && (c == AM_HEAP_CLASSES || got == c) &&
-            mark(&k, (uint32_t)sb, got))
+        if (am__heap_idle(h, (uint32_t)sb, want, &got) &&
+            (c == AM_HEAP_CLASSES || got == c) && mark(&k, (uint32_t)sb, got))
             c = got;
     return k.n ? settle(&k) : 0;
 }
 
-int64_t am__compact_window(struct am_heap_view *h, uint32_t head, uint32_t n, unsigned who)
+int64_t am__heap_compact_window(struct am_heap_view *h, uint32_t head, uint32_t n,
+                                unsigned who)
 {
     struct compaction k;
     uint32_t sb = head + n;
@@ -259,7 +260,8 @@ int64_t am__compact_window(struct am_heap_view *h, uint32_t head, uint32_t n, un
         int stuck = 0;
         for (k.n = 0; sb > head && k.n < BATCH && !stuck; sb--)
             if (AO_load(state_at(h, sb - 1)) != SB_FREE)
-                stuck = !am__idle(h, sb - 1, AM_HEAP_CLASSES, &c) || !mark(&k, sb - 1, c);
+                stuck =
+                    !am__heap_idle(h, sb - 1, AM_HEAP_CLASSES, &c) || !mark(&k, sb - 1, c);
         if (stuck)
             top = sb; /* the one that would not be marked */
         if ((k.n && settle(&k) < k.n) || stuck)

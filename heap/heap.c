@@ -63,7 +63,7 @@
  * ALLOCATED pops it for the claimer (the claimer may be stalled or dead
  * there).  Free: one CAS of the header ALLOCATED(who) -> FREE, so a double
  * free or a wrong who fails (-EINVAL) and changes nothing, then a FIFO put.
- * A give-back (am__give: a carver's hand-out, a compactor's) is a free by who
+ * A give-back (am__heap_give: a carver's hand-out, a compactor's) is a free by who
  * itself that says so: CAS ALLOCATED(who) -> HELD(who), put, CAS HELD -> FREE
  * unless a claimer took the block (HELD may be claimed as FREE is).
  *
@@ -186,8 +186,8 @@ static int small_ok(const struct am_heap_view *h, unsigned c, uint64_t u)
     return sb_serves(AO_load_acquire(state_at(h, (uint32_t)(u / AM_HEAP_UNITS))), c);
 }
 
-int am__claim(struct am_heap_view *h, unsigned c, unsigned who, uint32_t q, uint32_t x,
-              AO_t *got)
+int am__heap_claim(struct am_heap_view *h, unsigned c, unsigned who, uint32_t q, uint32_t x,
+                   AO_t *got)
 {
     struct am_fifo *f = fifo_of(h, c);
     if (!small_ok(h, c, x)) {
@@ -219,10 +219,10 @@ static int small_alloc(struct am_heap_view *h, unsigned c, unsigned who, uint64_
         AO_t w;
         int rc = am_fifo_peek(fifo_of(h, c), h->fifo_shift[c], &q, &x);
         if (rc == -ENOENT)
-            return am__carve(h, c, who, off);
+            return am__heap_carve(h, c, who, off);
         if (rc != 0)
             return -EAGAIN;
-        if (am__claim(h, c, who, q, x, &w)) {
+        if (am__heap_claim(h, c, who, q, x, &w)) {
             *off = unit_off(h, x);
             return 0;
         }
@@ -237,18 +237,18 @@ int am_heap_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *of
 {
     if (who == 0 || who > AM_HEAP_WHO_MAX)
         return -EINVAL;
-    if (len > h->limit)
+    if (len > h->limit || h->limit == 0) /* limit 0: a zeroed view, no heap */
         return -EMSGSIZE;
     if (len > AM_HEAP_SMALL_MAX)
-        return am__large_alloc(h, len, who, off);
+        return am__heap_large_alloc(h, len, who, off);
     unsigned c = class_of(len);
     int rc = small_alloc(h, c, who, off);
-    if (rc == -ENOMEM && am__compact_class(h, c, who))
+    if (rc == -ENOMEM && am__heap_compact_class(h, c, who))
         rc = small_alloc(h, c, who, off);
     return rc == -ENOSPC ? -ENOMEM : rc;
 }
 
-int am__free_small(struct am_heap_view *h, uint64_t unit, AO_t w)
+int am__heap_free_small(struct am_heap_view *h, uint64_t unit, AO_t w)
 {
     unsigned c = hw_kind(w);
     if (!AO_compare_and_swap_full(header_at(h, unit), w, hw_next(w, H_FREE, 0)))
@@ -257,7 +257,7 @@ int am__free_small(struct am_heap_view *h, uint64_t unit, AO_t w)
     return am_fifo_put(fifo_of(h, c), h->fifo_shift[c], (uint32_t)unit) == 0 ? 0 : -EAGAIN;
 }
 
-int am__give(struct am_heap_view *h, uint64_t unit, AO_t w)
+int am__heap_give(struct am_heap_view *h, uint64_t unit, AO_t w)
 {
     unsigned c = hw_kind(w);
     AO_t *hp = header_at(h, unit), held = hw_next(w, H_HELD, hw_who(w));
@@ -311,8 +311,8 @@ int am_heap_free(struct am_heap_view *h, uint64_t off, unsigned who)
         return -EINVAL;
     am__heap_hook(AM_HEAP_FREE_READ);
     if (hw_kind(w) == H_LARGE)
-        return am__large_free(h, (uint32_t)(u / AM_HEAP_UNITS), w);
-    return am__free_small(h, u, w);
+        return am__heap_large_free(h, (uint32_t)(u / AM_HEAP_UNITS), w);
+    return am__heap_free_small(h, u, w);
 }
 
 /* Bytes the block with header w at unit u spans, 0 if its run is corrupt. */

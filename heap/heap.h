@@ -71,7 +71,8 @@ size_t am_heap_max_alloc(const struct am_heap_view *h);
  * processes allocate or compact too, -ENOMEM can be transient); -EMSGSIZE if
  * len > max_alloc (never); -EINVAL for who out of range; -EAGAIN if the heap
  * looked corrupt.  Compacting, it holds free blocks for a moment under `who`:
- * if it dies then, am_heap_reclaim frees them as any of who's blocks. */
+ * if it dies then, am_heap_reclaim frees them as any of who's blocks.  A
+ * zeroed view, of no heap, serves nothing (-EMSGSIZE). */
 int am_heap_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *off);
 
 /* The data of the block at `off` if it is allocated now by `who` and holds at

@@ -246,48 +246,49 @@ static inline void am__heap_hook(enum am_heap_hook where)
 /* heap.c: one attempt at the head message (q, x) of class c's FIFO, as an
  * allocator: 1 if block x is now ALLOCATED(c, who), its header word into *w;
  * 0 to look again (the message is popped if it names no claimable block). */
-int am__claim(struct am_heap_view *h, unsigned c, unsigned who, uint32_t q, uint32_t x,
-              AO_t *w);
+int am__heap_claim(struct am_heap_view *h, unsigned c, unsigned who, uint32_t q, uint32_t x,
+                   AO_t *w);
 
 /* carve.c: serve class c from a fresh superblock (coalescing: its other
  * blocks go to the FIFO).  0 and *off, -ENOMEM (no free superblock),
  * -ENOSPC (the class has its quota: compaction cannot help), -EAGAIN. */
-int am__carve(struct am_heap_view *h, unsigned c, unsigned who, uint64_t *off);
+int am__heap_carve(struct am_heap_view *h, unsigned c, unsigned who, uint64_t *off);
 
 /* carve.c: gives back a class's quota slot taken for a superblock that was
  * never published (reclaim of a dead carver). */
-void am__unreserve(struct am_heap_view *h, unsigned c);
+void am__heap_unreserve(struct am_heap_view *h, unsigned c);
 
 /* heap.c: frees small block `unit` of class c from ALLOCATED(who) (its header
  * word expected to be w): CAS, then FIFO put.  0, -EINVAL (not w any more),
  * -EAGAIN (the FIFO refused it: corrupt). */
-int am__free_small(struct am_heap_view *h, uint64_t unit, AO_t w);
+int am__heap_free_small(struct am_heap_view *h, uint64_t unit, AO_t w);
 
 /* compact.c: is superblock sb idle: SMALL(*c), *c not `skip`, every block
  * FREE now (a snapshot)? */
-int am__idle(const struct am_heap_view *h, uint32_t sb, unsigned skip, unsigned *c);
+int am__heap_idle(const struct am_heap_view *h, uint32_t sb, unsigned skip, unsigned *c);
 
 /* compact.c: gives back to the free space up to 8 idle superblocks of one
  * class other than `want`, as compactor who.  Returns how many. */
-unsigned am__compact_class(struct am_heap_view *h, unsigned want, unsigned who);
+unsigned am__heap_compact_class(struct am_heap_view *h, unsigned want, unsigned who);
 
 /* compact.c: gives back every idle superblock of [head, head + n), as
  * compactor who.  -1 if it did (the window is FREE unless others took some
  * since), else a superblock of the window it could not give back. */
-int64_t am__compact_window(struct am_heap_view *h, uint32_t head, uint32_t n, unsigned who);
+int64_t am__heap_compact_window(struct am_heap_view *h, uint32_t head, uint32_t n,
+                                unsigned who);
 
 /* heap.c: gives back small block `unit`, ALLOCATED(who) with header word w,
  * for who itself (a carver, a compactor): HELD(who) by CAS, its FIFO put,
  * then FREE by CAS unless claimed meanwhile.  A death in between leaves it
  * HELD(who), which reclaim finishes.  0, -EINVAL (not w any more), -EAGAIN
  * (the FIFO refused it: corrupt). */
-int am__give(struct am_heap_view *h, uint64_t unit, AO_t w);
+int am__heap_give(struct am_heap_view *h, uint64_t unit, AO_t w);
 
 /* large.c: runs of superblocks. */
-int am__large_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *off);
-int am__large_free(struct am_heap_view *h, uint32_t head, AO_t w);
-void am__release_claim(struct am_heap_view *h, uint32_t sb, AO_t s);
-void am__lower_hint(struct am_heap_view *h, uint32_t sb);
+int am__heap_large_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *off);
+int am__heap_large_free(struct am_heap_view *h, uint32_t head, AO_t w);
+void am__heap_release_claim(struct am_heap_view *h, uint32_t sb, AO_t s);
+void am__heap_lower_hint(struct am_heap_view *h, uint32_t sb);
 
 /* stats.c: an audit for tests, of a heap nobody uses meanwhile: every FREE
  * small block has exactly one message in its FIFO and no other block has

@@ -29,7 +29,7 @@
  * states CLAIM(head, its who) or RUN(head, ...).
  *
  * Dead claimers: reclaim frees a run whose header is ALLOCATED by a dead who
- * (published or not: am__large_free accepts CLAIM states of its head), and
+ * (published or not: am__heap_large_free accepts CLAIM states of its head), and
  * releases CLAIM(dead who) superblocks of a run whose header it never got.
  */
 #include <errno.h>
@@ -37,7 +37,7 @@
 #include "heap_int.h"
 
 /* Lowers the carving hint to sb: freed space at the bottom is found first. */
-void am__lower_hint(struct am_heap_view *h, uint32_t sb)
+void am__heap_lower_hint(struct am_heap_view *h, uint32_t sb)
 {
     AO_t *low = &hdr_of(h)->low;
     AO_t k = AO_load(low);
@@ -79,7 +79,7 @@ static int find(const struct am_heap_view *h, int64_t top, uint32_t n, uint32_t 
     unsigned c;
     for (int64_t k = top; k >= 0; k--) {
         AO_t s = AO_load(state_at(h, (uint32_t)k));
-        if (s == SB_FREE || am__idle(h, (uint32_t)k, AM_HEAP_CLASSES, &c)) {
+        if (s == SB_FREE || am__heap_idle(h, (uint32_t)k, AM_HEAP_CLASSES, &c)) {
             idles += s != SB_FREE;
             if (++row == n) {
                 *head = (uint32_t)k;
@@ -135,7 +135,7 @@ static void stamp(struct am_heap_view *h, uint32_t head, uint32_t n, unsigned wh
         AO_store_release(state_at(h, (uint32_t)k), sb_run(head, n));
 }
 
-int am__large_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *off)
+int am__heap_large_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *off)
 {
     uint32_t n = runs_of(len), head, stop;
     int64_t top = (int64_t)h->superblocks - 1;
@@ -144,7 +144,7 @@ int am__large_alloc(struct am_heap_view *h, size_t len, unsigned who, uint64_t *
         int idle;
         if (!find(h, top, n, &head, &idle))
             return -ENOMEM;
-        int64_t stuck = idle ? am__compact_window(h, head, n, who) : -1;
+        int64_t stuck = idle ? am__heap_compact_window(h, head, n, who) : -1;
         if (stuck >= 0) {
             top = stuck - 1; /* a block of it was taken meanwhile: look below */
             continue;
@@ -167,10 +167,10 @@ static void release(struct am_heap_view *h, uint32_t head, unsigned who)
         if (of_run(s, head, who))
             AO_compare_and_swap_full(st, s, SB_FREE);
     }
-    am__lower_hint(h, head);
+    am__heap_lower_hint(h, head);
 }
 
-int am__large_free(struct am_heap_view *h, uint32_t head, AO_t w)
+int am__heap_large_free(struct am_heap_view *h, uint32_t head, AO_t w)
 {
     if (!AO_compare_and_swap_full(header_at(h, (uint64_t)head * AM_HEAP_UNITS), w,
                                   hw_next(w, H_FREE, 0)))
@@ -180,8 +180,8 @@ int am__large_free(struct am_heap_view *h, uint32_t head, AO_t w)
     return 0;
 }
 
-void am__release_claim(struct am_heap_view *h, uint32_t sb, AO_t s)
+void am__heap_release_claim(struct am_heap_view *h, uint32_t sb, AO_t s)
 {
     if (AO_compare_and_swap_full(state_at(h, sb), s, SB_FREE))
-        am__lower_hint(h, sb);
+        am__heap_lower_hint(h, sb);
 }

@@ -72,7 +72,7 @@ static void small_sb(struct reclaim *r, uint32_t sb, unsigned c)
         if (!forsaken(r, u, w))
             continue;
         unhead(r->h, c, u);
-        if (am__free_small(r->h, u, w) == 0)
+        if (am__heap_free_small(r->h, u, w) == 0)
             r->freed++;
     }
 }
@@ -88,11 +88,11 @@ static void run_sb(struct reclaim *r, uint32_t sb, AO_t s)
     AO_t w = AO_load_acquire(header_at(r->h, u));
     int owned = hw_state(w) == H_ALLOC && hw_kind(w) == H_LARGE;
     if (head == sb && owned && forsaken(r, u, w)) {
-        if (am__large_free(r->h, head, w) == 0)
+        if (am__heap_large_free(r->h, head, w) == 0)
             r->freed++;
     } else if (sb_kind(s) == SB_CLAIM && !(owned && hw_who(w) == sb_who(s)) &&
                sb_who(s) != 0 && r->dead(r->ctx, sb_who(s))) {
-        am__release_claim(r->h, sb, s);
+        am__heap_release_claim(r->h, sb, s);
     }
 }
 
@@ -117,8 +117,8 @@ static void superblock(struct reclaim *r, uint32_t sb)
     case SB_CARVING:
     case SB_UNCARVING:
         if (dead_state(r, s) && AO_compare_and_swap_full(state_at(r->h, sb), s, SB_FREE)) {
-            am__unreserve(r->h, sb_class(s));
-            am__lower_hint(r->h, sb);
+            am__heap_unreserve(r->h, sb_class(s));
+            am__heap_lower_hint(r->h, sb);
             if (sb_kind(s) == SB_UNCARVING)
                 AO_fetch_and_add1(&hdr_of(r->h)->uncarved);
         }

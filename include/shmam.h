@@ -74,6 +74,7 @@ typedef void (*am_handler_t)(am_token_t *tok, const uint32_t *args, int nargs, v
  *   bulk_blocks 8 KB blocks per queue, power of two, default 16   (SHMAM_BULK)
  *   max_senders endpoints that may map this one at once, default 64, up to 1024
  *                                                                 (SHMAM_MAX_SENDERS)
+ *   (an anonymous endpoint's defaults differ: see am_ep_create)
  *   abandon_ms  the longest am_wait sleeps while a queue waits on a claim whose
  *               sender may have died: a dead sender's claim is skipped within
  *               this bound, default 100, 1..60000                 (SHMAM_ABANDON_MS)
@@ -103,12 +104,32 @@ struct am_ep_opts {
  * that thread holds (the kernel marks it when the thread dies), so create, map
  * and destroy an endpoint in the same thread, and keep that thread for its life.
  * am_ep_create reclaims a name whose owner has gone (closed, died, or died while
- * creating it); -EEXIST if a live endpoint has it.  am_ep_map maps a peer at an
- * index (-ENOSPC if the peer's sender table is full of live senders: try again
- * later, -EPIPE if its owner has gone).  A destroyed endpoint is poisoned: calls
+ * creating it); -EEXIST if a live endpoint has it.
+ *
+ * Anonymous endpoints, for clients: am_ep_create(NULL, opts, &ep) makes one
+ * with no name in /dev/shm nor a System V key, so nothing of it survives its
+ * process however it ends (SIGKILL, _exit, exec: peers then see it gone, as
+ * for any death).  am_ep_name gives its address, which starts with '@' (no
+ * name does): "@p<pid>.f<fd>.<nonce>" (POSIX: a memfd the endpoint keeps open
+ * as descriptor fd; do not close it) or "@s<id>.<nonce>" (System V: a segment
+ * marked for removal at once).  A server learns it from each request, as it
+ * learns a name; a peer of the same user may also am_ep_map or am_ep_probe
+ * it (-ENOENT once the endpoint has gone, even if its pid, descriptor or id
+ * now holds another: the random nonce tells them apart; -EACCES for another
+ * user's, or a process whose files are closed to us, e.g. not dumpable).  A
+ * child forked without exec shares the segment until it execs or ends.  Its
+ * defaults are a client's: 32 packets and 2 bulk blocks per queue (1 with a
+ * per-sender kind), 8 senders, long_max 64 KiB, and its request queue has no
+ * heap: it takes replies, and short or bulk requests, but a long request to
+ * it fails with -EMSGSIZE; it has no one-copy region (-EINVAL).  220 KB in
+ * all with the default queue kind (a named endpoint's defaults: 5.1 MB).
+ *
+ * am_ep_map maps a peer, by name or address, at an index (-EUSERS if the
+ * peer's sender table is full of live senders: try again later, -EPIPE if its
+ * owner has gone).  A destroyed endpoint is poisoned: calls
  * on it return -EINVAL (or NULL / 0 for getters) until am_ep_create reuses the
  * handle.  Errors: -EINVAL (bad name, option or index), -EEXIST, -ENOSPC (no
- * room in /dev/shm, named on stderr; or the peer's table is full), -EACCES
+ * room in /dev/shm, named on stderr), -EUSERS, -ENOENT, -EACCES
  * (another user's segment), -EPROTO (not a segment of this build), -ENOMEM;
  * -EDEADLK inside a handler (for am_ep_create, a handler of any endpoint of
  * this thread), changing nothing.  am_set_handler: -EINVAL for an id over 255
@@ -121,7 +142,7 @@ int am_set_handler(am_ep_t *ep, unsigned id, am_handler_t fn);
 /* Is the endpoint of this name owned by a live process?  1 yes, 0 no (its owner
  * closed it or died: a leftover that the next am_ep_create of the name, or a
  * cleanup tool, may remove), -ENOENT if there is none, -EACCES if it is not
- * ours.  For tools that list or clean up segments. */
+ * ours.  For tools that list or clean up segments.  An address works too. */
 int am_ep_probe(const char *name);
 
 /* Requests and replies.  A send blocks (polling this endpoint) while the

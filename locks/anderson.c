@@ -11,7 +11,7 @@
  * compare-and-swap `next`) and waits on slot t & (n - 1) only, so every waiter
  * spins on a line of its own; unlock() passes the lock to the next slot,
  * touching only that waiter's line.  FIFO, like the ticket lock, and it convoys
- * the same way when processes outnumber cores, hence the yielding spin (spin.h).
+ * the same way when processes outnumber cores, hence the yielding spin (wait.h).
  * The records of who took which ticket (n of them, taker.h) follow the slots,
  * eight to a line, away from the lines waiters spin on.
  *
@@ -70,8 +70,8 @@
 #include <string.h>
 
 #include "lock.h"
-#include "spin.h"
 #include "taker.h"
+#include "wait.h"
 #include "watch.h"
 
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release)
@@ -204,8 +204,7 @@ static int tick(struct anderson_lock *a, AO_t mine, int taken, const struct am_l
  * ticket. */
 static int take(struct anderson_lock *a, const struct am_lock_ctx *c, AO_t *mine)
 {
-    struct spin s = SPIN_INIT;
-    unsigned yields = 0;
+    struct wait w = wait_start(c);
     int rc;
 
     for (;;) {
@@ -216,7 +215,7 @@ static int take(struct anderson_lock *a, const struct am_lock_ctx *c, AO_t *mine
             *mine = k;
             return 0;
         }
-        if (watch_due(c, spin_wait(&s), &yields) && (rc = tick(a, k, 0, c)) != 0)
+        if (wait_round(&w, c) && (rc = tick(a, k, 0, c)) != 0)
             return rc;
     }
 }
@@ -240,8 +239,8 @@ static int give_up(struct anderson_lock *a, const struct am_lock_ctx *c, AO_t mi
 static int anderson_lock_lock(void *l, struct am_lock_ctx *c)
 {
     struct anderson_lock *a = l;
-    struct spin s = SPIN_INIT;
-    unsigned yields = 0, i;
+    struct wait w = wait_start(c);
+    unsigned i;
     AO_t mine;
     int rc;
 
@@ -249,7 +248,7 @@ static int anderson_lock_lock(void *l, struct am_lock_ctx *c)
         return rc;
     i = (unsigned)(mine & mask_of(a, c));
     while (AO_load_acquire(&a->slot[i].turn) != mine)
-        if (watch_due(c, spin_wait(&s), &yields) && (rc = tick(a, mine, 1, c)) != 0)
+        if (wait_round(&w, c) && (rc = tick(a, mine, 1, c)) != 0)
             return give_up(a, c, mine, rc);
     c->held = mine;
     return 0;

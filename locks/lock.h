@@ -11,18 +11,21 @@
  * sizes the arrays of the FIFO locks (rounded up to a power of two).
  *
  * Dead participants.  A caller that passes a `struct am_lock_watch` lets the lock ask
- * two questions while it waits, only once spinning has failed and it yields (so
- * the questions cost an uncontended acquisition nothing):
+ * two questions while it waits, only once spinning has failed and it yields,
+ * spins at the cap or parks (wait.h; so the questions cost an uncontended
+ * acquisition nothing):
  *   dead(arg, who)  has participant `who` died?  Must be final (once dead, always
  *                   dead) and must never call a live participant dead: a slow or
  *                   stopped holder keeps the lock however long it takes.
  *   give_up(arg)    should this waiter stop waiting (e.g. the process that drains
  *                   the queue this lock guards has died)?
  * A waiter that finds the holder dead takes the lock over (tas, ttas), or passes
- * the dead participant's turn on to the next ticket (ticket, anderson), or the
- * kernel hands it on (mutex: EOWNERDEAD).  The lock knows nothing of what it
- * guards: state a dead holder left half changed must be repairable by the next
- * holder (the runtime's claim is).  Without a watch a lock waits forever.
+ * the dead participant's turn on to the next ticket (ticket, anderson), or takes
+ * the lock once every ticket before its own is over or a dead or gone
+ * participant's (mcs, clh), or the kernel hands it on (mutex: EOWNERDEAD).  The
+ * lock knows nothing of what it guards: state a dead holder left half changed
+ * must be repairable by the next holder (the runtime's claim is).  Without a
+ * watch a lock waits forever.
  *
  * The state starts at a AM_LOCK_ALIGN-aligned address (the caller's duty), and its
  * size is a multiple of AM_LOCK_ALIGN, so nothing placed after it shares its lines.
@@ -31,19 +34,27 @@
  * Every lock gives acquire ordering on lock/trylock success and release ordering
  * on unlock: stores made inside the critical section are visible to the next holder.
  * A take-over orders nothing the dead holder wrote: the next holder must read the
- * guarded state as possibly half written.  Every spin falls back to sched_yield()
- * once spinning has clearly failed (see spin.h), so that more processes than cores
- * still make progress.
+ * guarded state as possibly half written.  Under the default waiting policy
+ * every spin falls back to sched_yield() once spinning has clearly failed (see
+ * spin.h), so that more processes than cores still make progress; a caller
+ * may choose another (ctx->wait, below).
  *
- * Verbs (the same for each algorithm ALG in tas, ttas, ticket, anderson, mutex;
+ * Queue nodes.  mcs and clh give participant `self` the queue node self mod n
+ * (n: max_procs rounded up to a power of two), a line in the lock's own state:
+ * mcs waits on its own node, clh on its predecessor's.  Ids that differ modulo
+ * n keep every waiter on a line of its own; ids that share a node stay correct
+ * (more participants than max_procs wait for room, as the FIFO locks' do).
+ *
+ * Verbs (the same for each algorithm ALG in tas, ttas, ticket, anderson, mutex,
+ * mcs, clh;
  * static in ALG.c, reached through am_lock_ALG):
  *   size_t ALG_lock_size(unsigned max_procs)          bytes of shared state
  *   int    ALG_lock_init(void *l, unsigned max_procs)  0 or -errno; by one process
  *   int    ALG_lock_lock(void *l, struct am_lock_ctx *c)  0 held; AM_LOCK_GAVE_UP if the
  *                                                      watch's give_up said so;
  *                                                      AM_LOCK_BROKEN (mutex, ticket,
- *                                                      anderson) if its state is
- *                                                      garbage
+ *                                                      anderson, mcs, clh) if its
+ *                                                      state is garbage
  *   int    ALG_lock_trylock(void *l, struct am_lock_ctx *c)  1 acquired, 0 busy
  *   void   ALG_lock_unlock(void *l, struct am_lock_ctx *c)
  *   int    ALG_lock_locked(void *l)                    1 if held now (a snapshot)
@@ -54,18 +65,19 @@
 #include <pthread.h>
 #include <stddef.h>
 
-/* Participant ids: 0 .. AM_LOCK_MAX_SELF (they are stored as self + 1 in 24 bits). */
+/* Participant ids: 0 .. AM_LOCK_MAX_SELF (they are stored as self + 1 in 24 bits;
+ * the all-ones id is the queue locks' mark of a released ticket, qnode.h). */
 #define AM_LOCK_ID_BITS 24
-#define AM_LOCK_MAX_SELF ((1u << AM_LOCK_ID_BITS) - 2u)
+#define AM_LOCK_MAX_SELF ((1u << AM_LOCK_ID_BITS) - 3u)
 
 /* lock()'s result when the watch's give_up() asked the waiter to stop. */
 #define AM_LOCK_GAVE_UP (-1)
 
 /* lock()'s result when the shared state is unusable (a peer wrote garbage into
  * it): the mutex when its kind or pthread says so; the FIFO locks (ticket,
- * anderson) at a watch tick that finds their words in a state no run of the
- * lock reaches (a ticket far from the one served, a turn past a live
- * waiter's), which no pass could ever end.  tas and ttas treat garbage as a
+ * anderson, mcs, clh) at a watch tick that finds their words in a state no
+ * run of the lock reaches (a ticket far from the one served, a turn past a
+ * live waiter's), which no pass could ever end.  tas and ttas treat garbage as a
  * dead holder's. */
 #define AM_LOCK_BROKEN (-2)
 
@@ -90,6 +102,19 @@ struct am_lock_ctx {
     unsigned long long held;           /* algorithm's private note between lock and
                                         * unlock (anderson: the ticket held) */
     const struct am_lock_watch *watch; /* NULL: never take over, never give up */
+    unsigned wait;                     /* waiting policy, AM_LOCK_WAIT_*: 0 is the
+                                        * default, spin then yield (wait.h) */
+};
+
+/* Waiting policies (ctx->wait; wait.h says how each waits): spin with
+ * backoff, then yield (the default); spin only, never yielding; spin, then
+ * sleep on a futex where the lock has a word of the waiter's turn to sleep
+ * on (ops->parks), else yield.  The mutex always waits as glibc does. */
+enum am_lock_wait {
+    AM_LOCK_WAIT_YIELD,
+    AM_LOCK_WAIT_SPIN,
+    AM_LOCK_WAIT_PARK,
+    AM_LOCK_WAITS
 };
 
 struct am_lock_ops {
@@ -100,17 +125,28 @@ struct am_lock_ops {
     int (*trylock)(void *l, struct am_lock_ctx *c);
     void (*unlock)(void *l, struct am_lock_ctx *c);
     int (*locked)(void *l);
+    int parks; /* 1 if AM_LOCK_WAIT_PARK sleeps on a futex (else it yields) */
 };
 
 /* The algorithms, one operation table each (the per-algorithm functions are
  * static behind them), and every lock shmam knows, in the paper's order (tas,
- * ttas, ticket, anderson, mutex); NULL-terminated. */
+ * ttas, ticket, anderson, mutex), then the queue locks (mcs, clh);
+ * NULL-terminated. */
 extern const struct am_lock_ops am_lock_tas, am_lock_ttas, am_lock_ticket, am_lock_anderson,
-    am_lock_mutex;
+    am_lock_mutex, am_lock_mcs, am_lock_clh;
 extern const struct am_lock_ops *const am_lock_table[];
 
 /* The lock named `name`, or NULL. */
 const struct am_lock_ops *am_lock_find(const char *name);
+
+/* Tests only: when set, the queue locks (qnode.h) call it at these points, so
+ * that a test can park a participant there and kill it.  NULL otherwise. */
+enum am_lock_hook {
+    AM_LOCK_HOOK_ENQUEUED, /* lock(): ticket taken, its wait not begun */
+    AM_LOCK_HOOK_HANDING,  /* mcs unlock(): successor found, not yet admitted */
+    AM_LOCK_HOOK_COUNT
+};
+extern void (*am__lock_hook)(enum am_lock_hook where);
 
 /* Alignment every lock's shared state must be placed at (one destructive line pair). */
 #define AM_LOCK_ALIGN 128

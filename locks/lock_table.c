@@ -1,15 +1,20 @@
 /*
  * am_lock_table.c - every lock shmam knows, for the runtime, tests and benchmarks
  * to loop over or pick by name.  The order is fixed (the paper's): tas, ttas,
- * ticket, anderson, mutex.
+ * ticket, anderson, mutex; then the queue locks mcs, clh.
  */
 #include <string.h>
 
 #include "lock.h"
+#include "wait.h"
 
 const struct am_lock_ops *const am_lock_table[] = {
-    &am_lock_tas, &am_lock_ttas, &am_lock_ticket, &am_lock_anderson, &am_lock_mutex, NULL,
+    &am_lock_tas,   &am_lock_ttas, &am_lock_ticket, &am_lock_anderson,
+    &am_lock_mutex, &am_lock_mcs,  &am_lock_clh,    NULL,
 };
+
+void (*am__lock_hook)(enum am_lock_hook where);
+unsigned long am__lock_parks_woken;
 
 const struct am_lock_ops *am_lock_find(const char *name)
 {

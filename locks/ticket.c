@@ -17,7 +17,10 @@
  *
  * FIFO hand-off convoys when processes outnumber cores: the next ticket may belong
  * to a descheduled process, and everybody behind it waits for the scheduler.  The
- * spin therefore yields (spin.h) once spinning has clearly failed.
+ * spin therefore yields (spin.h) once spinning has clearly failed, under the
+ * default policy; under AM_LOCK_WAIT_PARK a waiter sleeps on `owner` instead,
+ * and whoever moves owner (unlock, a pass, a give-up) wakes the sleepers
+ * (wait.h).
  *
  * Dead participants.  Invariant: owner moves from k to k + 1 only by the live
  * holder of ticket k (unlock), or, once k's taker is dead or gave up, by a
@@ -57,9 +60,9 @@
 #include <atomic_ops.h>
 #include <string.h>
 
-#include "spin.h"
-#include "taker.h"
 #include "lock.h"
+#include "taker.h"
+#include "wait.h"
 #include "watch.h"
 
 #if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release)
@@ -70,6 +73,7 @@ struct ticket_lock {
     _Alignas(AM_LOCK_ALIGN) AO_t next;  /* (next ticket, taker of the one before + 1) */
     AO_t owner;                         /* ticket now holding or next to hold the lock */
     AO_t mask;                          /* records - 1; read-only after init */
+    AO_t sleepers;                      /* waiters parked on owner (wait.h) */
     _Alignas(AM_LOCK_ALIGN) AO_t who[]; /* mask + 1 records (taker.h) */
 };
 
@@ -122,7 +126,8 @@ static void pass_dead(struct ticket_lock *t, const struct am_lock_ctx *c)
 
         if (!taker_dead(t->who, mask, nx, k, c))
             return;
-        AO_compare_and_swap_full(&t->owner, k, tk_add(k, 1));
+        if (AO_compare_and_swap_full(&t->owner, k, tk_add(k, 1)))
+            wait_wake(c, &t->owner, &t->sleepers);
     }
 }
 
@@ -158,8 +163,7 @@ static int tick(struct ticket_lock *t, const struct am_lock_ctx *c, const AO_t *
  * ticket. */
 static int take(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t *mine)
 {
-    struct spin s = SPIN_INIT;
-    unsigned yields = 0;
+    struct wait w = wait_start(c);
     int rc;
 
     for (;;) {
@@ -170,7 +174,7 @@ static int take(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t *mine)
             *mine = tk_ticket(nx);
             return 0;
         }
-        if (watch_due(c, spin_wait(&s), &yields) && (rc = tick(t, c, NULL)) != 0)
+        if (wait_round(&w, c) && (rc = tick(t, c, NULL)) != 0)
             return rc;
     }
 }
@@ -181,7 +185,8 @@ static int take(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t *mine)
 static int give_up(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t mine, int rc)
 {
     taker_abandon(t->who, mask_of(t, c), mine);
-    AO_compare_and_swap_full(&t->owner, mine, tk_add(mine, 1));
+    if (AO_compare_and_swap_full(&t->owner, mine, tk_add(mine, 1)))
+        wait_wake(c, &t->owner, &t->sleepers);
     return rc;
 }
 
@@ -191,15 +196,14 @@ static int give_up(struct ticket_lock *t, const struct am_lock_ctx *c, AO_t mine
 static int ticket_lock_lock(void *l, struct am_lock_ctx *c)
 {
     struct ticket_lock *t = l;
-    struct spin s = SPIN_INIT;
-    unsigned yields = 0;
-    AO_t mine;
+    struct wait w = wait_start(c);
+    AO_t mine, seen;
     int rc;
 
     if ((rc = take(t, c, &mine)) != 0)
         return rc;
-    while (AO_load_acquire(&t->owner) != mine)
-        if (watch_due(c, spin_wait(&s), &yields) && (rc = tick(t, c, &mine)) != 0)
+    while ((seen = AO_load_acquire(&t->owner)) != mine)
+        if (wait_on(&w, c, &t->owner, seen, &t->sleepers) && (rc = tick(t, c, &mine)) != 0)
             return give_up(t, c, mine, rc);
     return 0;
 }
@@ -216,12 +220,14 @@ static int ticket_lock_trylock(void *l, struct am_lock_ctx *c)
     return taker_claim(&t->next, t->who, mask_of(t, c), c->self, nx);
 }
 
-/* By the holder only (nobody else writes owner meanwhile); release ordering. */
+/* By the holder only (nobody else writes owner meanwhile); release ordering.
+ * Wakes parked waiters under AM_LOCK_WAIT_PARK. */
 static void ticket_lock_unlock(void *l, struct am_lock_ctx *c)
 {
     struct ticket_lock *t = l;
 
     AO_store_release(&t->owner, tk_add(AO_load(&t->owner), 1));
+    wait_wake(c, &t->owner, &t->sleepers);
 }
 
 /* Any process; a relaxed snapshot: 1 if some process held the lock (or a dead
@@ -242,4 +248,5 @@ const struct am_lock_ops am_lock_ticket = {
     .trylock = ticket_lock_trylock,
     .unlock = ticket_lock_unlock,
     .locked = ticket_lock_locked,
+    .parks = 1,
 };

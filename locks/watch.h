@@ -1,26 +1,12 @@
 /*
- * watch.h - when and how a waiting lock consults its caller's lock_watch
- * (lock.h), shared by the spin locks.
- *
- * A waiter asks its questions only after spinning has failed: every
- * AM_LOCK_WATCH_EVERY rounds in which spin_wait() yielded the processor.  So an
- * acquisition that gets the lock while still spinning never calls the watch, and
- * one that waits long asks about once per AM_LOCK_WATCH_EVERY scheduler slices.  A
- * missing watch, or a missing function in it, answers "alive" and "keep waiting".
+ * watch.h - how a waiting lock asks its caller's lock_watch (lock.h) its
+ * questions, shared by the spin locks; when it asks is wait.h's.  A missing
+ * watch, or a missing function in it, answers "alive" and "keep waiting".
  */
 #ifndef SHMAM_WATCH_H
 #define SHMAM_WATCH_H
 
 #include "lock.h"
-
-/* After one spin_wait() that returned `yielded`: 1 if the waiter with ctx c
- * should consult its watch now.  *yields counts the yielding rounds so far. */
-static inline int watch_due(const struct am_lock_ctx *c, int yielded, unsigned *yields)
-{
-    if (!c->watch || !yielded)
-        return 0;
-    return ++*yields % AM_LOCK_WATCH_EVERY == 0;
-}
 
 /* 1 if the watch says participant `who` has died (final: it stays dead). */
 static inline int watch_dead(const struct am_lock_ctx *c, unsigned who)

@@ -12,7 +12,7 @@
 #include <atomic_ops.h>
 
 #include "lock.h"
-#include "spin.h"
+#include "wait.h"
 #include "watch.h"
 
 #if !defined(AO_HAVE_compare_and_swap_acquire) || !defined(AO_HAVE_store_release)
@@ -57,11 +57,10 @@ static inline int word_take_over(struct word_lock *t, const struct am_lock_ctx *
  * holder if need be, or AM_LOCK_GAVE_UP without it if the watch said so. */
 static inline int word_lock(struct word_lock *t, struct am_lock_ctx *c, int test_first)
 {
-    struct spin s = SPIN_INIT;
-    unsigned yields = 0;
+    struct wait w = wait_start(c);
 
     while (!word_try(t, c, test_first)) {
-        if (!watch_due(c, spin_wait(&s), &yields))
+        if (!wait_round(&w, c))
             continue;
         if (word_take_over(t, c))
             return 0;

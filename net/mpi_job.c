@@ -26,6 +26,7 @@
 
 #include "job.h"
 #include "mpi_net.h"
+#include "net.h"
 
 static int we_initialized; /* MPI_Init was ours: am__net_end finalizes */
 static uint8_t *local_map; /* the job's, [nprocs] */

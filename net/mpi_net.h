@@ -44,6 +44,8 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "net.h"
+#include "send.h"
 
 enum { AM_TAG_MSG = 0x5a0, AM_TAG_DATA = 0x5a2 }; /* + qid */
 

@@ -24,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deliver.h"
 #include "mpi_net.h"
+#include "send.h"
 
 static int post(struct am_mpi *n, enum am_qid qid, unsigned i)
 {

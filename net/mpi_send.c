@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "mpi_net.h"
+#include "send.h"
 #include "spin.h"
 
 /* Requests of the ring completed, oldest first: the slots they free. */

@@ -43,10 +43,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
+#include "deliver.h"
 #include "internal.h"
+#include "net.h"
+#include "peers.h"
+#include "polling.h"
+#include "send.h"
+#include "senders.h"
+#include "waiting.h"
 
-#define AM_CALL_CACHE 256 /* rooms of at most this many data bytes stay with
-                           * their record for the next call */
+#define AM_CALL_CACHE                                                                      \
+    256 /* rooms of at most this many data bytes stay with                                 \
+         * their record for the next call */
 
 struct am_call_rec {
     am_call_t id;          /* 0: free */
@@ -67,11 +76,11 @@ struct am_call_rec {
 struct am_calls {
     struct am_call_rec *rec; /* n of them, grown while all are taken */
     unsigned n;
-    unsigned limit;          /* most calls outstanding */
-    unsigned live;           /* rc == -EINPROGRESS */
+    unsigned limit; /* most calls outstanding */
+    unsigned live;  /* rc == -EINPROGRESS */
     unsigned awaiting;
-    unsigned next;   /* where the search for a free record starts */
-    uint64_t seq;    /* the next id's sequence number */
+    unsigned next; /* where the search for a free record starts */
+    uint64_t seq;  /* the next id's sequence number */
     unsigned long ended, late;
 };
 
@@ -395,10 +404,16 @@ static size_t cap_max(am_ep_t *ep)
 static int send_request(am_ep_t *ep, struct am_call_rec *r, unsigned handler,
                         const uint32_t *args, int nargs, const void *data, size_t len)
 {
-    struct am_msg m = {len == 0                ? AM_SHORT
+    struct am_msg m = {len == 0               ? AM_SHORT
                        : len <= AM_BULK_BYTES ? AM_BULK
                                               : AM_LONG,
-                       handler, args, nargs, data, len, 0, (uint32_t)r->id,
+                       handler,
+                       args,
+                       nargs,
+                       data,
+                       len,
+                       0,
+                       (uint32_t)r->id,
                        (uint32_t)(r->block / 64)};
     if (r->block) {
         struct am_call_room *head =
@@ -438,8 +453,8 @@ int am_call_start(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *
     size_t cap = res->cap < cap_max(ep) ? res->cap : cap_max(ep);
     /* Taken (id set) but not yet outstanding, nor the user's, while its room
      * is found and its request sent: the waits meanwhile poll and check. */
-    *r = (struct am_call_rec){id_for(c, i), res, deadline, r->block, r->cap, dest,
-                              -EAGAIN, 0, 0, 0};
+    *r = (struct am_call_rec){id_for(c, i), res,     deadline, r->block, r->cap,
+                              dest,         -EAGAIN, 0,        0,        0};
     if ((rc = room_get(ep, c, r, cap, deadline)) == 0)
         rc = send_request(ep, r, handler, args, nargs, data, len);
     if (rc < 0) { /* never sent: no reply can come */
@@ -611,8 +626,8 @@ static int owe(am_token_t *tok, struct am_msg *m)
 static struct am_msg reply_msg(const am_token_t *tok, int err, const uint32_t *args,
                                int nargs, size_t len)
 {
-    return (struct am_msg){AM_CALL_REPLY, (unsigned)-err, args, nargs, NULL, len, 0,
-                           tok->call, 0};
+    return (struct am_msg){
+        AM_CALL_REPLY, (unsigned)-err, args, nargs, NULL, len, 0, tok->call, 0};
 }
 
 int am__call_reply(am_token_t *tok, const struct am_msg *m)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deliver.h"
 #include "internal.h"
 
 static unsigned shift_of(const struct am_seg_view *v)
@@ -162,7 +163,8 @@ static int visit(am_ep_t *ep, unsigned i, enum am_qid qid, volatile AO_t *w)
     return n;
 }
 
-int am__chan_drain(am_ep_t *ep, enum am_qid qid)
+/* One pass over the channels of queue qid that the summary names. */
+static int drain_marked(am_ep_t *ep, enum am_qid qid)
 {
     struct am_chan_summary *sum = &ep->own.summary[qid];
     unsigned senders = ep->own.max_senders, words = (senders + 63) / 64;
@@ -174,6 +176,18 @@ int am__chan_drain(am_ep_t *ep, enum am_qid qid)
         for (; bits; bits &= bits - 1)
             n += visit(ep, w * 64 + (unsigned)__builtin_ctzl(bits), qid, &sum->bits[w]);
     }
+    return n;
+}
+
+/* Passes over the marked channels, slipping behind a one-way stream as the
+ * shared queues do (slip.c). */
+int am__chan_drain(am_ep_t *ep, enum am_qid qid)
+{
+    int n = drain_marked(ep, qid), k = n;
+    unsigned round = 0;
+    while (k > 0 && am__slip_wait(ep, qid, round))
+        round++, n += k = drain_marked(ep, qid);
+    am__slip_seen(ep, qid, n, round > 0 && k == 0);
     return am__drained(ep, n);
 }
 

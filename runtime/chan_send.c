@@ -14,7 +14,9 @@
 #include <errno.h>
 
 #include "internal.h"
+#include "send.h"
 #include "spin.h"
+#include "waiting.h"
 
 static unsigned shift_of(const struct am_seg_view *v)
 {
@@ -134,6 +136,7 @@ int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_
     if (v->ring->holds)
         v->ring->flush(&tx->end);
     tx->bulk_next += m->kind == AM_BULK;
+    am__slip_sent(&ep->sends);
     notify(v, qid, peer->sender_index);
     if (rounds)
         am__count_backoffs(peer, rounds);

@@ -89,6 +89,7 @@
 #include <stdint.h>
 
 #include "layout.h"
+#include "shmam.h"
 #include "spsc.h"
 
 #define AM_CHAN_IDLE 64 /* empty polls of a channel before its summary bit goes */
@@ -119,5 +120,25 @@ struct am_chan_rx {
     unsigned idle[2];      /* polls that found the channel empty */
     unsigned gen;          /* the generation the channels are laid out for */
 };
+
+struct am_peer;
+struct am_msg;
+
+/* chan_send.c: the producer's half.  open: after registering in peer's table,
+ * our ends of our two channels there; 0 or -EPROTO.  send: as am__send, m's
+ * long data already staged. */
+int am__chan_open_tx(struct am_peer *peer);
+int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m);
+
+/* chan_poll.c: the owner's half.  open: at creation, before LIVE, every
+ * entry's channels laid out for its first sender; 0 or -ENOMEM.  drain: every
+ * channel of queue qid with its summary bit set; messages delivered.  chores:
+ * on idle polls, a look at one more channel, and channels of departed
+ * senders drained and laid out again (every AM_TAIL_CHECK, or when asked);
+ * messages delivered.  free: at destroy. */
+int am__chans_open(am_ep_t *ep);
+int am__chan_drain(am_ep_t *ep, enum am_qid qid);
+int am__chan_chores(am_ep_t *ep, int unasked);
+void am__chans_free(am_ep_t *ep);
 
 #endif

@@ -10,7 +10,10 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "deliver.h"
 #include "internal.h"
+#include "pending.h"
+#include "senders.h"
 
 _Thread_local unsigned am__handlers_running;
 

@@ -4,7 +4,11 @@
  * The owner creates the segment, lays it out (view.c), takes the owner's
  * lifeline (lifeline.h), release-stores LIVE, and only then gives the segment
  * its name (POSIX; a System V segment is named from the start and judged by its
- * state), so a process attaching sees a complete endpoint or none.  A name that
+ * state), so a process attaching sees a complete endpoint or none.  An
+ * anonymous endpoint (am_ep_create(NULL, ...)) has no name: its segment's
+ * address (segment.h) stands for one, in its header, in the sender entries
+ * it takes and for am_ep_name; peers reach it only by that address, and
+ * nothing of it outlives the processes that have it mapped.  A name that
  * is taken by a segment whose owner is gone (closed, dead, or a half-made System
  * V segment nobody has attached) is reclaimed.  Destroy release-stores CLOSED
  * first, so senders stop with -EPIPE instead of waiting on a queue nobody
@@ -22,7 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deliver.h"
+#include "endpoint.h"
 #include "internal.h"
+#include "job.h"
+#include "net.h"
+#include "options.h"
+#include "peers.h"
+#include "pending.h"
+#include "region.h"
+#include "waiting.h"
 
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 static am_ep_t *spare; /* destroyed handles, linked through their peers field */
@@ -108,8 +121,30 @@ static int open_for_business(am_ep_t *ep, struct am_segment *seg,
     return rc;
 }
 
+/* An anonymous endpoint: its segment made, sealed at once (segment.h), laid
+ * out and opened under its address, which becomes its name; nothing to
+ * publish, nothing ever to unlink. */
+static int create_anon(am_ep_t *ep, const struct am_config *cfg)
+{
+    struct am_segment seg;
+    int rc = am__segment_make_anon(cfg->backend, am__layout_size(cfg), &seg, ep->name,
+                                   sizeof ep->name);
+    if (rc < 0)
+        return rc;
+    am__hook(AM_HOOK_ANON_MADE);
+    rc = am__segment_seal(&seg, ep->name);
+    if (rc == 0)
+        rc = open_for_business(ep, &seg, cfg, ep->name);
+    if (rc < 0)
+        am__segment_discard(&seg, ep->name);
+    ep->unlinked = 1;
+    return rc;
+}
+
 static int create_segment(am_ep_t *ep, const struct am_config *cfg)
 {
+    if (cfg->anon)
+        return create_anon(ep, cfg);
     size_t size = am__layout_size(cfg);
     struct am_segment seg;
     int rc = am__segment_make(cfg->backend, ep->name, size, &seg);
@@ -126,17 +161,18 @@ static int create_segment(am_ep_t *ep, const struct am_config *cfg)
 int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
 {
     struct am_config cfg;
-    if (!out || !am__name_valid(name))
+    if (!out || (name && !am__name_valid(name)))
         return -EINVAL;
     if (am__handlers_running)
         return -EDEADLK;
-    int rc = am__config_resolve(opts, &cfg);
+    int rc = am__config_resolve(opts, name == NULL, &cfg);
     if (rc < 0)
         return rc;
     am_ep_t *ep = ep_alloc();
     if (!ep)
         return -ENOMEM;
-    strcpy(ep->name, name);
+    if (name)
+        strcpy(ep->name, name);
     ep->backend = cfg.backend;
     ep->abandon_ms = cfg.abandon_ms;
     ep->send_timeout_ms = cfg.send_timeout_ms;
@@ -188,17 +224,41 @@ int am_ep_destroy(am_ep_t *ep)
     return rc_net < 0 ? rc_net : rc == -ENOENT ? 0 : rc;
 }
 
+/* The segment of an address, or of a name in backend `first`, else in the
+ * other; as am__segment_open / am__segment_open_addr. */
+int am__ep_open(enum am_shm first, const char *name, struct am_segment *seg)
+{
+    if (name[0] == '@')
+        return am__segment_open_addr(name, seg);
+    int rc = am__segment_open(first, name, seg);
+    enum am_shm other = first == AM_SHM_POSIX ? AM_SHM_SYSV : AM_SHM_POSIX;
+    return rc == -ENOENT ? am__segment_open(other, name, seg) : rc;
+}
+
+/* Does the header of seg name `name`?  (At an address: a later endpoint at
+ * a reused pid, fd or id does not.)  One private copy of the name. */
+static int names(const struct am_segment *seg, const char *name)
+{
+    char copy[AM_NAME_MAX];
+    const struct am_seg_header *h = seg->base;
+    if (seg->size < sizeof *h)
+        return 0;
+    memcpy(copy, h->name, sizeof copy);
+    return strncmp(copy, name, sizeof copy) == 0;
+}
+
 int am_ep_probe(const char *name)
 {
-    if (!am__name_valid(name))
+    if (!am__name_valid(name) && !am__addr_valid(name))
         return -EINVAL;
     struct am_segment seg;
-    int rc = am__segment_open(AM_SHM_POSIX, name, &seg);
-    if (rc == -ENOENT)
-        rc = am__segment_open(AM_SHM_SYSV, name, &seg);
+    int rc = am__ep_open(AM_SHM_POSIX, name, &seg);
     if (rc < 0)
         return rc == -EPROTO ? 0 : rc;
-    rc = !am__ep_stale(&seg);
+    if (name[0] == '@' && !names(&seg, name))
+        rc = -ENOENT;
+    else
+        rc = !am__ep_stale(&seg);
     am__segment_unmap(&seg);
     return rc;
 }

@@ -22,8 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "endpoint.h"
 #include "internal.h"
 #include "job.h"
+#include "net.h"
+#include "peers.h"
+#include "send.h"
+#include "senders.h"
 
 #define AM_INIT_TIMEOUT_MS 60000
 

@@ -58,4 +58,7 @@ int am__job_ep_name(const char *job, int rank, char *buf, size_t n);
  * rank has).  Returns 0 or the first error other than -ENOENT. */
 int am__job_names_unlink(enum am_shm b, const char *name);
 
+/* job.c: the barrier's internal handlers, set on every endpoint. */
+void am__barrier_handlers(am_ep_t *ep);
+
 #endif

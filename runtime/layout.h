@@ -19,7 +19,8 @@
  *       AO_t bulk_state[B]      one cache line each
  *       bulk data[B]            AM_BULK_BYTES each, cache-line aligned
  *       heap                    long messages' blocks (heap/heap.h), sized so
- *                               that two of long_max bytes fit at once
+ *                               that two of long_max bytes fit at once; none
+ *                               for an anonymous endpoint's request queue
  *   With a per-sender queue kind (lamport, fastforward, mcring, bqueue) there
  *   are no shared queues; instead, after the shared block (channel.h):
  *     struct am_chan_summary[2] per queue: a bit per sender with work
@@ -124,6 +125,8 @@ enum am_claim {
     AM_CLAIM_ANDERSON,
     AM_CLAIM_MUTEX,
     AM_CLAIM_ONECAS,
+    AM_CLAIM_MCS,
+    AM_CLAIM_CLH,
     AM_CLAIM_COUNT
 };
 
@@ -140,6 +143,11 @@ enum am_queue_kind {
     AM_QUEUE_COUNT
 };
 
+/* Header flags.  AM_SEG_ANON: an anonymous endpoint (segment.h), a client's:
+ * its name is its address, and its request queue has no heap (heap_off and
+ * heap_bytes of AM_REQUEST are 0), so it takes no long requests. */
+#define AM_SEG_ANON 1u
+
 /* Segment life: the owner sets LIVE once initialised, CLOSED before unmapping. */
 enum am_seg_state { AM_SEG_INIT = 0, AM_SEG_LIVE = 1, AM_SEG_CLOSED = 2 };
 
@@ -155,7 +163,7 @@ struct am_seg_header {
     uint32_t page_size;   /* P: the layout's page; attachers must have the same */
     uint32_t long_max;    /* the longest long message, AM_MIN_LONG .. AM_MAX_LONG */
     uint32_t queue;       /* enum am_queue_kind */
-    uint32_t pad;
+    uint32_t flags;       /* AM_SEG_ANON or 0 */
     uint64_t segment_size;
     uint64_t senders_off; /* offsets from the segment start: P; entry i at
                            * senders_off + i * P */
@@ -168,7 +176,9 @@ struct am_seg_header {
     uint64_t bulk_off[2];
     uint64_t heap_off[2];   /* per queue: its heap (heap/heap.h), 64-byte aligned */
     uint64_t heap_bytes[2]; /* the heap's span: am_heap_bytes_for(max(long_max,
-                             * AM_HEAP_FLOOR), 2) */
+                             * AM_HEAP_FLOOR), 2); anonymous: the reply
+                             * heap's am_heap_bytes_for(long_max, 2), the
+                             * request queue's 0 */
     uint64_t summary_off;   /* per-sender kinds: struct am_chan_summary[2]; else 0 */
     uint64_t chan_off;      /* per-sender kinds: the first channel; else 0 */
     uint64_t chan_bytes;    /* per-sender kinds: one channel's bytes */

@@ -49,7 +49,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "call.h"
+#include "deliver.h"
 #include "internal.h"
+#include "mpsc.h"
+#include "options.h"
+#include "senders.h"
 
 /* The payload of the copy `m` of a packet in state s of queue q: a bulk
  * block (to free even if the message is bad: *bulk), or a long message's
@@ -182,7 +187,7 @@ static int claimant_dead(am_ep_t *ep, enum am_qid qid, uint64_t head, AO_t s)
 }
 
 /* Skip the dead claim at `head`: move the tail past it if its claimant did not
- * (send.c), then free the slot for the next lap, as delivery would.  The CAS
+ * (mpsc_send.c), then free the slot for the next lap, as delivery would.  The CAS
  * on the tail comes first, so no sender finds the slot freed for a lap the tail
  * has not reached. */
 static void skip(am_ep_t *ep, enum am_qid qid, struct am_packet *p, uint64_t head, AO_t s)
@@ -208,8 +213,9 @@ static void repair(am_ep_t *ep, struct am_packet *p, AO_t s, AO_t lap)
         am__report_bad(ep, "impossible packet state");
 }
 
-/* Deliver every ready message of one of our shared queues; returns how many. */
-int am__mpsc_drain(am_ep_t *ep, enum am_qid qid)
+/* Deliver the messages ready from the head of one of our shared queues on;
+ * returns how many. */
+static int drain_ready(am_ep_t *ep, enum am_qid qid)
 {
     struct am_queue_view *q = &ep->own.q[qid];
     int n = 0;
@@ -225,13 +231,25 @@ int am__mpsc_drain(am_ep_t *ep, enum am_qid qid)
             n++;
         } else if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) == AM_CLAIMED) {
             if (!claimant_dead(ep, qid, head, s))
-                return am__drained(ep, n);
+                return n;
             skip(ep, qid, p, head, s);
         } else {
             repair(ep, p, s, lap);
-            return am__drained(ep, n);
+            return n;
         }
     }
+}
+
+/* Deliver every ready message of one of our shared queues, slipping behind
+ * a one-way stream (slip.c); returns how many. */
+int am__mpsc_drain(am_ep_t *ep, enum am_qid qid)
+{
+    int n = drain_ready(ep, qid), k = n;
+    unsigned round = 0;
+    while (k > 0 && am__slip_wait(ep, qid, round))
+        round++, n += k = drain_ready(ep, qid);
+    am__slip_seen(ep, qid, n, round > 0 && k == 0);
+    return am__drained(ep, n);
 }
 
 /* Is the head of one of our queues waiting on a claim, as the last poll found
@@ -244,7 +262,7 @@ int am__stuck(const am_ep_t *ep)
 }
 
 /* Is tail t of a queue of n packets a hint behind head, as the claim
- * algorithms whose tail trails may leave it (onecas, send.c), by less than
+ * algorithms whose tail trails may leave it (onecas, mpsc_send.c), by less than
  * half the laps a state can tell apart? */
 static int hint_behind(const am_ep_t *ep, uint64_t t, uint64_t head, uint32_t n)
 {
@@ -267,7 +285,7 @@ static int taken_after(const struct am_queue_view *q, uint64_t head)
  * for their lap, and the tail trails the claims by at most one), or for
  * onecas anywhere at most one lap-field's half behind head.  One elsewhere
  * was written by a broken or hostile peer: put it back to head; senders then
- * move it past the slots already claimed (send.c), so nothing is lost that
+ * move it past the slots already claimed (mpsc_send.c), so nothing is lost that
  * was claimed.  Owner only; the CAS leaves a tail that moved meanwhile alone.
  * The shared copy of the head, which onecas senders read, is put right too. */
 static void repair_tail(am_ep_t *ep, enum am_qid qid, struct am_queue_view *q)

@@ -52,14 +52,14 @@
  *   holder that died (locks/lock.h); the repair above is all a take-over needs.
  *
  * Dead claimants.  A claim whose sender died is skipped by the receiver
- * (poll.c), which moves the tail past it first if nobody did.  A bulk block
+ * (mpsc_poll.c), which moves the tail past it first if nobody did.  A bulk block
  * claimed by a sender that died before publishing its packet is freed by the
  * receiver when asked (am__claim_orphans_ask, from a sender waiting for it); a
  * heap block likewise (reclaim_ask, from a sender finding the heap full).
  *
  * Ordering: the claim CAS (full barrier) or the lock's acquire orders the
  * sender's reads of FREE before its writes of the packet; it pairs with the
- * receiver's release-store of FREE in poll.c, which follows its last read of
+ * receiver's release-store of FREE in mpsc_poll.c, which follows its last read of
  * the packet and bulk data.
  *
  * Claiming step by step.  am__claim_try() advances one claim as far as it can
@@ -76,7 +76,11 @@
 #endif
 
 #include "internal.h"
+#include "mpsc.h"
+#include "send.h"
+#include "senders.h"
 #include "spin.h"
+#include "waiting.h"
 
 #ifndef AO_HAVE_compare_and_swap_full
 #error "shmam needs AO_compare_and_swap_full"
@@ -161,7 +165,7 @@ static int lap_after(AO_t a, AO_t b)
  * (see the header).  Returns 0 (holding nothing) when the queue is full, or
  * after 2Q + 2 looks, which no honest queue needs (at most Q slots are taken
  * past a hint, and as many past the head): values a peer wrote into the tail,
- * the head or the states are repaired by the receiver (poll.c) while we back
+ * the head or the states are repaired by the receiver (mpsc_poll.c) while we back
  * off.  *hint moves only to our own claim + 1 and is used only within a lap
  * past the shared tail, so no such value stays with us.
  * The acquire of the state pairs with the receiver's release-store of FREE;
@@ -214,7 +218,7 @@ static int try_onecas(struct am_queue_view *q, struct am_claim_state *c)
 /* Under the lock: move the tail past slots claimed for its lap (by a holder that
  * died before moving it), then say whether the tail's slot is free for its lap.
  * The receiver may move the tail past a dead claim too, hence the CAS.  The
- * acquire pairs with the receiver's release-store of FREE (poll.c). */
+ * acquire pairs with the receiver's release-store of FREE (mpsc_poll.c). */
 static int tail_free(volatile AO_t *tail, void *slots, uint32_t n, uint64_t *t)
 {
     for (;;) {
@@ -331,7 +335,7 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
     struct am_packet *p = &q->packets[c->ticket & (q->packets_n - 1)];
     am__packet_fill(p, m, q->bulk + (c->bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES,
                     c->bulk_ticket);
-    /* Pairs with the receiver's acquire-load of the state in poll.c: everything
+    /* Pairs with the receiver's acquire-load of the state in mpsc_poll.c: everything
      * written above (and a long message's data) is visible once READY is. */
     AO_store_release(&p->state, AM_STATE(am_lap(c->ticket, q->packets_n), c->who,
                                          m->kind == AM_BULK ? AM_READY_BULK : AM_READY));
@@ -410,6 +414,7 @@ int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     if (rc < 0)
         return rc;
     am__publish(&v->q[qid], &c, m);
+    am__slip_sent(&ep->sends);
     am__wake_if_asleep(v->shared);
     prefetch_ahead(ep, peer, qid, &v->q[qid], c.ticket);
     return 0;

@@ -3,6 +3,7 @@
  * is never a rank of an MPI job here; libshmam-mpi links net/ instead.
  */
 #include "internal.h"
+#include "net.h"
 
 int am__net_job(int *argc, char ***argv, struct am_net_job *j)
 {

@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "job.h"
+#include "options.h"
 
 #define AM_DEFAULT_PACKETS 128u
 #define AM_DEFAULT_BULK 16u
@@ -17,15 +18,24 @@
 #define AM_DEFAULT_CHAN_BULK 4u
 #define AM_DEFAULT_SENDERS 64u
 #define AM_DEFAULT_ABANDON_MS 100u
+/* An anonymous endpoint's (a client's) defaults: room for the replies of 32
+ * calls in flight, two bulk replies at once, eight servers replying, and a
+ * 64 KB reply (its heap holds two).  220 KB of memory for mpsc, against a
+ * named endpoint's 5.1 MB (check_client's anon_segment_size). */
+#define AM_ANON_PACKETS 32u
+#define AM_ANON_BULK 2u
+#define AM_ANON_CHAN_BULK 1u
+#define AM_ANON_SENDERS 8u
+#define AM_ANON_LONG (64u << 10)
 #define AM_MAX_ABANDON_MS 60000u
 
 const char *const am_claim_names[] = {
-    "lockfree", "tas", "ttas", "ticket", "anderson", "mutex", "onecas", NULL,
+    "lockfree", "tas", "ttas", "ticket", "anderson", "mutex", "onecas", "mcs", "clh", NULL,
 };
 _Static_assert(sizeof(am_claim_names) / sizeof(am_claim_names[0]) == AM_CLAIM_COUNT + 1,
                "one name per claim algorithm");
 
-int am__claim_parse(const char *s, enum am_claim *out)
+static int claim_parse(const char *s, enum am_claim *out)
 {
     for (int i = 0; i < AM_CLAIM_COUNT; i++)
         if (strcmp(s, am_claim_names[i]) == 0) {
@@ -41,7 +51,7 @@ const char *const am_queue_names[] = {
 _Static_assert(sizeof(am_queue_names) / sizeof(am_queue_names[0]) == AM_QUEUE_COUNT + 1,
                "one name per queue kind");
 
-int am__queue_parse(const char *s, enum am_queue_kind *out)
+static int queue_parse(const char *s, enum am_queue_kind *out)
 {
     for (int i = 0; i < AM_QUEUE_COUNT; i++)
         if (strcmp(s, am_queue_names[i]) == 0) {
@@ -62,7 +72,7 @@ static const struct {
 } claim_kinds[] = {
     [AM_CLAIM_LOCKFREE] = {0, 0}, [AM_CLAIM_TAS] = {1, 0},      [AM_CLAIM_TTAS] = {1, 0},
     [AM_CLAIM_TICKET] = {1, 0},   [AM_CLAIM_ANDERSON] = {1, 0}, [AM_CLAIM_MUTEX] = {1, 0},
-    [AM_CLAIM_ONECAS] = {0, 1},
+    [AM_CLAIM_ONECAS] = {0, 1},   [AM_CLAIM_MCS] = {1, 0},      [AM_CLAIM_CLH] = {1, 0},
 };
 _Static_assert(sizeof(claim_kinds) / sizeof(claim_kinds[0]) == AM_CLAIM_COUNT,
                "one entry per claim algorithm");
@@ -144,36 +154,50 @@ static int pick_timeout(int given, const char *env, int32_t *out)
     return 0;
 }
 
-int am__config_resolve(const struct am_ep_opts *o, struct am_config *cfg)
+/* The defaults of an endpoint of queue kind `chans` (per-sender) or not,
+ * anonymous or named: packets, bulk blocks, senders, long_max. */
+static void defaults(int anon, int chans, unsigned d[4])
+{
+    d[0] = anon ? AM_ANON_PACKETS : chans ? AM_DEFAULT_CHAN_PACKETS : AM_DEFAULT_PACKETS;
+    d[1] = anon    ? (chans ? AM_ANON_CHAN_BULK : AM_ANON_BULK)
+           : chans ? AM_DEFAULT_CHAN_BULK
+                   : AM_DEFAULT_BULK;
+    d[2] = anon ? AM_ANON_SENDERS : AM_DEFAULT_SENDERS;
+    d[3] = anon ? AM_ANON_LONG : AM_DEFAULT_LONG;
+}
+
+int am__config_resolve(const struct am_ep_opts *o, int anon, struct am_config *cfg)
 {
     static const struct am_ep_opts none;
+    unsigned d[4];
     if (!o)
         o = &none;
-    int rc = am__claim_parse(pick(o->claim, "SHMAM_CLAIM", "lockfree"), &cfg->claim);
+    cfg->anon = anon;
+    int rc = claim_parse(pick(o->claim, "SHMAM_CLAIM", "lockfree"), &cfg->claim);
     if (rc == 0)
-        rc = am__queue_parse(pick(o->queue, SHMAM_QUEUE, "mpsc"), &cfg->queue);
+        rc = queue_parse(pick(o->queue, SHMAM_QUEUE, "mpsc"), &cfg->queue);
     int chans = rc == 0 && cfg->queue != AM_QUEUE_MPSC;
+    defaults(anon, chans, d);
     if (rc == 0)
         rc = am__shm_parse(pick(o->shm, "SHMAM_SHM", "posix"), &cfg->backend);
     if (rc == 0)
-        rc = pick_count(o->packets, "SHMAM_PACKETS",
-                        chans ? AM_DEFAULT_CHAN_PACKETS : AM_DEFAULT_PACKETS, 2,
-                        AM_MAX_PACKETS, 1, &cfg->packets);
+        rc = pick_count(o->packets, "SHMAM_PACKETS", d[0], 2, AM_MAX_PACKETS, 1,
+                        &cfg->packets);
     if (rc == 0)
-        rc = pick_count(o->bulk_blocks, "SHMAM_BULK",
-                        chans ? AM_DEFAULT_CHAN_BULK : AM_DEFAULT_BULK, 1,
-                        AM_MAX_BULK_BLOCKS, 1, &cfg->bulk_blocks);
+        rc = pick_count(o->bulk_blocks, "SHMAM_BULK", d[1], 1, AM_MAX_BULK_BLOCKS, 1,
+                        &cfg->bulk_blocks);
     if (rc == 0)
-        rc = pick_count(o->max_senders, "SHMAM_MAX_SENDERS", AM_DEFAULT_SENDERS, 1,
-                        AM_MAX_SENDERS, 0, &cfg->max_senders);
+        rc = pick_count(o->max_senders, "SHMAM_MAX_SENDERS", d[2], 1, AM_MAX_SENDERS, 0,
+                        &cfg->max_senders);
     if (rc == 0)
         rc = pick_count(o->abandon_ms, "SHMAM_ABANDON_MS", AM_DEFAULT_ABANDON_MS, 1,
                         AM_MAX_ABANDON_MS, 0, &cfg->abandon_ms);
     if (rc == 0)
-        rc = pick_count(o->long_max, "SHMAM_LONG_MAX", AM_DEFAULT_LONG, AM_MIN_LONG,
-                        AM_MAX_LONG, 0, &cfg->long_max);
+        rc = pick_count(o->long_max, "SHMAM_LONG_MAX", d[3], AM_MIN_LONG, AM_MAX_LONG, 0,
+                        &cfg->long_max);
     if (rc == 0)
-        rc = pick_timeout(o->send_timeout_ms, "SHMAM_SEND_TIMEOUT_MS", &cfg->send_timeout_ms);
+        rc = pick_timeout(o->send_timeout_ms, "SHMAM_SEND_TIMEOUT_MS",
+                          &cfg->send_timeout_ms);
     return rc;
 }
 
@@ -187,7 +211,8 @@ static const struct am_error {
     {EINVAL, "EINVAL", "invalid argument (name, size, algorithm, index or count)"},
     {ENOENT, "ENOENT", "no such endpoint (for a call: no such handler at the server)"},
     {EEXIST, "EEXIST", "an endpoint of that name exists already"},
-    {ENOSPC, "ENOSPC", "no room: the peer's sender table is full, or /dev/shm is"},
+    {ENOSPC, "ENOSPC", "no room for the segment in /dev/shm (or shared memory)"},
+    {EUSERS, "EUSERS", "the peer's sender table is full of live senders"},
     {EPIPE, "EPIPE", "the peer endpoint has closed or its owner died"},
     {EDEADLK, "EDEADLK", "not allowed from inside a handler (would deadlock)"},
     {EALREADY, "EALREADY", "this request has been replied to already"},

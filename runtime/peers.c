@@ -2,9 +2,9 @@
  * peers.c - the endpoints this one may send to, by small index.
  *
  * Mapping a peer opens its segment (trying this endpoint's backend first, then
- * the other), checks its header, refuses it unless its owner is alive, and
- * registers this endpoint in the peer's sender table.  A process that maps its
- * own name sends through its own view.
+ * the other; an anonymous endpoint's by its address), checks its header, refuses it unless
+ * its owner is alive, and registers this endpoint in the peer's sender table.  A process
+ * that maps its own name sends through its own view.
  *
  * Peers learned from incoming messages (a server's clients) take the lowest free
  * index.  A learned peer whose endpoint has closed or whose owner died gives its
@@ -28,7 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
 #include "internal.h"
+#include "endpoint.h"
+#include "options.h"
+#include "peers.h"
+#include "region.h"
+#include "senders.h"
 
 struct am_peer *am__peer(am_ep_t *ep, unsigned index)
 {
@@ -51,14 +57,12 @@ static int grow(am_ep_t *ep, unsigned index)
     return 0;
 }
 
-/* Open and check the segment named `name`, in either backend. */
+/* Open and check the segment named `name`, in either backend, or at address
+ * `name`. */
 static int open_view(am_ep_t *ep, const char *name, struct am_seg_view *v)
 {
     struct am_segment seg;
-    int rc = am__segment_open(ep->backend, name, &seg);
-    if (rc == -ENOENT)
-        rc = am__segment_open(ep->backend == AM_SHM_POSIX ? AM_SHM_SYSV : AM_SHM_POSIX,
-                              name, &seg);
+    int rc = am__ep_open(ep->backend, name, &seg);
     if (rc < 0)
         return rc;
     rc = am__view_attach(v, &seg, name);
@@ -128,14 +132,16 @@ void am__peer_drop(am_ep_t *ep, unsigned index)
         am__peers_close_dropped(ep);
 }
 
-/* Map `name` as peer `index`.  0 if done (or already so mapped), -EEXIST if the
- * index holds another live peer, -ENOENT / -EAGAIN if the peer does not exist /
- * is not ready yet, -EPIPE if its owner has gone, -EPROTO if its segment does
- * not match, -ENOSPC if its table is full.  An index whose endpoint has closed
- * or died may be mapped again, to the same name (a restarted peer) or another. */
-int am__peer_add(am_ep_t *ep, unsigned index, const char *name)
+/* Map `name` (or an anonymous endpoint's address) as peer `index`.  0 if done
+ * (or already so mapped), -EEXIST if the index holds another live peer,
+ * -ENOENT / -EAGAIN if the peer does not exist / is not ready yet, -EPIPE if
+ * its owner has gone, -EPROTO if its segment does not match, -EACCES if it is
+ * another user's, -EUSERS if its table is full.  An index whose endpoint has
+ * closed or died may be mapped again, to the same name (a restarted peer) or
+ * another. */
+static int peer_add(am_ep_t *ep, unsigned index, const char *name)
 {
-    if (index >= AM_MAX_PEERS || !am__name_valid(name))
+    if (index >= AM_MAX_PEERS || (!am__name_valid(name) && !am__addr_valid(name)))
         return -EINVAL;
     struct am_peer *old = am__peer(ep, index);
     if (old && am__peer_alive(old->view))
@@ -164,6 +170,17 @@ static unsigned free_index(am_ep_t *ep)
     return ep->peers_n;
 }
 
+/* Drop every learned peer whose endpoint has closed or whose owner died, so
+ * a server maps its live clients only: a dead anonymous client's segment
+ * then goes with the server's mapping (nothing else holds it), and a named
+ * one's memory with its name.  Peers the user mapped keep their index. */
+void am__peers_prune(am_ep_t *ep)
+{
+    for (unsigned i = 0; i < ep->peers_n; i++)
+        if (ep->peers[i] && ep->peers[i]->learned && !am__peer_alive(ep->peers[i]->view))
+            am__peer_drop(ep, i);
+}
+
 /* The local index of the sender named `name`, mapping it if it is not mapped
  * (or its mapping is of an endpoint since gone: a restarted process).
  * AM_SOURCE_UNKNOWN if it cannot be mapped (it has gone). */
@@ -173,12 +190,13 @@ unsigned am__peer_learn(am_ep_t *ep, const char *name)
     for (i = 0; i < ep->peers_n; i++)
         if (ep->peers[i] && strcmp(ep->peers[i]->name, name) == 0)
             break;
-    if (i == ep->peers_n)
-        i = free_index(ep);
-    else if (am__peer_alive(ep->peers[i]->view))
+    if (i < ep->peers_n && am__peer_alive(ep->peers[i]->view))
         return i;
+    am__peers_prune(ep); /* a newcomer: let the departed go first */
+    if (i == ep->peers_n || !ep->peers[i])
+        i = free_index(ep);
     int learned = i >= ep->peers_n || !ep->peers[i] || ep->peers[i]->learned;
-    if (am__peer_add(ep, i, name) < 0)
+    if (peer_add(ep, i, name) < 0)
         return AM_SOURCE_UNKNOWN;
     ep->peers[i]->learned = learned;
     return i;
@@ -202,5 +220,5 @@ int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name)
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;
-    return am__peer_add(ep, index, peer_name);
+    return peer_add(ep, index, peer_name);
 }

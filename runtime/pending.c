@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deliver.h"
 #include "internal.h"
+#include "pending.h"
 
 struct am_pending {
     struct am_pending *next;

@@ -7,7 +7,13 @@
  */
 #include <errno.h>
 
+#include "call.h"
 #include "internal.h"
+#include "mpsc.h"
+#include "net.h"
+#include "peers.h"
+#include "pending.h"
+#include "polling.h"
 
 #define AM_IDLE_CHORES 16  /* idle polls between looks at requests for repair */
 #define AM_TAIL_CHECK 1024 /* idle polls between checks of the shared tails */
@@ -17,11 +23,14 @@ int am__drain(am_ep_t *ep, enum am_qid qid)
     return ep->chans ? am__chan_drain(ep, qid) : am__mpsc_drain(ep, qid);
 }
 
-/* The owner's repairs, every AM_IDLE_CHORES idle polls (poll_all counts);
- * the messages they delivered (channels' chores may: chan_poll.c). */
+/* The owner's repairs, every AM_IDLE_CHORES idle polls (poll_all counts),
+ * and with the tail checks, letting go of departed clients (peers.c); the
+ * messages they delivered (channels' chores may: chan_poll.c). */
 static int idle_chores(am_ep_t *ep)
 {
     int due = ep->idle_polls % AM_TAIL_CHECK == 0;
+    if (due)
+        am__peers_prune(ep);
     return ep->chans ? am__chan_chores(ep, due) : am__mpsc_chores(ep, due);
 }
 

@@ -41,6 +41,9 @@
 
 #include "internal.h"
 #include "job.h"
+#include "options.h"
+#include "region.h"
+#include "send.h"
 
 #define AM_MAX_REGION ((size_t)1 << 40)
 #define REGION_SUFFIX ":r"
@@ -164,7 +167,8 @@ static int make(am_ep_t *ep, const char *r, size_t bytes, struct am_segment *s)
 int am_region_create(am_ep_t *ep, size_t bytes, void **base)
 {
     char r[AM_NAME_MAX];
-    if (!am__ep_ok(ep) || !base || bytes == 0 || bytes > AM_MAX_REGION)
+    if (!am__ep_ok(ep) || !base || bytes == 0 || bytes > AM_MAX_REGION ||
+        ep->name[0] == '@') /* anonymous: a region would need a name */
         return -EINVAL;
     if (ep->in_handler)
         return -EDEADLK;

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -605,7 +606,7 @@ int am__segment_open(enum am_shm b, const char *name, struct am_segment *s)
  * POSIX only does anything. */
 int am__segment_publish(struct am_segment *s, const char *name)
 {
-    return s->backend == AM_SHM_POSIX ? posix_publish(s, name) : 0;
+    return s->backend == AM_SHM_POSIX && !s->anon ? posix_publish(s, name) : 0;
 }
 
 /* Contract: after a create, before (or instead of) publishing: nothing is left,
@@ -644,9 +645,14 @@ int am__segment_unlink(enum am_shm b, const char *name)
 }
 
 /* Contract: idempotent; after it s->base is NULL and any pointer into the segment
- * is dangling in this process only. */
+ * is dangling in this process only.  An anonymous owner's memfd is closed
+ * here: peers reach the segment no more (nor does anything else). */
 void am__segment_unmap(struct am_segment *s)
 {
+    if (s->anon && s->fd >= 0)
+        close(s->fd);
+    if (s->anon)
+        s->fd = -1;
     if (!s->base)
         return;
     if (s->backend == AM_SHM_SYSV)
@@ -699,4 +705,224 @@ static int sysv_list(int (*fn)(const char *name, void *arg), void *arg)
 int am__segment_list(enum am_shm b, int (*fn)(const char *name, void *arg), void *arg)
 {
     return b == AM_SHM_POSIX ? posix_list(fn, arg) : sysv_list(fn, arg);
+}
+
+/* ---- anonymous segments (segment.h) ----
+ *
+ * POSIX: a memfd named ANON_MEMFD, sized, allocated and mapped as a named
+ * segment's file is, then sealed against any change of size; its owner keeps
+ * the descriptor open (close-on-exec) until am__segment_unmap, and a peer
+ * opens it through /proc/<pid>/fd/<fd>, which the kernel allows a process
+ * that may read the owner's state (same user, the owner dumpable; Yama
+ * restricts only attaching).  Nothing of it is in /dev/shm at any time, and
+ * its memory goes with the last descriptor and mapping: at the owner's exit
+ * or exec, or the last peer's unmap.
+ *
+ * System V: IPC_PRIVATE (no key), attached, then at once marked for removal:
+ * it has no key from then on, and vanishes with its last detach.  The only
+ * window is the two system calls between its shmget and its mark: see
+ * sysv_sweep_anon. */
+#define ANON_MEMFD "shmam"
+#define ANON_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+/* 64 bits that a later segment at the same pid, fd or id will not repeat. */
+static uint64_t nonce(void)
+{
+    uint64_t n;
+    if (getrandom(&n, sizeof n, GRND_NONBLOCK) == (ssize_t)sizeof n)
+        return n;
+    struct timespec t; /* no entropy yet (early boot): time and pid */
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return ((uint64_t)t.tv_sec << 32 ^ (uint64_t)t.tv_nsec) * 0x9e3779b97f4a7c15u ^
+           (uint64_t)getpid();
+}
+
+/* An address, from its parts: -ENAMETOOLONG if it does not fit n. */
+static int addr_format(char *addr, size_t n, const struct am_segment *s, uint64_t x)
+{
+    int len = s->backend == AM_SHM_SYSV
+                  ? snprintf(addr, n, "@s%d.%016llx", s->id, (unsigned long long)x)
+                  : snprintf(addr, n, "@p%d.f%d.%016llx", (int)getpid(), s->fd,
+                             (unsigned long long)x);
+    return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
+}
+
+/* The parts of an address: its backend, the pid (POSIX) and the fd or id;
+ * -EINVAL unless addr is exactly what addr_format writes for them. */
+static int addr_parse(const char *addr, enum am_shm *b, int *pid, int *num)
+{
+    char again[AM_ADDR_MAX];
+    unsigned long long x;
+    int len = -1;
+    if (!addr || strnlen(addr, AM_ADDR_MAX) >= AM_ADDR_MAX)
+        return -EINVAL;
+    if (sscanf(addr, "@s%d.%16llx%n", num, &x, &len) == 2 && len >= 0 && *num >= 0)
+        len = snprintf(again, sizeof again, "@s%d.%016llx", *num, x), *b = AM_SHM_SYSV;
+    else if (sscanf(addr, "@p%d.f%d.%16llx%n", pid, num, &x, &len) == 3 && len >= 0 &&
+             *pid > 0 && *num >= 0)
+        len = snprintf(again, sizeof again, "@p%d.f%d.%016llx", *pid, *num, x),
+        *b = AM_SHM_POSIX;
+    else
+        return -EINVAL;
+    return len > 0 && strcmp(again, addr) == 0 ? 0 : -EINVAL;
+}
+
+int am__addr_valid(const char *s)
+{
+    enum am_shm b;
+    int pid, num;
+    return addr_parse(s, &b, &pid, &num) == 0;
+}
+
+static int posix_make_anon(size_t size, struct am_segment *s)
+{
+    int fd = memfd_create(ANON_MEMFD, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -errno;
+    int rc = posix_fill(fd, size, s);
+    if (rc != 0) {
+        close(fd);
+        return rc;
+    }
+    s->fd = fd;
+    return 0;
+}
+
+/* A killed creator's anonymous System V segment: made (key IPC_PRIVATE, a
+ * size of whole pages and a trailer, as every endpoint's), never marked for
+ * removal, attached by nobody, its trailer blank (seal marks before it
+ * writes), and its creator gone.  Nobody can reach it: its address was never
+ * given out.  Removed by every make_anon of this user, so such debris lasts
+ * until the next anonymous System V endpoint is made.  (A creator pid reused
+ * since reads as alive: that debris waits for the next.) */
+static void sysv_sweep_anon(void)
+{
+    struct shm_info info;
+    long page = sysconf(_SC_PAGESIZE);
+    int max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info);
+    for (int i = 0; i <= max && page > 0; i++) {
+        struct shmid_ds ds;
+        char tag[SYSV_TAG];
+        int id = shmctl(i, SHM_STAT, &ds);
+        if (id < 0 || ds.shm_perm.__key != IPC_PRIVATE || !sysv_ours(&ds) ||
+            sysv_removed(&ds) || ds.shm_nattch != 0 ||
+            ds.shm_segsz % (size_t)page != SYSV_TAG || !creator_gone(&ds))
+            continue;
+        const char *p = shmat(id, NULL, SHM_RDONLY);
+        if (p == (const void *)-1)
+            continue;
+        int named = trailer_read(p + ds.shm_segsz - SYSV_TAG, tag);
+        shmdt(p);
+        if (named == 0)
+            shmctl(id, IPC_RMID, NULL);
+    }
+}
+
+static int sysv_make_anon(size_t size, struct am_segment *s)
+{
+    sysv_sweep_anon();
+    int id = shmget(IPC_PRIVATE, size + SYSV_TAG, IPC_CREAT | 0600);
+    if (id < 0)
+        return -errno;
+    int rc = sysv_attach(id, size + SYSV_TAG, s);
+    if (rc != 0)
+        shmctl(id, IPC_RMID, NULL);
+    return rc;
+}
+
+/* Contract: -EINVAL for size 0 or an unknown backend, -ENOSPC, other -errno;
+ * nothing is left on failure.  The caller seals the segment next. */
+int am__segment_make_anon(enum am_shm b, size_t size, struct am_segment *s, char *addr,
+                          size_t n)
+{
+    int rc = size == 0           ? -EINVAL
+             : b == AM_SHM_POSIX ? posix_make_anon(size, s)
+             : b == AM_SHM_SYSV  ? sysv_make_anon(size, s)
+                                 : -EINVAL;
+    if (rc != 0)
+        return rc;
+    s->anon = 1;
+    if ((rc = addr_format(addr, n, s, nonce())) != 0)
+        am__segment_discard(s, addr);
+    return rc;
+}
+
+/* Contract: the owner, once, right after make_anon; 0 or -errno (the caller
+ * then discards the segment). */
+int am__segment_seal(struct am_segment *s, const char *addr)
+{
+    if (s->backend == AM_SHM_POSIX)
+        return fcntl(s->fd, F_ADD_SEALS, ANON_SEALS) == 0 ? 0 : -errno;
+    if (shmctl(s->id, IPC_RMID, NULL) != 0)
+        return -errno;
+    trailer_write((char *)s->base + s->size, addr);
+    return trailer_protect(s);
+}
+
+/* Map an open anonymous memfd: ours, sealed, not empty. */
+static int posix_map_anon(int fd, struct am_segment *s)
+{
+    struct stat st;
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (fstat(fd, &st) != 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode) || !ours(st.st_uid, st.st_uid, st.st_mode))
+        return -EACCES;
+    if (seals < 0 || (seals & ANON_SEALS) != ANON_SEALS || st.st_size == 0)
+        return -EPROTO;
+    return map_fd(fd, (size_t)st.st_size, s);
+}
+
+/* /proc/<pid>/fd/<fd>, if it is a memfd of ours named so. */
+static int posix_open_anon(int pid, int num, struct am_segment *s)
+{
+    char path[48], link[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, num);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n < 0)
+        return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
+    link[n] = '\0';
+    if (strcmp(link, "/memfd:" ANON_MEMFD " (deleted)") != 0)
+        return -ENOENT; /* the fd is something else now, or never was ours */
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
+    int rc = posix_map_anon(fd, s);
+    close(fd);
+    return rc;
+}
+
+/* Segment id `id`, if it is an anonymous one of ours whose trailer holds
+ * addr (a private copy judged: a peer may change it meanwhile). */
+static int sysv_open_anon(int id, const char *addr, struct am_segment *s)
+{
+    struct shmid_ds ds;
+    char tag[SYSV_TAG];
+    if (shmctl(id, IPC_STAT, &ds) != 0)
+        return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
+    if (!sysv_ours(&ds))
+        return -EACCES;
+    if (ds.shm_perm.__key != IPC_PRIVATE)
+        return -ENOENT;
+    int rc = sysv_gone(sysv_attach(id, ds.shm_segsz, s));
+    if (rc != 0)
+        return rc;
+    if (trailer_read((const char *)s->base + s->size, tag) <= 0 || strcmp(tag, addr) != 0)
+        rc = -ENOENT;
+    else
+        rc = trailer_protect(s);
+    if (rc != 0)
+        am__segment_unmap(s);
+    return rc;
+}
+
+/* Contract: as segment.h says; the caller still checks the header, and that
+ * it names addr. */
+int am__segment_open_addr(const char *addr, struct am_segment *s)
+{
+    enum am_shm b;
+    int pid = 0, num;
+    if (addr_parse(addr, &b, &pid, &num) != 0)
+        return -EINVAL;
+    return b == AM_SHM_POSIX ? posix_open_anon(pid, num, s) : sysv_open_anon(num, addr, s);
 }

@@ -22,8 +22,10 @@ struct am_segment {
     void *base;
     size_t size;
     enum am_shm backend;
-    int fd; /* POSIX, between create and publish: the unnamed file; else -1 */
-    int id; /* System V: the segment id */
+    int fd;   /* POSIX, between create and publish: the unnamed file; an
+               * anonymous segment's owner: its memfd, for life; else -1 */
+    int id;   /* System V: the segment id */
+    int anon; /* anonymous (made by am__segment_make_anon): no name */
 };
 
 /* "posix" / "sysv" to enum; -EINVAL for anything else. */
@@ -81,7 +83,38 @@ int am__segment_unlink(enum am_shm b, const char *name);
  * 0, or -errno if the backend cannot be listed. */
 int am__segment_list(enum am_shm b, int (*fn)(const char *name, void *arg), void *arg);
 
-/* Unmap (detach) a mapped segment. */
+/* Unmap (detach) a mapped segment; close its file descriptor if it has one
+ * (an anonymous segment's owner). */
 void am__segment_unmap(struct am_segment *s);
+
+/* Anonymous segments: no name in /dev/shm or System V key, so nothing of one
+ * survives the last process that has it, however that process ends.  Its
+ * address, "@p<pid>.f<fd>.<nonce>" (POSIX: a memfd its owner keeps open, that
+ * a peer of the same user opens as /proc/<pid>/fd/<fd>) or "@s<id>.<nonce>"
+ * (System V: an IPC_PRIVATE segment marked for removal, which Linux still lets
+ * peers attach by id), is no valid name (it starts with '@'), and its nonce,
+ * 64 random bits, tells this segment from a later one at a reused pid, fd or
+ * id: the System V trailer records the address, and the endpoint header does
+ * for both (am__view_attach compares them).
+ *
+ * make_anon: a zero-filled segment of `size` bytes, mapped read-write, not
+ * yet sealed; its address into addr (n >= AM_ADDR_MAX).  seal: the owner, at
+ * once: System V: mark it for removal, then write its address into the
+ * trailer (a creator killed between its make and its seal leaves a blank
+ * segment attached by nobody, which the next make_anon of any process of
+ * this user removes once its creator has gone); POSIX: forbid every change of
+ * its size (F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_SEAL: no peer can truncate it
+ * under a mapping).  0 or -errno; -ENOSPC if the memory is not there.
+ * open_addr: map the segment at `addr` whole: -EINVAL if addr is no address,
+ * -ENOENT if nothing of ours with that address is there (gone, a reused pid,
+ * fd or id, no shmam segment), -EACCES if it is another user's (or open to
+ * others; POSIX: or its process's files are closed to us), -EPROTO if it is
+ * not sealed.  addr_valid: 1 if s is an address's syntax. */
+#define AM_ADDR_MAX 48 /* an address and its NUL: fits an endpoint name's field */
+int am__segment_make_anon(enum am_shm b, size_t size, struct am_segment *s, char *addr,
+                          size_t n);
+int am__segment_seal(struct am_segment *s, const char *addr);
+int am__segment_open_addr(const char *addr, struct am_segment *s);
+int am__addr_valid(const char *s);
 
 #endif

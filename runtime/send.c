@@ -33,11 +33,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "call.h"
 #include "internal.h"
+#include "mpsc.h"
+#include "net.h"
+#include "peers.h"
+#include "polling.h"
+#include "region.h"
+#include "send.h"
+#include "senders.h"
 #include "spin.h"
+#include "waiting.h"
 
-/* Tests set this to widen the window between claim steps (a yield, a stall) or
- * to park a sender at one of them (enum am_hook); am__hook() calls it. */
+/* The test hook (internal.h): NULL outside tests. */
 void (*am__claim_stall_hook)(enum am_hook where);
 
 /* A sender found a peer's segment unusable: say so once per process, naming the
@@ -104,7 +112,7 @@ int am__backoff(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
 }
 
 /* A sender finding dest's heap full: ask the receiver to free the blocks dead
- * senders hold (poll.c), and wake it. */
+ * senders hold (mpsc_poll.c, chan_poll.c), and wake it. */
 static void reclaim_ask(struct am_seg_view *v, enum am_qid qid)
 {
     AO_store(&v->shared->reclaim[qid], 1);
@@ -126,8 +134,8 @@ void am__count_backoffs(struct am_peer *peer, unsigned rounds)
 void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
                      uint64_t bulk_ticket)
 {
-    static const uint8_t flags[] = {[AM_LONG] = AM_PKT_LONG, [AM_LONG_AT] = AM_PKT_LONG_AT,
-                                    [AM_CALL_REPLY] = 0};
+    static const uint8_t flags[] = {
+        [AM_LONG] = AM_PKT_LONG, [AM_LONG_AT] = AM_PKT_LONG_AT, [AM_CALL_REPLY] = 0};
     am__hook(AM_HOOK_FILLING);
     p->handler = (uint16_t)m->handler;
     p->nargs = (uint8_t)m->nargs;
@@ -162,10 +170,10 @@ int am__check_msg(const struct am_msg *m, size_t long_max)
     if (m->handler >= AM_HANDLER_TOTAL || m->nargs < 0 || (m->nargs > 0 && !m->args) ||
         (m->len > 0 && !m->data && m->kind != AM_CALL_REPLY))
         return -EINVAL;
-    size_t max = m->kind == AM_BULK                                ? AM_BULK_BYTES
-                 : m->kind == AM_LONG                              ? long_max
+    size_t max = m->kind == AM_BULK                                  ? AM_BULK_BYTES
+                 : m->kind == AM_LONG                                ? long_max
                  : m->kind == AM_LONG_AT || m->kind == AM_CALL_REPLY ? AM_PACKET_LEN_MAX
-                                                                   : 0;
+                                                                     : 0;
     return m->nargs > AM_MAX_ARGS || m->len > max ? -EMSGSIZE : 0;
 }
 

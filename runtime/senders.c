@@ -26,6 +26,9 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "peers.h"
+#include "senders.h"
+#include "waiting.h"
 
 /* Fill an entry whose lifeline we just took. */
 static unsigned fill(struct am_sender *e, unsigned index, const char *name)
@@ -87,7 +90,7 @@ static int register_once(struct am_seg_view *v, const char *name, unsigned *inde
 
 #define AM_RECYCLE_WAIT_MS 2000 /* longest a registrant waits for fresh channels */
 
-/* Any number of processes may register concurrently.  -ENOSPC if every entry
+/* Any number of processes may register concurrently.  -EUSERS if every entry
  * belongs to a live sender.  With per-sender channels an entry whose sender
  * has gone is taken only once its owner has laid its channels out again: a
  * registrant finding none asks (`recycle`), wakes the owner and retries for
@@ -104,7 +107,7 @@ int am__sender_register(struct am_seg_view *v, const char *name, unsigned *index
         usleep(1000);
         rc = register_once(v, name, index, who);
     }
-    return rc == -EBUSY ? -ENOSPC : rc;
+    return rc == -EBUSY ? -EUSERS : rc;
 }
 
 /* Leave the table; only the registered thread calls this, after its last send. */

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "options.h"
+#include "view.h"
 
 static uint64_t align_up(uint64_t x, uint64_t a)
 {
@@ -54,6 +56,17 @@ static uint64_t chan_bytes(const struct am_config *cfg)
 {
     return chan_ring_bytes(cfg->queue, cfg->packets) + sizeof(struct am_chan_ctl) +
            (uint64_t)cfg->bulk_blocks * AM_BULK_BYTES;
+}
+
+/* Queue qid's heap: two long messages of long_max at once, and never less
+ * than AM_HEAP_FLOOR's; an anonymous endpoint's (a client's) holds just two
+ * replies of long_max, and its request queue has none. */
+static uint64_t heap_bytes(const struct am_config *cfg, enum am_qid qid)
+{
+    if (cfg->anon)
+        return qid == AM_REQUEST ? 0 : am_heap_bytes_for(cfg->long_max, 2);
+    return am_heap_bytes_for(cfg->long_max > AM_HEAP_FLOOR ? cfg->long_max : AM_HEAP_FLOOR,
+                             2);
 }
 
 /* Fill the offsets and sizes of `h` from `cfg`; returns the segment size. */
@@ -96,11 +109,11 @@ static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
     }
     for (int q = 0; q < 2; q++) { /* the heaps last: the rest stays close */
         off = align_up(off, page);
-        h->heap_off[q] = off;
-        h->heap_bytes[q] = am_heap_bytes_for(
-            cfg->long_max > AM_HEAP_FLOOR ? cfg->long_max : AM_HEAP_FLOOR, 2);
+        h->heap_bytes[q] = heap_bytes(cfg, (enum am_qid)q);
+        h->heap_off[q] = h->heap_bytes[q] ? off : 0;
         off += h->heap_bytes[q];
     }
+    h->flags = cfg->anon ? AM_SEG_ANON : 0;
     h->long_max = cfg->long_max;
     h->queue = cfg->queue;
     h->claim = cfg->claim;
@@ -147,7 +160,9 @@ static int view_fill(struct am_seg_view *v, const struct am_seg_header *h)
         q->bulk = AT(h->bulk_off[i]);
         q->packets_n = h->packets;
         q->bulk_n = h->bulk_blocks;
-        if (am_heap_attach(&q->heap, b + h->heap_off[i], h->heap_bytes[i]) != 0)
+        memset(&q->heap, 0, sizeof q->heap); /* no heap: a view that serves nothing */
+        if (h->heap_bytes[i] &&
+            am_heap_attach(&q->heap, b + h->heap_off[i], h->heap_bytes[i]) != 0)
             return -EPROTO;
     }
     v->long_max = h->long_max;
@@ -181,7 +196,8 @@ int am__layout_write(void *base, const struct am_config *cfg, const char *name)
         rc = am__lifeline_init((struct am_lifeline *)((char *)base + h->senders_off +
                                                       (uint64_t)i * h->page_size));
     for (int q = 0; q < 2 && rc == 0; q++)
-        rc = am_heap_init((char *)base + h->heap_off[q], h->heap_bytes[q]);
+        if (h->heap_bytes[q])
+            rc = am_heap_init((char *)base + h->heap_off[q], h->heap_bytes[q]);
     for (int q = 0; q < 2 && rc == 0; q++)
         if (h->lock_off[q] && cfg->queue == AM_QUEUE_MPSC)
             rc = am__claim_lock(cfg->claim)
@@ -205,8 +221,9 @@ static int header_config(const struct am_seg_header *h, struct am_config *cfg)
     if (h->claim >= AM_CLAIM_COUNT || h->queue >= AM_QUEUE_COUNT || q < 2 ||
         q > AM_MAX_PACKETS || (q & (q - 1)) || b < 1 || b > AM_MAX_BULK_BLOCKS ||
         (b & (b - 1)) || h->max_senders < 1 || h->max_senders > AM_MAX_SENDERS ||
-        h->long_max < AM_MIN_LONG || h->long_max > AM_MAX_LONG)
+        h->long_max < AM_MIN_LONG || h->long_max > AM_MAX_LONG || (h->flags & ~AM_SEG_ANON))
         return -EPROTO;
+    cfg->anon = (h->flags & AM_SEG_ANON) != 0;
     cfg->long_max = h->long_max;
     cfg->claim = (enum am_claim)h->claim;
     cfg->queue = (enum am_queue_kind)h->queue;
@@ -217,8 +234,9 @@ static int header_config(const struct am_seg_header *h, struct am_config *cfg)
 }
 
 /* Attach a view to a mapped segment after checking it is a live shmam endpoint of
- * this layout named `name`.  -EPROTO on any mismatch, -EAGAIN if not yet LIVE,
- * -EPIPE if closed.  The header is read once, into a private copy; everything
+ * this layout named `name` (a name, or an anonymous endpoint's address).
+ * -EPROTO on any mismatch, -ENOENT if an address's nonce differs, -EAGAIN if
+ * not yet LIVE, -EPIPE if closed.  The header is read once, into a private copy; everything
  * is judged on the copy, and every address derives from the layout this build
  * computes from the copy's sizes (attach once: a peer flipping the shared
  * header meanwhile changes nothing). */
@@ -241,8 +259,14 @@ int am__view_attach(struct am_seg_view *v, const struct am_segment *seg, const c
     }
     if (h->magic != AM_MAGIC || h->version != AM_LAYOUT_VERSION ||
         header_config(h, &cfg) != 0 || layout(&expect, &cfg) != h->segment_size ||
-        h->page_size != page_size() || h->segment_size > seg->size ||
-        strncmp(h->name, name, AM_NAME_MAX) != 0)
+        h->page_size != page_size() || h->segment_size > seg->size)
+        return -EPROTO;
+    /* A name that differs: another name's segment (-EPROTO), or at an
+     * anonymous address, a later endpoint at a reused pid, fd or id (-ENOENT:
+     * the one addressed is gone). */
+    if (strncmp(h->name, name, AM_NAME_MAX) != 0)
+        return name[0] == '@' ? -ENOENT : -EPROTO;
+    if (cfg.anon != (name[0] == '@'))
         return -EPROTO;
     /* The offsets must be the ones this build computes: no pointer is ever
      * derived from an unchecked offset. */

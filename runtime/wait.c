@@ -46,7 +46,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "call.h"
 #include "internal.h"
+#include "mpsc.h"
+#include "net.h"
+#include "polling.h"
+#include "send.h"
+#include "waiting.h"
 
 #if !defined(AO_HAVE_int_fetch_and_add1) || !defined(AO_HAVE_int_load_acquire)
 #error "shmam needs AO_int_fetch_and_add1 and AO_int_load_acquire"

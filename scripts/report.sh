@@ -23,6 +23,8 @@
 #                  compare with the paper's conclusions (scripts/report/report.py,
 #                  the paper's figures and claims in scripts/report/paper.toml,
 #                  judged by scripts/report/verdict.py)
+#   loggp/*.txt    LogGOPSim parameter files per algorithm and for MPICH
+#                  (scripts/report/loggp.py)
 #   *.png          plots (scripts/report/*.gp), referenced from report.md
 #   run.txt        the run's scale, time and programs' arguments, KEY=VALUE
 #   log.txt        everything the programs wrote on stderr
@@ -69,31 +71,39 @@ case $SCALE in
 quick)
     RTT_ARGS="--iters 700000 --warmup 2000 --rounds 7"
     LOGP_ARGS="--rounds 5"
+    LOGGP_ARGS="--iters 4000 --rounds 5"
+    LOGGP_SELF_ARGS="--iters 4000 --rounds 5 --algs lockfree"
+    MPI_LOGGP_ARGS="--iters 4000 --rounds 5"
     PINGPONG_ARGS="--rounds 5"
     BW_ARGS="--rounds 5"
     STRESS_ARGS="--seconds 0.7 --rounds 3" # 10 kinds x 3 runs: 22 s per writer count
     MPI_STRESS_ARGS="--seconds 0.7 --repeat 3"
     DEMO_ARGS="--msgs 20000 --bulk 1000"
-    LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3"
+    LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3 --latency --recovery"
     HEAP_ARGS="--quick"
     SPSC_ARGS="--quick"
     POLL_ARGS="--quick --rounds 5"
     CLUMPS_ARGS="--rounds 7"
+    PYRPC_ARGS="--rounds 7 --iters 3000 --inflight-calls 10000"
     TIMEOUT=${TIMEOUT:-300}
     ;;
 paper)
     RTT_ARGS="--iters 3000000 --warmup 10000 --rounds 11"
     LOGP_ARGS="--rounds 11"
+    LOGGP_ARGS="--iters 20000 --rounds 11"
+    LOGGP_SELF_ARGS="--iters 20000 --rounds 11 --algs lockfree"
+    MPI_LOGGP_ARGS="--iters 20000 --rounds 11"
     PINGPONG_ARGS="--rounds 11"
     BW_ARGS="--rounds 11 --bytes 134217728 --max-msgs 50000"
     STRESS_ARGS="--seconds 3 --rounds 5"
     MPI_STRESS_ARGS="--seconds 3 --repeat 5"
     DEMO_ARGS="--msgs 100000 --bulk 1000"
-    LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5"
+    LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5 --latency --recovery"
     HEAP_ARGS=""
     SPSC_ARGS=""
     POLL_ARGS="--rounds 11"
     CLUMPS_ARGS="--iters 300000 --rounds 11 --bytes 134217728 --max-msgs 50000"
+    PYRPC_ARGS="--rounds 11 --iters 20000 --inflight-calls 50000"
     TIMEOUT=${TIMEOUT:-1800}
     ;;
 *)
@@ -176,10 +186,17 @@ plots() {
     for p in logp stress bandwidth oneway; do
         gnuplot -e "dir='$OUT'; nalg=$nalg" $R/$p.gp >>"$LOG" 2>&1 || echo "plot $p failed" >>"$LOG"
     done
+    # loggp_size.dat's columns are quoted pairs of words: count the quotes
+    ncol=$(($(head -n 1 "$OUT/loggp_size.dat" | tr -cd '"' | wc -c) / 2))
+    nimpl=$(($(head -n 1 "$OUT/loggp_cdf.dat" | tr -cd '"' | wc -c) / 2))
+    gnuplot -e "dir='$OUT'; ncol=$ncol" $R/loggp_sig.gp >>"$LOG" 2>&1 || echo "plot loggp_sig failed" >>"$LOG"
+    gnuplot -e "dir='$OUT'; nimpl=$nimpl" $R/loggp_cdf.gp >>"$LOG" 2>&1 || echo "plot loggp_cdf failed" >>"$LOG"
     ncol=$(head -n 1 "$OUT/locks.dat" | wc -w)
     nshm=$(head -n 1 "$OUT/locks.dat" | tr ' ' '\n' | grep -c '^shmam:')
     gnuplot -e "dir='$OUT'; ncol=$ncol; nshm=$nshm" $R/locks.gp >>"$LOG" 2>&1 ||
         echo "plot locks failed" >>"$LOG"
+    gnuplot -e "dir='$OUT'" $R/locks_queue.gp >>"$LOG" 2>&1 ||
+        echo "plot locks_queue failed" >>"$LOG"
 }
 
 HEADER=$($ROWS header) || exit 1
@@ -194,6 +211,14 @@ measure() {
         $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/rtt --algs all,channels $RTT_ARGS
     step logp "logp, every algorithm and channel kind" $B/bench/logp \
         $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/logp --algs all,channels $LOGP_ARGS
+    # LogGP at every size, 0 .. 4 MB: every algorithm and kind in one job, the
+    # self-check (known waits injected) on lockfree, MPICH by the same method.
+    step loggp "loggp, every size, every algorithm and channel kind" $B/bench/loggp \
+        $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/loggp --algs all,channels $LOGGP_ARGS
+    step loggp "loggp --selfcheck (injected waits recovered)" $B/bench/loggp \
+        $RUN -n 2 --bind --timeout $TIMEOUT $B/bench/loggp --selfcheck $LOGGP_SELF_ARGS
+    step mpi_loggp "mpi_loggp (MPICH, every size)" $B/bench/mpi_loggp \
+        timeout -k 10 $TIMEOUT mpiexec -n 2 -bind-to core $B/bench/mpi_loggp $MPI_LOGGP_ARGS
     step mpi_pingpong "mpi_pingpong (MPICH)" $B/bench/mpi_pingpong \
         timeout -k 10 $TIMEOUT mpiexec -n 2 -bind-to core $B/bench/mpi_pingpong $PINGPONG_ARGS
 
@@ -254,6 +279,12 @@ measure() {
         env SHMAM_NODE_SIZE=2 timeout -k 10 $TIMEOUT mpiexec -n 3 -bind-to $CLUMPS_BIND \
         $B/bench/clumps $CLUMPS_ARGS
 
+    # Python (python/): shmam's package beside multiprocessing.connection and pyzmq,
+    # Debian's interpreter, this build's shared library.
+    step pyrpc "pyrpc (Python: shmam, multiprocessing.connection, pyzmq)" /usr/bin/python3 \
+        env SHMAM_LIBRARY="$B/lib/libshmam.so.1" timeout -k 10 $TIMEOUT \
+        /usr/bin/python3 python/bench/pyrpc.py --bind $PYRPC_ARGS
+
     # Applications: Tables 3 and 4 (apps.sh writes apps.csv and its tables here).
     if [ -x scripts/apps.sh ]; then
         say "applications (scripts/apps.sh)"
@@ -272,7 +303,7 @@ say "shmam measurement suite, $SCALE scale, into $OUT/"
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost clumps; do
+    for f in rtt logp loggp mpi_loggp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost clumps pyrpc; do
         [ -f "$OUT/$f.csv" ] && $ROWS check "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && $ROWS apps "$OUT/apps.csv"
@@ -286,8 +317,8 @@ say "plots"
 plots
 ELAPSED=$(($(date +%s) - T0))
 # The run's record, for report.py (the one writer of report.md).
-[ -n "${REPORT_ONLY:-}" ] && [ -s "$OUT/run.txt" ] || for v in SCALE ELAPSED CLUMPS_BIND RTT_ARGS LOGP_ARGS PINGPONG_ARGS BW_ARGS STRESS_ARGS \
-    MPI_STRESS_ARGS DEMO_ARGS LOCK_ARGS HEAP_ARGS SPSC_ARGS POLL_ARGS CLUMPS_ARGS; do
+[ -n "${REPORT_ONLY:-}" ] && [ -s "$OUT/run.txt" ] || for v in SCALE ELAPSED CLUMPS_BIND RTT_ARGS LOGP_ARGS LOGGP_ARGS LOGGP_SELF_ARGS MPI_LOGGP_ARGS PINGPONG_ARGS BW_ARGS STRESS_ARGS \
+    MPI_STRESS_ARGS DEMO_ARGS LOCK_ARGS HEAP_ARGS SPSC_ARGS POLL_ARGS CLUMPS_ARGS PYRPC_ARGS; do
     eval "echo \"$v=\$$v\""
 done >"$OUT/run.txt"
 py report "$OUT" 2>>"$LOG" || fail "report" "report.py could not write report.md"

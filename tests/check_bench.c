@@ -4,8 +4,9 @@
  *
  *   bench,impl,shm,procs,pinned,iters,metric,value,unit,spread
  *
- * For each program (rtt, logp, bw, stress with 1 and 3 writers, demo_many, lockbench,
- * pollcost, mpi_pingpong, mpi_bw, mpi_stress), with two claim algorithms where it
+ * For each program (rtt, logp, loggp and its self-check, bw, stress with 1 and 3
+ * writers, demo_many, lockbench, pollcost, mpi_pingpong, mpi_bw, mpi_stress,
+ * mpi_loggp), with two claim algorithms where it
  * takes one (and a per-sender queue kind beside them in rtt and stress), the
  * test checks that every line is a header, a comment or a well-formed row (the
  * schema's one parser says so: scripts/report/rows.py check, whose split rows
@@ -430,6 +431,138 @@ START_TEST(test_logp)
 }
 END_TEST
 
+/* What loggp and mpi_loggp print per size (S: bytes), per quantile of the
+ * round trip and of o_s, and once. */
+static const char *const loggp_known =
+    "limit_bulk limit_long limit_eager prtt_n sig_size rtt_# g_# os_# os_prtt_# or_# "
+    "sig_t_# sig_os_# sig_or_# sig_wait_# rtt_p# rtt_max os_p# os_max";
+static const char *const loggp_quantiles[] = {"p01", "p05", "p10", "p25",  "p50", "p75",
+                                              "p90", "p95", "p99", "p999", "max"};
+
+/* The quantiles of one impl's round trip or o_s (what: "rtt" or "os") rise
+ * with the fraction, and each lies within its spread over the rounds. */
+static void quantiles_rise(int n, const char *impl, const char *what, const char *run)
+{
+    double prev = -INFINITY, lo, hi;
+    for (size_t q = 0; q < sizeof loggp_quantiles / sizeof loggp_quantiles[0]; q++) {
+        char m[32];
+        snprintf(m, sizeof m, "%s_%s", what, loggp_quantiles[q]);
+        const struct row *r = row_of(rows, n, impl, m);
+        ck_assert_msg(r != NULL, "%s: %s: %s missing", run, impl, m);
+        double v = fig(r, &lo, &hi);
+        ck_assert_msg(v >= prev, "%s: %s: %s %.4f below the quantile before it (%.4f)", run,
+                      impl, m, v, prev);
+        prev = v;
+    }
+}
+
+/* The rows of a size: rtt_S and the others, iters the messages a phase sent
+ * of S bytes in all rounds (per up to 8 KB, per x 8192 / S above). */
+static void size_iters(int n, const char *impl, long size, long want, const char *run)
+{
+    char m[32];
+    snprintf(m, sizeof m, "rtt_%ld", size);
+    const struct row *r = row_of(rows, n, impl, m);
+    ck_assert_msg(r != NULL, "%s: %s: %s missing", run, impl, m);
+    ck_assert_msg(atol(r->f[5]) == want, "%s: %s: %s stands on %s messages, not %ld", run,
+                  impl, m, r->f[5], want);
+}
+
+/* loggp of lockfree and fastforward up to 64 KB: every size's figures, on
+ * both sides of the bulk limit it prints, each standing on the messages it
+ * was told; the quantiles rise; the limits are the runtime's. */
+START_TEST(test_loggp)
+{
+    char prog[PATH_MAX];
+    const char *what = "loggp --quick --algs lockfree,fastforward --max-size 65536";
+    if (!built(prog, "loggp"))
+        return;
+    const char *argv[] = {launcher,  "-n",         "2",
+                          "--bind",  "--timeout",  RUN_LIMIT_S,
+                          prog,      "--algs",     "lockfree,fastforward",
+                          "--quick", "--max-size", "65536",
+                          "--iters", "1200",       "--rounds",
+                          "3",       "--header",   NULL};
+    struct expect e = {.bench = "loggp",
+                       .impl = "lockfree fastforward",
+                       .procs = 2,
+                       .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
+                       .iters = 1200,
+                       .iters_of = "rtt_0 g_0 os_0 rtt_8192 rtt_p50 os_p50 sig_t_0",
+                       .known = loggp_known,
+                       .needed = "limit_bulk limit_long prtt_n sig_size rtt_0 g_0 os_0 "
+                                 "os_prtt_0 rtt_8192 rtt_8193 g_8193 os_65536 rtt_p50 "
+                                 "rtt_p999 rtt_max os_p99 os_max sig_t_0 sig_wait_4000"};
+    int n = run_and_check(argv, &e, what);
+    double lo, hi;
+    for (int k = 0; k < 2; k++) {
+        const char *a = k ? "fastforward" : "lockfree";
+        quantiles_rise(n, a, "rtt", what);
+        quantiles_rise(n, a, "os", what);
+        size_iters(n, a, 8193, 3 * (400 * 8192 / 8193), what);
+        size_iters(n, a, 65536, 3 * (400 * 8192 / 65536), what);
+        ck_assert_msg(fig(row_of(rows, n, a, "limit_bulk"), &lo, &hi) == AM_MAX_BULK,
+                      "%s: %s: limit_bulk is not AM_MAX_BULK", what, a);
+        ck_assert_msg(fig(row_of(rows, n, a, "limit_long"), &lo, &hi) == 1048576,
+                      "%s: %s: limit_long is not the default long_max", what, a);
+    }
+}
+END_TEST
+
+/* loggp --selfcheck on lockfree: every row of the sizes it checks (one or
+ * two per protocol), how much each injected wait took and how much each
+ * figure grew. */
+START_TEST(test_loggp_selfcheck)
+{
+    char prog[PATH_MAX];
+    const char *what = "loggp --selfcheck --quick --algs lockfree --max-size 65536";
+    if (!built(prog, "loggp"))
+        return;
+    const char *argv[] = {launcher,    "-n",         "2",      "--bind",   "--timeout",
+                          RUN_LIMIT_S, prog,         "--algs", "lockfree", "--selfcheck",
+                          "--quick",   "--max-size", "65536",  "--header", NULL};
+    struct expect e = {.bench = "loggp_selfcheck",
+                       .impl = "lockfree",
+                       .procs = 2,
+                       .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
+                       .iters = 1500,
+                       .iters_of = "os_grow_0 or_grow_0 send_spent_64",
+                       .known = "os_grow_# or_grow_# rtt_grow_# send_spent_# recv_spent_# "
+                                "send_injected recv_injected",
+                       .needed = "os_grow_0 or_grow_0 rtt_grow_0 send_spent_0 recv_spent_0 "
+                                 "os_grow_64 os_grow_8192 or_grow_8193 send_spent_65536 "
+                                 "send_injected recv_injected"};
+    run_and_check(argv, &e, what);
+}
+END_TEST
+
+/* mpi_loggp up to 64 KB: the same rows as loggp's (no sweep), the same
+ * counts, rising quantiles. */
+START_TEST(test_mpi_loggp)
+{
+    char prog[PATH_MAX];
+    const char *what = "mpi_loggp --quick --max-size 65536";
+    if (!built(prog, "mpi_loggp"))
+        return;
+    const char *argv[] = {"mpiexec",    "-n",       "2",       prog,   "--quick",
+                          "--max-size", "65536",    "--iters", "1200", "--rounds",
+                          "3",          "--header", NULL};
+    struct expect e = {.bench = "mpi_loggp",
+                       .impl = "mpich",
+                       .procs = 2,
+                       .pinned = -1,
+                       .iters = 1200,
+                       .iters_of = "rtt_0 g_0 os_0 rtt_8192 rtt_p50 os_p50",
+                       .known = loggp_known,
+                       .needed = "prtt_n sig_size rtt_0 g_0 os_0 os_prtt_0 or_0 rtt_8192 "
+                                 "rtt_65536 rtt_p50 rtt_max os_max"};
+    int n = run_and_check(argv, &e, what);
+    quantiles_rise(n, "mpich", "rtt", what);
+    quantiles_rise(n, "mpich", "os", what);
+    size_iters(n, "mpich", 65536, 3 * (400 * 8192 / 65536), what);
+}
+END_TEST
+
 /* Messages per stream that bw and mpi_bw send of n bytes with --bytes B
  * --max-msgs M: B / n, at least 64 and at most M. */
 static long bw_count(long n, long bytes, long max_msgs)
@@ -604,7 +737,8 @@ START_TEST(test_demo_many)
 }
 END_TEST
 
-/* lockbench: every (lock, procs) has its three rows, with one acquisition count. */
+/* lockbench: every (lock, procs) has its four rows, and a fifth (acq_vs_ck)
+ * if ck has its algorithm, with one acquisition count. */
 START_TEST(test_lockbench)
 {
     char prog[PATH_MAX];
@@ -619,12 +753,14 @@ START_TEST(test_lockbench)
                        .pinned = -1,
                        .iters = 0,
                        .iters_of = NULL,
-                       .known = "acq_per_s fairness_min_over_max fairness_cv",
+                       .known = "acq_per_s acq_vs_ck fairness_min_over_max fairness_cv "
+                                "fairness_jain",
                        .needed = "acq_per_s"};
     int n = run_and_check(argv, &e, what);
-    static const char *const ours[] = {"shmam:tas", "shmam:ttas", "shmam:ticket",
-                                       "shmam:anderson", "shmam:mutex"};
-    for (int k = 0; k < 5; k++)
+    static const char *const ours[] = {"shmam:tas",      "shmam:ttas",  "shmam:ticket",
+                                       "shmam:anderson", "shmam:mutex", "shmam:mcs",
+                                       "shmam:clh"};
+    for (int k = 0; k < 7; k++)
         for (int p = 1; p <= 2; p++) {
             int seen = 0;
             long iters = -1;
@@ -637,8 +773,9 @@ START_TEST(test_lockbench)
                               ours[k], p);
                 iters = atol(rows[i].f[5]);
             }
-            ck_assert_msg(seen == 3, "%s: %s with %d procs: %d rows, not 3", what, ours[k],
-                          p, seen);
+            int want = 4 + (k == 2 || k == 3 || k >= 5); /* ck: ticket anderson mcs clh */
+            ck_assert_msg(seen == want, "%s: %s with %d procs: %d rows, not %d", what,
+                          ours[k], p, seen, want);
         }
     for (int i = 0; i < n; i++)
         ck_assert_msg(atoi(rows[i].f[3]) == 1 || atoi(rows[i].f[3]) == 2,
@@ -653,6 +790,67 @@ static const struct row *need_row(int n, const char *impl, const char *m, const 
     ck_assert_msg(r != NULL, "%s: %s: no row %s", what, impl, m);
     return r;
 }
+
+/* lockbench --latency --recovery with 2 processes, knobs set and two
+ * waiting policies: shmam's queue locks have latency percentiles in order
+ * and recover from a killed holder (recovers 1, a positive recovery_s),
+ * parking too; ck's MCS says it never does (recovers 0, no recovery_s);
+ * the knobs and the policy other than the default are named in impl, and
+ * only the default policy is set against ck (acq_vs_ck). */
+START_TEST(test_lockbench_recovery)
+{
+    char prog[PATH_MAX];
+    const char *what = "lockbench --latency --recovery";
+    if (!built(prog, "lockbench"))
+        return;
+    const char *argv[] = {prog,
+                          "--procs",
+                          "2",
+                          "--seconds",
+                          "0.05",
+                          "--rounds",
+                          "1",
+                          "--latency",
+                          "--recovery",
+                          "--lines",
+                          "2",
+                          "--locks",
+                          "shmam:mcs,shmam:clh,ck:mcs",
+                          "--wait",
+                          "yield,park",
+                          "--header",
+                          NULL};
+    struct expect e = {.bench = "lockbench",
+                       .procs = 2,
+                       .pinned = -1,
+                       .known =
+                           "acq_per_s acq_vs_ck fairness_min_over_max fairness_cv "
+                           "fairness_jain latency_p50 latency_p99 latency_p999 recovers "
+                           "recovery_s",
+                       .needed = "latency_p999 recovers recovery_s"};
+    int n = run_and_check(argv, &e, what);
+    static const char *const ours[] = {"shmam:mcs/cs4/p16/l2", "shmam:clh/cs4/p16/l2",
+                                       "shmam:mcs/park/cs4/p16/l2",
+                                       "shmam:clh/park/cs4/p16/l2"};
+    for (int k = 0; k < 4; k++) {
+        double p50 = atof(need_row(n, ours[k], "latency_p50", what)->f[7]);
+        double p999 = atof(need_row(n, ours[k], "latency_p999", what)->f[7]);
+        ck_assert_msg(p50 <= p999, "%s: %s: p50 %.0f above p99.9 %.0f", what, ours[k], p50,
+                      p999);
+        ck_assert_msg(atoi(need_row(n, ours[k], "recovers", what)->f[7]) == 1 &&
+                          atof(need_row(n, ours[k], "recovery_s", what)->f[7]) > 0,
+                      "%s: %s: no recovery measured", what, ours[k]);
+    }
+    ck_assert_msg(atof(need_row(n, ours[0], "acq_vs_ck", what)->f[7]) > 0 &&
+                      row_of(rows, n, ours[2], "acq_vs_ck") == NULL,
+                  "%s: acq_vs_ck wrong: shmam:mcs without one, or its park variant with",
+                  what);
+    ck_assert_msg(atoi(need_row(n, "ck:mcs/cs4/p16/l2", "recovers", what)->f[7]) == 0,
+                  "%s: ck:mcs said to recover", what);
+    ck_assert_msg(row_of(rows, n, "ck:mcs/cs4/p16/l2", "recovery_s") == NULL,
+                  "%s: ck:mcs has a recovery time", what);
+}
+END_TEST
 
 #define PC_ROUNDS 2L
 
@@ -848,14 +1046,18 @@ static Suite *bench_suite(void)
         {"rtt", test_rtt, 1},
         {"rtt_ladder", test_rtt_ladder, 1},
         {"logp", test_logp, 1},
+        {"loggp", test_loggp, 1},
+        {"loggp_selfcheck", test_loggp_selfcheck, 1},
         {"bw", test_bw, 1},
         {"stress", test_stress, 2},
         {"demo_many", test_demo_many, 2},
         {"lockbench", test_lockbench, 1},
+        {"lockbench_recovery", test_lockbench_recovery, 1},
         {"pollcost", test_pollcost, 1},
         {"mpi_pingpong", test_mpi_pingpong, 1},
         {"mpi_bw", test_mpi_bw, 1},
         {"mpi_stress", test_mpi_stress, 2},
+        {"mpi_loggp", test_mpi_loggp, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

@@ -56,8 +56,8 @@ enum { H_ECHO = 1, H_PARK, H_SILENT, H_HOLD, H_PLAIN, H_NEVER_SET = 200 };
 
 #define KILL_SLACK_MS 10000 /* scheduler slack for "within abandon_ms" */
 #define ABANDON_MS 100
-#define N_B 8      /* slow_client: the other clients */
-#define K_B 100    /* slow_client: calls each, per phase */
+#define N_B 8   /* slow_client: the other clients */
+#define K_B 100 /* slow_client: calls each, per phase */
 #define A_CALLS 1000
 #define A_PLAIN 256 /* more than A's reply queue holds */
 #define A_HELD 48   /* calls A has outstanding when it stops: fewer than its room */
@@ -260,8 +260,8 @@ START_TEST(server_killed)
     double ms = (sh->t_ret - sh->t_kill) * 1000;
     ck_assert_msg(sh->rc[0] == -EPIPE, "%s: am_call returned %s, want -EPIPE", what,
                   am_err_name(sh->rc[0]));
-    ck_assert_msg(ms < ABANDON_MS + KILL_SLACK_MS, "%s: -EPIPE %.0f ms after the kill", what,
-                  ms);
+    ck_assert_msg(ms < ABANDON_MS + KILL_SLACK_MS, "%s: -EPIPE %.0f ms after the kill",
+                  what, ms);
     if (getenv("SHMAM_VERBOSE"))
         printf("call: %s: -EPIPE %.1f ms after the kill (abandon_ms %d)\n", what, ms,
                ABANDON_MS);
@@ -523,8 +523,8 @@ START_TEST(send_deadline)
     finish(rcv, -1);
     ck_assert_msg(sh->rc[0] == -ETIMEDOUT && sh->took_ms >= 300 &&
                       sh->took_ms < 300 + KILL_SLACK_MS,
-                  "%s: after %d sends, %s after %.0f ms; want -ETIMEDOUT after 300 ms", what,
-                  sh->rc[1], am_err_name(sh->rc[0]), sh->took_ms);
+                  "%s: after %d sends, %s after %.0f ms; want -ETIMEDOUT after 300 ms",
+                  what, sh->rc[1], am_err_name(sh->rc[0]), sh->took_ms);
 }
 END_TEST
 

@@ -140,7 +140,7 @@
  *   lay_out keeping the bulk count                parked_killed, come_and_go
  *   registration not waiting for chan_ready       parked_killed, come_and_go
  *   a dead sender's entry never recycled          parked_killed, come_and_go
- *                                                 (-ENOSPC)
+ *                                                 (-EUSERS)
  *   no range check of a bulk ticket               forged
  *   no claimant check of the item                 forged
  *   summary bits past the table not masked        scribbled, forged (abort)
@@ -166,8 +166,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "peers.h"
 #include "spin.h"
 #include "testutil.h"
+#include "waiting.h"
 
 enum { H_MSG = 1, H_REQ, H_REP, H_OTHER };
 #define MAXW 16            /* writer ids in one test */

@@ -26,7 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "endpoint.h"
 #include "internal.h"
+#include "options.h"
 #include "testutil.h"
 
 static int n_algs;
@@ -61,7 +63,7 @@ static void destroy_ok(am_ep_t *ep, const char *what)
 static void resolve_ok(const struct am_ep_opts *o, struct am_config *c, const char *what)
 {
     memset(c, 0xa5, sizeof *c);
-    int rc = am__config_resolve(o, c);
+    int rc = am__config_resolve(o, 0, c);
     ck_assert_msg(rc == 0, "%s: resolve: %s", what, am_strerror(rc));
 }
 
@@ -117,8 +119,9 @@ START_TEST(from_env_and_opts)
             expect_cfg(&c, a, b, 2, 1, 1, what);
         }
     /* The limits themselves are accepted. */
-    struct am_ep_opts big = {NULL,           NULL, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS,
-                             AM_MAX_SENDERS, 0,    AM_MAX_LONG,    NULL, 0};
+    struct am_ep_opts big = {
+        NULL, NULL, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS, AM_MAX_SENDERS, 0, AM_MAX_LONG,
+        NULL, 0};
     resolve_ok(&big, &c, "largest sizes");
     expect_cfg(&c, 0, 0, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS, AM_MAX_SENDERS, "largest");
     ck_assert_uint_eq(c.long_max, AM_MAX_LONG);
@@ -155,11 +158,11 @@ START_TEST(opts_override_env)
     expect_cfg(&c, AM_CLAIM_TICKET, AM_SHM_POSIX, 4, 8, 3, "other fields given");
     /* A good option does not excuse a bad variable of another field... */
     setenv("SHMAM_BULK", "3", 1);
-    ck_assert_int_eq(am__config_resolve(&others, &c), -EINVAL);
+    ck_assert_int_eq(am__config_resolve(&others, 0, &c), -EINVAL);
     /* ...but one it overrides is never looked at. */
-    ck_assert_int_eq(am__config_resolve(&some, &c), 0);
+    ck_assert_int_eq(am__config_resolve(&some, 0, &c), 0);
     setenv("SHMAM_CLAIM", "bogus", 1);
-    ck_assert_int_eq(am__config_resolve(&some, &c), 0);
+    ck_assert_int_eq(am__config_resolve(&some, 0, &c), 0);
     ck_assert_int_eq(c.claim, AM_CLAIM_MUTEX);
 }
 END_TEST
@@ -170,27 +173,43 @@ START_TEST(bad_values)
     static const struct {
         const char *env, *value;
     } bad_env[] = {
-        {"SHMAM_CLAIM", "bogus"},    {"SHMAM_CLAIM", "LOCKFREE"},
-        {"SHMAM_CLAIM", "tas "},     {"SHMAM_CLAIM", "lock"},
-        {"SHMAM_SHM", "shm"},        {"SHMAM_SHM", "SYSV"},
-        {"SHMAM_SHM", "posix2"},     {"SHMAM_PACKETS", "3"},
-        {"SHMAM_PACKETS", "1"},      {"SHMAM_PACKETS", "0"},
-        {"SHMAM_PACKETS", "100"},    {"SHMAM_PACKETS", "131072"},
-        {"SHMAM_PACKETS", "12abc"},  {"SHMAM_PACKETS", "abc"},
-        {"SHMAM_PACKETS", "-1"},     {"SHMAM_PACKETS", "0x40"},
-        {"SHMAM_PACKETS", "64 "},    {"SHMAM_PACKETS", "99999999999999999999999"},
-        {"SHMAM_BULK", "0"},         {"SHMAM_BULK", "3"},
-        {"SHMAM_BULK", "8192"},      {"SHMAM_BULK", "x"},
-        {"SHMAM_MAX_SENDERS", "0"},  {"SHMAM_MAX_SENDERS", "1025"},
-        {"SHMAM_MAX_SENDERS", "-5"}, {"SHMAM_MAX_SENDERS", "ten"},
-        {"SHMAM_LONG_MAX", "4095"},  {"SHMAM_LONG_MAX", "1073741825"},
-        {"SHMAM_LONG_MAX", "1M"},    {"SHMAM_LONG_MAX", "0"},
-        {"SHMAM_SEND_TIMEOUT_MS", "0"}, {"SHMAM_SEND_TIMEOUT_MS", "-2"},
+        {"SHMAM_CLAIM", "bogus"},
+        {"SHMAM_CLAIM", "LOCKFREE"},
+        {"SHMAM_CLAIM", "tas "},
+        {"SHMAM_CLAIM", "lock"},
+        {"SHMAM_SHM", "shm"},
+        {"SHMAM_SHM", "SYSV"},
+        {"SHMAM_SHM", "posix2"},
+        {"SHMAM_PACKETS", "3"},
+        {"SHMAM_PACKETS", "1"},
+        {"SHMAM_PACKETS", "0"},
+        {"SHMAM_PACKETS", "100"},
+        {"SHMAM_PACKETS", "131072"},
+        {"SHMAM_PACKETS", "12abc"},
+        {"SHMAM_PACKETS", "abc"},
+        {"SHMAM_PACKETS", "-1"},
+        {"SHMAM_PACKETS", "0x40"},
+        {"SHMAM_PACKETS", "64 "},
+        {"SHMAM_PACKETS", "99999999999999999999999"},
+        {"SHMAM_BULK", "0"},
+        {"SHMAM_BULK", "3"},
+        {"SHMAM_BULK", "8192"},
+        {"SHMAM_BULK", "x"},
+        {"SHMAM_MAX_SENDERS", "0"},
+        {"SHMAM_MAX_SENDERS", "1025"},
+        {"SHMAM_MAX_SENDERS", "-5"},
+        {"SHMAM_MAX_SENDERS", "ten"},
+        {"SHMAM_LONG_MAX", "4095"},
+        {"SHMAM_LONG_MAX", "1073741825"},
+        {"SHMAM_LONG_MAX", "1M"},
+        {"SHMAM_LONG_MAX", "0"},
+        {"SHMAM_SEND_TIMEOUT_MS", "0"},
+        {"SHMAM_SEND_TIMEOUT_MS", "-2"},
         {"SHMAM_SEND_TIMEOUT_MS", "5s"},
     };
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv(bad_env[i].env, bad_env[i].value, 1);
-        int rc = am__config_resolve(NULL, &c);
+        int rc = am__config_resolve(NULL, 0, &c);
         ck_assert_msg(rc == -EINVAL, "%s='%s' gave %d, want -EINVAL", bad_env[i].env,
                       bad_env[i].value, rc);
         /* am_ep_create refuses it too, and makes nothing. */
@@ -222,7 +241,7 @@ START_TEST(bad_values)
     };
     for (size_t i = 0; i < sizeof bad_opts / sizeof bad_opts[0]; i++) {
         const struct am_ep_opts *o = &bad_opts[i];
-        int rc = am__config_resolve(o, &c);
+        int rc = am__config_resolve(o, 0, &c);
         ck_assert_msg(rc == -EINVAL, "opts {%s, %s, %u, %u, %u} gave %d, want -EINVAL",
                       o->claim ? o->claim : "NULL", o->shm ? o->shm : "NULL", o->packets,
                       o->bulk_blocks, o->max_senders, rc);
@@ -261,6 +280,7 @@ START_TEST(names)
         "a\tb",
         "a*b",
         "a:b",
+        "@x",
         "caf\xc3\xa9",
         "a\nb",
         "x/../y",
@@ -268,8 +288,10 @@ START_TEST(names)
     };
     am_ep_t *ep = NULL;
     char what[80];
-    int rc = am_ep_create(NULL, NULL, &ep);
-    ck_assert_msg(rc == -EINVAL, "create NULL name gave %d", rc);
+    int rc = am_ep_create(NULL, NULL, &ep); /* anonymous: its name is no name */
+    ck_assert_msg(rc == 0 && am_ep_name(ep)[0] == '@' && !am__name_valid(am_ep_name(ep)),
+                  "create NULL name gave %d", rc);
+    destroy_ok(ep, "anonymous");
     for (int b = 0; b < 2; b++) {
         struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0, 0, 0, NULL, 0};
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -449,11 +471,12 @@ START_TEST(queue_kinds)
                                       "bqueue ", "spsc", "lamport2"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("SHMAM_QUEUE", bad[i], 1);
-        ck_assert_msg(am__config_resolve(NULL, &c) == -EINVAL, "SHMAM_QUEUE='%s' accepted",
-                      bad[i]);
+        ck_assert_msg(am__config_resolve(NULL, 0, &c) == -EINVAL,
+                      "SHMAM_QUEUE='%s' accepted", bad[i]);
         struct am_ep_opts o = {.queue = bad[i]};
         unsetenv("SHMAM_QUEUE");
-        ck_assert_msg(am__config_resolve(&o, &c) == -EINVAL, "queue '%s' accepted", bad[i]);
+        ck_assert_msg(am__config_resolve(&o, 0, &c) == -EINVAL, "queue '%s' accepted",
+                      bad[i]);
     }
     setenv("SHMAM_QUEUE", "", 1);
     resolve_ok(NULL, &c, "empty SHMAM_QUEUE");
@@ -851,8 +874,8 @@ END_TEST
 
 START_TEST(error_texts)
 {
-    static const int codes[] = {-EINVAL,  -ENOENT,   -EEXIST, -ENOSPC,  -EPIPE,
-                                -EDEADLK, -EALREADY, -EPROTO, -EMSGSIZE};
+    static const int codes[] = {-EINVAL, -ENOENT,  -EEXIST, -ENOSPC,   -EUSERS,
+                                -EPIPE,  -EDEADLK, -EPROTO, -EMSGSIZE, -EALREADY};
     const size_t n = sizeof codes / sizeof codes[0];
     for (size_t i = 0; i < n; i++) {
         const char *s = am_strerror(codes[i]);
@@ -867,6 +890,7 @@ START_TEST(error_texts)
     /* Names for logs, from the same table. */
     ck_assert_str_eq(am_err_name(-EPIPE), "EPIPE");
     ck_assert_str_eq(am_err_name(-EACCES), "EACCES");
+    ck_assert_str_eq(am_err_name(-EUSERS), "EUSERS");
     ck_assert_str_eq(am_err_name(0), "OK");
     ck_assert_str_eq(am_err_name(-12345), "E?");
 }
@@ -958,7 +982,7 @@ START_TEST(request_args)
 }
 END_TEST
 
-/* max_senders = 2: two mappers fit, a third gets -ENOSPC until one leaves; the
+/* max_senders = 2: two mappers fit, a third gets -EUSERS until one leaves; the
  * entry of a sender that died is reclaimed when the table is full. */
 START_TEST(senders_full)
 {
@@ -979,8 +1003,8 @@ START_TEST(senders_full)
     ck_assert_msg(am_ep_map(m[0], 0, tn) == 0, "%s: first mapper", what);
     ck_assert_msg(am_ep_map(m[1], 0, tn) == 0, "%s: second mapper", what);
     int rc = am_ep_map(m[2], 0, tn);
-    ck_assert_msg(rc == -ENOSPC, "%s: third mapper gave %d, want -ENOSPC", what, rc);
-    ck_assert_msg(am_request(m[2], 0, 1, NULL, 0) == -EINVAL, "%s: unmapped after -ENOSPC",
+    ck_assert_msg(rc == -EUSERS, "%s: third mapper gave %d, want -EUSERS", what, rc);
+    ck_assert_msg(am_request(m[2], 0, 1, NULL, 0) == -EINVAL, "%s: unmapped after -EUSERS",
                   what);
     ck_assert_msg(am_request(m[0], 0, 1, NULL, 0) == 0 &&
                       am_request(m[1], 0, 1, NULL, 0) == 0,

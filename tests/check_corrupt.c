@@ -31,7 +31,8 @@
  *                  a state no run of the lock reaches (ticket: next 2^20
  *                  tickets ahead of owner, owner ahead of next; anderson:
  *                  next ahead of every slot, slot 0 admitting a ticket past
- *                  its waiter's): a sender's request must fail with -EPROTO
+ *                  its waiter's; mcs: next ahead of served; clh: served
+ *                  ahead of next): a sender's request must fail with -EPROTO
  *                  (in milliseconds; the test waits up to 30 s) while the
  *                  receiver lives and polls (it waited for ever before; the
  *                  test kills it then).
@@ -63,6 +64,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mpsc.h"
+#include "peers.h"
 #include "testutil.h"
 
 #define H_VALID 5
@@ -591,9 +594,10 @@ END_TEST
 
 #define GARBAGE_BOUND_S 30 /* the send's bound; it returns in milliseconds */
 
-/* Words of a FIFO lock, where ticket.c and anderson.c keep them (their
- * private layouts: ticket's next at 0 and owner at 8; anderson's next at 64
- * and slot i's turn at 128 + 64 i), and garbage for each.  A ticket word is
+/* Words of a FIFO lock, where ticket.c, anderson.c and qnode.h keep them
+ * (their private layouts: ticket's next at 0 and owner at 8; anderson's next
+ * at 64 and slot i's turn at 128 + 64 i; mcs's and clh's next at 0 and served
+ * at 8), and garbage for each.  A ticket word is
  * (ticket << 24 | taker id); 0xabcdef names no sender. */
 static const struct {
     enum am_claim alg;
@@ -608,6 +612,8 @@ static const struct {
      "anderson: next 2^20 tickets ahead of every slot"},
     {AM_CLAIM_ANDERSON, 128, (AO_t)1 << 26,
      "anderson: slot 0 admits 2^26, past its waiter's 0"},
+    {AM_CLAIM_MCS, 0, (AO_t)1 << 44 | 0xabcdef, "mcs: next 2^20 tickets ahead of served"},
+    {AM_CLAIM_CLH, 8, (AO_t)1 << 20, "clh: served 2^20 tickets ahead of next"},
 };
 #define NGARBAGE (sizeof garbage / sizeof garbage[0])
 

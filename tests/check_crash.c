@@ -38,11 +38,11 @@
  *                          each get their reply, and the server keeps only a few
  *                          peers mapped.
  *   concurrent_clients     64 clients at once, started together, each get theirs.
- *   full_sender_table      a server with room for 4: a 5th client gets -ENOSPC,
+ *   full_sender_table      a server with room for 4: a 5th client gets -EUSERS,
  *                          and gets in once one of the 4 is killed or leaves.
  *   registrant_killed      a client parked (hook) half way through registering
  *                          in a server's one-entry table holds the entry (a 2nd
- *                          client gets -ENOSPC); once SIGKILLed, the entry is the
+ *                          client gets -EUSERS); once SIGKILLed, the entry is the
  *                          next client's.
  *   lock_waiter_dead_receiver  locked algorithms: a sender waiting for a lock
  *                          that a live (parked) holder keeps returns -EPIPE once
@@ -73,6 +73,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "options.h"
 #include "testutil.h"
 
 enum { H_MSG = 1, H_ECHO, H_ANSWER, H_PEERS };
@@ -853,7 +854,7 @@ START_TEST(full_sender_table)
     char me[AM_NAME_MAX];
     tu_ep_name(me, sizeof me, "me", AM_CLAIM_LOCKFREE, b);
     int rc = ask(me, b, H_ECHO, 1, 1, NULL, 1);
-    ck_assert_msg(rc == -ENOSPC, "%s: a 5th client got %s, want -ENOSPC", what,
+    ck_assert_msg(rc == -EUSERS, "%s: a 5th client got %s, want -EUSERS", what,
                   am_strerror(rc));
     kill(p[0], SIGKILL);
     waitpid(p[0], NULL, 0);
@@ -898,7 +899,7 @@ START_TEST(registrant_killed)
     pid_t p = tu_spawn(parked_registrant, name, 0);
     tu_assert_flag(&sh->parked, 1, 10, "the client to park", what, &sh->err);
     int rc = ask(next, b, H_ECHO, 1, 1, NULL, 1);
-    ck_assert_msg(rc == -ENOSPC, "%s: while it lives: %s, want -ENOSPC", what,
+    ck_assert_msg(rc == -EUSERS, "%s: while it lives: %s, want -EUSERS", what,
                   am_strerror(rc));
     kill(p, SIGKILL);
     waitpid(p, NULL, 0);

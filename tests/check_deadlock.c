@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "peers.h"
 #include "testutil.h"
 
 #define MAXP 8

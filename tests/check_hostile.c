@@ -86,6 +86,7 @@
 
 #include "internal.h"
 #include "lock.h"
+#include "peers.h"
 #include "testutil.h"
 
 enum { H_MSG = 1 };

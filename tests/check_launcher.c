@@ -30,6 +30,7 @@
 
 #include "internal.h"
 #include "job.h"
+#include "region.h"
 #include "testutil.h"
 
 #define RUN_LIMIT_S 20        /* a launcher still running then is killed, group and all */

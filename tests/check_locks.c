@@ -4,9 +4,13 @@
  * (oversubscribed on purpose), trylock against a holder in another process, the
  * mutex's recovery from a holder killed with SIGKILL, and every lock's recovery
  * from dead participants through a lock_watch: a holder killed in its critical
- * section, a waiter killed in lock() before its turn, both at once; a stopped
+ * section, a waiter killed in lock() before its turn, both at once; for the
+ * queue locks, a waiter killed right after taking its ticket and an MCS
+ * holder killed while handing off (parked by am__lock_hook); a stopped
  * holder that must keep the lock; a waiter told to give up; more waiters than
- * max_procs that keep giving up and coming back.
+ * max_procs that keep giving up and coming back.  The waiting policies: mutual
+ * exclusion under each, a parked waiter that sleeps and is woken by unlock,
+ * and parked waiters that pass a dead holder and waiter.
  *
  * Each multi-process test puts a `struct shared` and the lock in one
  * MAP_SHARED|MAP_ANONYMOUS region, forks pinned workers with tu_run_procs(), lets
@@ -37,6 +41,7 @@
 #include "lock.h"
 #include "spin.h"
 #include "testutil.h"
+#include "wait.h"
 
 #if !defined(AO_HAVE_fetch_and_add1_full) || !defined(AO_HAVE_fetch_and_sub1_full)
 #error "check_locks needs AO_fetch_and_add1_full and AO_fetch_and_sub1_full"
@@ -73,6 +78,9 @@ struct shared {
     AO_t entered;           /* recovery: critical sections entered */
     AO_t gave_up;           /* recovery: lock() calls that returned AM_LOCK_GAVE_UP */
     AO_t done;              /* churn: critical sections done (the parent's watchdog) */
+    AO_t parked[IDS];       /* queue locks: id is parked at its lock hook */
+    unsigned wait;          /* every participant's waiting policy (AM_LOCK_WAIT_*) */
+    AO_t round;             /* park test: the round the holder holds the lock in */
 };
 
 #define HDR ((sizeof(struct shared) + AM_LOCK_ALIGN - 1) / AM_LOCK_ALIGN * AM_LOCK_ALIGN)
@@ -138,6 +146,15 @@ static void verbose(const char *name, const char *what, int procs, long iters, d
                t);
 }
 
+/* Spins (yielding in the end) until s->round reaches r. */
+static void await_round(struct shared *s, AO_t r)
+{
+    struct spin sp = SPIN_INIT;
+
+    while (AO_load_acquire(&s->round) < r)
+        spin_wait(&sp);
+}
+
 /* Spins (yielding in the end) until *flag is nonzero. */
 static void await(AO_t *flag)
 {
@@ -151,7 +168,8 @@ static void await(AO_t *flag)
 
 START_TEST(test_table)
 {
-    static const char *const names[] = {"tas", "ttas", "ticket", "anderson", "mutex", NULL};
+    static const char *const names[] = {"tas",   "ttas", "ticket", "anderson",
+                                        "mutex", "mcs",  "clh",    NULL};
     int i;
 
     for (i = 0; names[i]; i++) {
@@ -161,8 +179,7 @@ START_TEST(test_table)
         ck_assert_msg(am_lock_find(names[i]) == am_lock_table[i], "%s: am_lock_find",
                       names[i]);
     }
-    ck_assert_msg(am_lock_table[i] == NULL,
-                  "am_lock_table: not NULL-terminated after mutex");
+    ck_assert_msg(am_lock_table[i] == NULL, "am_lock_table: not NULL-terminated after clh");
     ck_assert_msg(am_lock_find("nope") == NULL, "am_lock_find(\"nope\") found something");
 }
 END_TEST
@@ -284,7 +301,8 @@ static void exclusion_worker(int idx, void *arg)
     struct shared *s = arg;
     struct watcher w = {s, (unsigned)idx};
     const struct am_lock_watch watch = {watched_dead, watched_give_up, &w};
-    struct am_lock_ctx c = {.self = (unsigned)idx, .watch = idx % 2 ? &watch : NULL};
+    struct am_lock_ctx c = {
+        .self = (unsigned)idx, .watch = idx % 2 ? &watch : NULL, .wait = s->wait};
 
     tu_gate_wait(&s->gate);
     for (long i = 0; i < s->iters; i++) {
@@ -294,34 +312,45 @@ static void exclusion_worker(int idx, void *arg)
     }
 }
 
-static void exclusion(unsigned lock_idx, int procs, long iters)
+static void exclusion(unsigned lock_idx, int procs, long iters, unsigned wait)
 {
     const char *name = am_lock_table[lock_idx]->name;
     struct shared *s = shared_new(lock_idx, (unsigned)procs, iters * tu_stress_factor());
     double t = now_s();
+
+    s->wait = wait;
     int failed =
         tu_run_procs(procs, exclusion_worker, s, PROC_TIMEOUT_S * tu_stress_factor());
 
     verbose(name, "exclusion", procs, s->iters, now_s() - t);
-    ck_assert_msg(failed == 0, "%s: %d of %d processes failed or hung", name, failed,
-                  procs);
-    ck_assert_msg(s->violations == 0, "%s: %lu entries found the critical section occupied",
-                  name, (unsigned long)s->violations);
+    ck_assert_msg(failed == 0, "%s (wait %u): %d of %d processes failed or hung", name,
+                  wait, failed, procs);
+    ck_assert_msg(s->violations == 0,
+                  "%s (wait %u): %lu entries found the critical section occupied", name,
+                  wait, (unsigned long)s->violations);
     ck_assert_msg(s->counter == procs * s->iters,
-                  "%s: counter %ld, expected %ld (%d x %ld)", name, s->counter,
-                  procs * s->iters, procs, s->iters);
+                  "%s (wait %u): counter %ld, expected %ld (%d x %ld)", name, wait,
+                  s->counter, procs * s->iters, procs, s->iters);
     shared_free(s, (unsigned)procs);
 }
 
 START_TEST(test_exclusion_4)
 {
-    exclusion((unsigned)_i, 4, 200000);
+    exclusion((unsigned)_i, 4, 200000, AM_LOCK_WAIT_YIELD);
 }
 END_TEST
 
 START_TEST(test_exclusion_8)
 {
-    exclusion((unsigned)_i, 8, 100000);
+    exclusion((unsigned)_i, 8, 100000, AM_LOCK_WAIT_YIELD);
+}
+END_TEST
+
+/* Every lock under the other two policies (_i: lock * 2 + policy - 1),
+ * oversubscribed: spinning FIFO locks convoy, so fewer iterations. */
+START_TEST(test_exclusion_waits)
+{
+    exclusion((unsigned)_i / 2, 4, 10000, AM_LOCK_WAIT_SPIN + (unsigned)_i % 2);
 }
 END_TEST
 
@@ -535,7 +564,21 @@ struct member {
     unsigned id;
     enum role role;
     int gated; /* waits at s->gate before lock() */
+    int park;  /* 1 + the am_lock_hook point to park at for good, or 0 */
 };
+
+/* The member parking at a lock hook, in its own process. */
+static const struct member *parking;
+
+/* am__lock_hook of a member with `park`: at its point, says so and stays. */
+static void park_hook(enum am_lock_hook where)
+{
+    if ((int)where + 1 != parking->park)
+        return;
+    AO_store_release(&parking->s->parked[parking->id], 1);
+    for (;;)
+        pause();
+}
 
 /* A recovery participant, forked by tu_spawn(): lock() with the test watch,
  * then what its role says.  Fails by exiting nonzero, never by ck_assert. */
@@ -545,9 +588,13 @@ static void member_main(void *arg)
     struct shared *s = m->s;
     struct watcher w = {s, m->id};
     const struct am_lock_watch watch = {watched_dead, watched_give_up, &w};
-    struct am_lock_ctx c = {.self = m->id, .watch = &watch};
+    struct am_lock_ctx c = {.self = m->id, .watch = &watch, .wait = s->wait};
     int r;
 
+    if (m->park) {
+        parking = m;
+        am__lock_hook = park_hook;
+    }
     if (m->gated)
         tu_gate_wait(&s->gate);
     r = ops_of(s)->lock(lock_of(s), &c);
@@ -651,7 +698,7 @@ static void stop_member(const char *name, pid_t pid, unsigned id)
  * holder if it lives, and expects 2 and 3 through, one at a time, in time. */
 enum { KILL_HOLDER = 1, KILL_WAITER = 2 };
 
-static void recovery(unsigned lock_idx, int kill_what)
+static void recovery(unsigned lock_idx, int kill_what, unsigned wait)
 {
     const char *name = am_lock_table[lock_idx]->name;
     struct shared *s = shared_new(lock_idx, IDS, 0);
@@ -659,9 +706,10 @@ static void recovery(unsigned lock_idx, int kill_what)
     pid_t pid[4];
     double t;
 
+    s->wait = wait;
     tu_gate_init(&s->gate, 2);
     for (unsigned i = 0; i < 4; i++)
-        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 2};
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 2, 0};
     pid[0] = start(name, &m[0], 0);
     expect_flag(name, s, &s->holds[0], "took the lock", 0);
     if (kill_what & KILL_WAITER) {
@@ -699,21 +747,186 @@ static void recovery(unsigned lock_idx, int kill_what)
 /* A holder killed in its critical section; two waiters get in in turn. */
 START_TEST(test_holder_killed)
 {
-    recovery((unsigned)_i, KILL_HOLDER);
+    recovery((unsigned)_i, KILL_HOLDER, AM_LOCK_WAIT_YIELD);
 }
 END_TEST
 
 /* A waiter killed in lock() before its turn; its turn is passed on. */
 START_TEST(test_waiter_killed)
 {
-    recovery((unsigned)_i, KILL_WAITER);
+    recovery((unsigned)_i, KILL_WAITER, AM_LOCK_WAIT_YIELD);
 }
 END_TEST
 
 /* The holder and the waiter behind it both dead. */
 START_TEST(test_holder_and_waiter_killed)
 {
-    recovery((unsigned)_i, KILL_HOLDER | KILL_WAITER);
+    recovery((unsigned)_i, KILL_HOLDER | KILL_WAITER, AM_LOCK_WAIT_YIELD);
+}
+END_TEST
+
+/* The same with every participant parking (AM_LOCK_WAIT_PARK): parked
+ * waiters wake at their timeout, find the dead and pass them. */
+START_TEST(test_parked_pass_dead)
+{
+    recovery((unsigned)_i, KILL_HOLDER | KILL_WAITER, AM_LOCK_WAIT_PARK);
+}
+END_TEST
+
+/* ---- a parked waiter sleeps, and unlock wakes it ------------------------- */
+
+#define PARK_ROUNDS 50 /* rounds to catch the waiter inside FUTEX_WAIT at unlock */
+
+/* 1 if process pid is asleep (state S in /proc/pid/stat). */
+static int sleeping(pid_t pid)
+{
+    char path[64], buf[256], *p;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] == 'S';
+}
+
+/* The waiter (id 1, parking): each round, waits until the parent holds the
+ * lock, lock()s behind it, and records in `acquired` how many of its parks
+ * ended by a wake rather than the timeout. */
+static void park_waiter(void *arg)
+{
+    struct shared *s = arg;
+    struct am_lock_ctx c = {.self = 1, .wait = AM_LOCK_WAIT_PARK};
+
+    for (AO_t r = 1; r <= PARK_ROUNDS; r++) {
+        await_round(s, r);
+        ops_of(s)->lock(lock_of(s), &c);
+        AO_store(&s->acquired, am__lock_parks_woken);
+        AO_store_release(&s->entered, r);
+        ops_of(s)->unlock(lock_of(s), &c);
+    }
+}
+
+/* Locks whose AM_LOCK_WAIT_PARK sleeps (ops->parks): the parent holds the
+ * lock, sees the waiter asleep (state S: a yielding waiter stays runnable),
+ * unlocks, and repeats (bounded) until a park of the waiter ended by the
+ * wake of unlock, not by its timeout. */
+START_TEST(test_park_sleeps_and_is_woken)
+{
+    const struct am_lock_ops *ops = am_lock_table[_i];
+    struct shared *s;
+    struct am_lock_ctx c = {.self = 0, .wait = AM_LOCK_WAIT_PARK};
+    pid_t pid;
+    AO_t r;
+
+    if (!ops->parks)
+        return;
+    s = shared_new((unsigned)_i, 2, 0);
+    pid = tu_spawn(park_waiter, s, 1);
+    ck_assert_msg(pid > 0, "%s: fork: %s", ops->name, strerror(errno));
+    for (r = 1; r <= PARK_ROUNDS && !AO_load(&s->acquired); r++) {
+        double deadline = now_s() + WAIT_S;
+
+        ops->lock(lock_of(s), &c);
+        AO_store_release(&s->round, r);
+        while (!sleeping(pid) && now_s() < deadline)
+            tu_sleep_ms(1);
+        ck_assert_msg(sleeping(pid), "%s: round %lu: the waiter never slept in lock()",
+                      ops->name, (unsigned long)r);
+        tu_sleep_ms(2); /* more than a park: it may have timed out and gone back */
+        ops->unlock(lock_of(s), &c);
+        ck_assert_msg(tu_wait_flag(&s->entered, r, WAIT_S),
+                      "%s: round %lu: the waiter never got the released lock", ops->name,
+                      (unsigned long)r);
+    }
+    ck_assert_msg(AO_load(&s->acquired) > 0,
+                  "%s: in %d rounds no park ended by unlock's wake (only timeouts)",
+                  ops->name, PARK_ROUNDS);
+    kill(pid, SIGKILL);
+    tu_reap(pid, WAIT_S);
+    shared_free(s, 2);
+}
+END_TEST
+
+/* The queue locks' own points (am__lock_hook): a waiter killed right after
+ * its ticket was taken, before it waited at all (where MCS's classic
+ * version has swapped the tail but not yet linked behind its predecessor);
+ * an MCS holder killed in unlock() with its successor found but not yet
+ * admitted.  0 holds; 1 takes its ticket behind 0 and parks (or 0 parks in
+ * its own unlock); 2 and 3 queue behind; the parked one is killed and 2 and
+ * 3 must get through, one at a time, in time.  Locks without the point (the
+ * hook never fires there) are skipped. */
+static int has_point(const char *name, enum am_lock_hook where)
+{
+    return strcmp(name, "mcs") == 0 ||
+           (strcmp(name, "clh") == 0 && where != AM_LOCK_HOOK_HANDING);
+}
+
+static void parked_killed(unsigned lock_idx, enum am_lock_hook where)
+{
+    const char *name = am_lock_table[lock_idx]->name;
+    struct shared *s = shared_new(lock_idx, IDS, 0);
+    unsigned victim = where == AM_LOCK_HOOK_HANDING ? 0 : 1;
+    struct member m[4];
+    pid_t pid[4];
+    double t;
+
+    if (!has_point(name, where))
+        goto out;
+    tu_gate_init(&s->gate, 2);
+    for (unsigned i = 0; i < 4; i++)
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 2,
+                               i == victim ? 1 + where : 0};
+    pid[0] = start(name, &m[0], 0);
+    expect_flag(name, s, &s->holds[0], "took the lock", 0);
+    if (victim == 1) {
+        pid[1] = start(name, &m[1], 1);
+        expect_flag(name, s, &s->parked[1], "parked after taking its ticket", 1);
+    }
+    pid[2] = start(name, &m[2], 0);
+    pid[3] = start(name, &m[3], 1);
+    expect_flag(name, s, &s->asked[2], "waited in lock()", 2);
+    expect_flag(name, s, &s->asked[3], "waited in lock()", 3);
+    t = now_s();
+    if (victim == 0) {
+        AO_store_release(&s->release[0], 1);
+        expect_flag(name, s, &s->parked[0], "parked in unlock()", 0);
+        AO_store(&s->holds[0], 0); /* it has left its critical section */
+    }
+    (void)kill_member(name, pid[victim], s, victim);
+    if (victim == 1) {
+        AO_store_release(&s->release[0], 1);
+        reap_ok(name, pid[0], 0, WAIT_S);
+    }
+    reap_ok(name, pid[2], 2, WAIT_S);
+    reap_ok(name, pid[3], 3, WAIT_S);
+    t = now_s() - t;
+    verbose(name, "parked", 4, 1, t);
+    ck_assert_msg(t < RECOVER_S, "%s: the survivors took %.1f s to get through", name, t);
+    ck_assert_msg(s->violations == 0, "%s: %lu entries found the critical section occupied",
+                  name, (unsigned long)s->violations);
+    ck_assert_msg(s->entered == 3, "%s: %lu critical sections, expected 3", name,
+                  (unsigned long)s->entered);
+    ck_assert_msg(!ops_of(s)->locked(lock_of(s)), "%s: locked() after recovery", name);
+out:
+    shared_free(s, IDS);
+}
+
+/* A waiter killed right after taking its ticket, before waiting. */
+START_TEST(test_killed_enqueued)
+{
+    parked_killed((unsigned)_i, AM_LOCK_HOOK_ENQUEUED);
+}
+END_TEST
+
+/* An MCS holder killed in unlock(), its successor found but not admitted. */
+START_TEST(test_killed_handing_off)
+{
+    parked_killed((unsigned)_i, AM_LOCK_HOOK_HANDING);
 }
 END_TEST
 
@@ -730,7 +943,7 @@ START_TEST(test_stopped_holder_kept)
 
     tu_gate_init(&s->gate, 2);
     for (unsigned i = 0; i < 3; i++)
-        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 1};
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 1, 0};
     pid[0] = start(name, &m[0], 0);
     expect_flag(name, s, &s->holds[0], "took the lock", 0);
     pid[1] = start(name, &m[1], 0);
@@ -761,7 +974,7 @@ START_TEST(test_give_up)
 {
     const char *name = am_lock_table[_i]->name;
     struct shared *s = shared_new((unsigned)_i, IDS, 0);
-    struct member m[3] = {{s, 0, HOLD, 0}, {s, 1, GIVE_UP, 0}, {s, 2, PASS, 0}};
+    struct member m[3] = {{s, 0, HOLD, 0, 0}, {s, 1, GIVE_UP, 0, 0}, {s, 2, PASS, 0, 0}};
     pid_t pid[3];
     double t;
 
@@ -859,6 +1072,7 @@ static Suite *locks_suite(void)
     Suite *s = suite_create("locks");
     TCase *one = tcase_create("one process");
     TCase *many = tcase_create("processes");
+    TCase *waits = tcase_create("policies");
     int n = lock_count();
 
     tcase_add_test(one, test_table);
@@ -873,11 +1087,18 @@ static Suite *locks_suite(void)
     tcase_add_loop_test(many, test_holder_killed, 0, n);
     tcase_add_loop_test(many, test_waiter_killed, 0, n);
     tcase_add_loop_test(many, test_holder_and_waiter_killed, 0, n);
+    tcase_add_loop_test(many, test_killed_enqueued, 0, n);
+    tcase_add_loop_test(many, test_killed_handing_off, 0, n);
     tcase_add_loop_test(many, test_stopped_holder_kept, 0, n);
     tcase_add_loop_test(many, test_give_up, 0, n);
     tcase_add_loop_test(many, test_give_up_churn, 0, n);
     suite_add_tcase(s, one);
     suite_add_tcase(s, many);
+    tcase_set_timeout(waits, TCASE_TIMEOUT_S * tu_stress_factor());
+    tcase_add_loop_test(waits, test_exclusion_waits, 0, 2 * n);
+    tcase_add_loop_test(waits, test_park_sleeps_and_is_woken, 0, n);
+    tcase_add_loop_test(waits, test_parked_pass_dead, 0, n);
+    suite_add_tcase(s, waits);
     return s;
 }
 

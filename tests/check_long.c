@@ -49,6 +49,10 @@
 
 #include "heap_int.h"
 #include "internal.h"
+#include "mpsc.h"
+#include "peers.h"
+#include "send.h"
+#include "senders.h"
 #include "testutil.h"
 
 #define H_LONG 3

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "region.h"
 #include "testutil.h"
 
 #define REGION (1u << 16)

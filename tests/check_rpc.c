@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "peers.h"
 #include "testutil.h"
 
 /* Handler ids.  Requests to the server: */
@@ -240,7 +241,8 @@ static void server(void *arg)
                            0,
                            0,
                            0,
-                           NULL, 0};
+                           NULL,
+                           0};
     int rc = am_ep_create(c->name, &o, &srv_ep);
     if (rc != 0) {
         tu_error(&sh->err, "server: create %s: %s", c->name, am_strerror(rc));

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "region.h"
 #include "testutil.h"
 
 static char what[96], prefix[64];

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "peers.h"
 #include "testutil.h"
 
 enum { H_PING = 1, H_PONG, H_MSG, H_ASK, H_ANSWER };
@@ -132,8 +133,9 @@ static int wait_asleep(const struct am_seg_shared *h, pid_t p)
 {
     double end = tu_now_s() + ASLEEP_S;
     int known = 1;
-    while (tu_now_s() < end && !(AO_int_load(&h->sleeping) && (known = tu_in_futex(p)) != 0 &&
-                                 AO_int_load(&h->sleeping)))
+    while (tu_now_s() < end &&
+           !(AO_int_load(&h->sleeping) && (known = tu_in_futex(p)) != 0 &&
+             AO_int_load(&h->sleeping)))
         tu_sleep_ms(1);
     ck_assert_msg(AO_int_load(&h->sleeping) && known != 0,
                   "%s: the receiver never went to sleep in %d s (%s)", what, ASLEEP_S,

@@ -63,6 +63,12 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mpsc.h"
+#include "options.h"
+#include "peers.h"
+#include "polling.h"
+#include "send.h"
+#include "senders.h"
 
 #define CTL_BYTES 4
 #define F_OWN 1u

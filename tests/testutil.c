@@ -450,6 +450,10 @@ int tu_leftovers(const char *prefix, int remove, char *first, size_t n)
 int tu_remove_leftovers(const char *prog)
 {
     char first[128] = "";
+    if (!run_prefix[0]) { /* no tu_run_init: every shmam segment would match */
+        fprintf(stderr, "%s: no run prefix (tu_run_init), removed nothing\n", prog);
+        return 1;
+    }
     int left = tu_leftovers(run_prefix, 1, first, sizeof first);
 
     if (left)

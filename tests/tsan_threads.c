@@ -26,6 +26,11 @@
 
 #include "internal.h"
 #include "lock.h"
+#include "mpsc.h"
+#include "options.h"
+#include "peers.h"
+#include "send.h"
+#include "senders.h"
 #include "spin.h"
 
 #define THREADS 4

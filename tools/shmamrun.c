@@ -54,7 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h" /* am__claim_locked */
+#include "options.h" /* am__claim_locked */
 #include "job.h"
 #include "layout.h"
 #include "segment.h"

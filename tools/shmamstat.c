@@ -30,7 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "endpoint.h"
 #include "internal.h"
+#include "options.h"
+#include "region.h"
+#include "senders.h"
 
 #define EXIT_USAGE 2
 

@@ -14,7 +14,9 @@ all.csv and paper.toml: the one program that writes report.md.
     report.py ALL_CSV PAPER_TOML consistency    the figures' own relations, judged
     report.py ALL_CSV PAPER_TOML bench-check    all of them; exit 1 if one fails
                                                 or has no numbers (make bench-check)
-    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat
+    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat,
+                                                loggp_*.dat and the LogGOPSim files
+                                                DIR/loggp/*.txt (loggp.py)
     report.py ALL_CSV PAPER_TOML report DIR     DIR/report.md, every section, the one
                                                 writer of it (run.txt, failures.txt,
                                                 plots and apps.sh's tables from DIR)
@@ -36,6 +38,8 @@ import subprocess
 import sys
 import tomllib
 
+import locks as lockreport
+import loggp
 import rows as schema
 from verdict import FAILS, HOLDS, MISSING, NOISE, Engine, Figure, Rows, fmt
 
@@ -146,6 +150,10 @@ class Report:
             "stream, each request answered; MPICH the same with 4-byte messages")
         row("Gap g, one way", "logp", "g_oneway", mp("g_oneway_4B"),
             "stream of one-way messages; MPICH a flood of 4-byte MPI_Isend")
+        lines.append(["*g one way, slowest / fastest round*"]
+                     + [self.spread_cell(self.get("logp", a, "g_oneway")) for a in A]
+                     + [DASH, "logp, highest round over lowest: about 2 when a round fell into "
+                        "lockstep (bench/README.md, two regimes; across jobs: scripts/streams.sh)"])
         row("**Round trip**, one-word request", "rtt", "am_rtt", mp("rtt_4B"),
             "rtt; MPICH 4-byte ping-pong (separate job)")
         row("Round trip in logp's run", "logp", "rtt", method="logp, same job as o<sub>s</sub>, o<sub>r</sub>")
@@ -189,6 +197,10 @@ class Report:
                     "kinds of the runtime, no claim algorithm; defaults 64 packets and 4 bulk "
                     "blocks per channel), in the same job as the claim algorithms' shared queues.")
         return out
+
+    def spread_cell(self, f):
+        """A figure's highest round over its lowest, or a dash."""
+        return DASH if f is None or f.lo <= 0 else fmt(f.hi / f.lo)
 
     def ratio(self, a, b):
         if a is None or b is None or b.value == 0 or b.lo <= 0:
@@ -299,18 +311,7 @@ class Report:
 
     # ---- locks and delivery ----
     def locks(self):
-        impls = self.rows.impls.get("lockbench", [])
-        if not impls:
-            return "(no rows: the lock benchmark did not run)"
-        procs = sorted({k[2] for k in self.rows.by_key if k[0] == "lockbench"})
-        head = ["lock"] + [f"{p} proc{'s' if p > 1 else ''}, M acq/s" for p in procs] \
-            + [f"fairness, {p}" for p in procs if p > 1]
-        lines = []
-        for l in impls:
-            c = [cell(self.get("lockbench", l, "acq_per_s", p), 1e-6) for p in procs]
-            c += [cell(self.get("lockbench", l, "fairness_min_over_max", p)) for p in procs if p > 1]
-            lines.append([l] + c)
-        return table(head + [""], [x + [""] for x in lines])
+        return lockreport.section(self, cell, table)  # scripts/report/locks.py
 
     def heap(self):
         """heapbench: alloc+free throughput of shmam's heap and Boost.Interprocess's
@@ -344,6 +345,22 @@ class Report:
                           cell(g("rtt_ns")),
                           "1" if k == "boost" else cell(g(f"{k}_rtt_vs_boost"))])
         return table(["ring", "ns / item", "/ Boost", "round trip, ns", "/ Boost"], lines)
+
+    # ---- Python (python/bench/pyrpc.py) ----
+    def python(self):
+        """pyrpc: each transport's round trip and 32-in-flight rate, and shmam's
+        in-run ratios to the others."""
+        impls = self.rows.impls.get("pyrpc", [])
+        others = [i for i in impls if not i.startswith("shmam")]
+        lines = []
+        for i in impls:
+            g = lambda m: self.get("pyrpc", i, m)
+            ratios = [cell(g(f"rtt_vs_{o}")) if i.startswith("shmam") else DASH for o in others]
+            lines.append([i, cell(g("rtt")), cell(g("inflight32"))] + ratios)
+        if not lines:
+            return "(not measured)"
+        return table(["transport", "round trip, µs", "32 in flight, 10³ calls/s"]
+                     + [f"round trip / {o}" for o in others], lines)
 
     # ---- per-sender channels or shared queues ----
     VS_LOCKFREE = (("RTT", "rtt", "am_rtt_vs_lockfree", None, "<"),
@@ -749,12 +766,15 @@ class Report:
         impls = self.rows.impls.get("lockbench", [])
         impls = [i for i in impls if i.startswith("shmam:")] + [i for i in impls if not i.startswith("shmam:")]
         procs = sorted({k[2] for k in self.rows.by_key if k[0] == "lockbench"})
+        lockreport.plotdata(self, d)
         with open(f"{d}/locks.dat", "w") as f:
             f.write("procs " + " ".join(impls) + "\n")
             for p in procs:
                 f.write(f"{p} " + " ".join(
                     "-" if (x := self.get("lockbench", i, "acq_per_s", p)) is None else repr(x.value / 1e6)
                     for i in impls) + "\n")
+        loggp.plotdata(self.rows, d)
+        loggp.write_params(self.rows, d, os.path.basename(os.path.normpath(d)))
 
 # ---- report.md, whole ----
 
@@ -854,7 +874,8 @@ def whole(r, out):
       f"bw and mpi_bw `{a('BW_ARGS')}`; stress `{a('STRESS_ARGS')}`, mpi_stress "
       f"`{a('MPI_STRESS_ARGS')}`; demo_many `{a('DEMO_ARGS')}`; lockbench `{a('LOCK_ARGS')}`; "
       f"heapbench `{a('HEAP_ARGS', '(defaults)')}`; spscbench `{a('SPSC_ARGS', '(defaults)')}`; "
-      f"pollcost `{a('POLL_ARGS', '(defaults)')}`; clumps `{a('CLUMPS_ARGS')}`; applications "
+      f"pollcost `{a('POLL_ARGS', '(defaults)')}`; loggp `{a('LOGGP_ARGS')}`, mpi_loggp "
+      f"`{a('MPI_LOGGP_ARGS')}`; clumps `{a('CLUMPS_ARGS')}`; applications "
       f"at SCALE={a('SCALE')}).")
     if failed:
         p("**Failures** (see `log.txt`):\n\n" + "\n".join(f"- {l}" for l in failed))
@@ -900,12 +921,9 @@ def whole(r, out):
       "productive poll of the reader handled.\n\n"
       + r.table2() + "\n\n" + img(out, "stress.png", "Stress test time against writers")
       + "## Locks\n")
-    p("Lock and unlock throughput of every lock alone (`lockbench`): P processes "
-      "take the lock in a loop around a short critical section, in millions of "
-      "acquisitions per second; fairness is the fewest acquisitions of one process "
-      "over the most (1 = even, 0 = one starved). `shmam:` locks back off and yield; "
-      "Concurrency Kit's (`ck:`) spin without yielding. Every lock in every round, ABBA.\n\n"
-      + r.locks() + "\n\n" + img(out, "locks.png", "Lock throughput against processes")
+    p(lockreport.text(a('LOCK_ARGS')) + "\n\n" + r.locks() + "\n\n"
+      + img(out, "locks.png", "Lock throughput against processes")
+      + img(out, "locks_queue.png", "shmam's MCS and CLH beside ck's")
       + "## The shared heap of long messages\n")
     p("Allocation and free throughput of the lock-free heap (`heap/`, after XMalloc) "
       "against Boost.Interprocess's `managed_shared_memory` over a segment of the same "
@@ -962,11 +980,21 @@ def whole(r, out):
       "the handler copying every message out: one copy more). A credit every 16 "
       "messages, at most 64 beyond it (one-copy at 4 MB: 16 region slots, a credit "
       "every 4).\n\n" + r.clumps() + "\n")
+    p("## Python\n\n"
+      "The `shmam` package (`python/`, Debian's `/usr/bin/python3` with `python3-cffi`) "
+      "beside `multiprocessing.connection` over a `Pipe` (*mp_pipe*) and a Unix-socket "
+      "`Listener` (*mp_unix*) and pyzmq DEALER/ROUTER over `ipc://` (*zmq_ipc*): a Python "
+      f"echo server per transport, `python/bench/pyrpc.py --bind {a('PYRPC_ARGS')}` (client "
+      "on CPU 0, servers on CPU 1), 8 bytes each way, rounds interleaved ABBA, ratios "
+      "in-run. *shmam*: a request and its reply through a reply handler and `ep.wait`; "
+      "*shmam_call*: `ep.call`, and `ep.call_async` 32 at a time under asyncio, where the "
+      "library has the calls API.\n\n" + r.python() + "\n")
     p("## Delivery checks\n\n"
       "`demo_many`, 4 processes: 3 senders each send short requests, then 8 KB bulk "
       "requests, to rank 0, which checks every message's count, source, per-sender "
       "order and (bulk) checksum; the rates include making and checking the data "
       "(one run per algorithm, no spread).\n\n" + r.delivery() + "\n")
+    p(loggp.section(r.rows, out, i))
     p("## Targets\n\n"
       "Judged from this run's numbers by `scripts/report/verdict.py` (the targets are in "
       "`scripts/report/paper.toml`): met when every check holds, missed when one fails, "

@@ -30,6 +30,9 @@ estimator of bench/common/stat.h), and is what every script uses:
         metrics (ab.sh)
     rows.py ab FILE   ab.sh's lines round,build,bench,alg,metric,value: each
         bench,alg,metric's median per build (old, new) and new/old
+    rows.py jobs FILE   streams.sh's lines job,build,bench,alg,metric,value:
+        each bench,alg,metric's lowest, median and highest job per build, the
+        highest over the lowest, and the median of the per-job new/old
 """
 
 import csv
@@ -250,12 +253,39 @@ def cmd_ab(args):
     return 0
 
 
+def cmd_jobs(args):
+    vals, keys = {}, []
+    with open(args[0], newline="") as f:
+        for line in csv.reader(f):
+            if len(line) != 6 or line[0].startswith("#"):
+                continue
+            job, build, *key, value = line
+            key = ",".join(key)
+            keys += [key] if key not in keys else []
+            vals.setdefault(key, {}).setdefault(build, {})[job] = float(value)
+    for key in keys:
+        by = vals[key]
+        for build in ("old", "new"):
+            v = list(by.get(build, {}).values())
+            if v:
+                lo, hi = min(v), max(v)
+                print(f"{key:<32} {build} {lo:g} {median(v):g} {hi:g} "
+                      f"{hi / lo if lo > 0 else math.nan:.2f}")
+        both = [by["new"][j] / by["old"][j] for j in by.get("new", {})
+                if by.get("old", {}).get(j)]
+        if both:
+            print(f"{key:<32} new/old {median(both):.3f} "
+                  f"({min(both):.3f}-{max(both):.3f})")
+    return 0
+
+
 def cmd_header(args):
     print(HEADER)
     return 0
 
 
-COMMANDS = {"header": cmd_header, "check": cmd_check, "md": cmd_md, "apps": cmd_apps, "pick": cmd_pick, "ab": cmd_ab}
+COMMANDS = {"header": cmd_header, "check": cmd_check, "md": cmd_md, "apps": cmd_apps, "pick": cmd_pick, "ab": cmd_ab,
+            "jobs": cmd_jobs}
 
 
 def main(argv):

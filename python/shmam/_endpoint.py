@@ -1,0 +1,387 @@
+"""_endpoint.py - shmam.Endpoint: an endpoint, its handlers, requests and calls.
+
+Contracts kept here (the C library's, include/shmam.h, plus Python's):
+- An endpoint belongs to the thread that created it; use it from that thread.
+- Handlers are Python callables fn(token, *args, data=None) run inside poll(),
+  wait(), a call, or a send that waits for room.  An exception a handler raises
+  never unwinds through C: the trampoline catches it, and the next return of
+  one of those methods raises it (the first one; later ones before that return
+  are dropped, and every one is counted in ep.handler_errors).
+- data is None for a short message, else a read-only memoryview of the bytes in
+  shared memory, valid only while the handler runs: the trampoline releases it
+  when the handler returns, and any use after that raises ValueError.  Copy
+  with bytes(data).  Slices or exports of it (numpy.frombuffer) must not outlive
+  the handler either: a view still exported at return is reported as an error.
+- The cffi callback objects live as long as the endpoint (self._cbs), so C never
+  calls a freed closure.
+- Requests and replies take their arguments from two separate buffers: a
+  handler's reply can run while a request of the same endpoint waits for room
+  (a blocked send polls), and must not overwrite that request's arguments.
+"""
+
+import atexit
+import errno
+import math
+import threading
+import time
+import weakref
+from . import _lib
+from ._aio import AsyncMixin
+from ._errors import Error, check, error
+from ._lib import ffi, lib
+from ._msg import Reply, _bytes_of, _fill, _reply, _signals, _timeout_ms
+
+SLICE_MS = 200  # a blocking wait's slice when the library's am_wait ignores signals
+_alloc = ffi.new_allocator(should_clear_after_alloc=False)
+_STR_OPTS = ("claim", "shm", "queue")
+_INT_OPTS = ("packets", "bulk_blocks", "max_senders", "abandon_ms", "long_max")
+
+
+def _eintr_aware():
+    """Does the library's am_wait return -EINTR on a signal?  It came with the
+    calls API (issue 26); older libraries sleep through signals, so a blocking
+    wait then sleeps in slices of SLICE_MS and checks for signals between."""
+    return _lib.has("am_call")
+
+
+def _opts(options):
+    """A struct am_ep_opts from keyword options, and the strings it points to."""
+    o = ffi.new("struct am_ep_opts *")
+    keep = []
+    for k, v in options.items():
+        if k in _STR_OPTS:
+            s = ffi.new("char[]", str(v).encode())
+            keep.append(s)
+            setattr(o, k, s)
+        elif k in _INT_OPTS:
+            setattr(o, k, int(v))
+        else:
+            raise TypeError(f"Endpoint: unknown option {k!r}")
+    return o, keep
+
+
+
+
+class Token:
+    """Who sent the message a handler runs for, and how to answer it.  Valid only
+    while that handler runs."""
+
+    __slots__ = ("_t", "_ep")
+
+    def __init__(self, ep, t):
+        self._ep = ep
+        self._t = t
+
+    def _live(self):
+        if self._t is None:
+            raise Error(errno.EINVAL, "token used after its handler returned")
+        return self._t
+
+    @property
+    def source(self):
+        """The sender's index at this endpoint."""
+        return lib.am_token_source(self._live())
+
+    def reply(self, handler, *args, data=b""):
+        """Reply once to the sender: short if data is empty, else bulk up to
+        8192 bytes, else long.  For a call, the handler id is not used."""
+        t = self._live()
+        argv, n = _fill(self._ep._rep_args, args)
+        buf, ln = _bytes_of(data)
+        if ln == 0:
+            rc = lib.am_reply(t, handler, argv, n)
+        elif ln <= 8192:
+            rc = lib.am_reply_bulk(t, handler, buf, ln, argv, n)
+        else:
+            rc = lib.am_reply_long(t, handler, buf, ln, argv, n)
+        check(rc, "reply")
+
+
+_open = weakref.WeakSet()  # endpoints to close at exit (the main thread's)
+
+
+@atexit.register
+def _close_all():
+    main = threading.main_thread().ident
+    for ep in list(_open):
+        if ep._owner == main:
+            try:
+                ep.close()
+            except Exception:
+                pass
+
+
+class Endpoint(AsyncMixin):
+    """A shmam endpoint.  Endpoint("name", **options) creates a named one;
+    Endpoint() an anonymous one (libraries with anonymous endpoints only).
+    Options are struct am_ep_opts's fields: claim, shm, queue (strings),
+    packets, bulk_blocks, max_senders, abandon_ms, long_max (ints)."""
+
+    def __init__(self, name=None, **options):
+        self._ep = None
+        o, keep = _opts(options)
+        pp = ffi.new("am_ep_t **")
+        rc = lib.am_ep_create(name.encode() if name is not None else ffi.NULL, o, pp)
+        del keep
+        if rc == -errno.EINVAL and name is None and not anonymous_supported():
+            raise NotImplementedError("anonymous endpoints: this libshmam is too old")
+        check(rc, f"Endpoint({name!r})")
+        self._setup(pp[0])
+
+    @classmethod
+    def _adopt(cls, ptr):
+        """An Endpoint around an am_ep_t the library made (am_init)."""
+        self = cls.__new__(cls)
+        self._setup(ptr)
+        return self
+
+    def _setup(self, ptr):
+        self._ep = ptr
+        self._owner = threading.get_ident()
+        self._cbs = {}  # id -> cffi callback, alive while the endpoint is
+        self._exc = None  # the first exception a handler raised, not yet raised
+        self.handler_errors = 0  # handler exceptions caught (raised or dropped)
+        self._req_args = ffi.new("uint32_t[8]")
+        self._rep_args = ffi.new("uint32_t[8]")
+        self._res = None  # a blocking call's struct am_result, made on first use
+        self._pool = []  # (struct am_result *, buffer) free for async calls
+        self._driver = None  # the asyncio driver (_aio.py)
+        _open.add(self)
+
+    # -- life -------------------------------------------------------------
+    def _p(self):
+        if self._ep is None:
+            raise Error(errno.EINVAL, "endpoint is closed")
+        return self._ep
+
+    def close(self):
+        """Destroy the endpoint (its segment goes; peers' sends get PeerGone)."""
+        self._end(lib.am_ep_destroy, "am_ep_destroy")
+
+    def _end(self, destroy, what):
+        """End the endpoint with destroy (am_ep_destroy, or am_finalize, whose
+        barrier still runs handlers: the callbacks are dropped only after it)."""
+        if self._ep is None:
+            return
+        if self._driver is not None:
+            self._driver.detach()
+        rc = destroy(self._ep)
+        self._ep = None
+        self._cbs.clear()
+        _open.discard(self)
+        self._after()
+        check(rc, what)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def closed(self):
+        return self._ep is None
+
+    def __repr__(self):
+        return f"<shmam.Endpoint {self.name!r}>" if self._ep else "<shmam.Endpoint closed>"
+
+    # -- introspection ----------------------------------------------------
+    @property
+    def name(self):
+        return ffi.string(lib.am_ep_name(self._p())).decode()
+
+    @property
+    def claim(self):
+        return ffi.string(lib.am_ep_claim(self._p())).decode()
+
+    @property
+    def queue(self):
+        return ffi.string(lib.am_ep_queue(self._p())).decode()
+
+    @property
+    def long_max(self):
+        return lib.am_ep_long_max(self._p())
+
+    @property
+    def bad_packets(self):
+        return lib.am_ep_bad_packets(self._p())
+
+    @property
+    def abandoned(self):
+        return lib.am_ep_abandoned(self._p())
+
+    @property
+    def late_replies(self):
+        _lib.need("am_ep_late_replies")
+        return lib.am_ep_late_replies(self._p())
+
+    def fileno(self):
+        """The endpoint's file descriptor (libraries with am_ep_fd only)."""
+        _lib.need("am_ep_fd")
+        return check(lib.am_ep_fd(self._p()), "am_ep_fd")
+
+    # -- peers and handlers -----------------------------------------------
+    def map(self, index, name):
+        """Map the endpoint called name at index (what request/call's dest names)."""
+        check(lib.am_ep_map(self._p(), index, name.encode()), f"map {name!r}")
+
+    def set_handler(self, id, fn):
+        """Run fn(token, *args, data=...) for messages to handler id (0..255);
+        fn None removes it."""
+        p = self._p()
+        if fn is None:
+            check(lib.am_set_handler(p, id, ffi.NULL), "am_set_handler")
+            self._cbs.pop(id, None)
+            return
+        cb = ffi.callback("am_handler_t", self._trampoline(fn))
+        check(lib.am_set_handler(p, id, cb), "am_set_handler")
+        self._cbs[id] = cb  # the old one (if any) can no longer be called
+
+    def handler(self, id):
+        """Decorator: @ep.handler(3) def f(token, *args, data=None): ..."""
+
+        def deco(fn):
+            self.set_handler(id, fn)
+            return fn
+
+        return deco
+
+    def _trampoline(self, fn):
+        unpack, buffer, NULL = ffi.unpack, ffi.buffer, ffi.NULL
+
+        def run(t, argp, nargs, datap, length):
+            tok = Token(self, t)
+            view = None
+            try:
+                args = unpack(argp, nargs) if nargs > 0 else ()
+                if datap != NULL:
+                    view = memoryview(buffer(datap, length)).toreadonly()
+                fn(tok, *args, data=view)
+            except BaseException as e:  # never unwinds through C
+                self._caught(e)
+            finally:
+                tok._t = None
+                if view is not None:
+                    try:
+                        view.release()
+                    except BufferError as e:
+                        err = Error(errno.EBUSY, "a handler kept an export of its data "
+                                    "view past its return (copy it with bytes(data))")
+                        err.__cause__ = e
+                        self._caught(err)
+
+        return run
+
+    def _caught(self, e):
+        self.handler_errors += 1
+        if self._exc is None:
+            self._exc = e
+
+    def _take_exc(self):
+        e, self._exc = self._exc, None
+        return e
+
+    def _after(self):
+        """Raise what a handler raised during the last C call, if anything."""
+        if self._exc is not None:
+            e, self._exc = self._exc, None
+            raise e
+
+    # -- delivery -----------------------------------------------------------
+    def poll(self):
+        """Run every message ready; return how many."""
+        n = lib.am_poll(self._p())
+        self._after()
+        return check(n, "am_poll")
+
+    def wait(self, timeout_ms=-1):
+        """Sleep until at least one message has been handled (return how many)
+        or timeout_ms passes (return 0); -1 or None: no limit.  A signal whose
+        Python handler raises (SIGINT: KeyboardInterrupt) ends it."""
+        p = self._p()
+        forever = timeout_ms is None or timeout_ms < 0
+        deadline = 0.0 if forever else time.monotonic() + timeout_ms / 1000
+        whole = _eintr_aware()
+        while True:
+            left = -1 if forever else max(0, math.ceil((deadline - time.monotonic()) * 1000))
+            ms = left if whole or (0 <= left < SLICE_MS) else SLICE_MS
+            n = lib.am_wait(p, ms)
+            self._after()
+            if n > 0:
+                return n
+            if n != -errno.EINTR:
+                check(n, "am_wait")
+            _signals()  # PEP 475: a handler that raises ends the wait, else go on
+            if not forever and time.monotonic() >= deadline:
+                return 0
+
+    # -- sending --------------------------------------------------------------
+    def request(self, dest, handler, *args, data=b""):
+        """Send a request to handler of the peer mapped at dest: short if data
+        is empty, else bulk up to 8192 bytes, else long (up to the peer's
+        long_max).  Waits (running this endpoint's handlers) while the peer's
+        queue is full."""
+        p = self._p()
+        argv, n = _fill(self._req_args, args)
+        buf, ln = _bytes_of(data)
+        if ln == 0:
+            rc = lib.am_request(p, dest, handler, argv, n)
+        elif ln <= 8192:
+            rc = lib.am_request_bulk(p, dest, handler, buf, ln, argv, n)
+        else:
+            rc = lib.am_request_long(p, dest, handler, buf, ln, argv, n)
+        self._after()
+        check(rc, "request")
+
+    def _result(self):
+        """A struct am_result with a buffer that takes any reply: its cap is
+        this endpoint's long_max, the longest message its queues take."""
+        cap = lib.am_ep_long_max(self._p())
+        buf = _alloc("char[]", cap)
+        res = ffi.new("struct am_result *")
+        res.data, res.cap = buf, cap
+        return res, buf
+
+    def call(self, dest, handler, *args, data=b"", timeout=1.0):
+        """Call handler of the peer mapped at dest and return its Reply(args,
+        data).  Raises PeerGone (the server died or closed), NoSuchHandler,
+        MessageTooLong, TimeoutError (shmam.Timeout) after timeout seconds
+        (None: no limit), KeyboardInterrupt or InterruptedError on a signal;
+        every way out of it ends the call."""
+        _lib.need("am_call")
+        p = self._p()
+        if self._res is None:
+            self._res = self._result()
+        res = self._res[0]
+        argv, n = _fill(self._req_args, args)
+        buf, ln = _bytes_of(data)
+        rc = lib.am_call(p, dest, handler, argv, n, buf, ln, res, _timeout_ms(timeout))
+        self._after()
+        if rc == -errno.EINTR:
+            _signals()
+        if rc < 0:
+            raise error(rc, "call", call=True)
+        return _reply(res)
+
+    # -- jobs -------------------------------------------------------------------
+    def barrier(self):
+        """Wait until every rank of the job has arrived (jobs from shmam.init)."""
+        rc = lib.am_barrier(self._p())
+        self._after()
+        check(rc, "am_barrier")
+
+
+_anon = None
+
+
+def anonymous_supported():
+    """Does this libshmam make anonymous endpoints (am_ep_create(NULL, ...))?
+    Found out once, by making one and destroying it."""
+    global _anon
+    if _anon is None:
+        pp = ffi.new("am_ep_t **")
+        rc = lib.am_ep_create(ffi.NULL, ffi.NULL, pp)
+        _anon = rc == 0
+        if rc == 0:
+            lib.am_ep_destroy(pp[0])
+    return _anon

@@ -1,0 +1,56 @@
+/*
+ * deliver.h - what both receivers' halves do with a message (deliver.c),
+ * once they hold a private copy m of a packet from claimant `who`.
+ * payload_long: the data of a packet that is not bulk (none, a block of heap
+ * h, or bytes of our region); NULL or why it is bad.  run: check the rest,
+ * run the handler (or hold the message during am_init), count it or report
+ * why it is bad (why: the caller's verdict so far), and give back its heap
+ * block, if it has one.  report_bad: count a corrupt packet, say so once.
+ */
+#ifndef SHMAM_DELIVER_H
+#define SHMAM_DELIVER_H
+
+#include <stddef.h>
+
+#include "call.h"
+#include "internal.h"
+
+struct am_payload {
+    void *data;
+    size_t len;
+    int bulk;  /* data is a bulk block (counted as bulk) */
+    int block; /* data is a heap block of `heap`, to give back */
+    struct am_heap_view *heap;
+};
+const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct am_packet *m,
+                             unsigned who, struct am_payload *pl);
+void am__run(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned who,
+             const struct am_payload *pl, const char *why);
+/* run_from: the same for a message whose sender is known: local peer index
+ * `source` (a remote rank, net/), and whose data is not a heap block. */
+void am__run_from(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned source,
+                  const struct am_payload *pl, const char *why);
+/* After a drain that delivered n messages: copy the counters for tools (two
+ * stores to the owner's own header line, not per message); returns n. */
+int am__drained(am_ep_t *ep, int n);
+void am__report_bad(am_ep_t *ep, const char *why);
+/* Handlers running now on this thread, of any endpoint: am_ep_create, which
+ * has no endpoint to ask (ep->in_handler), refuses to run inside one.
+ * Initial-exec: two plain increments per message, even in libshmam.so. */
+extern _Thread_local unsigned am__handlers_running
+    __attribute__((tls_model("initial-exec")));
+/* Run handler h of ep for the message of tok (deliver.c, pending.c): the one
+ * place handlers are called, so both counts of running handlers hold. */
+static inline void am__call_handler(am_ep_t *ep, am_handler_t h, am_token_t *tok,
+                                    const uint32_t *args, int nargs, void *data, size_t len)
+{
+    ep->in_handler++;
+    am__handlers_running++;
+    h(tok, args, nargs, data, len);
+    am__handlers_running--;
+    ep->in_handler--;
+    if (__builtin_expect(tok->call != 0, 0) && !tok->replied)
+        am__call_unreplied(tok); /* every call ends: an empty reply */
+}
+
+#endif

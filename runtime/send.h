@@ -1,0 +1,66 @@
+/*
+ * send.h - the front door of sending (send.c), shared by every transport.
+ *
+ * A message as the send calls pass it on.  am__send: the owner of ep, blocks
+ * while the queue (or for a long message the heap) is full, polling ep; the
+ * errors of am_request.  packet_fill: a claimed packet's fields from m, and a
+ * bulk message's data into `bulk` (its ticket in the packet); not the state.
+ * blocked_poll: polls ep as a send blocked on queue qid may (both queues for
+ * a request, the reply queue for a reply; the transport when that found
+ * nothing), for the transports' waits and am_wait's too; messages run.
+ * backoff: one round of waiting for room in peer's queue qid, polling ep,
+ * inside a peer hold (peers.c); 0, or -EPIPE once the peer has gone or the
+ * poll dropped it, -ETIMEDOUT once ep->send_limit has passed, -EAGAIN at
+ * once (before polling) for a send that may not wait; `ask` (if any) now and
+ * then once spinning has failed.
+ * count_backoffs: rounds a send waited, for tools.  wake_if_asleep: after a
+ * publish, a full fence, then wake dest's owner if it sleeps in am_wait
+ * (pairs with am_wait's fence, wait.c).  report_broken: a sender that found
+ * a peer's segment unusable; -EPROTO, one line on stderr.
+ */
+#ifndef SHMAM_SEND_H
+#define SHMAM_SEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+enum am_kind { AM_SHORT, AM_BULK, AM_LONG, AM_LONG_AT, AM_CALL_REPLY };
+struct am_msg {
+    enum am_kind kind;
+    unsigned handler;
+    const uint32_t *args;
+    int nargs;
+    const void *data; /* bulk and long: the payload */
+    size_t len;
+    uint64_t off;        /* AM_LONG: its heap block once staged; AM_LONG_AT: the
+                          * offset in the destination's region */
+    uint32_t call, room; /* the packet's call fields (layout.h); AM_CALL_REPLY:
+                          * a call's reply, len bytes already in its room */
+};
+
+struct spin;
+int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m);
+void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
+                     uint64_t bulk_ticket);
+int am__blocked_poll(am_ep_t *ep, enum am_qid qid);
+int am__backoff(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
+                void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
+                unsigned *yields);
+void am__count_backoffs(struct am_peer *peer, unsigned rounds);
+void am__wake_if_asleep(struct am_seg_shared *h);
+/* check_msg: m's fields against the limits, long_max the destination's: 0,
+ * -EINVAL or -EMSGSIZE (the errors of am_request_*).  Every length must fit
+ * the field that carries it, a packet's bulk_len (and the transport's wire
+ * len): a long message's bound long_max does, a one-copy message has no other
+ * bound than AM_PACKET_LEN_MAX. */
+#define AM_PACKET_LEN_MAX ((size_t)UINT32_MAX)
+_Static_assert(sizeof(((struct am_packet *)0)->bulk_len) == sizeof(uint32_t),
+               "AM_PACKET_LEN_MAX is what a packet's bulk_len holds");
+_Static_assert(AM_MAX_LONG <= AM_PACKET_LEN_MAX && AM_BULK_BYTES <= AM_PACKET_LEN_MAX,
+               "every long_max and a bulk length fit a packet's bulk_len");
+int am__check_msg(const struct am_msg *m, size_t long_max);
+int am__report_broken(const struct am_seg_view *v, const char *why);
+
+#endif

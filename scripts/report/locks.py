@@ -1,0 +1,90 @@
+"""locks.py - the report's Locks section and its plots' data, from
+lockbench's rows (bench/lockbench.c; read through verdict.Rows, which
+rows.py parses): per process count, every lock's throughput, its in-run
+ratio to ck's lock of the same algorithm, fairness (min/max, Jain's index),
+acquire latency p50/p99/p99.9 and the time from a holder's SIGKILL to the
+next acquisition (or "never", for locks that do not recover); the targets
+of paper.toml whose section is "locks", judged; and the data of
+locks_queue.gp (shmam's MCS and CLH beside ck's).  report.py calls it; it
+writes nothing but what it is asked for.
+"""
+
+BENCH = "lockbench"
+QUEUE = ("shmam:mcs", "ck:mcs", "shmam:clh", "ck:clh")  # locks_queue.gp's lines
+NEVER = "never"
+
+
+def procs_of(rows):
+    return sorted({k[2] for k in rows.by_key if k[0] == BENCH})
+
+
+def recovery(r, impl, p, cell):
+    """The recovery cell: ms, "never" (recovers 0), or a dash."""
+    if p < 2:
+        return "–"
+    rec = r.get(BENCH, impl, "recovers", p)
+    if rec is not None and rec.value == 0:
+        return NEVER
+    t = r.get(BENCH, impl, "recovery_s", p)
+    return cell(t, 1e3)
+
+
+def table_at(r, p, cell, table):
+    """The table of every lock with p processes."""
+    lines = []
+    for impl in r.rows.impls.get(BENCH, []):
+        g = lambda m: r.get(BENCH, impl, m, p)
+        if g("acq_per_s") is None:
+            continue
+        lines.append([impl, cell(g("acq_per_s"), 1e-6), cell(g("acq_vs_ck")),
+                      cell(g("fairness_min_over_max")), cell(g("fairness_jain")),
+                      cell(g("latency_p50"), 1e-3), cell(g("latency_p99"), 1e-3),
+                      cell(g("latency_p999"), 1e-3), recovery(r, impl, p, cell), ""])
+    head = ["lock", "M acq/s", "/ ck's (in-run)", "min/max", "Jain", "p50 µs", "p99 µs",
+            "p99.9 µs", "recovery ms", ""]
+    return table(head, lines)
+
+
+def section(r, cell, table):
+    """The tables per process count and the targets of section "locks"."""
+    procs = procs_of(r.rows)
+    if not procs:
+        return "(no rows: the lock benchmark did not run)"
+    out = [f"**{p} process{'es' if p > 1 else ''}**\n\n" + table_at(r, p, cell, table)
+           for p in procs]
+    targets = [t for t in r.paper.get("target", []) if t.get("section") == "locks"]
+    if targets:
+        out.append("The targets (also under Targets):\n\n"
+                   + "\n".join(r.target_line(t) for t in targets))
+    return "\n\n".join(out)
+
+
+def text(args):
+    """The section's opening: what was run and how to read it."""
+    return ("P processes pinned round robin take each lock in a loop around a short "
+            "critical section (`lockbench " + args + "`), every lock once per round in "
+            "ABBA order; M acq/s is all processes' acquisitions per second. */ ck's* is "
+            "the per-round quotient of a shmam lock's throughput and Concurrency Kit's "
+            "lock of the same algorithm (ticket, anderson, mcs, clh) in the same round. "
+            "Fairness: the fewest acquisitions of one process over the most (1 even, 0 "
+            "one starved) and Jain's index (1 even, 1/P one process got everything). "
+            "Latency: the time of each `lock()` call, the clock's cost taken off. "
+            "Recovery: one process holds the lock and is SIGKILLed while the others "
+            "wait; the time to the first waiter's acquisition (*never*: ck's and the "
+            "plain pthread mutex's waiters wait for a dead holder for ever). Waiting: "
+            "`shmam:` locks spin with backoff, then yield (the library's default); "
+            "`ck:` locks only spin; the mutexes park in the kernel after a short spin. "
+            "With 4 and 8 processes on 2 CPUs, FIFO locks that spin convoy: each "
+            "hand-off to a descheduled waiter waits for the scheduler.")
+
+
+def plotdata(r, d):
+    """locks_queue.dat: per process count, throughput (M acq/s) then p99
+    latency (µs) of each lock of QUEUE ("-" where missing)."""
+    v = lambda f, x: "-" if f is None else repr(f.value * x)
+    with open(f"{d}/locks_queue.dat", "w") as f:
+        f.write("procs " + " ".join(QUEUE) + " " + " ".join(f"{q}_p99" for q in QUEUE) + "\n")
+        for p in procs_of(r.rows):
+            f.write(f"{p} " + " ".join(v(r.get(BENCH, q, "acq_per_s", p), 1e-6) for q in QUEUE)
+                    + " " + " ".join(v(r.get(BENCH, q, "latency_p99", p), 1e-3) for q in QUEUE)
+                    + "\n")

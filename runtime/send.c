@@ -170,10 +170,12 @@ int am__check_msg(const struct am_msg *m, size_t long_max)
     if (m->handler >= AM_HANDLER_TOTAL || m->nargs < 0 || (m->nargs > 0 && !m->args) ||
         (m->len > 0 && !m->data && m->kind != AM_CALL_REPLY))
         return -EINVAL;
-    size_t max = m->kind == AM_BULK                                  ? AM_BULK_BYTES
-                 : m->kind == AM_LONG                                ? long_max
-                 : m->kind == AM_LONG_AT || m->kind == AM_CALL_REPLY ? AM_PACKET_LEN_MAX
-                                                                     : 0;
+    size_t max = m->kind == AM_BULK      ? AM_BULK_BYTES
+                 : m->kind == AM_LONG    ? long_max
+                 : m->kind == AM_LONG_AT ? AM_PACKET_LEN_MAX
+                                         : 0;
+    if (m->kind == AM_CALL_REPLY)
+        max = AM_PACKET_LEN_MAX; /* its data is in the caller's room (call.c) */
     return m->nargs > AM_MAX_ARGS || m->len > max ? -EMSGSIZE : 0;
 }
 

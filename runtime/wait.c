@@ -63,7 +63,7 @@
 #define AM_SPIN_MAX_NS 100000
 #define AM_SPIN_START_NS 20000
 #define AM_SPIN_YIELD 128 /* polls between yields while spinning */
-#define AM_SLICE_MS 1000  /* the longest single sleep */
+#define AM_SLICE_MS 60000 /* the longest single sleep */
 
 void am__wake(struct am_seg_shared *s)
 {

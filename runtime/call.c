@@ -53,9 +53,9 @@
 #include "senders.h"
 #include "waiting.h"
 
-#define AM_CALL_CACHE                                                                      \
-    256 /* rooms of at most this many data bytes stay with                                 \
-         * their record for the next call */
+/* Rooms of at most this many data bytes stay with their record for the next
+ * call: no allocation per call for small replies. */
+#define AM_CALL_CACHE 256
 
 struct am_call_rec {
     am_call_t id;          /* 0: free */

@@ -652,9 +652,13 @@ START_TEST(slow_client)
     int st;
     ck_assert_msg(waitpid(a, &st, WUNTRACED) == a && WIFSTOPPED(st), "%s: A did not stop",
                   what);
+    /* Server 2 has filled A's queue and waits for room, spinning and yielding
+     * (a plain reply waits): stopped, it takes no CPU from the 8 clients. */
+    kill(srv2, SIGSTOP);
     tu_sleep_ms(200); /* the server answers what A sent before it stopped */
     AO_store_release(&sh->phase, 3);
     int all = tu_wait_flag(&sh->b_done[1], N_B, 120);
+    kill(srv2, SIGCONT);
     kill(a, SIGCONT);
     ck_assert_msg(all, "%s: with A stopped, only %lu of %d clients finished (%lu calls ok)",
                   what, (unsigned long)AO_load(&sh->b_done[1]), N_B, sh->b_ok[1]);

@@ -31,11 +31,17 @@
  *   am_request, _bulk, _long,  owner/any, not in a handler while the queue (or
  *     _long_at                                             heap) is full
  *   am_reply, _bulk, _long,    the handler's thread, in a  while the queue (or
- *     _long_at, am_token_keep  request handler, once       heap) is full
+ *     _long_at, am_token_keep  request handler, once       heap) is full; to a
+ *                                                          call: never
  *   am_reply_kept              owner/any, once per handle  as am_reply
+ *   am_call, am_call_start,    the owner, not in a handler until the call ends;
+ *     _test, _wait, _cancel    (not once shared: -ENOTSUP) _start: for room;
+ *                                                          _test, _cancel: no
  *   am_poll                    owner/any, not in a handler no
- *   am_wait                    owner/any, not in a handler until a message,
- *                                                          timeout or wake
+ *   am_wait                    owner/any, not in a handler until a message, a
+ *                                                          call's end, a signal,
+ *                                                          am_ep_wake or the
+ *                                                          timeout
  *   am_ep_fd                   owner/any                   no
  *   am_barrier, am_finalize    the owner (a job's rank)    until every rank arrives
  *   am_ep_wake, am_ep_probe,   any thread                  no
@@ -88,6 +94,10 @@ typedef void (*am_handler_t)(am_token_t *tok, const uint32_t *args, int nargs, v
  *   queue       one of am_queue_names, default mpsc: the shared queues, or a
  *               channel per sender (packets and bulk_blocks then per channel,
  *               defaults 64 and 4)                                (SHMAM_QUEUE)
+ *   send_timeout_ms  the longest a send waits for room in a full queue (or
+ *               heap) before it fails with -ETIMEDOUT; -1 (the default): no
+ *               limit, else 1 .. 2^31-1               (SHMAM_SEND_TIMEOUT_MS)
+ * Fields are only ever added at the end (the struct's layout is ABI).
  */
 struct am_ep_opts {
     const char *claim;
@@ -96,6 +106,7 @@ struct am_ep_opts {
     unsigned abandon_ms;
     unsigned long_max;
     const char *queue;
+    int send_timeout_ms;
 };
 
 /* Endpoints.  Names are 1..AM_MAX_NAME (40) characters of [A-Za-z0-9._-].  An endpoint
@@ -145,7 +156,8 @@ int am_set_handler(am_ep_t *ep, unsigned id, am_handler_t fn);
 int am_ep_probe(const char *name);
 
 /* Requests and replies.  A send blocks (polling this endpoint) while the
- * destination queue is full; it fails with -EPIPE if the destination has closed
+ * destination queue is full, up to the endpoint's send_timeout_ms (then
+ * -ETIMEDOUT, nothing sent); it fails with -EPIPE if the destination has closed
  * or its owner died (the first send after the death, and any send waiting then,
  * even if its poll meanwhile gave the index to a new sender: the message never
  * goes to another endpoint), -EDEADLK for a request from inside a handler or a
@@ -208,7 +220,10 @@ int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t
  *  - am_set_handler, am_region_create, am_ep_destroy stay the owner's (set
  *    the handlers before other threads serve); am_ep_destroy returns -EBUSY,
  *    changing nothing, while another thread sends, polls or waits on it, and
- *    no thread may start a call on it once it has begun.
+ *    no thread may start a call on it once it has begun;
+ *  - a shared endpoint serves calls (its handlers' replies, direct or kept,
+ *    end them) but does not make them yet: am_call and am_call_start return
+ *    -ENOTSUP, and am_ep_share does for an endpoint that has made calls.
  * Any call on an endpoint that is not shared, from a thread other than its
  * owner, returns -EPERM. */
 int am_ep_share(am_ep_t *ep);
@@ -251,14 +266,78 @@ unsigned am_token_source(const am_token_t *tok); /* UINT_MAX if unknown or NULL 
 am_ep_t *am_token_ep(const am_token_t *tok);     /* NULL for NULL */
 
 /* Delivery.  am_poll runs every message ready in both queues and returns how many;
- * am_wait sleeps (no spinning) until at least one message has been handled or
- * timeout_ms passes (-1: forever); it returns the count, 0 on timeout.  Both
- * return -EDEADLK from inside a handler (the handler still holds its packet)
- * and -EINVAL for a NULL or destroyed endpoint.  A message whose sender died
- * while sending it is skipped and counted (am_ep_abandoned); a sender that is
- * merely slow or stopped is waited for. */
+ * am_wait waits until at least one message has been handled, or a call of
+ * this endpoint ended without one (its server died, its deadline passed), or
+ * timeout_ms passes (-1: forever); it returns that count, 0 on timeout, or
+ * -EINTR if a signal handler ran while it slept (with either timeout).  It
+ * polls first, for a while that adapts to how soon recent waits ended (so a
+ * ping-pong costs about what polling does), then sleeps without spinning; an
+ * idle wait costs no measurable CPU.  Both return -EDEADLK from inside a
+ * handler (the handler still holds its packet) and -EINVAL for a NULL or
+ * destroyed endpoint.  A message whose sender died while sending it is
+ * skipped and counted (am_ep_abandoned); a sender that is merely slow or
+ * stopped is waited for. */
 int am_poll(am_ep_t *ep);
 int am_wait(am_ep_t *ep, int timeout_ms);
+
+/* Calls: RPC over requests.  A call is a request whose reply goes into the
+ * caller's struct am_result instead of to a handler, and that always ends, in
+ * exactly one of these ways: 0, its reply came; -ENOENT, the server has no
+ * such handler; -EMSGSIZE, the reply was longer than res->cap (the server's
+ * am_reply* got -EMSGSIZE too), or the request longer than the server's
+ * long_max; -EPIPE, the server died or closed (found within abandon_ms while
+ * the caller sleeps, never by a pid); -ETIMEDOUT, timeout_ms passed (-1: no
+ * deadline); -ECANCELED, am_call_cancel; or -EINTR (am_call only: a signal
+ * arrived while it slept; the call is cancelled); or a send error of
+ * am_request (-EINVAL, -EOPNOTSUPP for a rank of another node, -EDEADLK in
+ * a handler).
+ *
+ * The server does nothing new: a call arrives as an ordinary request, and its
+ * handler replies with am_reply* (the reply's handler id is then ignored;
+ * am_reply_long_at's offset too: the data goes to res->data).  A handler that
+ * returns without replying to a call sends an empty reply (0 args, 0 bytes).
+ *
+ * A server never waits for one client.  Room for a call's reply is kept when
+ * the call is made: its data, up to res->cap bytes (at most the caller's own
+ * long_max), in the caller's reply heap, which the server writes straight
+ * into; its packet, by the caller keeping no more calls outstanding than its
+ * reply queue holds (am_call_start waits, polling, meanwhile).  A reply to a
+ * call never blocks the server: if the caller's queue is full of other
+ * traffic, it is kept and placed on a later poll.  Only calls have room kept:
+ * a plain am_reply still waits for room.
+ *
+ * am_call blocks until the call ends.  am_call_start starts one: it sends the
+ * request (args, and len bytes of data as a short, bulk or long message) and
+ * sets *id; its own send and its wait for room end at the call's deadline.
+ * res (data, cap: where the reply's bytes go and the most it takes, NULL and
+ * 0 for none) must stay valid until the call ends; the reply sets res->len,
+ * args, nargs.  am_call_test polls once and returns 0 or the call's error if
+ * it has ended, -EINPROGRESS if not.  am_call_wait waits up to timeout_ms for
+ * it: its end, -EINPROGRESS if timeout_ms passed first, or -EINTR if a signal
+ * came (the call goes on in both cases: it ends at its own deadline).
+ * am_call_cancel ends it now: -ECANCELED, or the end it had already.  Once
+ * test, wait or cancel has returned a call's end, its id is forgotten (then
+ * -EINVAL).  Ids are unique for the endpoint's life.  A reply to a cancelled
+ * or timed-out call that comes late is dropped and counted
+ * (am_ep_late_replies), never given to another call; until it comes (or the
+ * server dies) the call's reply room stays reserved. */
+typedef uint64_t am_call_t;
+struct am_result {
+    void *data; /* the caller's: where the reply's bytes go */
+    size_t cap; /* the caller's: the most bytes they take */
+    size_t len; /* the reply's: its bytes */
+    uint32_t args[AM_MAX_ARGS];
+    int nargs;
+};
+int am_call(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args, int nargs,
+            const void *data, size_t len, struct am_result *res, int timeout_ms);
+int am_call_start(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
+                  int nargs, const void *data, size_t len, struct am_result *res,
+                  int timeout_ms, am_call_t *id);
+int am_call_test(am_ep_t *ep, am_call_t id);
+int am_call_wait(am_ep_t *ep, am_call_t id, int timeout_ms);
+int am_call_cancel(am_ep_t *ep, am_call_t id);
+unsigned long am_ep_late_replies(const am_ep_t *ep);
 
 /* What error code err (0 or negative) means, and its short name ("EPIPE") for
  * logs; from one table.  Any thread. */

@@ -170,7 +170,7 @@ static int visit(am_ep_t *ep, unsigned i, enum am_qid qid, volatile AO_t *w)
 }
 
 /* One pass over the channels of queue qid that the summary names. */
-static int drain_marked(am_ep_t *ep, enum am_qid qid)
+static int drain_marked(am_ep_t *ep, int qid)
 {
     struct am_chan_summary *sum = &ep->own.summary[qid];
     unsigned senders = ep->own.max_senders, words = (senders + 63) / 64;
@@ -189,12 +189,7 @@ static int drain_marked(am_ep_t *ep, enum am_qid qid)
  * shared queues do (slip.c). */
 int am__chan_drain(am_ep_t *ep, enum am_qid qid)
 {
-    int n = drain_marked(ep, qid), k = n;
-    unsigned round = 0;
-    while (k > 0 && am__slip_wait(ep, qid, round))
-        round++, n += k = drain_marked(ep, qid);
-    am__slip_seen(ep, qid, n, round > 0 && k == 0);
-    return am__drained(ep, n);
+    return am__drained(ep, am__slip_drain(ep, qid, drain_marked));
 }
 
 /* ---- senders that have gone ------------------------------------------------ */

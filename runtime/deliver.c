@@ -7,6 +7,7 @@
  * give a heap block back.  Nothing here reads shared memory twice: every
  * address derives from the private copy and our own records.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "deliver.h"
@@ -60,6 +61,8 @@ const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct a
     return NULL;
 }
 
+static const char no_handler[] = "no such handler";
+
 /* The copy m's argument count and handler: NULL or why it is bad. */
 static const char *check(am_ep_t *ep, const struct am_packet *m)
 {
@@ -67,7 +70,7 @@ static const char *check(am_ep_t *ep, const struct am_packet *m)
         return "more than 8 arguments";
     if (m->handler >= AM_HANDLER_TOTAL ||
         (!ep->handlers[m->handler] && !(ep->holding && m->handler < AM_MAX_HANDLERS)))
-        return "no such handler";
+        return no_handler;
     return NULL;
 }
 
@@ -90,11 +93,25 @@ void am__run_from(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsig
                   const struct am_payload *pl, const char *why)
 {
     am_token_t tok = {.ep = ep, .source = source, .qid = (uint8_t)qid};
+    if (__builtin_expect(m->call != 0, 0)) {
+        if (qid == AM_REPLY) { /* a call's reply: to its struct am_result */
+            if (!why && (pl->data || m->nargs > AM_MAX_ARGS))
+                why = "call reply with a payload or too many arguments";
+            if (why)
+                am__report_bad(ep, why);
+            else
+                ep->delivered++, am__call_reply_in(ep, m, source);
+            return;
+        }
+        tok.call = m->call, tok.room = m->room;
+    }
     if (!why)
         why = check(ep, m);
     if (!why)
         ep->delivered++, ep->delivered_bulk += pl->bulk;
-    if (why)
+    if (why == no_handler && tok.call)
+        am__call_error(&tok, -ENOENT); /* the caller hears, we say nothing */
+    else if (why)
         am__report_bad(ep, why);
     else if (!ep->handlers[m->handler]) {
         if (am__pending_hold(ep, &tok, m, pl->data, pl->len) < 0)

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "call.h"
 #include "internal.h"
 
 struct am_payload {
@@ -58,6 +59,8 @@ static inline void am__call_handler(am_ep_t *ep, am_handler_t h, am_token_t *tok
     am__tok_cur = tok->outer;
     am__handlers_running--;
     ep->in_handler--;
+    if (__builtin_expect(tok->call != 0, 0) && !tok->replied)
+        am__call_unreplied(tok); /* every call ends: an empty reply */
 }
 
 #endif

@@ -175,6 +175,7 @@ int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
         strcpy(ep->name, name);
     ep->backend = cfg.backend;
     ep->abandon_ms = cfg.abandon_ms;
+    ep->send_timeout_ms = cfg.send_timeout_ms;
     am__barrier_handlers(ep);
     if ((rc = am__mt_init(ep)) < 0) {
         ep_free(ep);
@@ -220,6 +221,7 @@ int am_ep_destroy(am_ep_t *ep)
     am__wake(ep->own.shared);
     am__peers_close(ep);
     am__pending_free(ep);
+    am__calls_free(ep);
     am__region_destroy(ep);
     int rc = am__ep_unlink(ep);
     am__lifeline_release(&ep->own.hdr->owner_life); /* before the unmap: glibc

@@ -4,7 +4,7 @@
  * Each module's own calls are in the header beside it (view.h, options.h,
  * senders.h, send.h, mpsc.h, channel.h, polling.h, deliver.h, waiting.h,
  * pending.h, region.h, peers.h, endpoint.h, job.h, segment.h, lifeline.h, slip.h,
- * net.h, threads.h).
+ * call.h, net.h, threads.h).
  */
 #ifndef SHMAM_INTERNAL_H
 #define SHMAM_INTERNAL_H
@@ -106,8 +106,22 @@ struct am_token {
     unsigned source;        /* local peer index of the sender */
     uint8_t qid;            /* queue the message came in on */
     uint8_t replied;        /* replied, or kept for a later reply (kept.c) */
+    uint32_t call, room;    /* a call's request: its packet's call and room (call.c) */
     struct am_token *outer; /* the handler frame this one runs inside, on this
                              * thread (threads.h) */
+};
+
+/* How long the send in progress on this thread may wait for room (send.c,
+ * am__backoff): for ever, `ms` from its first wait, until `deadline` (ns on
+ * the monotonic clock), or not at all (-EAGAIN: call.c keeps the reply).
+ * Per thread, saved and restored around each public send, so the sends a
+ * handler makes inside another's backoff, and the sends of a shared
+ * endpoint's threads, each have their own. */
+enum am_send_mode { AM_SEND_FOREVER = 0, AM_SEND_MS, AM_SEND_DEADLINE, AM_SEND_NOWAIT };
+struct am_send_limit {
+    enum am_send_mode mode;
+    int ms;
+    int64_t deadline; /* AM_SEND_MS: set at the first wait */
 };
 
 struct am_ep {
@@ -147,8 +161,17 @@ struct am_ep {
     unsigned net_tick;        /* polls since the transport was last asked (net.c) */
     unsigned net_every;       /* ask it every this many polls */
     unsigned net_hot;         /* polls left that ask every time */
+    struct am_calls *calls;   /* calls made (call.c); NULL until the first */
+    struct am_owed *owed;     /* call replies not yet placed (call.c), oldest first;
+                               * a shared endpoint's under mt.calls_mu */
+    unsigned owed_tick;       /* polls since they were last tried */
+    int send_timeout_ms;      /* option: a blocked send's limit; -1: none */
+    int64_t spin_ns;          /* wait.c: how long a wait polls before it sleeps */
     struct am_mt mt;          /* threads: owner, shared mode, locks, fd (threads.h) */
 };
+
+extern _Thread_local struct am_send_limit am__send_limit
+    __attribute__((tls_model("initial-exec")));
 
 /* A live endpoint handle (not NULL, not destroyed): one load, inline because
  * every call on the fast path makes it. */

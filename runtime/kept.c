@@ -107,7 +107,12 @@ static struct am_msg kept_msg(unsigned handler, const void *data, size_t len,
                               const uint32_t *args, int nargs)
 {
     enum am_kind kind = len == 0 ? AM_SHORT : len <= AM_MAX_BULK ? AM_BULK : AM_LONG;
-    return (struct am_msg){kind, handler, args, nargs, len ? data : NULL, len, 0};
+    return (struct am_msg){.kind = kind,
+                           .handler = handler,
+                           .args = args,
+                           .nargs = nargs,
+                           .data = len ? data : NULL,
+                           .len = len};
 }
 
 int am_reply_kept(am_kept_t *k, unsigned handler, const void *data, size_t len,

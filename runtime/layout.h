@@ -300,9 +300,25 @@ struct am_packet {
     uint16_t handler;             /* handler id */
     uint8_t nargs;                /* 0 .. AM_MAX_ARGS */
     uint8_t flags;                /* READY: 0, AM_PKT_LONG or AM_PKT_LONG_AT */
-    uint32_t pad;                 /* the sender is the claimant in the state word */
-    uint32_t bulk_len;            /* bulk: 0 .. AM_BULK_BYTES; long: 0 .. long_max */
+    uint32_t call;                /* 0, or a call's id on the wire (below) */
+    uint32_t bulk_len;            /* bulk: 0 .. AM_BULK_BYTES; long: 0 .. long_max;
+                                   * a call's reply: its data's length */
     uint32_t args[AM_MAX_ARGS];
+    uint32_t room; /* a call's request: its reply room, a block of the caller's
+                    * reply heap, as offset / 64; 0: none (call.c) */
+};
+
+/* Calls (call.c).  The sender is the claimant in the state word.  In a request
+ * queue, call != 0 makes a packet a call: its reply goes to the caller's
+ * struct am_result, not to a handler.  In a reply queue, call != 0 makes it
+ * that call's reply: handler holds 0 or an error number (ENOENT, EMSGSIZE) the
+ * server's runtime sends back, and bulk_len the length of the reply's data,
+ * which the server wrote into the request's room (the block's first
+ * AM_CALL_ROOM_HEAD bytes are the caller's record: struct am_call_room). */
+#define AM_CALL_ROOM_HEAD 64u
+struct am_call_room {
+    uint32_t call; /* the call's id on the wire: the request's must match */
+    uint32_t cap;  /* bytes of reply data the room takes, after the head */
 };
 
 /* A READY packet's flags: a long message whose data is a block of the queue's

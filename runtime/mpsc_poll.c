@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "call.h"
 #include "deliver.h"
 #include "internal.h"
 #include "mpsc.h"
@@ -145,7 +146,8 @@ struct reclaim_ctx {
 
 static int reclaim_dead(void *ctx, unsigned who)
 {
-    return am__who_dead(&((struct reclaim_ctx *)ctx)->ep->own, who);
+    /* Our own calls' rooms (call.c) are ours to give back. */
+    return who != AM_OWN_WHO && am__who_dead(&((struct reclaim_ctx *)ctx)->ep->own, who);
 }
 
 static int reclaim_in_use(void *ctx, uint64_t off)
@@ -223,7 +225,7 @@ static void repair(am_ep_t *ep, struct am_packet *p, AO_t s, AO_t lap)
 
 /* Deliver the messages ready from the head of one of our shared queues on;
  * returns how many. */
-static int drain_ready(am_ep_t *ep, enum am_qid qid)
+static int drain_ready(am_ep_t *ep, int qid)
 {
     struct am_queue_view *q = &ep->own.q[qid];
     int n = 0;
@@ -252,12 +254,7 @@ static int drain_ready(am_ep_t *ep, enum am_qid qid)
  * a one-way stream (slip.c); returns how many. */
 int am__mpsc_drain(am_ep_t *ep, enum am_qid qid)
 {
-    int n = drain_ready(ep, qid), k = n;
-    unsigned round = 0;
-    while (k > 0 && am__slip_wait(ep, qid, round))
-        round++, n += k = drain_ready(ep, qid);
-    am__slip_seen(ep, qid, n, round > 0 && k == 0);
-    return am__drained(ep, n);
+    return am__drained(ep, am__slip_drain(ep, qid, drain_ready));
 }
 
 /* Is the head of one of our queues waiting on a claim, as the last poll found

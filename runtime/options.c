@@ -3,6 +3,7 @@
  * environment variables that supply them when the caller does not.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,27 @@ static int pick_count(unsigned given, const char *env, unsigned dflt, unsigned l
     return 0;
 }
 
+/* A send's limit in ms: `given` if not 0, else the environment's, else -1
+ * (none); -1 or 1 .. INT32_MAX. */
+static int pick_timeout(int given, const char *env, int32_t *out)
+{
+    long v = given;
+    const char *e = getenv(env);
+    if (v == 0 && e && *e) {
+        char *end;
+        errno = 0;
+        v = strtol(e, &end, 10);
+        if (errno || *end || v == 0 || v > INT32_MAX)
+            return -EINVAL;
+    }
+    if (v == 0)
+        v = -1;
+    if (v < -1)
+        return -EINVAL;
+    *out = (int32_t)v;
+    return 0;
+}
+
 /* The defaults of an endpoint of queue kind `chans` (per-sender) or not,
  * anonymous or named: packets, bulk blocks, senders, long_max. */
 static void defaults(int anon, int chans, unsigned d[4])
@@ -173,6 +195,9 @@ int am__config_resolve(const struct am_ep_opts *o, int anon, struct am_config *c
     if (rc == 0)
         rc = pick_count(o->long_max, "SHMAM_LONG_MAX", d[3], AM_MIN_LONG, AM_MAX_LONG, 0,
                         &cfg->long_max);
+    if (rc == 0)
+        rc = pick_timeout(o->send_timeout_ms, "SHMAM_SEND_TIMEOUT_MS",
+                          &cfg->send_timeout_ms);
     return rc;
 }
 
@@ -184,7 +209,7 @@ static const struct am_error {
 } errors[] = {
     {0, "OK", "success"},
     {EINVAL, "EINVAL", "invalid argument (name, size, algorithm, index or count)"},
-    {ENOENT, "ENOENT", "no such endpoint"},
+    {ENOENT, "ENOENT", "no such endpoint (for a call: no such handler at the server)"},
     {EEXIST, "EEXIST", "an endpoint of that name exists already"},
     {ENOSPC, "ENOSPC", "no room for the segment in /dev/shm (or shared memory)"},
     {EUSERS, "EUSERS", "the peer's sender table is full of live senders"},
@@ -205,6 +230,10 @@ static const struct am_error {
     {EPERM, "EPERM", "another thread's endpoint, not shared (am_ep_share)"},
     {EBUSY, "EBUSY", "another thread is using the endpoint"},
     {ENOTSUP, "ENOTSUP", "not for an endpoint of a job spanning nodes"},
+    {EINTR, "EINTR", "interrupted by a signal"},
+    {EINPROGRESS, "EINPROGRESS", "the call has not ended yet"},
+    {ECANCELED, "ECANCELED", "the call was cancelled"},
+    {EOPNOTSUPP, "EOPNOTSUPP", "calls go only to endpoints of this node"},
 };
 
 static const struct am_error *error_of(int err)

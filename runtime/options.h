@@ -19,9 +19,10 @@ struct am_config {
     enum am_queue_kind queue;
     enum am_shm backend;
     uint32_t packets, bulk_blocks, max_senders;
-    uint32_t long_max;   /* the longest long message */
-    uint32_t abandon_ms; /* longest a waiting owner sleeps on a stuck claim */
-    int anon;            /* anonymous: a client's defaults, no request heap */
+    uint32_t long_max;       /* the longest long message */
+    uint32_t abandon_ms;     /* longest a waiting owner sleeps on a stuck claim */
+    int anon;                /* anonymous: a client's defaults, no request heap */
+    int32_t send_timeout_ms; /* longest a send waits for room; -1: no limit */
 };
 
 /* opts, else the environment, else the defaults of an anonymous or a named

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call.h"
 #include "internal.h"
 #include "endpoint.h"
 #include "options.h"
@@ -141,6 +142,7 @@ void am__peer_drop(am_ep_t *ep, unsigned index)
     if (!p)
         return;
     ep->peers[index] = NULL;
+    am__calls_peer_gone(ep, index); /* its calls end, replies owed to it go */
     for (unsigned i = 0; i < ep->own.max_senders; i++)
         if (ep->sources[i].who != 0 && ep->sources[i].index == index)
             ep->sources[i].who = 0;

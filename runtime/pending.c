@@ -60,7 +60,9 @@ int am__pending_run(am_ep_t *ep)
             am__call_handler(ep, h, &p->tok, p->args, p->nargs, p->bulk ? p->data : NULL,
                              p->len);
             n++;
-        } else
+        } else if (p->tok.call)
+            am__call_error(&p->tok, -ENOENT);
+        else
             am__report_bad(ep, "no such handler");
         free(p);
     }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "call.h"
 #include "internal.h"
 #include "mpsc.h"
 #include "net.h"
@@ -60,6 +61,9 @@ static inline int poll_all(am_ep_t *ep)
     int n = held + drain(ep, AM_REPLY) + drain(ep, AM_REQUEST);
     if (__builtin_expect(ep->net != NULL, 0) && ++ep->net_tick >= ep->net_every)
         n += am__net_poll(ep, 0);
+    if (__builtin_expect(ep->mt.shared || ep->owed != NULL, 0))
+        am__call_retry(ep, 0); /* call replies that found no room (call.c;
+                                * shared: the list is calls_mu's to read) */
     if (n == 0 && ++ep->idle_polls % AM_IDLE_CHORES == 0)
         n = idle_chores(ep);
     else if (n && ep->chans && AO_load(&ep->own.shared->recycle))

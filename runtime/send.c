@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "call.h"
 #include "internal.h"
 #include "mpsc.h"
 #include "net.h"
@@ -47,6 +48,8 @@
 
 /* The test hook (internal.h): NULL outside tests. */
 void (*am__claim_stall_hook)(enum am_hook where);
+
+_Thread_local struct am_send_limit am__send_limit;
 
 /* A sender found a peer's segment unusable: say so once per process, naming the
  * endpoint, and fail the send.  Returns -EPROTO. */
@@ -74,6 +77,21 @@ int am__blocked_poll(am_ep_t *ep, enum am_qid qid)
     return n;
 }
 
+/* Has the send in progress waited as long as its limit lets it?  0, -EAGAIN
+ * (it may not wait at all), -ETIMEDOUT.  The clock is read only by a send that
+ * has a limit and waits: the fast path never. */
+static int limit_passed(struct am_send_limit *l)
+{
+    if (l->mode == AM_SEND_NOWAIT)
+        return -EAGAIN;
+    int64_t now = am__now_ns();
+    if (l->mode == AM_SEND_MS && l->deadline == 0) {
+        l->deadline = now + (int64_t)l->ms * 1000000;
+        return 0;
+    }
+    return now >= l->deadline ? -ETIMEDOUT : 0;
+}
+
 /* One round of waiting for room in peer's queue qid (or its heap), inside a
  * peer hold, so the poll may drop the peer but not free it (peers.c).  A
  * peer dropped is one whose owner has gone, and its index may already name
@@ -84,6 +102,9 @@ int am__backoff(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
                 void (*ask)(struct am_seg_view *, enum am_qid), struct spin *sp,
                 unsigned *yields)
 {
+    int rc = am__send_limit.mode == AM_SEND_FOREVER ? 0 : limit_passed(&am__send_limit);
+    if (rc < 0)
+        return rc;
     am__hook(AM_HOOK_BACKOFF);
     am__blocked_poll(ep, qid);
     if (peer->dropped || !am__peer_alive(peer->view))
@@ -116,13 +137,16 @@ void am__count_backoffs(struct am_peer *peer, unsigned rounds)
 void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
                      uint64_t bulk_ticket)
 {
-    static const uint8_t flags[] = {[AM_LONG] = AM_PKT_LONG, [AM_LONG_AT] = AM_PKT_LONG_AT};
+    static const uint8_t flags[] = {
+        [AM_LONG] = AM_PKT_LONG, [AM_LONG_AT] = AM_PKT_LONG_AT, [AM_CALL_REPLY] = 0};
     am__hook(AM_HOOK_FILLING);
     p->handler = (uint16_t)m->handler;
     p->nargs = (uint8_t)m->nargs;
     p->flags = flags[m->kind];
     p->bulk_len = (uint32_t)m->len;
     p->bulk_ticket = m->off;
+    p->call = m->call; /* every packet: a slot keeps what its last lap wrote */
+    p->room = m->room;
     if (m->nargs)
         memcpy(p->args, m->args, (size_t)m->nargs * sizeof *m->args);
     if (m->kind == AM_BULK) {
@@ -166,12 +190,14 @@ void am__wake_sleepers(struct am_peer *peer, unsigned s)
 int am__check_msg(const struct am_msg *m, size_t long_max)
 {
     if (m->handler >= AM_HANDLER_TOTAL || m->nargs < 0 || (m->nargs > 0 && !m->args) ||
-        (m->len > 0 && !m->data))
+        (m->len > 0 && !m->data && m->kind != AM_CALL_REPLY))
         return -EINVAL;
     size_t max = m->kind == AM_BULK      ? AM_BULK_BYTES
                  : m->kind == AM_LONG    ? long_max
                  : m->kind == AM_LONG_AT ? AM_PACKET_LEN_MAX
                                          : 0;
+    if (m->kind == AM_CALL_REPLY)
+        max = AM_PACKET_LEN_MAX; /* its data is in the caller's room (call.c) */
     return m->nargs > AM_MAX_ARGS || m->len > max ? -EMSGSIZE : 0;
 }
 
@@ -232,6 +258,19 @@ static int region_map_once(am_ep_t *ep, struct am_peer *peer)
     return rc;
 }
 
+/* Take a peer queue's send lock (shared endpoints): a send that may not
+ * wait (a call's reply, placed from inside a poll that holds drain_mu:
+ * call.c) only tries, -EAGAIN if another thread sends there (its reply is
+ * kept and tried again), so no thread holding drain_mu waits for tx_mu. */
+static int tx_lock(const struct am_mt *mt, pthread_mutex_t *mu)
+{
+    if (!mt->shared)
+        return 0;
+    if (am__send_limit.mode != AM_SEND_NOWAIT)
+        return pthread_mutex_lock(mu), 0;
+    return pthread_mutex_trylock(mu) == 0 ? 0 : -EAGAIN;
+}
+
 /* am__send with the locks a shared endpoint takes (threads.h; no-ops while
  * owned): hold the peer under peers_mu, then send under its queue's tx_mu.
  * serial: 0, or the serial the peer at dest must have (a kept reply's
@@ -254,10 +293,12 @@ int am__send_held(am_ep_t *ep, unsigned dest, unsigned long serial, enum am_qid 
         return rc;
     if (mt->shared && m->kind == AM_LONG_AT)
         rc = region_map_once(ep, peer);
-    am__mt_lock(mt, &peer->tx_mu[qid]);
-    if (rc == 0)
+    if (rc == 0 && tx_lock(mt, &peer->tx_mu[qid]) < 0)
+        rc = -EAGAIN;
+    else if (rc == 0) {
         rc = send_to(ep, peer, qid, m);
-    am__mt_unlock(mt, &peer->tx_mu[qid]);
+        am__mt_unlock(mt, &peer->tx_mu[qid]);
+    }
     am__mt_lock(mt, &mt->peers_mu);
     am__peers_unhold(ep);
     am__mt_unlock(mt, &mt->peers_mu);
@@ -286,6 +327,19 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
     return rc;
 }
 
+/* A public send: m to dest's queue qid, waiting for room at most the
+ * endpoint's send_timeout_ms (a send run by a handler inside another's
+ * backoff has its own limit; the outer one's is kept meanwhile). */
+static int send_limited(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
+{
+    struct am_send_limit outer = am__send_limit;
+    am__send_limit = (struct am_send_limit){
+        ep->send_timeout_ms < 0 ? AM_SEND_FOREVER : AM_SEND_MS, ep->send_timeout_ms, 0};
+    int rc = am__send(ep, dest, qid, m);
+    am__send_limit = outer;
+    return rc;
+}
+
 /* The request calls: from the owner (any thread once shared), outside
  * handlers. */
 static int request(am_ep_t *ep, unsigned dest, struct am_msg *m)
@@ -297,34 +351,34 @@ static int request(am_ep_t *ep, unsigned dest, struct am_msg *m)
         return -EINVAL;
     if (am__in_handler(ep))
         return -EDEADLK;
-    return am__send(ep, dest, AM_REQUEST, m);
+    return send_limited(ep, dest, AM_REQUEST, m);
 }
 
 int am_request(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
                int nargs)
 {
-    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0};
+    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0, 0, 0};
     return request(ep, dest, &m);
 }
 
 int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                     size_t len, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0};
+    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0, 0, 0};
     return data ? request(ep, dest, &m) : -EINVAL;
 }
 
 int am_request_long(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                     size_t len, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0};
+    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0, 0, 0};
     return request(ep, dest, &m);
 }
 
 int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                        size_t len, size_t offset, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset};
+    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset, 0, 0};
     return request(ep, dest, &m);
 }
 
@@ -340,7 +394,9 @@ static int reply(am_token_t *tok, struct am_msg *m)
         return -EDEADLK;
     if (tok->replied)
         return -EALREADY;
-    int rc = am__send(tok->ep, tok->source, AM_REPLY, m);
+    if (tok->call)
+        return am__call_reply(tok, m); /* into the caller's struct am_result */
+    int rc = send_limited(tok->ep, tok->source, AM_REPLY, m);
     if (rc == 0)
         tok->replied = 1;
     return rc;
@@ -351,35 +407,46 @@ static int reply(am_token_t *tok, struct am_msg *m)
 int am__reply_kept(am_token_t *tok, unsigned long serial, struct am_msg *m)
 {
     am__mt_enter(tok->ep);
-    int rc = am__send_held(tok->ep, tok->source, serial, AM_REPLY, m);
+    int rc;
+    if (tok->call) {
+        tok->replied = 0;            /* the copy: kept, not yet replied */
+        rc = am__call_reply(tok, m); /* into the caller's struct am_result */
+    } else {
+        struct am_send_limit outer = am__send_limit;
+        am__send_limit = (struct am_send_limit){
+            tok->ep->send_timeout_ms < 0 ? AM_SEND_FOREVER : AM_SEND_MS,
+            tok->ep->send_timeout_ms, 0};
+        rc = am__send_held(tok->ep, tok->source, serial, AM_REPLY, m);
+        am__send_limit = outer;
+    }
     am__mt_leave(tok->ep);
     return rc;
 }
 
 int am_reply(am_token_t *tok, unsigned handler, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0};
+    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0, 0, 0};
     return reply(tok, &m);
 }
 
 int am_reply_bulk(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0};
+    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0, 0, 0};
     return data ? reply(tok, &m) : -EINVAL;
 }
 
 int am_reply_long(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0};
+    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0, 0, 0};
     return reply(tok, &m);
 }
 
 int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t len,
                      size_t offset, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset};
+    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset, 0, 0};
     return reply(tok, &m);
 }
 

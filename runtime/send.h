@@ -10,7 +10,9 @@
  * nothing), for the transports' waits and am_wait's too; messages run.
  * backoff: one round of waiting for room in peer's queue qid, polling ep,
  * inside a peer hold (peers.c); 0, or -EPIPE once the peer has gone or the
- * poll dropped it; `ask` (if any) now and then once spinning has failed.
+ * poll dropped it, -ETIMEDOUT once ep->send_limit has passed, -EAGAIN at
+ * once (before polling) for a send that may not wait; `ask` (if any) now and
+ * then once spinning has failed.
  * count_backoffs: rounds a send waited, for tools.  wake_if_asleep: after a
  * publish, a full fence, then wake peer's owner if it sleeps in am_wait or
  * armed its descriptor (pairs with am_wait's fence, wait.c; am_poll's,
@@ -25,7 +27,7 @@
 
 #include "internal.h"
 
-enum am_kind { AM_SHORT, AM_BULK, AM_LONG, AM_LONG_AT };
+enum am_kind { AM_SHORT, AM_BULK, AM_LONG, AM_LONG_AT, AM_CALL_REPLY };
 struct am_msg {
     enum am_kind kind;
     unsigned handler;
@@ -33,8 +35,10 @@ struct am_msg {
     int nargs;
     const void *data; /* bulk and long: the payload */
     size_t len;
-    uint64_t off; /* AM_LONG: its heap block once staged; AM_LONG_AT: the
-                   * offset in the destination's region */
+    uint64_t off;        /* AM_LONG: its heap block once staged; AM_LONG_AT: the
+                          * offset in the destination's region */
+    uint32_t call, room; /* the packet's call fields (layout.h); AM_CALL_REPLY:
+                          * a call's reply, len bytes already in its room */
 };
 
 struct spin;

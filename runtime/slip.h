@@ -29,6 +29,21 @@ int am__slip_wait(struct am_ep *ep, int qid, unsigned round);
  * last wait found nothing.  Update its stream's state. */
 void am__slip_seen(struct am_ep *ep, int qid, int n, int wasted);
 
+/* Drain queue qid by passes of `pass` (one transport's pass over it),
+ * slipping behind a one-way stream: after a pass that delivered, look again
+ * while am__slip_wait says the stream goes on.  Returns how many were
+ * delivered.  Inline, so that each transport's pass is a direct call. */
+static inline int am__slip_drain(struct am_ep *ep, int qid,
+                                 int (*pass)(struct am_ep *, int qid))
+{
+    int n = pass(ep, qid), k = n;
+    unsigned round = 0;
+    while (k > 0 && am__slip_wait(ep, qid, round))
+        round++, n += k = pass(ep, qid);
+    am__slip_seen(ep, qid, n, round > 0 && k == 0);
+    return n;
+}
+
 /* We sent a message (any peer, any queue): a stream we receive is not
  * one-way while we answer it. */
 static inline void am__slip_sent(AO_t *sends)

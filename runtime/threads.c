@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include "call.h"
 #include "deliver.h"
 #include "internal.h"
 
@@ -36,6 +37,11 @@ int am__mt_init(am_ep_t *ep)
         pthread_mutex_destroy(&ep->mt.peers_mu);
         return -ENOMEM;
     }
+    if (pthread_mutex_init(&ep->mt.calls_mu, NULL) != 0) {
+        pthread_mutex_destroy(&ep->mt.drain_mu);
+        pthread_mutex_destroy(&ep->mt.peers_mu);
+        return -ENOMEM;
+    }
     return 0;
 }
 
@@ -44,6 +50,7 @@ void am__mt_fini(am_ep_t *ep)
     keeper_stop(ep); /* after am__peers_close: it let go of their lifelines */
     am__kept_release_all(ep);
     am__fd_close(ep);
+    pthread_mutex_destroy(&ep->mt.calls_mu);
     pthread_mutex_destroy(&ep->mt.drain_mu);
     pthread_mutex_destroy(&ep->mt.peers_mu);
 }
@@ -141,8 +148,9 @@ int am_ep_share(am_ep_t *ep)
         return ep->mt.shared ? 0 : -EPERM;
     if (ep->in_handler)
         return -EDEADLK;
-    if (ep->net)
-        return -ENOTSUP; /* the MPI transport's state is one thread's */
+    if (ep->net || ep->calls)
+        return -ENOTSUP; /* the MPI transport's state, and calls made: one
+                          * thread's (threads.h) */
     if (ep->mt.shared)
         return 0;
     int rc = keeper_start(ep);
@@ -170,6 +178,8 @@ void am__call_handler_shared(am_ep_t *ep, am_handler_t h, am_token_t *tok,
     am__tok_cur = tok;
     pthread_mutex_unlock(&ep->mt.drain_mu);
     h(tok, args, nargs, data, len);
+    if (__builtin_expect(tok->call != 0, 0) && !tok->replied)
+        am__call_unreplied(tok); /* every call ends: an empty reply */
     pthread_mutex_lock(&ep->mt.drain_mu);
     am__tok_cur = tok->outer;
     am__handlers_running--;

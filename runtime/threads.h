@@ -25,8 +25,11 @@
  * peer, learning a sender, on whichever thread) are taken and let go on a
  * keeper thread the endpoint starts at am_ep_share and stops at destroy.
  *
- * Lock order: tx_mu, then drain_mu, then peers_mu; peers_mu is held only for
- * table work that never blocks, drain_mu never across a handler or a wait.
+ * Lock order: tx_mu, then drain_mu, then peers_mu, then calls_mu; peers_mu
+ * is held only for table work that never blocks, drain_mu never across a
+ * handler or a wait, calls_mu only around the list of call replies kept.  A
+ * thread holding drain_mu sends only a call's reply, which never waits:
+ * it only tries tx_mu (send.c).
  * A request send holding tx_mu[REQUEST] may run a request handler (its
  * backoff polls) that replies, taking tx_mu[REPLY]; a reply send polls only
  * the reply queue, whose handlers never send: no cycle.
@@ -53,6 +56,7 @@ struct am_mt {
     const void *owner; /* am__self() of the creating thread */
     int shared;        /* am_ep_share: any thread may call */
     pthread_mutex_t peers_mu, drain_mu;
+    pthread_mutex_t calls_mu;  /* ep->owed, the call replies kept (call.c) */
     volatile AO_t inside;      /* shared: threads inside a send, poll or wait */
     volatile AO_t wake_gen;    /* am_ep_wake calls so far */
     unsigned long peer_serial; /* the last serial given to a peer (peers_mu) */

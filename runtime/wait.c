@@ -5,7 +5,8 @@
  * are other processes).  The receiver acquire-loads wake_seq, adds 1 to sleeping,
  * fences (full) and polls once more; only if that poll found nothing does it
  * futex-wait on wake_seq.  A sender stores READY, fences (full), and only if it
- * sees sleeping != 0 bumps wake_seq and wakes (send.c).  In C11 terms this is
+ * sees sleeping != 0 bumps wake_seq and wakes (send.c).  (sleeping counts the
+ * threads asleep: a shared endpoint's serving threads may all be.)  In C11 terms this is
  * Dekker's pattern with two seq_cst fences: of the receiver's sleeping store and
  * the sender's READY store, each side's later load sees the other's store, or
  * both do; so either the receiver's last poll sees the packet or the sender sees
@@ -16,14 +17,36 @@
  * makes no system call while the receiver is awake.
  *
  * am_ep_wake (any thread of the owner's process) ends every am_wait of its
- * endpoint in progress: each wait reads wake_gen first and returns (0, or
- * what its last poll handled) once it has moved.
+ * endpoint in progress: each reads wake_gen first, and returns (what its
+ * last poll handled, maybe 0) once it has moved; am_ep_wake bumps wake_gen
+ * before wake_seq, so a wake-up after the sleeper's load of wake_seq ends
+ * its futex wait, and one before is seen by its check of wake_gen.
  *
  * A queue whose head waits on a claim (mpsc_poll.c) may wait on a dead sender, who
  * will never wake us: then the sleep lasts at most abandon_ms / 4, and the poll
  * after it asks whether the claimant has died (every poll of a stuck head
  * does), so the dead claim is skipped within abandon_ms / 4 of the death plus
  * the scheduler's delay.
+ *
+ * A shared endpoint's waits keep spin_ns as it is (threads.h: it is one
+ * word for all of them), and take the drain lock to read the heads.
+ *
+ * Waiting at the speed of polling.  A futex sleep and wake-up cost tens of
+ * microseconds on a VM, a poll tens of nanoseconds: a wait first polls for
+ * up to spin_ns (yielding the processor now and then, so a peer sharing our
+ * CPU runs), and only then sleeps.  spin_ns adapts to how long recent waits
+ * took: a wait that a longer spin would have caught (it ended within
+ * AM_SPIN_MAX_NS) doubles it, one that did not halves it, down to
+ * AM_SPIN_MIN_NS; so a ping-pong partner is caught spinning while an idle
+ * waiter spins once per call and then sleeps.
+ *
+ * Slices.  Every sleep has a finite timeout, at most AM_SLICE_MS: a signal
+ * whose handler runs then ends a futex wait with EINTR only when it has a
+ * timeout (without one the kernel restarts it under SA_RESTART), and the wait
+ * returns -EINTR.  While calls are outstanding (call.c) a slice lasts at most
+ * abandon_ms and until the next call's deadline, and after it every
+ * destination's lifeline and every deadline are checked, so a call to a
+ * server that died ends within abandon_ms while its caller sleeps.
  */
 #include <errno.h>
 #include <limits.h>
@@ -33,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "call.h"
 #include "internal.h"
 #include "mpsc.h"
 #include "net.h"
@@ -44,7 +68,12 @@
 #error "shmam needs AO_int_fetch_and_add1 and AO_int_load_acquire"
 #endif
 
-#define AM_WAIT_SPINS 64 /* polls before going to sleep */
+#define AM_WAIT_SPINS 64 /* net_wait: polls before yielding */
+#define AM_SPIN_MIN_NS 1000
+#define AM_SPIN_MAX_NS 100000
+#define AM_SPIN_START_NS 20000
+#define AM_SPIN_YIELD 128 /* polls between yields while spinning */
+#define AM_SLICE_MS 60000 /* the longest single sleep */
 
 void am__wake(struct am_seg_shared *s)
 {
@@ -52,26 +81,28 @@ void am__wake(struct am_seg_shared *s)
     syscall(SYS_futex, &s->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* The monotonic clock in ms, rounded down, or up for a deadline: with a deadline
- * rounded up and "now" rounded down, a wait never ends before its timeout. */
-static int64_t now_ms(int round_up)
+int64_t am__now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + (ts.tv_nsec + (round_up ? 999999 : 0)) / 1000000;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Sleep until wake_seq moves past `seq` or `ms` pass (ms < 0: no limit). */
-static void sleep_on(struct am_seg_shared *h, unsigned seq, int64_t ms)
+/* Sleep until wake_seq moves past `seq` or `ms` (>= 0) pass; -EINTR if a
+ * signal handler ran meanwhile. */
+static int sleep_on(struct am_seg_shared *h, unsigned seq, int64_t ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-    syscall(SYS_futex, &h->wake_seq, FUTEX_WAIT, seq, ms < 0 ? NULL : &ts, NULL, 0);
+    long rc = syscall(SYS_futex, &h->wake_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+    return rc < 0 && errno == EINTR ? -EINTR : 0;
 }
 
-/* Has am_ep_wake been called since this wait read wake_gen as gen? */
-static int woken(const am_ep_t *ep, AO_t gen)
+/* Has am_ep_wake been called since this wait read wake_gen as *gen?  (gen
+ * NULL: a wait that am_ep_wake does not end.)  The acquire pairs with
+ * am_ep_wake's release. */
+static int woken(const am_ep_t *ep, const AO_t *gen)
 {
-    return AO_load_acquire(&ep->mt.wake_gen) != gen;
+    return gen && AO_load_acquire(&ep->mt.wake_gen) != *gen;
 }
 
 /* Is a head stuck on a claim (read under the drain lock if shared)? */
@@ -83,12 +114,18 @@ static int stuck(am_ep_t *ep)
     return s;
 }
 
-/* One announce-recheck-sleep round; returns messages handled by the recheck.
- * `sleeping` counts the threads asleep (a shared endpoint's serving threads
- * may all be): each adds itself and takes itself off again.  am_ep_wake
- * bumps wake_gen before wake_seq, so a wake-up after our load of wake_seq
- * is seen here or ends the futex wait. */
-static int sleep_once(am_ep_t *ep, int64_t ms, AO_t gen)
+/* Are call replies kept for callers with no room (call.c)? */
+static int owed(am_ep_t *ep)
+{
+    am__mt_lock(&ep->mt, &ep->mt.calls_mu);
+    int o = ep->owed != NULL;
+    am__mt_unlock(&ep->mt, &ep->mt.calls_mu);
+    return o;
+}
+
+/* One announce-recheck-sleep round of at most ms; the messages the recheck
+ * handled, and *intr if a signal ended the sleep. */
+static int sleep_once(am_ep_t *ep, int64_t ms, int *intr, const AO_t *gen)
 {
     struct am_seg_shared *h = ep->own.shared;
     unsigned seq = AO_int_load_acquire(&h->wake_seq); /* before the store below */
@@ -96,12 +133,93 @@ static int sleep_once(am_ep_t *ep, int64_t ms, AO_t gen)
     AO_nop_full(); /* pairs with the fence in send.c's wake_if_asleep */
     int n = am__poll(ep);
     int64_t cap = ep->abandon_ms / 4 + 1;
-    if (n == 0 && stuck(ep) && (ms < 0 || ms > cap))
+    if (n == 0 && stuck(ep) && ms > cap)
         ms = cap;
     if (n == 0 && AO_load(&ep->own.hdr->state) == AM_SEG_LIVE && !woken(ep, gen))
-        sleep_on(h, seq, ms);
+        *intr = sleep_on(h, seq, ms) == -EINTR;
     AO_int_fetch_and_add(&h->sleeping, (unsigned)-1);
     return n;
+}
+
+/* Poll until done, spin_ns pass, or the deadline; done's value or 0. */
+static int spin(am_ep_t *ep, int64_t t0, int64_t deadline, am_wait_done_fn done, void *ctx)
+{
+    int64_t spin_ns = ep->spin_ns ? ep->spin_ns : AM_SPIN_START_NS;
+    int64_t until = t0 + spin_ns < deadline ? t0 + spin_ns : deadline;
+    for (unsigned i = 1;; i++) {
+        int r = done(ep, am__poll(ep), ctx);
+        if (r)
+            return r;
+        if (i % 8 == 0 && am__now_ns() >= until)
+            return 0;
+        if (i % AM_SPIN_YIELD == 0)
+            sched_yield();
+    }
+}
+
+/* A wait that took `took` ns ended (slept: after sleeping): adapt spin_ns. */
+static void adapt(am_ep_t *ep, int64_t took, int slept)
+{
+    if (ep->mt.shared)
+        return; /* one word for every serving thread: kept as it is */
+    if (!slept && 2 * took > ep->spin_ns)
+        ep->spin_ns = 2 * took < AM_SPIN_MAX_NS ? 2 * took : AM_SPIN_MAX_NS;
+    else if (slept && took < AM_SPIN_MAX_NS)
+        ep->spin_ns = 2 * ep->spin_ns < AM_SPIN_MAX_NS ? 2 * ep->spin_ns : AM_SPIN_MAX_NS;
+    else if (slept)
+        ep->spin_ns = ep->spin_ns / 2 > AM_SPIN_MIN_NS ? ep->spin_ns / 2 : AM_SPIN_MIN_NS;
+}
+
+/* The longest the next sleep may last, in ms (at least 0). */
+static int64_t slice(am_ep_t *ep, int64_t now, int64_t deadline)
+{
+    int64_t ms = deadline == INT64_MAX ? AM_SLICE_MS : (deadline - now + 999999) / 1000000;
+    if (ms > AM_SLICE_MS)
+        ms = AM_SLICE_MS;
+    if (__builtin_expect(ep->net != NULL, 0) && ms > 1)
+        ms = 1; /* the transport cannot wake us */
+    if (ms > AM_OWED_SLICE_MS && owed(ep))
+        ms = AM_OWED_SLICE_MS; /* replies kept for callers with no room (call.c) */
+    return am__calls_slice(ep, now, ms);
+}
+
+/* am__wait_for; gen: am_wait's read of wake_gen (am_ep_wake ends it), or
+ * NULL. */
+static int wait_for(am_ep_t *ep, int64_t deadline, am_wait_done_fn done, void *ctx,
+                    const AO_t *gen)
+{
+    if (!ep->spin_ns && !ep->mt.shared)
+        ep->spin_ns = AM_SPIN_START_NS;
+    int64_t t0 = am__now_ns();
+    int r = spin(ep, t0, deadline, done, ctx);
+    if (r) {
+        adapt(ep, am__now_ns() - t0, 0);
+        return r;
+    }
+    for (;;) {
+        int64_t now = am__now_ns();
+        if (now >= deadline || woken(ep, gen))
+            return done(ep, am__poll(ep), ctx);
+        int intr = 0;
+        r = done(ep, sleep_once(ep, slice(ep, now, deadline), &intr, gen), ctx);
+        if (!r && ep->calls && am__calls_check(ep))
+            r = done(ep, 0, ctx);
+        if (owed(ep))
+            am__call_retry(ep, 1);
+        if (!r)
+            r = done(ep, am__poll(ep), ctx);
+        if (r) {
+            adapt(ep, am__now_ns() - t0, 1);
+            return r;
+        }
+        if (intr)
+            return -EINTR;
+    }
+}
+
+int am__wait_for(am_ep_t *ep, int64_t deadline, am_wait_done_fn done, void *ctx)
+{
+    return wait_for(ep, deadline, done, ctx, NULL);
 }
 
 /* am_wait with a transport between nodes: MPI cannot wake the futex, so poll
@@ -111,13 +229,13 @@ static int sleep_once(am_ep_t *ep, int64_t ms, AO_t gen)
  * starve the ones it waits for). */
 static int net_wait(am_ep_t *ep, int timeout_ms)
 {
-    int64_t deadline = now_ms(1) + timeout_ms;
+    int64_t deadline = am__now_ns() + (int64_t)timeout_ms * 1000000;
     struct timespec nap = {0, AM_NET_NAP_US * 1000};
     for (unsigned i = 0;; i++) {
         int n = am__blocked_poll(ep, AM_REQUEST);
         if (n)
             return n;
-        if (timeout_ms >= 0 && (i & 63) == 0 && now_ms(0) >= deadline)
+        if (timeout_ms >= 0 && (i & 63) == 0 && am__now_ns() >= deadline)
             return 0;
         if (i >= 64 * AM_WAIT_SPINS)
             nanosleep(&nap, NULL);
@@ -126,25 +244,15 @@ static int net_wait(am_ep_t *ep, int timeout_ms)
     }
 }
 
-static int wait_local(am_ep_t *ep, int timeout_ms)
+/* am_wait's condition: a message ran, or a call ended (call.c). */
+struct any_ctx {
+    unsigned long ended; /* am__calls_ended at the start */
+};
+
+static int any_event(am_ep_t *ep, int n, void *ctx)
 {
-    int64_t deadline = now_ms(1) + timeout_ms;
-    AO_t gen = AO_load_acquire(&ep->mt.wake_gen);
-    for (int i = 0; i < AM_WAIT_SPINS; i++) {
-        int n = am__poll(ep);
-        if (n)
-            return n;
-    }
-    for (;;) {
-        int64_t left = timeout_ms < 0 ? -1 : deadline - now_ms(0);
-        if ((timeout_ms >= 0 && left <= 0) || woken(ep, gen))
-            return am__poll(ep);
-        int n = sleep_once(ep, left, gen);
-        if (n == 0)
-            n = am__poll(ep);
-        if (n)
-            return n;
-    }
+    unsigned long e = am__calls_ended(ep) - ((struct any_ctx *)ctx)->ended;
+    return n + (int)e;
 }
 
 int am_wait(am_ep_t *ep, int timeout_ms)
@@ -154,12 +262,16 @@ int am_wait(am_ep_t *ep, int timeout_ms)
         return rc;
     if (am__in_handler(ep))
         return -EDEADLK;
-    if (ep->net)
+    if (ep->net && !ep->calls)
         return net_wait(ep, timeout_ms);
+    AO_t gen = AO_load_acquire(&ep->mt.wake_gen);
+    struct any_ctx ctx = {am__calls_ended(ep)};
+    int64_t deadline =
+        timeout_ms < 0 ? INT64_MAX : am__now_ns() + (int64_t)timeout_ms * 1000000;
     if (__builtin_expect(!ep->mt.shared, 1))
-        return wait_local(ep, timeout_ms);
+        return wait_for(ep, deadline, any_event, &ctx, &gen);
     am__mt_enter(ep);
-    int n = wait_local(ep, timeout_ms);
+    int n = wait_for(ep, deadline, any_event, &ctx, &gen);
     am__mt_leave(ep);
     return n;
 }

@@ -8,12 +8,17 @@
  *   soname                readelf -d names libshmam.so.1 as its soname.
  *   runs                  prog_dyn, linked against it, sends itself 3 messages
  *                         and delivers them with the shared library mapped.
+ *   opts_layout           struct am_ep_opts, which users fill and the library
+ *                         reads, keeps every field where a program built
+ *                         against an older header put it (LP64): fields are
+ *                         only ever added at the end.
  *
  * Run from the repository root (run-tests.sh does), where include/shmam.h is.
  */
 #include <check.h>
 #include <ctype.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +131,28 @@ START_TEST(runs)
 }
 END_TEST
 
+START_TEST(opts_layout)
+{
+    static const struct {
+        const char *field;
+        size_t off, at;
+    } f[] = {
+#define AT(name, at) {#name, offsetof(struct am_ep_opts, name), at}
+        AT(claim, 0),        AT(shm, 8),          AT(packets, 16),
+        AT(bulk_blocks, 20), AT(max_senders, 24), AT(abandon_ms, 28),
+        AT(long_max, 32),    AT(queue, 40),       AT(send_timeout_ms, 48),
+#undef AT
+    };
+    if (sizeof(void *) != 8)
+        return; /* the offsets below are LP64's */
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        ck_assert_msg(f[i].off == f[i].at, "am_ep_opts.%s at %zu, was at %zu", f[i].field,
+                      f[i].off, f[i].at);
+    ck_assert_msg(sizeof(struct am_ep_opts) == 56, "am_ep_opts is %zu bytes, was 56",
+                  sizeof(struct am_ep_opts));
+}
+END_TEST
+
 static Suite *abi_suite(void)
 {
     Suite *s = suite_create("abi");
@@ -134,6 +161,7 @@ static Suite *abi_suite(void)
     tcase_add_test(tc, exports_only_the_api);
     tcase_add_test(tc, soname);
     tcase_add_test(tc, runs);
+    tcase_add_test(tc, opts_layout);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -114,13 +114,14 @@ START_TEST(from_env_and_opts)
             snprintf(what, sizeof what, "opts %s/%s", am_claim_names[a],
                      tu_backend_name(b));
             struct am_ep_opts o = {
-                am_claim_names[a], tu_backend_name(b), 2, 1, 1, 0, 0, NULL};
+                am_claim_names[a], tu_backend_name(b), 2, 1, 1, 0, 0, NULL, 0};
             resolve_ok(&o, &c, what);
             expect_cfg(&c, a, b, 2, 1, 1, what);
         }
     /* The limits themselves are accepted. */
-    struct am_ep_opts big = {NULL,           NULL, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS,
-                             AM_MAX_SENDERS, 0,    AM_MAX_LONG,    NULL};
+    struct am_ep_opts big = {
+        NULL, NULL, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS, AM_MAX_SENDERS, 0, AM_MAX_LONG,
+        NULL, 0};
     resolve_ok(&big, &c, "largest sizes");
     expect_cfg(&c, 0, 0, AM_MAX_PACKETS, AM_MAX_BULK_BLOCKS, AM_MAX_SENDERS, "largest");
     ck_assert_uint_eq(c.long_max, AM_MAX_LONG);
@@ -145,14 +146,14 @@ START_TEST(opts_override_env)
     setenv("SHMAM_PACKETS", "256", 1);
     setenv("SHMAM_BULK", "8", 1);
     setenv("SHMAM_MAX_SENDERS", "5", 1);
-    struct am_ep_opts all = {"anderson", "posix", 32, 2, 9, 0, 0, NULL};
+    struct am_ep_opts all = {"anderson", "posix", 32, 2, 9, 0, 0, NULL, 0};
     resolve_ok(&all, &c, "all fields given");
     expect_cfg(&c, AM_CLAIM_ANDERSON, AM_SHM_POSIX, 32, 2, 9, "all fields given");
     /* Field by field: what is given wins, the rest comes from the environment. */
-    struct am_ep_opts some = {"mutex", NULL, 0, 32, 0, 0, 0, NULL};
+    struct am_ep_opts some = {"mutex", NULL, 0, 32, 0, 0, 0, NULL, 0};
     resolve_ok(&some, &c, "some fields given");
     expect_cfg(&c, AM_CLAIM_MUTEX, AM_SHM_SYSV, 256, 32, 5, "some fields given");
-    struct am_ep_opts others = {NULL, "posix", 4, 0, 3, 0, 0, NULL};
+    struct am_ep_opts others = {NULL, "posix", 4, 0, 3, 0, 0, NULL, 0};
     resolve_ok(&others, &c, "other fields given");
     expect_cfg(&c, AM_CLAIM_TICKET, AM_SHM_POSIX, 4, 8, 3, "other fields given");
     /* A good option does not excuse a bad variable of another field... */
@@ -172,21 +173,39 @@ START_TEST(bad_values)
     static const struct {
         const char *env, *value;
     } bad_env[] = {
-        {"SHMAM_CLAIM", "bogus"},    {"SHMAM_CLAIM", "LOCKFREE"},
-        {"SHMAM_CLAIM", "tas "},     {"SHMAM_CLAIM", "lock"},
-        {"SHMAM_SHM", "shm"},        {"SHMAM_SHM", "SYSV"},
-        {"SHMAM_SHM", "posix2"},     {"SHMAM_PACKETS", "3"},
-        {"SHMAM_PACKETS", "1"},      {"SHMAM_PACKETS", "0"},
-        {"SHMAM_PACKETS", "100"},    {"SHMAM_PACKETS", "131072"},
-        {"SHMAM_PACKETS", "12abc"},  {"SHMAM_PACKETS", "abc"},
-        {"SHMAM_PACKETS", "-1"},     {"SHMAM_PACKETS", "0x40"},
-        {"SHMAM_PACKETS", "64 "},    {"SHMAM_PACKETS", "99999999999999999999999"},
-        {"SHMAM_BULK", "0"},         {"SHMAM_BULK", "3"},
-        {"SHMAM_BULK", "8192"},      {"SHMAM_BULK", "x"},
-        {"SHMAM_MAX_SENDERS", "0"},  {"SHMAM_MAX_SENDERS", "1025"},
-        {"SHMAM_MAX_SENDERS", "-5"}, {"SHMAM_MAX_SENDERS", "ten"},
-        {"SHMAM_LONG_MAX", "4095"},  {"SHMAM_LONG_MAX", "1073741825"},
-        {"SHMAM_LONG_MAX", "1M"},    {"SHMAM_LONG_MAX", "0"},
+        {"SHMAM_CLAIM", "bogus"},
+        {"SHMAM_CLAIM", "LOCKFREE"},
+        {"SHMAM_CLAIM", "tas "},
+        {"SHMAM_CLAIM", "lock"},
+        {"SHMAM_SHM", "shm"},
+        {"SHMAM_SHM", "SYSV"},
+        {"SHMAM_SHM", "posix2"},
+        {"SHMAM_PACKETS", "3"},
+        {"SHMAM_PACKETS", "1"},
+        {"SHMAM_PACKETS", "0"},
+        {"SHMAM_PACKETS", "100"},
+        {"SHMAM_PACKETS", "131072"},
+        {"SHMAM_PACKETS", "12abc"},
+        {"SHMAM_PACKETS", "abc"},
+        {"SHMAM_PACKETS", "-1"},
+        {"SHMAM_PACKETS", "0x40"},
+        {"SHMAM_PACKETS", "64 "},
+        {"SHMAM_PACKETS", "99999999999999999999999"},
+        {"SHMAM_BULK", "0"},
+        {"SHMAM_BULK", "3"},
+        {"SHMAM_BULK", "8192"},
+        {"SHMAM_BULK", "x"},
+        {"SHMAM_MAX_SENDERS", "0"},
+        {"SHMAM_MAX_SENDERS", "1025"},
+        {"SHMAM_MAX_SENDERS", "-5"},
+        {"SHMAM_MAX_SENDERS", "ten"},
+        {"SHMAM_LONG_MAX", "4095"},
+        {"SHMAM_LONG_MAX", "1073741825"},
+        {"SHMAM_LONG_MAX", "1M"},
+        {"SHMAM_LONG_MAX", "0"},
+        {"SHMAM_SEND_TIMEOUT_MS", "0"},
+        {"SHMAM_SEND_TIMEOUT_MS", "-2"},
+        {"SHMAM_SEND_TIMEOUT_MS", "5s"},
     };
     for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
         setenv(bad_env[i].env, bad_env[i].value, 1);
@@ -203,21 +222,22 @@ START_TEST(bad_values)
         unsetenv(bad_env[i].env);
     }
     static const struct am_ep_opts bad_opts[] = {
-        {"bogus", NULL, 0, 0, 0, 0, 0, NULL},
-        {"", NULL, 0, 0, 0, 0, 0, NULL},
-        {"Mutex", NULL, 0, 0, 0, 0, 0, NULL},
-        {NULL, "", 0, 0, 0, 0, 0, NULL},
-        {NULL, "sys v", 0, 0, 0, 0, 0, NULL},
-        {NULL, NULL, 1, 0, 0, 0, 0, NULL},
-        {NULL, NULL, 3, 0, 0, 0, 0, NULL},
-        {NULL, NULL, 96, 0, 0, 0, 0, NULL},
-        {NULL, NULL, 131072, 0, 0, 0, 0, NULL},
-        {NULL, NULL, 0xffffffffu, 0, 0, 0, 0, NULL},
-        {NULL, NULL, 0, 3, 0, 0, 0, NULL},
-        {NULL, NULL, 0, 8192, 0, 0, 0, NULL},
-        {NULL, NULL, 0, 6, 0, 0, 0, NULL},
-        {NULL, NULL, 0, 0, 1025, 0, 0, NULL},
-        {NULL, NULL, 0, 0, 0x80000000u, 0, 0, NULL},
+        {"bogus", NULL, 0, 0, 0, 0, 0, NULL, 0},
+        {"", NULL, 0, 0, 0, 0, 0, NULL, 0},
+        {"Mutex", NULL, 0, 0, 0, 0, 0, NULL, 0},
+        {NULL, "", 0, 0, 0, 0, 0, NULL, 0},
+        {NULL, "sys v", 0, 0, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 1, 0, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 3, 0, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 96, 0, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 131072, 0, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 0xffffffffu, 0, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 0, 3, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 0, 8192, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 0, 6, 0, 0, 0, NULL, 0},
+        {NULL, NULL, 0, 0, 1025, 0, 0, NULL, 0},
+        {NULL, NULL, 0, 0, 0x80000000u, 0, 0, NULL, 0},
+        {NULL, NULL, 0, 0, 0, 0, 0, NULL, -2},
     };
     for (size_t i = 0; i < sizeof bad_opts / sizeof bad_opts[0]; i++) {
         const struct am_ep_opts *o = &bad_opts[i];
@@ -227,7 +247,7 @@ START_TEST(bad_values)
                       o->bulk_blocks, o->max_senders, rc);
     }
     /* Not powers of two is fine for max_senders only. */
-    struct am_ep_opts odd = {NULL, NULL, 0, 0, 3, 0, 0, NULL};
+    struct am_ep_opts odd = {NULL, NULL, 0, 0, 3, 0, 0, NULL, 0};
     resolve_ok(&odd, &c, "max_senders 3");
     tu_assert_clean("bad values");
 }
@@ -273,7 +293,7 @@ START_TEST(names)
                   "create NULL name gave %d", rc);
     destroy_ok(ep, "anonymous");
     for (int b = 0; b < 2; b++) {
-        struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0, 0, 0, NULL};
+        struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0, 0, 0, NULL, 0};
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             ck_assert_msg(!am__name_valid(bad[i]), "name '%s' valid", bad[i]);
             ep = NULL;
@@ -305,7 +325,7 @@ START_TEST(double_create)
     char name[64], what[64];
     snprintf(what, sizeof what, "%s: double create", tu_backend_name(b));
     tu_ep_name(name, sizeof name, "dup", -1, b);
-    struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0, 0, 0, NULL, 0};
     am_ep_t *ep = create_ok(name, &o, what), *ep2 = NULL;
     int rc = am_ep_create(name, &o, &ep2);
     ck_assert_msg(rc == -EEXIST && !ep2, "%s: second create gave %d", what, rc);
@@ -340,7 +360,7 @@ START_TEST(reclaim_stale)
     char name[64], what[64];
     snprintf(what, sizeof what, "%s: stale segment", tu_backend_name(b));
     tu_ep_name(name, sizeof name, "stale", -1, b);
-    struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0, 0, 0, NULL, 0};
     for (int round = 0; round < 2; round++) {
         pid_t p = fork();
         if (p == 0) {
@@ -504,7 +524,7 @@ START_TEST(segment_size)
     snprintf(what, sizeof what, "%s/%s: segment size", am_claim_names[a],
              tu_backend_name(b));
     tu_ep_name(name, sizeof name, "size", a, b);
-    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0, 0, 0, NULL, 0};
     struct am_config c;
     resolve_ok(&o, &c, what);
     am_ep_t *ep = create_ok(name, &o, what);
@@ -543,7 +563,7 @@ START_TEST(attach_refuses)
     snprintf(what, sizeof what, "%s/%s: attach", am_claim_names[a], tu_backend_name(b));
     tu_ep_name(name, sizeof name, "victim", a, b);
     tu_ep_name(pname, sizeof pname, "peer", a, b);
-    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0, 0, 0, NULL, 0};
     am_ep_t *victim = create_ok(name, &o, what), *peer = create_ok(pname, &o, what);
     struct am_segment seg, raw;
     struct am_seg_view v;
@@ -725,7 +745,7 @@ START_TEST(attach_while_creating)
     snprintf(what, sizeof what, "%s/%s: attach during creation", am_claim_names[a],
              tu_backend_name(b));
     tu_ep_name(name, sizeof name, "race", a, b);
-    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0, 0, 0, NULL, 0};
     const int rounds = 300 * tu_stress_factor();
     volatile AO_t *turn = tu_shared_alloc(4096); /* child's round; parent's round */
     pid_t p = fork();
@@ -813,8 +833,8 @@ START_TEST(map_errors)
     tu_ep_name(name, sizeof name, "me", -1, b);
     tu_ep_name(other, sizeof other, "other", -1, b);
     tu_ep_name(missing, sizeof missing, "missing", -1, b);
-    struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0, 0, 0, NULL};
-    struct am_ep_opts o2 = {NULL, tu_backend_name(!b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {NULL, tu_backend_name(b), 0, 0, 0, 0, 0, NULL, 0};
+    struct am_ep_opts o2 = {NULL, tu_backend_name(!b), 0, 0, 0, 0, 0, NULL, 0};
     am_ep_t *ep = create_ok(name, &o, what), *ot = create_ok(other, &o2, what);
     int rc = am_ep_map(ep, 0, missing);
     ck_assert_msg(rc == -ENOENT, "%s: missing peer gave %d", what, rc);
@@ -882,7 +902,7 @@ START_TEST(request_args)
     char name[64], what[64];
     snprintf(what, sizeof what, "%s/%s: arguments", am_claim_names[a], tu_backend_name(b));
     tu_ep_name(name, sizeof name, "args", a, b);
-    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 0, 0, 0, NULL, 0};
     am_ep_t *ep = create_ok(name, &o, what);
     ck_assert_msg(am_ep_map(ep, 0, name) == 0, "%s: map self", what);
     ck_assert_msg(am_set_handler(ep, 7, count_h) == 0, "%s: set handler", what);
@@ -971,7 +991,7 @@ START_TEST(senders_full)
     snprintf(what, sizeof what, "%s/%s: sender table", am_claim_names[a],
              tu_backend_name(b));
     tu_ep_name(tn, sizeof tn, "target", a, b);
-    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 2, 0, 0, NULL};
+    struct am_ep_opts o = {am_claim_names[a], tu_backend_name(b), 0, 0, 2, 0, 0, NULL, 0};
     am_ep_t *t = create_ok(tn, &o, what), *m[4];
     ck_assert_msg(am_set_handler(t, 1, count_h) == 0, "%s: set handler", what);
     for (int i = 0; i < 4; i++) {

@@ -350,7 +350,8 @@ static int inject(struct am_peer *peer, enum kind k, unsigned salt)
     p->handler = H_INJ;
     p->nargs = 2;
     p->flags = 0;
-    p->pad = 0;
+    p->call = 0;
+    p->room = 0;
     p->bulk_len = 0;
     p->args[0] = 0xbad;
     p->args[1] = k;

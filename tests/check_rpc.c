@@ -241,7 +241,8 @@ static void server(void *arg)
                            0,
                            0,
                            0,
-                           NULL};
+                           NULL,
+                           0};
     int rc = am_ep_create(c->name, &o, &srv_ep);
     if (rc != 0) {
         tu_error(&sh->err, "server: create %s: %s", c->name, am_strerror(rc));
@@ -281,7 +282,7 @@ static pid_t start_server(struct srv_cfg *c, int alg, int b, am_ep_t **cli)
     tu_ep_name(cn, sizeof cn, "cli", alg, b);
     pid_t p = spawn(server, c, 1);
     tu_assert_flag(&sh->ready, 1, 10, "the server", what, &sh->err);
-    struct am_ep_opts o = {am_claim_names[alg], tu_backend_name(b), 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {am_claim_names[alg], tu_backend_name(b), 0, 0, 0, 0, 0, NULL, 0};
     *cli = create_ok(cn, &o);
     int rc = am_ep_map(*cli, 0, c->name);
     ck_assert_msg(rc == 0, "%s: map server: %s", what, am_strerror(rc));
@@ -640,7 +641,7 @@ static int sa_wait_until(am_ep_t *ep, const unsigned *count, unsigned want, cons
 static int prog_server(char **argv)
 {
     const char *name = argv[2];
-    struct am_ep_opts o = {argv[3], argv[4], 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {argv[3], argv[4], 0, 0, 0, 0, 0, NULL, 0};
     S.nclients = (unsigned)atoi(argv[5]);
     S.nreq = (unsigned)atoi(argv[6]);
     S.npush = (unsigned)atoi(argv[7]);
@@ -722,7 +723,7 @@ static void sa_done(am_token_t *t, const uint32_t *args, int nargs, void *d, siz
 static int prog_client(char **argv)
 {
     const char *server = argv[2], *name = argv[3];
-    struct am_ep_opts o = {argv[4], argv[5], 0, 0, 0, 0, 0, NULL};
+    struct am_ep_opts o = {argv[4], argv[5], 0, 0, 0, 0, 0, NULL, 0};
     C.cid = (unsigned)atoi(argv[6]);
     unsigned nreq = (unsigned)atoi(argv[7]), npush = (unsigned)atoi(argv[8]);
     char who[32];
@@ -864,7 +865,7 @@ static void restart_client(void *arg)
 {
     const struct restart_arg *r = arg;
     struct am_ep_opts o = {
-        am_claim_names[r->alg], tu_backend_name(r->b), 0, 0, 0, 0, 0, NULL};
+        am_claim_names[r->alg], tu_backend_name(r->b), 0, 0, 0, 0, 0, NULL, 0};
     am_ep_t *ep;
     int rc = am_ep_create(r->cli, &o, &ep);
     if (rc != 0) {
@@ -998,7 +999,7 @@ static void bye_reply_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t
 static void goodbye_sender(const struct goodbye_arg *g, int id)
 {
     struct am_ep_opts o = {
-        am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0, NULL};
+        am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0, NULL, 0};
     am_ep_t *ep = NULL;
     int rc = am_ep_create(g->snd[id], &o, &ep);
     if (rc == 0 && (rc = am_ep_map(ep, 0, g->rcv)) == 0) {
@@ -1031,7 +1032,7 @@ static void goodbye_asker(void *arg)
 {
     const struct goodbye_arg *g = arg;
     struct am_ep_opts o = {
-        am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0, NULL};
+        am_claim_names[g->alg], tu_backend_name(g->b), 0, 0, 0, 0, 0, NULL, 0};
     am_ep_t *ep;
     int rc = am_ep_create(g->snd[2], &o, &ep);
     if (rc != 0) {
@@ -1117,7 +1118,7 @@ START_TEST(goodbye)
     /* mpsc: a leaving sender's entry is taken at once, before its messages are
      * polled (with channels it waits for the owner to drain them: check_chan) */
     struct am_ep_opts o = {
-        am_claim_names[g.alg], tu_backend_name(g.b), 0, 0, 1, 0, 0, "mpsc"};
+        am_claim_names[g.alg], tu_backend_name(g.b), 0, 0, 1, 0, 0, "mpsc", 0};
     am_ep_t *ep = gb_ep = create_ok(g.rcv, &o);
     am_set_handler(ep, H_BYE, bye_h);
 
@@ -1214,7 +1215,7 @@ static void dead_server(void *arg)
 {
     const struct dead_arg *d = arg;
     struct am_ep_opts o = {
-        am_claim_names[d->alg], tu_backend_name(d->b), 2, 1, 0, 0, 0, NULL};
+        am_claim_names[d->alg], tu_backend_name(d->b), 2, 1, 0, 0, 0, NULL, 0};
     am_ep_t *ep;
     int rc = am_ep_create(d->srv, &o, &ep);
     if (rc != 0) {
@@ -1243,7 +1244,7 @@ static void dead_client(void *arg)
 {
     const struct dead_arg *d = arg;
     struct am_ep_opts o = {
-        am_claim_names[d->alg], tu_backend_name(d->b), 0, 0, 0, 0, 0, NULL};
+        am_claim_names[d->alg], tu_backend_name(d->b), 0, 0, 0, 0, 0, NULL, 0};
     am_ep_t *ep;
     int rc = am_ep_create(d->cli, &o, &ep);
     if (rc == 0)
@@ -1276,7 +1277,7 @@ START_TEST(dead_peer)
     tu_assert_flag(&sh->ready, 1, 10, "the server", what, &sh->err);
     if (mode == DEAD_DESTROY_IDLE || mode == DEAD_EXIT_IDLE) {
         struct am_ep_opts o = {
-            am_claim_names[d.alg], tu_backend_name(d.b), 0, 0, 0, 0, 0, NULL};
+            am_claim_names[d.alg], tu_backend_name(d.b), 0, 0, 0, 0, 0, NULL, 0};
         am_ep_t *ep = create_ok(d.cli, &o);
         int rc = am_ep_map(ep, 0, d.srv);
         ck_assert_msg(rc == 0, "%s: map: %s", what, am_strerror(rc));
@@ -1298,7 +1299,7 @@ START_TEST(dead_peer)
                           what);
         if (mode == DEAD_EXIT_IDLE) {
             struct am_ep_opts o2 = {
-                am_claim_names[d.alg], tu_backend_name(d.b), 2, 1, 0, 0, 0, NULL};
+                am_claim_names[d.alg], tu_backend_name(d.b), 2, 1, 0, 0, 0, NULL, 0};
             /* The name of a dead owner can be created again. */
             am_ep_t *again = create_ok(d.srv, &o2);
             ck_assert_msg(am_ep_destroy(again) == 0, "%s: destroy re-created", what);

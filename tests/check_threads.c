@@ -14,9 +14,11 @@
  *                           once, and no serving thread sees a sender's
  *                           message after a later one of the same sender
  *   kept_reply_other_thread a handler keeps its reply; another thread answers
- *                           through the handle (the client gets it), a second
- *                           use is -EALREADY; a caller killed before the
- *                           answer makes it -EPIPE
+ *                           through the handle (the client gets it; a client
+ *                           in am_call gets it as its call's result, not the
+ *                           empty reply of a handler that did not reply), a
+ *                           second use is -EALREADY; a caller killed before
+ *                           the answer makes it -EPIPE
  *   epoll_across_processes  the descriptor of am_ep_fd, in epoll: readable
  *                           before the first am_poll, not readable after an
  *                           empty one, readable once another process sends
@@ -90,7 +92,8 @@ static void setup(void)
 
 static struct am_ep_opts opts_of(const struct kind *k, unsigned packets)
 {
-    struct am_ep_opts o = {k->claim, "posix", packets, 0, 0, 0, 0, k->queue};
+    struct am_ep_opts o = {
+        .claim = k->claim, .shm = "posix", .packets = packets, .queue = k->queue};
     return o;
 }
 
@@ -395,6 +398,33 @@ static void kept_client(void *arg)
     am_ep_destroy(ep);
 }
 
+/* A client that calls (am_call) instead: the kept reply must end the call
+ * with its data, not the empty reply a handler that returns without
+ * replying gets. */
+static void call_client(void *arg)
+{
+    (void)arg;
+    struct am_ep_opts o = opts_of(&sh->k, 0);
+    am_ep_t *ep = create_or_die(sh->tx, &o);
+    static char got[4096], want[3000];
+    struct am_result res = {.data = got, .cap = sizeof got};
+    tu_pattern(want, 5, sizeof want);
+    if (tu_map_when_there(ep, 0, sh->rx, 20) != 0) {
+        tu_error(&sh->err, "client: map");
+        _exit(2);
+    }
+    AO_store_release(&sh->ready, 1);
+    int rc = am_call(ep, 0, H_ASK, NULL, 0, NULL, 0, &res, 60000);
+    if (rc != 0 || res.nargs != 1 || res.args[0] != 42 || res.len != sizeof want ||
+        memcmp(got, want, sizeof want) != 0)
+        tu_error(&sh->err, "client: am_call gave %s, %d args, %zu bytes", am_err_name(rc),
+                 res.nargs, res.len);
+    else
+        AO_store_release(&sh->count, 1);
+    AO_store_release(&sh->done, 1);
+    am_ep_destroy(ep);
+}
+
 /* The other thread: answer through the handle, then try again. */
 static void *answer_thread(void *arg)
 {
@@ -418,17 +448,19 @@ static void serve_until_kept(void)
 
 START_TEST(kept_reply_other_thread)
 {
-    int dead = _i % 2;
-    sh->k = kinds[_i / 2];
+    int dead = _i % 3 == 1, call = _i % 3 == 2;
+    sh->k = kinds[_i / 3];
     snprintf(what, sizeof what, "%s/%s: kept reply, caller %s", sh->k.queue, sh->k.claim,
-             dead ? "killed" : "alive");
+             dead   ? "killed"
+             : call ? "calling"
+                    : "alive");
     ep_name(sh->rx, "srv", _i);
     ep_name(sh->tx, "cli", _i);
     struct am_ep_opts o = opts_of(&sh->k, 0);
     ck_assert_int_eq(am_ep_create(sh->rx, &o, &srv_ep), 0);
     am_set_handler(srv_ep, H_ASK, keep_h);
     ck_assert_int_eq(am_ep_share(srv_ep), 0);
-    pid_t p = tu_spawn(kept_client, NULL, 1);
+    pid_t p = tu_spawn(call ? call_client : kept_client, NULL, 1);
     ck_assert_msg(p > 0, "%s: fork", what);
     serve_until_kept();
     if (dead) {
@@ -684,7 +716,7 @@ static Suite *threads_suite(void)
     tcase_add_loop_test(tc, serving_threads_once, 0, N_KINDS);
     tc = tu_tcase(s, "kept", 120);
     tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_loop_test(tc, kept_reply_other_thread, 0, 2 * N_KINDS);
+    tcase_add_loop_test(tc, kept_reply_other_thread, 0, 3 * N_KINDS);
     tc = tu_tcase(s, "fd", 120);
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_loop_test(tc, epoll_across_processes, 0, N_KINDS);

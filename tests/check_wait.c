@@ -14,7 +14,8 @@
  *                 both to the same core: a lost wake-up hangs it (a run that
  *                 stops making round trips for PINGPONG_STALL_S fails, naming
  *                 its combination); the endpoints' futex words show the sides
- *                 did sleep and wake
+ *                 did sleep and wake (each side pauses 300 us before every
+ *                 64th answer, longer than a wait polls before sleeping)
  *   awake_sender  while the receiver spins on am_poll (it never calls am_wait
  *                 before it has counted all), 10000 sends leave its futex word
  *                 wake_seq untouched (the sender's fast path makes no wake
@@ -40,6 +41,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -86,7 +88,7 @@ static void combo(int i, const char *test)
 static struct am_ep_opts opts(void)
 {
     struct am_ep_opts o = {
-        am_claim_names[sh->alg], tu_backend_name(sh->backend), 0, 0, 0, 0, 0, NULL};
+        am_claim_names[sh->alg], tu_backend_name(sh->backend), 0, 0, 0, 0, 0, NULL, 0};
     return o;
 }
 
@@ -121,21 +123,6 @@ static struct am_seg_shared *peer_shared(am_ep_t *ep)
 
 #define ASLEEP_S 30 /* the longest wait for a helper to go to sleep */
 
-/* Is process p (a child of ours) blocked in the futex system call?  1 or 0; -1
- * if /proc/PID/syscall cannot tell (a kernel without it). */
-static int in_futex(pid_t p)
-{
-    char path[64];
-    long nr = -1;
-    snprintf(path, sizeof path, "/proc/%d/syscall", (int)p);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    int got = fscanf(f, "%ld", &nr); /* "running" when it is not blocked */
-    fclose(f);
-    return got == 1 && nr == SYS_futex;
-}
-
 /* Wait until process p, owner of `h`, is asleep in am_wait: it announced it
  * (`sleeping`) and then blocked in the futex (it does nothing else meanwhile),
  * so it stays there until a sender sees `sleeping` and wakes it.  Returns 1
@@ -146,8 +133,9 @@ static int wait_asleep(const struct am_seg_shared *h, pid_t p)
 {
     double end = tu_now_s() + ASLEEP_S;
     int known = 1;
-    while (tu_now_s() < end && !(AO_int_load(&h->sleeping) && (known = in_futex(p)) != 0 &&
-                                 AO_int_load(&h->sleeping)))
+    while (tu_now_s() < end &&
+           !(AO_int_load(&h->sleeping) && (known = tu_in_futex(p)) != 0 &&
+             AO_int_load(&h->sleeping)))
         tu_sleep_ms(1);
     ck_assert_msg(AO_int_load(&h->sleeping) && known != 0,
                   "%s: the receiver never went to sleep in %d s (%s)", what, ASLEEP_S,
@@ -292,6 +280,17 @@ END_TEST
 
 /* ---- (c) ping-pong on am_wait only ---- */
 
+/* A wait polls a while before it sleeps (wait.c, at most 100 us), and a
+ * partner that answers at once is caught polling: so that both sides go to
+ * sleep (and must be woken) now and then, each pauses longer than that before
+ * every PAUSE_EVERY-th answer. */
+#define PAUSE_EVERY 64
+static void pause_side(void)
+{
+    struct timespec ts = {0, 300 * 1000};
+    nanosleep(&ts, NULL);
+}
+
 static void pong_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 {
     AO_t want = AO_load(&sh->pongs);
@@ -306,6 +305,8 @@ static void ping_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
     if (n != 1 || a[0] != want)
         tu_error(&sh->err, "ponger: ping %u, want %lu", n ? a[0] : 0, (unsigned long)want);
     AO_store_release(&sh->pings, want + 1);
+    if (want % PAUSE_EVERY == 0)
+        pause_side(); /* the pinger's wait outlasts its spin: it sleeps */
     int rc = am_reply(t, H_PONG, a, n);
     if (rc != 0)
         tu_error(&sh->err, "ponger: reply %lu: %s", (unsigned long)want, am_strerror(rc));
@@ -323,6 +324,8 @@ static void pinger(void *arg)
     tu_gate_wait(&sh->gate);
     sh->cpu_a = sched_getcpu();
     for (uint32_t i = 0; i < sh->n && !AO_load(&sh->err.n); i++) {
+        if (i % PAUSE_EVERY == PAUSE_EVERY / 2)
+            pause_side(); /* the ponger's wait outlasts its spin: it sleeps */
         rc = am_request(ep, 0, H_PING, &i, 1);
         if (rc != 0) {
             tu_error(&sh->err, "pinger: ping %u: %s", i, am_strerror(rc));

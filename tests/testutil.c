@@ -30,6 +30,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/shm.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -528,6 +529,19 @@ static int exit_ok(int st, char *why, size_t n)
     else
         snprintf(why, n, "ended with signal %d", WTERMSIG(st));
     return 0;
+}
+
+int tu_in_futex(pid_t p)
+{
+    char path[64];
+    long nr = -1;
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)p);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int got = fscanf(f, "%ld", &nr); /* "running" when it is not blocked */
+    fclose(f);
+    return got == 1 && nr == SYS_futex;
 }
 
 int tu_wait_flag(volatile AO_t *f, AO_t v, double secs)

@@ -201,6 +201,10 @@ pid_t tu_spawn(void (*fn)(void *arg), void *arg, int cpu);
  * status, -1 if it had to be killed, or -2 if it could not be waited for. */
 int tu_reap(pid_t p, double secs);
 
+/* Is process p (a child of ours) blocked in the futex system call?  1 or 0;
+ * -1 if /proc/PID/syscall cannot tell (a kernel without it). */
+int tu_in_futex(pid_t p);
+
 /* Waits (sleeping a millisecond at a time) up to secs seconds until *f >= v,
  * with acquire loads that pair with the release store that set it.  Returns 1
  * if it is, 0 if time ran out. */

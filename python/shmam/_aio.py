@@ -41,11 +41,17 @@ class _Driver:
     def busy(self):
         return bool(self.calls or self.serving)
 
+    def polled(self):
+        """Work the task must poll for: all of it without a descriptor; with
+        one, calls in flight (their deadlines and dead servers make the
+        descriptor readable by no message)."""
+        return self.busy() if self.fd is None else bool(self.calls)
+
     def kick(self):
         """Make sure something will pump while there is work."""
-        if self.fd is None and self.task is None and self.busy():
+        if self.task is None and self.polled():
             self.task = self.loop.create_task(self._run())
-        elif self.fd is not None:
+        if self.fd is not None:
             self.loop.call_soon(self.pump)  # what came before the reader was armed
 
     def pump(self, test_calls=True):
@@ -96,7 +102,7 @@ class _Driver:
     async def _run(self):
         idle = 0
         try:
-            while self.busy():
+            while self.polled():
                 # Test calls every time only once asleep: a poll that ran nothing
                 # cannot have finished a call but by its deadline or a death.
                 if self.pump(test_calls=idle >= IDLE_SPINS):

@@ -1,0 +1,709 @@
+/*
+ * check_call.c - calls (am_call, am_call_start/test/wait/cancel): every call
+ * ends, and a server never waits for one client; am_wait and signals; send
+ * deadlines.  Real processes: a server, its callers, killed and stopped at
+ * chosen points.  Each test runs for the queue kinds mpsc and bqueue (a
+ * per-sender channel kind) on both backends.
+ *
+ *   server_killed        a caller asleep in am_call(-1) whose server is
+ *                        SIGKILLed in the handler gets -EPIPE within
+ *                        abandon_ms of the kill (plus KILL_SLACK_MS)
+ *   no_such_handler      a call to a handler the server never set: -ENOENT,
+ *                        and the server reports no corrupt packet
+ *   reply_too_long       a reply longer than the caller's cap: -EMSGSIZE to
+ *                        the caller and from the server's am_reply_long
+ *   unreplied_ends_empty a handler that returns without replying: the call
+ *                        ends with 0, no args, no bytes
+ *   stopped_server       a call to a SIGSTOPped server ends with -ETIMEDOUT at
+ *                        its deadline (not before; bounded generously)
+ *   late_reply_dropped   a call cancelled while its handler runs: its reply,
+ *                        when it comes, is dropped and counted, and the next
+ *                        call gets its own reply
+ *   call_limit_waits     a caller with reply room for 4 calls (packets 4) to a
+ *                        stopped server: 4 start, the 5th waits for room and
+ *                        ends at its deadline (-ETIMEDOUT)
+ *   wait_eintr           a signal whose handler runs while the caller sleeps
+ *                        ends am_wait(-1), am_wait(30000) and am_call(-1) with
+ *                        -EINTR, with and without SA_RESTART
+ *   send_deadline        a send to a stopped receiver's full queue returns
+ *                        -ETIMEDOUT after send_timeout_ms, not before
+ *   slow_client          client A fills its own reply queue with a second
+ *                        server's plain replies, starts calls and stops
+ *                        itself (SIGSTOP) with them outstanding; 8 other
+ *                        clients' calls all complete meanwhile (the server
+ *                        keeps A's replies instead of waiting for room); run
+ *                        again, A starts the rest of its 1000 calls (as many
+ *                        at a time as its room takes) and all end with their
+ *                        replies.  Counts only: the p99 latency of the
+ *                        8 clients with and without A stopped is printed under
+ *                        SHMAM_VERBOSE.
+ *
+ * No test judges speed; time bounds have stated, generous slack.
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+enum { H_ECHO = 1, H_PARK, H_SILENT, H_HOLD, H_PLAIN, H_NEVER_SET = 200 };
+
+#define KILL_SLACK_MS 10000 /* scheduler slack for "within abandon_ms" */
+#define ABANDON_MS 100
+#define N_B 8   /* slow_client: the other clients */
+#define K_B 100 /* slow_client: calls each, per phase */
+#define A_CALLS 1000
+#define A_PLAIN 256 /* more than A's reply queue holds */
+#define A_HELD 48   /* calls A has outstanding when it stops: fewer than its room */
+
+static const char *const kinds[] = {"mpsc", "bqueue"};
+static char what[128];
+
+struct shared {
+    char srv[AM_NAME_MAX], srv2[AM_NAME_MAX], cli[N_B + 1][AM_NAME_MAX];
+    int kind, backend, mode;
+    AO_t srv_ready, srv2_ready, parked, release, done, waiting, phase;
+    AO_t cli_ready, b_done[2], a_started, a_progress, s2_go, s2_replied;
+    int rc[4];
+    int reply_rc;
+    double t_kill, t_ret, took_ms;
+    unsigned long srv_bad, late;
+    unsigned long b_ok[2], a_ok;
+    float lat[2][N_B][K_B]; /* slow_client: us per call */
+    struct tu_errors err;
+};
+static struct shared *sh;
+
+static void setup(void)
+{
+    tu_test_init();
+    sh = tu_shared_alloc(sizeof *sh);
+    tu_pin(0);
+}
+
+static void combo(int i, const char *test)
+{
+    sh->kind = i / 2;
+    sh->backend = i % 2;
+    snprintf(what, sizeof what, "%s/%s: %s", kinds[sh->kind], tu_backend_name(sh->backend),
+             test);
+    tu_ep_name(sh->srv, sizeof sh->srv, "srv", -1, sh->backend);
+    tu_ep_name(sh->srv2, sizeof sh->srv2, "srv2", -1, sh->backend);
+    for (int k = 0; k <= N_B; k++) {
+        char role[16];
+        snprintf(role, sizeof role, "cli%d", k);
+        tu_ep_name(sh->cli[k], sizeof sh->cli[k], role, -1, sh->backend);
+    }
+}
+
+static am_ep_t *create(const char *name, unsigned packets, int send_timeout_ms)
+{
+    struct am_ep_opts o = {.shm = tu_backend_name(sh->backend),
+                           .queue = kinds[sh->kind],
+                           .packets = packets,
+                           .abandon_ms = ABANDON_MS,
+                           .send_timeout_ms = send_timeout_ms};
+    am_ep_t *ep;
+    int rc = am_ep_create(name, &o, &ep);
+    if (rc != 0) {
+        tu_error(&sh->err, "create %s: %s", name, am_strerror(rc));
+        _exit(2);
+    }
+    return ep;
+}
+
+static void map(am_ep_t *ep, unsigned idx, const char *name)
+{
+    int rc = tu_map_when_there(ep, idx, name, 20);
+    if (rc != 0) {
+        tu_error(&sh->err, "map %s: %s", name, am_strerror(rc));
+        _exit(2);
+    }
+}
+
+static pid_t spawn(void (*fn)(void *), int cpu)
+{
+    pid_t p = tu_spawn(fn, NULL, cpu);
+    ck_assert_msg(p > 0, "%s: fork", what);
+    return p;
+}
+
+/* ---- the server ---- */
+
+static void echo_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    int rc = am_reply_long(t, 0, d, l, a, n);
+    if (rc != 0)
+        sh->reply_rc = rc;
+}
+
+static void park_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    AO_store_release(&sh->parked, 1);
+    for (;;)
+        pause(); /* until killed */
+}
+
+static void silent_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+}
+
+/* Reply only once the test says so (the caller has cancelled meanwhile). */
+static void hold_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    AO_store_release(&sh->parked, 1);
+    tu_wait_flag(&sh->release, 1, 60);
+    uint32_t r = a[0] + 1000;
+    am_reply(t, 0, &r, 1);
+}
+
+static void plain_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    am_reply(t, H_PLAIN, a, n); /* blocks while its caller's queue is full */
+    AO_fetch_and_add1(&sh->s2_replied);
+}
+
+static void serve(am_ep_t *ep, volatile AO_t *ready)
+{
+    AO_store_release(ready, 1);
+    while (!AO_load(&sh->done))
+        am_wait(ep, 50);
+    sh->srv_bad = am_ep_bad_packets(ep);
+}
+
+static void server(void *arg)
+{
+    am_ep_t *ep = create(sh->srv, 0, 0);
+    am_set_handler(ep, H_ECHO, echo_h);
+    am_set_handler(ep, H_PARK, park_h);
+    am_set_handler(ep, H_SILENT, silent_h);
+    am_set_handler(ep, H_HOLD, hold_h);
+    serve(ep, &sh->srv_ready);
+    am_ep_destroy(ep);
+}
+
+/* Server 2 (slow_client): takes A's plain requests into a queue that holds
+ * them all, and answers them only once told to. */
+static void server2(void *arg)
+{
+    am_ep_t *ep = create(sh->srv2, 2 * A_PLAIN, 0);
+    am_set_handler(ep, H_PLAIN, plain_h);
+    AO_store_release(&sh->srv2_ready, 1);
+    tu_wait_flag(&sh->s2_go, 1, 120);
+    serve(ep, &sh->srv2_ready);
+    am_ep_destroy(ep);
+}
+
+/* Start the server on CPU 0 and wait until it is ready. */
+static pid_t start_server(void)
+{
+    pid_t p = spawn(server, 0);
+    tu_assert_flag(&sh->srv_ready, 1, 20, "the server to start", what, &sh->err);
+    return p;
+}
+
+/* End a test: stop the server, reap everyone, check nothing is left. */
+static void finish(pid_t srv, pid_t cli)
+{
+    if (cli > 0)
+        tu_assert_exit0(tu_reap(cli, 60), "caller", what, &sh->err);
+    AO_store_release(&sh->done, 1);
+    if (srv > 0)
+        tu_assert_exit0(tu_reap(srv, 30), "server", what, &sh->err);
+    tu_assert_no_errors(what, &sh->err);
+    tu_assert_clean(what);
+}
+
+/* A caller: its endpoint with the server mapped at 0 (packets: its queues'). */
+static am_ep_t *caller(unsigned packets)
+{
+    am_ep_t *ep = create(sh->cli[0], packets, 0);
+    map(ep, 0, sh->srv);
+    AO_store_release(&sh->cli_ready, 1);
+    return ep;
+}
+
+/* ---- every call ends ---- */
+
+static void kill_caller(void *arg)
+{
+    am_ep_t *ep = caller(0);
+    struct am_result res = {0};
+    uint32_t x = 1;
+    AO_store_release(&sh->waiting, 1);
+    sh->rc[0] = am_call(ep, 0, H_PARK, &x, 1, NULL, 0, &res, -1);
+    sh->t_ret = tu_now_s();
+    am_ep_destroy(ep);
+}
+
+START_TEST(server_killed)
+{
+    combo(_i, "caller asleep when its server is killed");
+    pid_t srv = start_server();
+    pid_t cli = spawn(kill_caller, 1);
+    tu_assert_flag(&sh->parked, 1, 20, "the handler to park", what, &sh->err);
+    /* The caller is asleep (in the futex), or /proc cannot tell: wait a while. */
+    for (int i = 0; i < 20000 && tu_in_futex(cli) == 0; i++)
+        tu_sleep_ms(1);
+    if (tu_in_futex(cli) < 0)
+        tu_sleep_ms(300);
+    sh->t_kill = tu_now_s();
+    kill(srv, SIGKILL);
+    tu_reap(srv, 10);
+    tu_assert_exit0(tu_reap(cli, 60), "caller", what, &sh->err);
+    double ms = (sh->t_ret - sh->t_kill) * 1000;
+    ck_assert_msg(sh->rc[0] == -EPIPE, "%s: am_call returned %s, want -EPIPE", what,
+                  am_err_name(sh->rc[0]));
+    ck_assert_msg(ms < ABANDON_MS + KILL_SLACK_MS, "%s: -EPIPE %.0f ms after the kill",
+                  what, ms);
+    if (getenv("SHMAM_VERBOSE"))
+        printf("call: %s: -EPIPE %.1f ms after the kill (abandon_ms %d)\n", what, ms,
+               ABANDON_MS);
+    char first[128];
+    tu_leftovers(sh->srv, 1, first, sizeof first); /* the killed server's segment */
+    tu_assert_no_errors(what, &sh->err);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* Caller modes: one call each, its result into sh->rc[0]. */
+enum { M_NOSUCH, M_TOO_LONG, M_SILENT, M_STOPPED };
+
+static void one_caller(void *arg)
+{
+    am_ep_t *ep = caller(0);
+    char buf[256], data[64];
+    memset(data, 7, sizeof data);
+    struct am_result res = {buf, 16, 99, {0}, 99};
+    uint32_t x = 5;
+    tu_wait_flag(&sh->phase, 1, 60);
+    double t0 = tu_now_s();
+    switch (sh->mode) {
+    case M_NOSUCH:
+        sh->rc[0] = am_call(ep, 0, H_NEVER_SET, &x, 1, NULL, 0, &res, 20000);
+        break;
+    case M_TOO_LONG:
+        sh->rc[0] = am_call(ep, 0, H_ECHO, &x, 1, data, sizeof data, &res, 20000);
+        break;
+    case M_SILENT:
+        sh->rc[0] = am_call(ep, 0, H_SILENT, &x, 1, data, 8, &res, 20000);
+        sh->rc[1] = (int)res.len, sh->rc[2] = res.nargs;
+        break;
+    case M_STOPPED:
+        sh->rc[0] = am_call(ep, 0, H_ECHO, &x, 1, data, 8, &res, 500);
+        break;
+    }
+    sh->took_ms = (tu_now_s() - t0) * 1000;
+    am_ep_destroy(ep);
+}
+
+static void run_one(int mode)
+{
+    sh->mode = mode;
+    pid_t srv = start_server();
+    pid_t cli = spawn(one_caller, 1);
+    tu_assert_flag(&sh->cli_ready, 1, 20, "the caller to start", what, &sh->err);
+    if (mode == M_STOPPED)
+        kill(srv, SIGSTOP);
+    AO_store_release(&sh->phase, 1);
+    tu_assert_exit0(tu_reap(cli, 60), "caller", what, &sh->err);
+    if (mode == M_STOPPED)
+        kill(srv, SIGCONT);
+    finish(srv, -1);
+}
+
+START_TEST(no_such_handler)
+{
+    combo(_i, "a call to a handler never set");
+    run_one(M_NOSUCH);
+    ck_assert_msg(sh->rc[0] == -ENOENT, "%s: am_call returned %s, want -ENOENT", what,
+                  am_err_name(sh->rc[0]));
+    ck_assert_msg(sh->srv_bad == 0, "%s: the server counted %lu corrupt packets", what,
+                  sh->srv_bad);
+}
+END_TEST
+
+START_TEST(reply_too_long)
+{
+    combo(_i, "a reply longer than the caller's cap");
+    run_one(M_TOO_LONG);
+    ck_assert_msg(sh->rc[0] == -EMSGSIZE, "%s: am_call returned %s, want -EMSGSIZE", what,
+                  am_err_name(sh->rc[0]));
+    ck_assert_msg(sh->reply_rc == -EMSGSIZE,
+                  "%s: the server's am_reply_long returned %s, want -EMSGSIZE", what,
+                  am_err_name(sh->reply_rc));
+}
+END_TEST
+
+START_TEST(unreplied_ends_empty)
+{
+    combo(_i, "a handler that does not reply");
+    run_one(M_SILENT);
+    ck_assert_msg(sh->rc[0] == 0 && sh->rc[1] == 0 && sh->rc[2] == 0,
+                  "%s: am_call returned %s, %d bytes, %d args; want 0, 0, 0", what,
+                  am_err_name(sh->rc[0]), sh->rc[1], sh->rc[2]);
+}
+END_TEST
+
+START_TEST(stopped_server)
+{
+    combo(_i, "a call to a stopped server");
+    run_one(M_STOPPED);
+    ck_assert_msg(sh->rc[0] == -ETIMEDOUT, "%s: am_call returned %s, want -ETIMEDOUT", what,
+                  am_err_name(sh->rc[0]));
+    ck_assert_msg(sh->took_ms >= 500 && sh->took_ms < 500 + KILL_SLACK_MS,
+                  "%s: -ETIMEDOUT after %.0f ms, deadline 500", what, sh->took_ms);
+}
+END_TEST
+
+static void late_caller(void *arg)
+{
+    am_ep_t *ep = caller(0);
+    struct am_result r1 = {0}, r2 = {0};
+    uint32_t x1 = 7, x2 = 8;
+    am_call_t id;
+    sh->rc[0] = am_call_start(ep, 0, H_HOLD, &x1, 1, NULL, 0, &r1, 60000, &id);
+    tu_wait_flag(&sh->parked, 1, 60);
+    sh->rc[1] = am_call_cancel(ep, id);
+    AO_store_release(&sh->release, 1);
+    sh->rc[2] = am_call(ep, 0, H_ECHO, &x2, 1, NULL, 0, &r2, 20000);
+    if (sh->rc[2] == 0 && (r2.nargs != 1 || r2.args[0] != 8))
+        tu_error(&sh->err, "the second call got args %d: %u, want 1: 8", r2.nargs,
+                 r2.args[0]);
+    for (int i = 0; i < 2000 && am_ep_late_replies(ep) == 0; i++)
+        am_wait(ep, 10);
+    sh->late = am_ep_late_replies(ep);
+    sh->rc[3] = am_call_test(ep, id);
+    am_ep_destroy(ep);
+}
+
+START_TEST(late_reply_dropped)
+{
+    combo(_i, "a reply to a cancelled call");
+    pid_t srv = start_server();
+    pid_t cli = spawn(late_caller, 1);
+    finish(srv, cli);
+    ck_assert_msg(sh->rc[0] == 0 && sh->rc[1] == -ECANCELED && sh->rc[2] == 0,
+                  "%s: start %s, cancel %s (want ECANCELED), next call %s", what,
+                  am_err_name(sh->rc[0]), am_err_name(sh->rc[1]), am_err_name(sh->rc[2]));
+    ck_assert_msg(sh->late == 1, "%s: %lu late replies counted, want 1", what, sh->late);
+    ck_assert_msg(sh->rc[3] == -EINVAL, "%s: the cancelled id was not forgotten: %s", what,
+                  am_err_name(sh->rc[3]));
+}
+END_TEST
+
+static void limit_caller(void *arg)
+{
+    am_ep_t *ep = caller(4);
+    struct am_result res[5] = {{0}};
+    am_call_t id[5];
+    uint32_t x = 1;
+    tu_wait_flag(&sh->phase, 1, 60);
+    for (int i = 0; i < 4; i++)
+        if (am_call_start(ep, 0, H_ECHO, &x, 1, NULL, 0, &res[i], 60000, &id[i]) != 0)
+            tu_error(&sh->err, "call %d did not start", i);
+    double t0 = tu_now_s();
+    sh->rc[0] = am_call_start(ep, 0, H_ECHO, &x, 1, NULL, 0, &res[4], 300, &id[4]);
+    sh->took_ms = (tu_now_s() - t0) * 1000;
+    for (int i = 0; i < 4; i++)
+        am_call_cancel(ep, id[i]);
+    am_ep_destroy(ep);
+}
+
+START_TEST(call_limit_waits)
+{
+    combo(_i, "a fifth call with room for four");
+    pid_t srv = start_server();
+    pid_t cli = spawn(limit_caller, 1);
+    tu_assert_flag(&sh->cli_ready, 1, 20, "the caller to start", what, &sh->err);
+    kill(srv, SIGSTOP);
+    AO_store_release(&sh->phase, 1);
+    tu_assert_exit0(tu_reap(cli, 60), "caller", what, &sh->err);
+    kill(srv, SIGCONT);
+    finish(srv, -1);
+    ck_assert_msg(sh->rc[0] == -ETIMEDOUT && sh->took_ms >= 300,
+                  "%s: the fifth am_call_start returned %s after %.0f ms, want -ETIMEDOUT "
+                  "after 300",
+                  what, am_err_name(sh->rc[0]), sh->took_ms);
+}
+END_TEST
+
+/* ---- signals ---- */
+
+static void on_signal(int sig)
+{
+}
+
+static void eintr_caller(void *arg)
+{
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = sh->mode ? SA_RESTART : 0};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    am_ep_t *ep = caller(0);
+    struct am_result res = {0};
+    uint32_t x = 1;
+    AO_store_release(&sh->waiting, 1);
+    sh->rc[0] = am_wait(ep, -1);
+    AO_store_release(&sh->waiting, 2);
+    sh->rc[1] = am_wait(ep, 30000);
+    AO_store_release(&sh->waiting, 3);
+    sh->rc[2] = am_call(ep, 0, H_HOLD, &x, 1, NULL, 0, &res, -1);
+    AO_store_release(&sh->release, 1); /* the server's handler may go on */
+    am_ep_destroy(ep);
+}
+
+/* Signal process p once it is asleep (or, if /proc cannot tell, soon). */
+static void signal_asleep(pid_t p, AO_t step)
+{
+    tu_assert_flag(&sh->waiting, step, 20, "the caller to wait", what, &sh->err);
+    for (int i = 0; i < 20000 && tu_in_futex(p) == 0; i++)
+        tu_sleep_ms(1);
+    tu_sleep_ms(tu_in_futex(p) < 0 ? 300 : 20);
+    kill(p, SIGUSR1);
+}
+
+START_TEST(wait_eintr)
+{
+    combo(_i / 2, "a signal during am_wait and am_call");
+    sh->mode = _i % 2;
+    strncat(what, sh->mode ? " (SA_RESTART)" : "", sizeof what - strlen(what) - 1);
+    pid_t srv = start_server();
+    pid_t cli = spawn(eintr_caller, 1);
+    for (AO_t step = 1; step <= 3; step++)
+        signal_asleep(cli, step);
+    finish(srv, cli);
+    ck_assert_msg(sh->rc[0] == -EINTR && sh->rc[1] == -EINTR && sh->rc[2] == -EINTR,
+                  "%s: am_wait(-1) %s, am_wait(30000) %s, am_call(-1) %s; want EINTR", what,
+                  am_err_name(sh->rc[0]), am_err_name(sh->rc[1]), am_err_name(sh->rc[2]));
+}
+END_TEST
+
+/* ---- send deadlines ---- */
+
+static void receiver(void *arg)
+{
+    am_ep_t *ep = create(sh->srv, 2, 0);
+    AO_store_release(&sh->srv_ready, 1);
+    tu_wait_flag(&sh->done, 1, 120); /* never polls */
+    am_ep_destroy(ep);
+}
+
+static void deadline_sender(void *arg)
+{
+    am_ep_t *ep = create(sh->cli[0], 0, 300);
+    map(ep, 0, sh->srv);
+    int rc = 0, sent = 0;
+    double t0 = 0;
+    while (rc == 0 && sent < 1000) {
+        t0 = tu_now_s();
+        if ((rc = am_request(ep, 0, H_ECHO, NULL, 0)) == 0)
+            sent++;
+    }
+    sh->took_ms = (tu_now_s() - t0) * 1000;
+    sh->rc[0] = rc;
+    sh->rc[1] = sent;
+    am_ep_destroy(ep);
+}
+
+START_TEST(send_deadline)
+{
+    combo(_i, "a send to a stopped receiver's full queue");
+    pid_t rcv = spawn(receiver, 0);
+    tu_assert_flag(&sh->srv_ready, 1, 20, "the receiver to start", what, &sh->err);
+    kill(rcv, SIGSTOP);
+    pid_t snd = spawn(deadline_sender, 1);
+    tu_assert_exit0(tu_reap(snd, 60), "sender", what, &sh->err);
+    kill(rcv, SIGCONT);
+    finish(rcv, -1);
+    ck_assert_msg(sh->rc[0] == -ETIMEDOUT && sh->took_ms >= 300 &&
+                      sh->took_ms < 300 + KILL_SLACK_MS,
+                  "%s: after %d sends, %s after %.0f ms; want -ETIMEDOUT after 300 ms",
+                  what, sh->rc[1], am_err_name(sh->rc[0]), sh->took_ms);
+}
+END_TEST
+
+/* ---- a server never waits for one client ---- */
+
+/* Client A, stopped with calls outstanding and its reply queue full of other
+ * traffic: plain requests to server 2, which answers them once A has sent
+ * them all (and stops polling), until A's reply queue is full; then A_HELD
+ * short calls (fewer than its room, to a queue with room: am_call_start does
+ * not poll, which would make room in A's queue), then A stops
+ * itself (outside any send: a sender stopped inside a claim would hold up a
+ * shared queue, which is not what this tests).  Run again, it starts its
+ * other calls, as many at a time as its room takes, and collects them all. */
+static void plain_back_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+}
+
+/* Until server 2's count of replies has stood still for 200 ms. */
+static void wait_s2_stalled(void)
+{
+    AO_t seen = (AO_t)-1;
+    for (int i = 0; i < 600 && AO_load(&sh->s2_replied) != seen; i++) {
+        seen = AO_load(&sh->s2_replied);
+        tu_sleep_ms(200);
+    }
+}
+
+static void client_a(void *arg)
+{
+    am_ep_t *ep = create(sh->cli[N_B], 0, 0);
+    am_set_handler(ep, H_PLAIN, plain_back_h);
+    map(ep, 0, sh->srv);
+    map(ep, 1, sh->srv2);
+    static struct am_result res[A_CALLS];
+    static char buf[A_CALLS][16];
+    static am_call_t id[A_CALLS];
+    tu_wait_flag(&sh->phase, 2, 120);
+    for (uint32_t i = 0; i < A_PLAIN; i++)
+        if (am_request(ep, 1, H_PLAIN, &i, 1) != 0)
+            tu_error(&sh->err, "A: plain request %u failed", i);
+    AO_store_release(&sh->s2_go, 1);
+    wait_s2_stalled();
+    for (uint32_t i = 0; i < A_CALLS; i++) {
+        res[i] = (struct am_result){buf[i], sizeof buf[i], 0, {0}, 0};
+        if (am_call_start(ep, 0, H_ECHO, &i, 1, NULL, 0, &res[i], 120000, &id[i]) != 0)
+            tu_error(&sh->err, "A: call %u did not start", i);
+        AO_store_release(&sh->a_progress, i + 1);
+        if (i + 1 == A_HELD) {
+            AO_store_release(&sh->a_started, 1);
+            raise(SIGSTOP);
+        }
+    }
+    unsigned long ok = 0;
+    for (int i = 0; i < A_CALLS; i++)
+        ok += am_call_wait(ep, id[i], 120000) == 0 && res[i].nargs == 1 &&
+              res[i].args[0] == (uint32_t)i;
+    sh->a_ok = ok;
+    am_ep_destroy(ep);
+}
+
+static void client_b(int b)
+{
+    am_ep_t *ep = create(sh->cli[b], 0, 0);
+    map(ep, 0, sh->srv);
+    for (uint32_t k = 0; k < 10; k++) { /* first contact, first rooms: not timed */
+        struct am_result res = {0};
+        am_call(ep, 0, H_ECHO, &k, 1, NULL, 0, &res, 30000);
+    }
+    for (int ph = 0; ph < 2; ph++) {
+        tu_wait_flag(&sh->phase, (AO_t)(ph == 0 ? 1 : 3), 120);
+        unsigned long ok = 0;
+        for (uint32_t k = 0; k < K_B; k++) {
+            uint32_t args[2] = {(uint32_t)b, k}, data[2] = {k, ~k}, back[4];
+            struct am_result res = {back, sizeof back, 0, {0}, 0};
+            double t0 = tu_now_s();
+            int rc = am_call(ep, 0, H_ECHO, args, 2, data, sizeof data, &res, 30000);
+            sh->lat[ph][b][k] = (float)((tu_now_s() - t0) * 1e6);
+            ok += rc == 0 && res.nargs == 2 && res.args[1] == k && res.len == sizeof data &&
+                  back[0] == k && back[1] == ~k;
+        }
+        AO_fetch_and_add(&sh->b_ok[ph], ok);
+        AO_fetch_and_add1(&sh->b_done[ph]);
+    }
+    am_ep_destroy(ep);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static double p99(int ph)
+{
+    static float v[N_B * K_B];
+    memcpy(v, sh->lat[ph], sizeof v);
+    qsort(v, N_B * K_B, sizeof *v, cmp_float);
+    return v[N_B * K_B * 99 / 100];
+}
+
+static pid_t b_pids[N_B];
+static void b_main(void *arg)
+{
+    client_b((int)(intptr_t)arg);
+}
+
+START_TEST(slow_client)
+{
+    combo(_i, "a stopped client among 8");
+    pid_t srv = start_server();
+    pid_t srv2 = spawn(server2, 1);
+    tu_assert_flag(&sh->srv2_ready, 1, 20, "server 2 to start", what, &sh->err);
+    pid_t a = spawn(client_a, 1);
+    for (int b = 0; b < N_B; b++) {
+        b_pids[b] = tu_spawn(b_main, (void *)(intptr_t)b, b % 2);
+        ck_assert_msg(b_pids[b] > 0, "%s: fork", what);
+    }
+    /* Phase 1: the 8 clients alone.  Phase 2: A calls, then stops itself.
+     * Phase 3: the 8 clients again, A stopped. */
+    AO_store_release(&sh->phase, 1);
+    tu_assert_flag(&sh->b_done[0], N_B, 120, "the clients' first calls", what, &sh->err);
+    AO_store_release(&sh->phase, 2);
+    ck_assert_msg(tu_wait_flag(&sh->a_started, 1, 120), "%s: A stuck after %lu calls", what,
+                  (unsigned long)AO_load(&sh->a_progress));
+    int st;
+    ck_assert_msg(waitpid(a, &st, WUNTRACED) == a && WIFSTOPPED(st), "%s: A did not stop",
+                  what);
+    /* Server 2 has filled A's queue and waits for room, spinning and yielding
+     * (a plain reply waits): stopped, it takes no CPU from the 8 clients. */
+    kill(srv2, SIGSTOP);
+    tu_sleep_ms(200); /* the server answers what A sent before it stopped */
+    AO_store_release(&sh->phase, 3);
+    int all = tu_wait_flag(&sh->b_done[1], N_B, 120);
+    kill(srv2, SIGCONT);
+    kill(a, SIGCONT);
+    ck_assert_msg(all, "%s: with A stopped, only %lu of %d clients finished (%lu calls ok)",
+                  what, (unsigned long)AO_load(&sh->b_done[1]), N_B, sh->b_ok[1]);
+    for (int b = 0; b < N_B; b++)
+        tu_assert_exit0(tu_reap(b_pids[b], 60), "client", what, &sh->err);
+    tu_assert_exit0(tu_reap(a, 120), "client A", what, &sh->err);
+    AO_store_release(&sh->done, 1);
+    tu_assert_exit0(tu_reap(srv2, 30), "server 2", what, &sh->err);
+    finish(srv, -1);
+    ck_assert_msg(sh->b_ok[0] == N_B * K_B && sh->b_ok[1] == N_B * K_B,
+                  "%s: calls that came back right: %lu and %lu of %d", what, sh->b_ok[0],
+                  sh->b_ok[1], N_B * K_B);
+    ck_assert_msg(sh->a_ok == A_CALLS, "%s: A's calls ended right: %lu of %d", what,
+                  sh->a_ok, A_CALLS);
+    if (getenv("SHMAM_VERBOSE"))
+        printf("call: %s: p99 of %d calls: %.1f us alone, %.1f us with A stopped (%.2fx)\n",
+               what, N_B * K_B, p99(0), p99(1), p99(1) / p99(0));
+}
+END_TEST
+
+static Suite *call_suite(void)
+{
+    Suite *s = suite_create("call");
+    int n = 2 * 2; /* kinds x backends */
+    TCase *tc = tu_tcase(s, "ends", 120);
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_loop_test(tc, server_killed, 0, n);
+    tcase_add_loop_test(tc, no_such_handler, 0, n);
+    tcase_add_loop_test(tc, reply_too_long, 0, n);
+    tcase_add_loop_test(tc, unreplied_ends_empty, 0, n);
+    tcase_add_loop_test(tc, stopped_server, 0, n);
+    tcase_add_loop_test(tc, late_reply_dropped, 0, n);
+    tcase_add_loop_test(tc, call_limit_waits, 0, n);
+    tc = tu_tcase(s, "signals", 120);
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_loop_test(tc, wait_eintr, 0, 2 * n);
+    tcase_add_loop_test(tc, send_deadline, 0, n);
+    tc = tu_tcase(s, "slow_client", 600);
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_loop_test(tc, slow_client, 0, n);
+    return s;
+}
+
+int main(void)
+{
+    tu_run_init("cl");
+    return tu_run_suite(call_suite(), "check_call");
+}

@@ -7,7 +7,7 @@
  * One server process makes endpoint NAME, shares it and runs W threads in
  * am_wait; its request handler spins a calibrated loop of about US
  * microseconds (20) of CPU work, then replies.  C client processes (2)
- * each keep K requests (8) outstanding, sending more as replies come.  After a warm-up
+ * each keep K requests (16) outstanding, sending more as replies come.  After a warm-up
  * second the clients count replies for SECONDS (3).  One CSV row:
  * serving,W,C,K,US,seconds,calls,calls_per_s.  On this machine's two CPUs, shared with
  * other work, compare W=1 and W=2 in one run, and give the load average with the figures.
@@ -134,7 +134,7 @@ static int client(const char *server, int id, int k)
 
 int main(int argc, char **argv)
 {
-    int w = 1, c = 2, k = 8, opt, header = 0;
+    int w = 1, c = 2, k = 16, opt, header = 0;
     double us = 20, secs = 3;
     while ((opt = getopt(argc, argv, "w:c:k:u:t:H")) != -1)
         switch (opt) {

@@ -80,7 +80,7 @@ class _Driver:
         if not fut.done():
             fut.set_result(_reply(res)) if rc == 0 else fut.set_exception(
                 error(rc, "call_async", call=True))
-        self.ep._pool.append((res, buf))
+        self.ep._pool_back(res, buf)
 
     def _deliver(self, exc):
         for fut in self.serving:
@@ -140,19 +140,22 @@ class AsyncMixin:
             d = self._driver = _Driver(self, loop)
         return d
 
-    async def call_async(self, dest, handler, *args, data=b"", timeout=1.0):
+    async def call_async(self, dest, handler, *args, data=b"", timeout=1.0, max_reply=None):
         """ep.call in an asyncio loop: await it; many may be in flight."""
         _lib.need("am_call_start", "am_call_test", "am_call_cancel")
         loop = asyncio.get_running_loop()
         d = self._driver_for(loop)
-        res, buf = self._pool.pop() if self._pool else self._result()
+        if max_reply is not None:
+            res, buf = self._result(max_reply)
+        else:
+            res, buf = self._pool.pop() if self._pool else self._result()
         argv, n = _fill(self._req_args, args)
         data_p, ln = _bytes_of(data)
         idp = ffi.new("am_call_t *")
         rc = lib.am_call_start(self._p(), dest, handler, argv, n, data_p, ln, res,
                                _timeout_ms(timeout), idp)
         if rc < 0:
-            self._pool.append((res, buf))
+            self._pool_back(res, buf)
             exc = self._take_exc()
             raise exc if exc is not None else error(rc, "call_async", call=True)
         cid = idp[0]

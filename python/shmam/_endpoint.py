@@ -62,6 +62,9 @@ def _opts(options):
 
 
 
+# The longest reply a call takes unless told (max_reply): 16 KiB.
+REPLY_CAP = 16384
+
 class Token:
     """Who sent the message a handler runs for, and how to answer it.  Valid only
     while that handler runs."""
@@ -333,26 +336,37 @@ class Endpoint(AsyncMixin):
         self._after()
         check(rc, "request")
 
-    def _result(self):
-        """A struct am_result with a buffer that takes any reply: its cap is
-        this endpoint's long_max, the longest message its queues take."""
-        cap = lib.am_ep_long_max(self._p())
-        buf = _alloc("char[]", cap)
+    def _result(self, max_reply=None):
+        """A struct am_result with a buffer for the reply's bytes.  Its cap is
+        max_reply, else REPLY_CAP, at most this endpoint's long_max.  The cap
+        is reserved in our reply heap while the call is out, so a large
+        default would let only a few calls be in flight at once."""
+        cap = min(REPLY_CAP if max_reply is None else max_reply, lib.am_ep_long_max(self._p()))
+        buf = _alloc("char[]", max(cap, 1))
         res = ffi.new("struct am_result *")
         res.data, res.cap = buf, cap
         return res, buf
 
-    def call(self, dest, handler, *args, data=b"", timeout=1.0):
+    def _pool_back(self, res, buf):
+        """Keep a result of the default cap for the next async call."""
+        if res.cap == min(REPLY_CAP, lib.am_ep_long_max(self._p())):
+            self._pool.append((res, buf))
+
+    def call(self, dest, handler, *args, data=b"", timeout=1.0, max_reply=None):
         """Call handler of the peer mapped at dest and return its Reply(args,
         data).  Raises PeerGone (the server died or closed), NoSuchHandler,
         MessageTooLong, TimeoutError (shmam.Timeout) after timeout seconds
         (None: no limit), KeyboardInterrupt or InterruptedError on a signal;
-        every way out of it ends the call."""
+        every way out of it ends the call.  max_reply: the longest reply
+        taken (default REPLY_CAP, 16 KiB; a longer one raises MessageTooLong)."""
         _lib.need("am_call")
         p = self._p()
-        if self._res is None:
-            self._res = self._result()
-        res = self._res[0]
+        if max_reply is not None:
+            res, keep = self._result(max_reply)  # keep: the buffer res.data points into
+        else:
+            if self._res is None:
+                self._res = self._result()
+            res, keep = self._res
         argv, n = _fill(self._req_args, args)
         buf, ln = _bytes_of(data)
         rc = lib.am_call(p, dest, handler, argv, n, buf, ln, res, _timeout_ms(timeout))

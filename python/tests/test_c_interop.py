@@ -108,7 +108,7 @@ def test_call_to_c_server(c_server):
     data = os.urandom(50000)
     assert ep.call(0, H_ECHO, 7, 8, timeout=30) == shmam.Reply((7, 8), b"")
     assert ep.call(0, H_ECHO, 9, data=b"xyz", timeout=30) == ((9,), b"xyz")
-    r = ep.call(0, H_ECHO, 10, data=data, timeout=30)
+    r = ep.call(0, H_ECHO, 10, data=data, timeout=30, max_reply=len(data))
     assert r.args == (10,) and r.data == data
 
 

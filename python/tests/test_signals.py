@@ -9,8 +9,8 @@ import shmam, sys
 with shmam.Endpoint(sys.argv[1]) as ep:
     if len(sys.argv) > 2:
         ep.map(0, sys.argv[2])
-    print("ready", flush=True)
     try:
+        print("ready", flush=True)  # inside the try: a SIGINT from now on is caught
         ep.call(0, 4, timeout=None) if len(sys.argv) > 2 else ep.wait(-1)
     except KeyboardInterrupt:
         print("interrupted", flush=True)

@@ -178,6 +178,18 @@ static struct am_call_rec *rec_find(am_ep_t *ep, am_call_t id)
     return i < c->n && c->rec[i].id == id && c->rec[i].user ? &c->rec[i] : NULL;
 }
 
+/* The record of the user's call id on ep, for a call that may poll (`polls`:
+ * not from inside a handler) or not: 0, -EINVAL (a bad endpoint, or an id
+ * not outstanding nor uncollected), -EDEADLK. */
+static int rec_of(am_ep_t *ep, am_call_t id, int polls, struct am_call_rec **r)
+{
+    if (!am__ep_ok(ep))
+        return -EINVAL;
+    if (polls && ep->in_handler)
+        return -EDEADLK;
+    return (*r = rec_find(ep, id)) ? 0 : -EINVAL;
+}
+
 /* Twice the records (ended calls not yet collected hold theirs): 0 or
  * -ENOMEM.  Only am_call_start grows them, never during another's wait, so
  * no pointer to a record outlives it. */
@@ -504,13 +516,10 @@ static void look(am_ep_t *ep, struct am_call_rec *r)
 
 int am_call_test(am_ep_t *ep, am_call_t id)
 {
-    if (!am__ep_ok(ep))
-        return -EINVAL;
-    if (ep->in_handler)
-        return -EDEADLK;
-    struct am_call_rec *r = rec_find(ep, id);
-    if (!r)
-        return -EINVAL;
+    struct am_call_rec *r;
+    int bad = rec_of(ep, id, 1, &r);
+    if (bad)
+        return bad;
     if (r->rc == -EINPROGRESS)
         look(ep, r);
     return r->rc == -EINPROGRESS ? -EINPROGRESS : collect(ep, r);
@@ -523,13 +532,10 @@ static int call_ended(am_ep_t *ep, int n, void *ctx)
 
 int am_call_wait(am_ep_t *ep, am_call_t id, int timeout_ms)
 {
-    if (!am__ep_ok(ep))
-        return -EINVAL;
-    if (ep->in_handler)
-        return -EDEADLK;
-    struct am_call_rec *r = rec_find(ep, id);
-    if (!r)
-        return -EINVAL;
+    struct am_call_rec *r;
+    int bad = rec_of(ep, id, 1, &r);
+    if (bad)
+        return bad;
     if (r->rc == -EINPROGRESS) {
         int64_t until = timeout_ms < 0 ? INT64_MAX : am__now_ns() + timeout_ms * 1000000LL;
         int rc = am__wait_for(ep, until, call_ended, r);
@@ -543,11 +549,10 @@ int am_call_wait(am_ep_t *ep, am_call_t id, int timeout_ms)
 
 int am_call_cancel(am_ep_t *ep, am_call_t id)
 {
-    if (!am__ep_ok(ep))
-        return -EINVAL;
-    struct am_call_rec *r = rec_find(ep, id);
-    if (!r)
-        return -EINVAL;
+    struct am_call_rec *r;
+    int bad = rec_of(ep, id, 0, &r);
+    if (bad)
+        return bad;
     if (r->rc == -EINPROGRESS)
         rec_end(ep->calls, r, -ECANCELED);
     return collect(ep, r);

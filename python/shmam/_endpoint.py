@@ -304,7 +304,9 @@ class Endpoint(AsyncMixin):
         p = self._p()
         forever = timeout_ms is None or timeout_ms < 0
         deadline = 0.0 if forever else time.monotonic() + timeout_ms / 1000
-        whole = _eintr_aware()
+        # In slices even where am_wait returns -EINTR: a signal that lands during
+        # its spin, before it sleeps, is not seen until the sleep ends.
+        whole = False
         while True:
             left = -1 if forever else max(0, math.ceil((deadline - time.monotonic()) * 1000))
             ms = left if whole or (0 <= left < SLICE_MS) else SLICE_MS

@@ -474,8 +474,10 @@ int am_call_start(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *
      * is found and its request sent: the waits meanwhile poll and check. */
     *r = (struct am_call_rec){id_for(c, i), res,     deadline, r->block, r->cap,
                               dest,         -EAGAIN, 0,        0,        0};
-    if ((rc = room_get(ep, c, r, cap, deadline)) == 0)
+    if ((rc = room_get(ep, c, r, cap, deadline)) == 0) {
+        am__hook(AM_HOOK_CALL_ROOMED);
         rc = send_request(ep, r, handler, args, nargs, data, len);
+    }
     if (rc < 0) { /* never sent: no reply can come */
         room_release(ep, r, 1);
         r->id = 0;
@@ -655,6 +657,7 @@ int am__call_reply(am_token_t *tok, const struct am_msg *m)
     int rc = len ? room_write(tok, m->data, len) : 0;
     if (rc == -EPIPE)
         return rc;
+    am__hook(AM_HOOK_CALL_WRITTEN);
     tok->replied = 1;
     struct am_msg r = reply_msg(tok, rc, m->args, rc ? 0 : m->nargs, rc ? 0 : len);
     int sent = owe(tok, &r);

@@ -48,6 +48,10 @@ enum am_hook {
     AM_HOOK_BACKOFF,      /* a send waiting for room, before a round's poll */
     AM_HOOK_ANON_MADE,    /* anonymous endpoint's segment made, not yet sealed
                            * (System V: not yet marked for removal) */
+    AM_HOOK_CALL_ROOMED,  /* a call's record and reply room taken, its request
+                           * not yet sent (call.c) */
+    AM_HOOK_CALL_WRITTEN, /* a server: a call's reply data written into the
+                           * caller's room, the reply not yet sent (call.c) */
     AM_HOOK_COUNT
 };
 

@@ -256,9 +256,17 @@ int am_reply_kept(am_kept_t *kept, unsigned handler, const void *data, size_t le
  * call while the owner is awake; once it exists, an empty am_poll costs one
  * read(2).  Do not read it yourself.  -ENOTSUP for a job endpoint spanning
  * nodes, -EMFILE etc.
- * am_ep_wake, any thread of the process: ends every am_wait on ep in
- * progress (it returns what it handled, 0 if nothing) and makes the
- * descriptor readable. */
+ * am_ep_wake, any thread of the process or a signal handler (it is
+ * async-signal-safe: atomics, a futex wake-up and write(2); errno kept):
+ * ends every wait on ep in progress, am_wait (it returns what it handled, 0
+ * if nothing), am_call_wait and am_call (-EINTR), or if none is in progress
+ * the next one to start, and makes the descriptor readable.  A wake is kept
+ * until a wait takes it, as a byte in a self-pipe is, so a handler that sets
+ * a flag and calls am_ep_wake ends the wait for certain, wherever the
+ * signal lands (before the wait, while it spins, while it sleeps): test the
+ * flag after each wait, e.g. do am_wait(ep, -1); while (!flag);.  Every
+ * wait that returns takes the wakes given before; a wake taken by none
+ * makes the next am_wait return at once (am_wait(ep, 0) takes it). */
 int am_ep_fd(am_ep_t *ep);
 int am_ep_wake(am_ep_t *ep);
 
@@ -268,8 +276,11 @@ am_ep_t *am_token_ep(const am_token_t *tok);     /* NULL for NULL */
 /* Delivery.  am_poll runs every message ready in both queues and returns how many;
  * am_wait waits until at least one message has been handled, or a call of
  * this endpoint ended without one (its server died, its deadline passed), or
- * timeout_ms passes (-1: forever); it returns that count, 0 on timeout, or
- * -EINTR if a signal handler ran while it slept (with either timeout).  It
+ * timeout_ms passes (-1: forever), or am_ep_wake is called; it returns
+ * that count, 0 on timeout, or -EINTR if a signal handler ran while it slept
+ * (with either timeout; a handler that runs while it polls before sleeping
+ * is not seen: to end a wait on a signal, call am_ep_wake from the
+ * handler).  It
  * polls first, for a while that adapts to how soon recent waits ended (so a
  * ping-pong costs about what polling does), then sleeps without spinning; an
  * idle wait costs no measurable CPU.  Both return -EDEADLK from inside a
@@ -288,7 +299,9 @@ int am_wait(am_ep_t *ep, int timeout_ms);
  * long_max; -EPIPE, the server died or closed (found within abandon_ms while
  * the caller sleeps, never by a pid); -ETIMEDOUT, timeout_ms passed (-1: no
  * deadline); -ECANCELED, am_call_cancel; or -EINTR (am_call only: a signal
- * arrived while it slept; the call is cancelled); or a send error of
+ * arrived while it slept, or am_ep_wake was called, before it or during
+ * it; the call is cancelled, or never sent if the wake came before it); or
+ * a send error of
  * am_request (-EINVAL, -EOPNOTSUPP for a rank of another node, -EDEADLK in
  * a handler).
  *
@@ -314,7 +327,9 @@ int am_wait(am_ep_t *ep, int timeout_ms);
  * args, nargs.  am_call_test polls once and returns 0 or the call's error if
  * it has ended, -EINPROGRESS if not.  am_call_wait waits up to timeout_ms for
  * it: its end, -EINPROGRESS if timeout_ms passed first, or -EINTR if a signal
- * came (the call goes on in both cases: it ends at its own deadline).
+ * came or am_ep_wake was called (the call goes on in these cases: it ends at
+ * its own deadline).  am_call_start's own waits (for room) do not end on a
+ * signal or a wake: they end at the call's deadline.
  * am_call_cancel ends it now: -ECANCELED, or the end it had already.  Once
  * test, wait or cancel has returned a call's end, its id is forgotten (then
  * -EINVAL).  Ids are unique for the endpoint's life.  A reply to a cancelled

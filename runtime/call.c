@@ -540,11 +540,11 @@ int am_call_wait(am_ep_t *ep, am_call_t id, int timeout_ms)
         return bad;
     if (r->rc == -EINPROGRESS) {
         int64_t until = timeout_ms < 0 ? INT64_MAX : am__now_ns() + timeout_ms * 1000000LL;
-        int rc = am__wait_for(ep, until, call_ended, r);
+        int rc = am__wait_wakeable(ep, until, call_ended, r);
         if (rc == 0 && r->rc == -EINPROGRESS)
             look(ep, r);
         if (rc < 0 && r->rc == -EINPROGRESS)
-            return rc; /* -EINTR: the call goes on */
+            return rc; /* -EINTR (a signal, am_ep_wake): the call goes on */
     }
     return r->rc == -EINPROGRESS ? -EINPROGRESS : collect(ep, r);
 }
@@ -564,6 +564,8 @@ int am_call(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args, 
             const void *data, size_t len, struct am_result *res, int timeout_ms)
 {
     am_call_t id;
+    if (am__ep_ok(ep) && ep->mt.owner == am__self() && !ep->in_handler && am__wake_take(ep))
+        return -EINTR; /* a wake kept for the next wait: this one, never sent */
     int rc = am_call_start(ep, dest, handler, args, nargs, data, len, res, timeout_ms, &id);
     if (rc < 0)
         return rc;

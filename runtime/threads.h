@@ -59,6 +59,7 @@ struct am_mt {
     pthread_mutex_t calls_mu;  /* ep->owed, the call replies kept (call.c) */
     volatile AO_t inside;      /* shared: threads inside a send, poll or wait */
     volatile AO_t wake_gen;    /* am_ep_wake calls so far */
+    volatile AO_t wake_seen;   /* wake_gen as the last wait it ended saw it (wait.c) */
     unsigned long peer_serial; /* the last serial given to a peer (peers_mu) */
     struct am_kept *kept;      /* kept reply handles not yet used (peers_mu) */
     /* am_ep_fd (evfd.c): the pipe's read and write ends, each fd + 1, 0

@@ -16,11 +16,21 @@
  * bumped for it and sleep through the wake-up.  No wake-up is lost, and a sender
  * makes no system call while the receiver is awake.
  *
- * am_ep_wake (any thread of the owner's process) ends every am_wait of its
- * endpoint in progress: each reads wake_gen first, and returns (what its
- * last poll handled, maybe 0) once it has moved; am_ep_wake bumps wake_gen
- * before wake_seq, so a wake-up after the sleeper's load of wake_seq ends
- * its futex wait, and one before is seen by its check of wake_gen.
+ * am_ep_wake (any thread of the owner's process, or a signal handler) ends
+ * every wakeable wait of its endpoint in progress (am_wait, am_call_wait,
+ * am_call), or if there is none the next one: wakes are kept, as a byte in
+ * a self-pipe is.  wake_gen counts the wakes, wake_seen is wake_gen as the
+ * last wait that a wake ended saw it; a wait reads wake_seen when it starts
+ * (its mark) and ends once wake_gen differs from it, checked every few
+ * polls of the spin and before each sleep; whatever ended it, it then
+ * stores wake_gen into wake_seen if it differs (the wakes are taken).  So a signal handler
+ * that sets a flag and calls am_ep_wake ends the wait whenever it runs: before the wait
+ * starts, in its spin or in its sleep; and a taken wake was given before the store of
+ * wake_seen, so the caller's check of the flag after the wait returns sees it.  am_ep_wake
+ * bumps wake_gen before wake_seq, so a wake-up after the sleeper's load of wake_seq ends
+ * its futex wait, and one before is seen by its check of wake_gen.  am_ep_wake is
+ * async-signal-safe: atomic operations (native, lock-free), the futex wake-up and write(2),
+ * no lock and no allocation, and errno kept.
  *
  * A queue whose head waits on a claim (mpsc_poll.c) may wait on a dead sender, who
  * will never wake us: then the sleep lasts at most abandon_ms / 4, and the poll
@@ -64,8 +74,10 @@
 #include "send.h"
 #include "waiting.h"
 
-#if !defined(AO_HAVE_int_fetch_and_add1) || !defined(AO_HAVE_int_load_acquire)
-#error "shmam needs AO_int_fetch_and_add1 and AO_int_load_acquire"
+#if !defined(AO_HAVE_int_fetch_and_add1) || !defined(AO_HAVE_int_load_acquire) ||          \
+    !defined(AO_HAVE_fetch_and_add_release) || defined(AO_USE_PTHREAD_DEFS)
+#error                                                                                     \
+    "shmam needs native AO_int_fetch_and_add1, AO_int_load_acquire, AO_fetch_and_add_release"
 #endif
 
 #define AM_WAIT_SPINS 64 /* net_wait: polls before yielding */
@@ -97,12 +109,35 @@ static int sleep_on(struct am_seg_shared *h, unsigned seq, int64_t ms)
     return rc < 0 && errno == EINTR ? -EINTR : 0;
 }
 
-/* Has am_ep_wake been called since this wait read wake_gen as *gen?  (gen
- * NULL: a wait that am_ep_wake does not end.)  The acquire pairs with
- * am_ep_wake's release. */
+/* Has am_ep_wake been called since this wait's mark *gen (wake_seen as it
+ * started)?  (gen NULL: a wait that am_ep_wake does not end.)  The acquire
+ * pairs with am_ep_wake's release. */
 static int woken(const am_ep_t *ep, const AO_t *gen)
 {
     return gen && AO_load_acquire(&ep->mt.wake_gen) != *gen;
+}
+
+/* A wait's mark: the wakes it has not seen are those after it. */
+static AO_t wake_mark(const am_ep_t *ep)
+{
+    return AO_load_acquire(&ep->mt.wake_seen);
+}
+
+/* A wakeable wait (mark *gen) returns: take the wakes it saw, if any (1),
+ * whatever ended it; each came before the return, so the caller's look at
+ * what its waker set sees that. */
+static int wake_end(am_ep_t *ep, const AO_t *gen)
+{
+    if (!woken(ep, gen))
+        return 0;
+    AO_store(&ep->mt.wake_seen, AO_load_acquire(&ep->mt.wake_gen));
+    return 1;
+}
+
+int am__wake_take(am_ep_t *ep)
+{
+    AO_t gen = wake_mark(ep);
+    return wake_end(ep, &gen);
 }
 
 /* Is a head stuck on a claim (read under the drain lock if shared)? */
@@ -141,8 +176,10 @@ static int sleep_once(am_ep_t *ep, int64_t ms, int *intr, const AO_t *gen)
     return n;
 }
 
-/* Poll until done, spin_ns pass, or the deadline; done's value or 0. */
-static int spin(am_ep_t *ep, int64_t t0, int64_t deadline, am_wait_done_fn done, void *ctx)
+/* Poll until done, spin_ns pass, the deadline, or a wake (gen: as for
+ * woken); done's value or 0. */
+static int spin(am_ep_t *ep, int64_t t0, int64_t deadline, am_wait_done_fn done, void *ctx,
+                const AO_t *gen)
 {
     int64_t spin_ns = ep->spin_ns ? ep->spin_ns : AM_SPIN_START_NS;
     int64_t until = t0 + spin_ns < deadline ? t0 + spin_ns : deadline;
@@ -150,7 +187,7 @@ static int spin(am_ep_t *ep, int64_t t0, int64_t deadline, am_wait_done_fn done,
         int r = done(ep, am__poll(ep), ctx);
         if (r)
             return r;
-        if (i % 8 == 0 && am__now_ns() >= until)
+        if (i % 8 == 0 && (am__now_ns() >= until || woken(ep, gen)))
             return 0;
         if (i % AM_SPIN_YIELD == 0)
             sched_yield();
@@ -183,15 +220,15 @@ static int64_t slice(am_ep_t *ep, int64_t now, int64_t deadline)
     return am__calls_slice(ep, now, ms);
 }
 
-/* am__wait_for; gen: am_wait's read of wake_gen (am_ep_wake ends it), or
- * NULL. */
+/* am__wait_for; gen: a wakeable wait's mark (wake_mark: am_ep_wake ends
+ * it; its caller then takes the wake, wake_end), or NULL. */
 static int wait_for(am_ep_t *ep, int64_t deadline, am_wait_done_fn done, void *ctx,
                     const AO_t *gen)
 {
     if (!ep->spin_ns && !ep->mt.shared)
         ep->spin_ns = AM_SPIN_START_NS;
     int64_t t0 = am__now_ns();
-    int r = spin(ep, t0, deadline, done, ctx);
+    int r = spin(ep, t0, deadline, done, ctx, gen);
     if (r) {
         adapt(ep, am__now_ns() - t0, 0);
         return r;
@@ -222,12 +259,19 @@ int am__wait_for(am_ep_t *ep, int64_t deadline, am_wait_done_fn done, void *ctx)
     return wait_for(ep, deadline, done, ctx, NULL);
 }
 
+int am__wait_wakeable(am_ep_t *ep, int64_t deadline, am_wait_done_fn done, void *ctx)
+{
+    AO_t gen = wake_mark(ep);
+    int r = wait_for(ep, deadline, done, ctx, &gen);
+    return wake_end(ep, &gen) && r == 0 ? -EINTR : r;
+}
+
 /* am_wait with a transport between nodes: MPI cannot wake the futex, so poll
  * everything (am__net_poll each time), yielding the CPU between empty polls
  * after AM_WAIT_SPINS of them and napping AM_NET_NAP_US after 64 times as
  * many (ranks may outnumber CPUs, and a rank waiting in a barrier must not
  * starve the ones it waits for). */
-static int net_wait(am_ep_t *ep, int timeout_ms)
+static int net_wait(am_ep_t *ep, int timeout_ms, const AO_t *gen)
 {
     int64_t deadline = am__now_ns() + (int64_t)timeout_ms * 1000000;
     struct timespec nap = {0, AM_NET_NAP_US * 1000};
@@ -235,6 +279,8 @@ static int net_wait(am_ep_t *ep, int timeout_ms)
         int n = am__blocked_poll(ep, AM_REQUEST);
         if (n)
             return n;
+        if ((i & 63) == 0 && wake_end(ep, gen))
+            return 0;
         if (timeout_ms >= 0 && (i & 63) == 0 && am__now_ns() >= deadline)
             return 0;
         if (i >= 64 * AM_WAIT_SPINS)
@@ -262,30 +308,38 @@ int am_wait(am_ep_t *ep, int timeout_ms)
         return rc;
     if (am__in_handler(ep))
         return -EDEADLK;
+    AO_t gen = wake_mark(ep);
     if (ep->net && !ep->calls)
-        return net_wait(ep, timeout_ms);
-    AO_t gen = AO_load_acquire(&ep->mt.wake_gen);
+        return net_wait(ep, timeout_ms, &gen);
     struct any_ctx ctx = {am__calls_ended(ep)};
     int64_t deadline =
         timeout_ms < 0 ? INT64_MAX : am__now_ns() + (int64_t)timeout_ms * 1000000;
-    if (__builtin_expect(!ep->mt.shared, 1))
-        return wait_for(ep, deadline, any_event, &ctx, &gen);
+    int n;
+    if (__builtin_expect(!ep->mt.shared, 1)) {
+        n = wait_for(ep, deadline, any_event, &ctx, &gen);
+        wake_end(ep, &gen);
+        return n;
+    }
     am__mt_enter(ep);
-    int n = wait_for(ep, deadline, any_event, &ctx, &gen);
+    n = wait_for(ep, deadline, any_event, &ctx, &gen);
+    wake_end(ep, &gen);
     am__mt_leave(ep);
     return n;
 }
 
 /* Wake every thread of ours waiting on ep: bump wake_gen (the waiters' exit
  * test), then the futex word, then write a byte to the descriptor if there
- * is one.  The release pairs with woken()'s acquire. */
+ * is one.  The release pairs with woken()'s acquire.  Async-signal-safe
+ * (see the top of this file): keep it to atomics and system calls. */
 int am_ep_wake(am_ep_t *ep)
 {
     if (!am__ep_ok(ep))
         return -EINVAL;
+    int saved = errno; /* a signal handler's caller may be reading it */
     AO_fetch_and_add_release(&ep->mt.wake_gen, 1);
     AO_nop_full(); /* wake_gen before wake_seq (sleep_once) */
     am__wake(ep->own.shared);
     am__fd_kick(ep);
+    errno = saved;
     return 0;
 }

@@ -20,6 +20,13 @@ void am__wake(struct am_seg_shared *s);
  * last poll, and 0), or a signal (-EINTR).  now_ns: that clock. */
 typedef int (*am_wait_done_fn)(am_ep_t *ep, int n, void *ctx);
 int am__wait_for(am_ep_t *ep, int64_t deadline, am_wait_done_fn done, void *ctx);
+
+/* am__wait_for that am_ep_wake ends too (as it ends am_wait: a wake that no
+ * wait has taken yet, maybe one from before it started), with -EINTR unless
+ * done first.  am__wake_take: take such a wake without waiting; 1 if there
+ * was one. */
+int am__wait_wakeable(am_ep_t *ep, int64_t deadline, am_wait_done_fn done, void *ctx);
+int am__wake_take(am_ep_t *ep);
 int64_t am__now_ns(void);
 
 #endif

@@ -48,6 +48,13 @@
  *   wait_eintr           a signal whose handler runs while the caller sleeps
  *                        ends am_wait(-1), am_wait(30000) and am_call(-1) with
  *                        -EINTR, with and without SA_RESTART
+ *   signal_wakes         SIGNAL_REPS rounds of a SIGALRM at a random instant
+ *                        (some before the wait: raised at once; many in its
+ *                        spin, widened to 40 ms) whose handler sets a flag
+ *                        and calls am_ep_wake: a do-am_wait-while-!flag loop
+ *                        and an am_call(-1) to a server that holds the call
+ *                        each end (the call with -EINTR) within WAKE_BOUND_S
+ *                        of the signal, with and without SA_RESTART
  *   send_deadline        a send to a stopped receiver's full queue returns
  *                        -ETIMEDOUT after send_timeout_ms, not before
  *   slow_client          client A fills its own reply queue with a second
@@ -69,7 +76,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -262,7 +271,9 @@ static void server(void *arg)
     if (sh->hook == AM_HOOK_CALL_WRITTEN) /* the victim is the server */
         am__claim_stall_hook = park_hook, victim_armed = 1;
     serve(ep, &sh->srv_ready);
-    am_ep_destroy(ep);
+    int rc = am_ep_destroy(ep);
+    if (rc != 0)
+        tu_error(&sh->err, "the server's am_ep_destroy: %s", am_err_name(rc));
 }
 
 /* A second server (server_written_killed: the next one the caller calls). */
@@ -850,6 +861,107 @@ START_TEST(wait_eintr)
 }
 END_TEST
 
+/* A SIGALRM at a random instant, whose handler sets a flag and calls
+ * am_ep_wake (the self-pipe way), ends a wait wherever it lands: before the
+ * wait, in its spin (made SPIN_WIDE_NS long) or in its sleep. */
+#define SIGNAL_REPS 25
+#define SPIN_WIDE_NS 40000000 /* 40 ms */
+#define ALARM_MAX_US 70000    /* alarms land in [0, 70 ms) */
+#define WAKE_BOUND_S 2.0      /* a wait ends this soon after its signal */
+static am_ep_t *alarm_ep;
+static volatile sig_atomic_t alarmed;
+static double t_alarm;
+
+static void on_alarm(int sig)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe, as is am_ep_wake */
+    t_alarm = ts.tv_sec + ts.tv_nsec * 1e-9;
+    alarmed = 1;
+    am_ep_wake(alarm_ep);
+}
+
+/* Arm a one-shot SIGALRM `us` from now (0: at once, before the wait). */
+static void alarm_in(long us)
+{
+    alarmed = 0;
+    struct itimerval it = {{0, 0}, {us / 1000000, us % 1000000}};
+    if (us == 0)
+        raise(SIGALRM);
+    else
+        setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* The wait that began at t0 has ended: how long after its signal (the worst
+ * into *worst), and did the signal land in its spin (1)? */
+static int record_end(int rep, int which, double t0, double *worst)
+{
+    double late = tu_now_s() - t_alarm;
+    if (!alarmed) {
+        tu_error(&sh->err, "round %d: wait %d returned without its signal", rep, which);
+        return 0;
+    }
+    if (late > *worst)
+        *worst = late;
+    return t_alarm > t0 && t_alarm < t0 + SPIN_WIDE_NS * 1e-9;
+}
+
+static void alarm_caller(void *arg)
+{
+    struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = sh->mode ? SA_RESTART : 0};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    am_ep_t *ep = alarm_ep = caller(0);
+    uint32_t seed = (uint32_t)getpid(), x = 1;
+    double worst = 0;
+    int in_spin = 0;
+    for (int rep = 0; rep < SIGNAL_REPS; rep++) {
+        long us = tu_mix32(seed, (uint32_t)rep) % ALARM_MAX_US;
+        alarm_in(rep % 8 == 0 ? 0 : us);
+        ep->spin_ns = SPIN_WIDE_NS; /* widen the spin: many alarms land in it */
+        double t0 = tu_now_s();
+        do /* the self-pipe loop: the flag after each wait, never before */
+            if (am_wait(ep, -1) < 0 && !alarmed)
+                tu_error(&sh->err, "round %d: am_wait failed", rep);
+        while (!alarmed);
+        in_spin += record_end(rep, 0, t0, &worst);
+        alarm_in(rep % 8 == 1 ? 0 : us);
+        ep->spin_ns = SPIN_WIDE_NS;
+        struct am_result res = {0};
+        t0 = tu_now_s();
+        int rc = am_call(ep, 0, H_HOLD, &x, 1, NULL, 0, &res, -1);
+        if (rc != -EINTR)
+            tu_error(&sh->err, "round %d: am_call returned %s, want -EINTR", rep,
+                     am_err_name(rc));
+        in_spin += record_end(rep, 1, t0, &worst);
+    }
+    sh->took_ms = worst * 1000;
+    sh->rc[0] = in_spin;
+    AO_store_release(&sh->release, 1); /* the server's handlers may go on */
+    int rc = am_ep_destroy(ep);
+    if (rc != 0)
+        tu_error(&sh->err, "am_ep_destroy: %s", am_err_name(rc));
+}
+
+START_TEST(signal_wakes)
+{
+    combo(_i / 2, "a signal handler's am_ep_wake ends am_wait and am_call");
+    sh->mode = _i % 2;
+    strncat(what, sh->mode ? " (SA_RESTART)" : "", sizeof what - strlen(what) - 1);
+    pid_t srv = start_server();
+    pid_t cli = spawn(alarm_caller, 1);
+    finish(srv, cli);
+    ck_assert_msg(sh->took_ms < WAKE_BOUND_S * 1000,
+                  "%s: a wait ended %.0f ms after its signal", what, sh->took_ms);
+    ck_assert_msg(sh->rc[0] > 0, "%s: no signal of %d landed in a spin", what,
+                  2 * SIGNAL_REPS);
+    if (getenv("SHMAM_VERBOSE"))
+        printf("call: %s: %d of %d signals in a spin, the latest end %.1f ms after its "
+               "signal\n",
+               what, sh->rc[0], 2 * SIGNAL_REPS, sh->took_ms);
+}
+END_TEST
+
 /* ---- send deadlines ---- */
 
 static void receiver(void *arg)
@@ -1066,6 +1178,7 @@ static Suite *call_suite(void)
     tc = tu_tcase(s, "signals", 120);
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_loop_test(tc, wait_eintr, 0, 2 * n);
+    tcase_add_loop_test(tc, signal_wakes, 0, 2 * n);
     tcase_add_loop_test(tc, send_deadline, 0, n);
     tc = tu_tcase(s, "slow_client", 600);
     tcase_add_checked_fixture(tc, setup, NULL);

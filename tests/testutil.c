@@ -412,7 +412,10 @@ static int posix_leftovers(const char *prefix, int remove, char *first, size_t n
 
 /* The System V half, likewise: every segment of this user is attached
  * read-only, and an endpoint header with the magic and a name starting with
- * `prefix` counts. */
+ * `prefix` counts, unless it is marked for removal (SHM_DEST): then it is
+ * gone once the last process detaches, and one may still be attached by a
+ * scan like this one in another process (any run's leftover check, or an
+ * endpoint's list) for a moment after its owner destroyed it. */
 static int sysv_leftovers(const char *prefix, int remove, char *first, size_t n, int found)
 {
     size_t pl = strlen(prefix);
@@ -423,7 +426,7 @@ static int sysv_leftovers(const char *prefix, int remove, char *first, size_t n,
         struct shmid_ds ds;
         int id = shmctl(i, SHM_STAT, &ds);
 
-        if (id < 0 || ds.shm_perm.uid != geteuid() ||
+        if (id < 0 || ds.shm_perm.uid != geteuid() || (ds.shm_perm.mode & SHM_DEST) ||
             ds.shm_segsz < sizeof(struct am_seg_header))
             continue;
         const struct am_seg_header *h = shmat(id, NULL, SHM_RDONLY);

@@ -31,17 +31,10 @@ from ._errors import Error, check, error
 from ._lib import ffi, lib
 from ._msg import Reply, _bytes_of, _fill, _reply, _signals, _timeout_ms
 
-SLICE_MS = 200  # a blocking wait's slice when the library's am_wait ignores signals
+SLICE_MS = 200  # a blocking wait's or call's slice: Python's signal handlers run between
 _alloc = ffi.new_allocator(should_clear_after_alloc=False)
 _STR_OPTS = ("claim", "shm", "queue")
 _INT_OPTS = ("packets", "bulk_blocks", "max_senders", "abandon_ms", "long_max")
-
-
-def _eintr_aware():
-    """Does the library's am_wait return -EINTR on a signal?  It came with the
-    calls API (issue 26); older libraries sleep through signals, so a blocking
-    wait then sleeps in slices of SLICE_MS and checks for signals between."""
-    return _lib.has("am_call")
 
 
 def _opts(options):
@@ -358,10 +351,16 @@ class Endpoint(AsyncMixin):
         """Call handler of the peer mapped at dest and return its Reply(args,
         data).  Raises PeerGone (the server died or closed), NoSuchHandler,
         MessageTooLong, TimeoutError (shmam.Timeout) after timeout seconds
-        (None: no limit), KeyboardInterrupt or InterruptedError on a signal;
-        every way out of it ends the call.  max_reply: the longest reply
-        taken (default REPLY_CAP, 16 KiB; a longer one raises MessageTooLong)."""
-        _lib.need("am_call")
+        (None: no limit), or what a signal's Python handler raises
+        (KeyboardInterrupt on Ctrl-C: seen within SLICE_MS wherever the
+        signal lands, as for wait(); a handler that does not raise lets the
+        call go on); every way out of it ends the call (a call left early is
+        cancelled: its reply, if it comes, is dropped).  max_reply: the
+        longest reply taken (default REPLY_CAP, 16 KiB; a longer one raises
+        MessageTooLong).  Sending it may wait for room (while the server's
+        queue is full, or this endpoint's reply room is taken by calls in
+        flight) until the call's deadline, without looking at signals."""
+        _lib.need("am_call_start", "am_call_wait", "am_call_cancel")
         p = self._p()
         if max_reply is not None:
             res, keep = self._result(max_reply)  # keep: the buffer res.data points into
@@ -371,10 +370,22 @@ class Endpoint(AsyncMixin):
             res, keep = self._res
         argv, n = _fill(self._req_args, args)
         buf, ln = _bytes_of(data)
-        rc = lib.am_call(p, dest, handler, argv, n, buf, ln, res, _timeout_ms(timeout))
+        idp = ffi.new("am_call_t *")  # 0 until the call has started
+        timeout_ms = _timeout_ms(timeout)
+        try:  # from the start: a signal's exception may come as any C call returns
+            rc = lib.am_call_start(p, dest, handler, argv, n, buf, ln, res, timeout_ms, idp)
+            if rc == 0:
+                rc = -errno.EINPROGRESS
+            # In slices: am_call_wait returns -EINTR only for a signal that
+            # lands while it sleeps, not while it spins first.
+            while rc in (-errno.EINPROGRESS, -errno.EINTR):
+                _signals()  # PEP 475: a handler that raises ends the call
+                rc = lib.am_call_wait(p, idp[0], SLICE_MS)
+        except BaseException:
+            if idp[0]:
+                lib.am_call_cancel(p, idp[0])  # -EINVAL if it had ended: no matter
+            raise
         self._after()
-        if rc == -errno.EINTR:
-            _signals()
         if rc < 0:
             raise error(rc, "call", call=True)
         return _reply(res)

@@ -23,8 +23,8 @@ class Timeout(Error, TimeoutError):
 
 
 class Interrupted(Error, InterruptedError):
-    """-EINTR: a signal arrived whose Python handler did not raise; the call was
-    cancelled (a call is never re-sent behind the caller's back)."""
+    """-EINTR: a signal arrived.  ep.call and ep.wait do not raise it: they let
+    the signal's Python handler run and go on unless it raises."""
 
 
 class NoSuchHandler(Error, LookupError):

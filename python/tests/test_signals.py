@@ -1,36 +1,63 @@
-"""Ctrl-C: a blocking wait or call returns on SIGINT as KeyboardInterrupt."""
+"""Ctrl-C: a blocking wait or call ends on SIGINT as KeyboardInterrupt, wherever
+the signal lands (before the wait, while the C library spins, while it
+sleeps): ROUNDS SIGINTs at random instants, each ending its wait or call
+within BOUND_S."""
 
+import random
 import signal
+import time
 
 from conftest import PYPEER, PYTHON, needs_calls
 
+ROUNDS = 20
+BOUND_S = 1.0  # generous: a wait's slice is 200 ms
+LATEST_S = 0.3  # a SIGINT lands this long after "ready" at most
+
+# Each round: print "ready N", block (a call to the server's SLEEP handler,
+# which answers only after 60 s, or a wait with nothing to come) until the
+# SIGINT, print "interrupted N".  The call takes little reply room (max_reply),
+# so the calls cancelled before keep none that the next needs.
 WAITER = """
 import shmam, sys
 with shmam.Endpoint(sys.argv[1]) as ep:
-    if len(sys.argv) > 2:
-        ep.map(0, sys.argv[2])
-    try:
-        print("ready", flush=True)  # inside the try: a SIGINT from now on is caught
-        ep.call(0, 4, timeout=None) if len(sys.argv) > 2 else ep.wait(-1)
-    except KeyboardInterrupt:
-        print("interrupted", flush=True)
+    calls = len(sys.argv) > 3
+    if calls:
+        ep.map(0, sys.argv[3])
+    for i in range(int(sys.argv[2])):
+        try:
+            print("ready", i, flush=True)  # inside the try: a SIGINT from now on is caught
+            if calls:
+                ep.call(0, 5, 60000, timeout=None, max_reply=64)
+            else:
+                ep.wait(-1)
+            print("returned", i, flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", i, flush=True)
 """
 
 
-def test_sigint_ends_a_blocking_wait(names, procs):
-    p = procs(PYTHON, "-c", WAITER, names())
-    p.expect("ready")
-    p.p.send_signal(signal.SIGINT)
-    p.expect("interrupted", timeout=60)
+def rounds(p):
+    """Send ROUNDS SIGINTs to p, each at a random instant after its "ready";
+    each must be answered with "interrupted" within BOUND_S."""
+    rng = random.Random()
+    worst = 0.0
+    for i in range(ROUNDS):
+        p.expect(f"ready {i}")
+        time.sleep(rng.uniform(0, LATEST_S))
+        t0 = time.monotonic()
+        p.p.send_signal(signal.SIGINT)
+        p.expect(f"interrupted {i}", timeout=60)
+        worst = max(worst, time.monotonic() - t0)
+    assert worst < BOUND_S, f"a SIGINT took {worst:.2f} s to end its wait"
     assert p.finish()[0] == 0
+
+
+def test_sigint_ends_a_blocking_wait(names, procs):
+    rounds(procs(PYTHON, "-c", WAITER, names(), ROUNDS))
 
 
 @needs_calls
 def test_sigint_ends_a_blocking_call(names, procs):
     srv = procs(PYPEER, "server", names())
     srv.expect("ready")
-    p = procs(PYTHON, "-c", WAITER, names(), srv.p.args[2])
-    p.expect("ready")
-    p.p.send_signal(signal.SIGINT)
-    p.expect("interrupted", timeout=60)
-    assert p.finish()[0] == 0
+    rounds(procs(PYTHON, "-c", WAITER, names(), ROUNDS, srv.p.args[2]))

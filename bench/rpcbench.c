@@ -66,10 +66,7 @@ static const struct rpc_ops *const transports[] = {
 enum {
     NT = sizeof transports / sizeof transports[0],
     CALL = 0,
-    CALL_POLL = 1,
-    STREAM = 2,
-    EVENTFD = 6,
-    SPIN = 7,
+    CALL_POLL = 1, /* indices of transports[] */
     MAX_ROUNDS = 64
 };
 
@@ -82,6 +79,12 @@ static const struct {
                   {"tput_32", "calls/s", 8, 4, 1},
                   {"echo_4KB", "us", 4096, 1, 2},
                   {"echo_64KB", "us", 65536, 1, 8}};
+
+/* The operations of test t over all rounds: a row's iters. */
+static long iters_of(enum test t, long n, int rounds)
+{
+    return n * tests[t].per_n_num / tests[t].per_n_den * rounds;
+}
 
 /* The client's and the server's meeting place: which transport to serve
  * (mode, the server's next when seq moves), and that the server has opened
@@ -234,7 +237,7 @@ static void measure(long n, int rounds)
         for (int t = 0; t < NTEST; t++)
             for (int i = 0; i < NT; i++) {
                 int k = bm_abba(r, i, NT);
-                long count = n * tests[t].per_n_num / tests[t].per_n_den;
+                long count = iters_of((enum test)t, n, 1);
                 double x = segment(k, (enum test)t, count > 0 ? count : 1);
                 if (r > 0)
                     v[t][k][r - 1] = x;
@@ -249,16 +252,16 @@ static int index_of(const char *name)
     bm_fail("no transport %s", name);
 }
 
-/* Prints the ratio metric of impl a: test ta of a over test tb of b. */
-static void ratio(const struct bm_row *row, long iters, int rounds, const char *metric,
+/* Prints the ratio metric of impl a: test t of a over test t of b, per round. */
+static void ratio(const struct bm_row *row, long n, int rounds, const char *metric,
                   const char *a, const char *b, enum test t)
 {
     struct bm_stat s = bm_stat_ratio(v[t][index_of(a)], v[t][index_of(b)], rounds);
-    bm_print(row, a, iters, metric, s, "x", 3);
+    bm_print(row, a, iters_of(t, n, rounds), metric, s, "x", 3);
 }
 
-/* impl a's throughput over the best alternative's of the same round. */
-static void over_best_alt(const struct bm_row *row, long iters, int rounds, int a)
+/* Transport a's throughput over the best alternative's of the same round. */
+static void over_best_alt(const struct bm_row *row, long n, int rounds, int a)
 {
     double best[MAX_ROUNDS];
     for (int r = 0; r < rounds; r++) {
@@ -267,28 +270,25 @@ static void over_best_alt(const struct bm_row *row, long iters, int rounds, int 
             if (transports[k]->alt && v[T_TPUT][k][r] > best[r])
                 best[r] = v[T_TPUT][k][r];
     }
-    bm_print(row, transports[a]->name, iters, "tput_vs_best_alt",
+    bm_print(row, transports[a]->name, iters_of(T_TPUT, n, rounds), "tput_vs_best_alt",
              bm_stat_ratio(v[T_TPUT][a], best, rounds), "x", 3);
 }
 
 static void report(const struct bm_row *row, long n, int rounds)
 {
     for (int k = 0; k < NT; k++)
-        for (int t = 0; t < NTEST; t++) {
-            long iters = n * tests[t].per_n_num / tests[t].per_n_den * rounds;
-            bm_print(row, transports[k]->name, iters, tests[t].metric,
-                     bm_stat_of(v[t][k], rounds), tests[t].unit, t == T_TPUT ? 0 : 3);
-        }
-    long it = n * rounds;
-    ratio(row, it, rounds, "rtt_vs_unix_stream", "call", "unix_stream", T_RTT);
-    ratio(row, it / 2, rounds, "echo_4KB_vs_unix_stream", "call", "unix_stream", T_ECHO4K);
-    ratio(row, it / 8, rounds, "echo_64KB_vs_unix_stream", "call", "unix_stream",
-          T_ECHO64K);
-    ratio(row, it, rounds, "rtt_vs_eventfd_ring", "call", "eventfd_ring", T_RTT);
-    ratio(row, it, rounds, "rtt_vs_call_poll", "call", "call_poll", T_RTT);
-    ratio(row, it, rounds, "rtt_vs_spin_ring", "call_poll", "spin_ring", T_RTT);
-    over_best_alt(row, it * 4, rounds, CALL);
-    over_best_alt(row, it * 4, rounds, CALL_POLL);
+        for (int t = 0; t < NTEST; t++)
+            bm_print(row, transports[k]->name, iters_of((enum test)t, n, rounds),
+                     tests[t].metric, bm_stat_of(v[t][k], rounds), tests[t].unit,
+                     t == T_TPUT ? 0 : 3);
+    ratio(row, n, rounds, "rtt_vs_unix_stream", "call", "unix_stream", T_RTT);
+    ratio(row, n, rounds, "echo_4KB_vs_unix_stream", "call", "unix_stream", T_ECHO4K);
+    ratio(row, n, rounds, "echo_64KB_vs_unix_stream", "call", "unix_stream", T_ECHO64K);
+    ratio(row, n, rounds, "rtt_vs_eventfd_ring", "call", "eventfd_ring", T_RTT);
+    ratio(row, n, rounds, "rtt_vs_call_poll", "call", "call_poll", T_RTT);
+    ratio(row, n, rounds, "rtt_vs_spin_ring", "call_poll", "spin_ring", T_RTT);
+    over_best_alt(row, n, rounds, CALL);
+    over_best_alt(row, n, rounds, CALL_POLL);
 }
 
 static cpu_set_t allowed; /* the CPUs this program was given */

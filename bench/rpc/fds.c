@@ -175,14 +175,36 @@ static void send_request(void *t, const void *buf, size_t n, uint32_t seq)
     put(f, f->cw, (struct rpc_hdr){(uint32_t)n, seq}, buf);
 }
 
-const struct rpc_ops rpc_unix_stream = {
-    "unix_stream",     0,           1,           &stream,
-    unix_stream_setup, server_open, client_open, serve,
-    send_request,      recv_reply,  NULL,        drop};
-const struct rpc_ops rpc_unix_seqpacket = {
-    "unix_seqpacket",     0,           1,           &seqpacket,
-    unix_seqpacket_setup, server_open, client_open, serve,
-    send_request,         recv_reply,  NULL,        drop};
-const struct rpc_ops rpc_pipe = {"pipe",       0,           1,           &pipes,
-                                 pipe_setup,   server_open, client_open, serve,
-                                 send_request, recv_reply,  NULL,        drop};
+const struct rpc_ops rpc_unix_stream = {.name = "unix_stream",
+                                        .alt = 1,
+                                        .t = &stream,
+                                        .setup = unix_stream_setup,
+                                        .server_open = server_open,
+                                        .client_open = client_open,
+                                        .serve = serve,
+                                        .send = send_request,
+                                        .recv = recv_reply,
+                                        .call = NULL,
+                                        .close = drop};
+const struct rpc_ops rpc_unix_seqpacket = {.name = "unix_seqpacket",
+                                           .alt = 1,
+                                           .t = &seqpacket,
+                                           .setup = unix_seqpacket_setup,
+                                           .server_open = server_open,
+                                           .client_open = client_open,
+                                           .serve = serve,
+                                           .send = send_request,
+                                           .recv = recv_reply,
+                                           .call = NULL,
+                                           .close = drop};
+const struct rpc_ops rpc_pipe = {.name = "pipe",
+                                 .alt = 1,
+                                 .t = &pipes,
+                                 .setup = pipe_setup,
+                                 .server_open = server_open,
+                                 .client_open = client_open,
+                                 .serve = serve,
+                                 .send = send_request,
+                                 .recv = recv_reply,
+                                 .call = NULL,
+                                 .close = drop};

@@ -172,9 +172,25 @@ static void drop(void *t, int server)
     (void)server;
 }
 
-const struct rpc_ops rpc_eventfd_ring = {"eventfd_ring", 0,          0,       &event_floor,
-                                         setup,          nothing,    nothing, serve,
-                                         send_request,   recv_reply, NULL,    drop};
-const struct rpc_ops rpc_spin_ring = {"spin_ring",  1,          0,       &spin_floor,
-                                      setup,        nothing,    nothing, serve,
-                                      send_request, recv_reply, NULL,    drop};
+const struct rpc_ops rpc_eventfd_ring = {.name = "eventfd_ring",
+                                         .alt = 0,
+                                         .t = &event_floor,
+                                         .setup = setup,
+                                         .server_open = nothing,
+                                         .client_open = nothing,
+                                         .serve = serve,
+                                         .send = send_request,
+                                         .recv = recv_reply,
+                                         .call = NULL,
+                                         .close = drop};
+const struct rpc_ops rpc_spin_ring = {.name = "spin_ring",
+                                      .alt = 0,
+                                      .t = &spin_floor,
+                                      .setup = setup,
+                                      .server_open = nothing,
+                                      .client_open = nothing,
+                                      .serve = serve,
+                                      .send = send_request,
+                                      .recv = recv_reply,
+                                      .call = NULL,
+                                      .close = drop};

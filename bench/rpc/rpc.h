@@ -37,7 +37,6 @@ struct rpc_hdr {
 /* Every operation takes the transport's state, t. */
 struct rpc_ops {
     const char *name; /* the rows' impl */
-    int polls;        /* 1: both sides spin (a polling transport), else they sleep */
     int alt;          /* 1: what an RPC user would pick instead of shmam */
     void *t;
     void (*setup)(void *t);

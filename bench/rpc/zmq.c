@@ -120,6 +120,14 @@ static void drop(void *t, int server)
         unlink(z->path);
 }
 
-const struct rpc_ops rpc_zmq = {"zmq_ipc",    0,           1,           &zq,
-                                setup,        server_open, client_open, serve,
-                                send_request, recv_reply,  NULL,        drop};
+const struct rpc_ops rpc_zmq = {.name = "zmq_ipc",
+                                .alt = 1,
+                                .t = &zq,
+                                .setup = setup,
+                                .server_open = server_open,
+                                .client_open = client_open,
+                                .serve = serve,
+                                .send = send_request,
+                                .recv = recv_reply,
+                                .call = NULL,
+                                .close = drop};

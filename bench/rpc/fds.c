@@ -56,10 +56,12 @@ static void put(const struct fds *f, int fd, struct rpc_hdr h, const void *buf)
     move_all(fd, iov, h.len ? 2 : 1, 1, f->name);
 }
 
-/* A seqpacket message, whole, into *h and buf (RPC_MAX bytes). */
-static void get_packet(const struct fds *f, int fd, struct rpc_hdr *h, void *buf)
+/* A seqpacket message, whole, into *h and buf (cap bytes): its data's length
+ * must be what its header says. */
+static void get_packet(const struct fds *f, int fd, struct rpc_hdr *h, void *buf,
+                       size_t cap)
 {
-    struct iovec iov[2] = {{h, sizeof *h}, {buf, RPC_MAX}};
+    struct iovec iov[2] = {{h, sizeof *h}, {buf, cap}};
     struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
     ssize_t k;
     while ((k = recvmsg(fd, &m, 0)) < 0 && errno == EINTR)
@@ -67,14 +69,14 @@ static void get_packet(const struct fds *f, int fd, struct rpc_hdr *h, void *buf
     if (k < (ssize_t)sizeof *h || (size_t)k != sizeof *h + h->len ||
         (m.msg_flags & MSG_TRUNC))
         bm_fail("%s: a message of %zd bytes (%s)", f->name, k,
-                k < 0 ? strerror(errno) : "bad length");
+                k < 0 ? strerror(errno) : "not its header's length");
 }
 
 /* A request into *h and buf: a packet, or a stream's header then its data. */
 static void get_request(const struct fds *f, struct rpc_hdr *h, void *buf)
 {
     if (f->packets)
-        return get_packet(f, f->sr, h, buf);
+        return get_packet(f, f->sr, h, buf, RPC_MAX);
     struct iovec ih = {h, sizeof *h};
     move_all(f->sr, &ih, 1, 0, f->name);
     if (h->len > RPC_MAX)
@@ -98,12 +100,8 @@ static void recv_reply(void *t, void *buf, size_t n, uint32_t seq)
     struct fds *f = t;
     struct rpc_hdr h;
     if (f->packets) {
-        static char *tmp; /* a packet is read whole: its room is RPC_MAX */
-        if (!tmp)
-            tmp = rpc_buffer();
-        get_packet(f, f->cr, &h, tmp);
+        get_packet(f, f->cr, &h, buf, n);
         rpc_check_reply(&h, n, seq, f->name);
-        memcpy(buf, tmp, n);
         return;
     }
     struct iovec iov[2] = {{&h, sizeof h}, {buf, n}};

@@ -141,6 +141,21 @@ static void server(void)
     _exit(0);
 }
 
+static pid_t server_pid;
+
+/* A failure of the client (bm_on_fail): the server goes too, and what it
+ * named with it. */
+static void kill_server(void)
+{
+    if (server_pid <= 0)
+        return;
+    kill(server_pid, SIGKILL);
+    waitpid(server_pid, NULL, 0);
+    for (int k = 0; k < NT; k++)
+        if (transports[k]->reclaim)
+            transports[k]->reclaim(transports[k]->t);
+}
+
 /* Tells the server which transport to serve next (it has left the last one:
  * its quit was answered). */
 static void select_mode(AO_t mode)
@@ -338,6 +353,9 @@ int main(int argc, char **argv)
         bm_fail("fork: %s", strerror(errno));
     if (child == 0)
         server();
+    server_pid = child;
+    bm_on_fail(kill_server);
+    signal(SIGPIPE, SIG_IGN); /* a dead server is an error of a write, which fails */
     pin(0);
     while (!AO_load_acquire(&ctl->opened)) /* pairs with server's release */
         usleep(1000);
@@ -348,7 +366,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < NT; k++)
         transports[k]->close(transports[k]->t, 0);
     int st;
-    if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st))
+    pid_t w = waitpid(child, &st, 0);
+    server_pid = 0;
+    if (w != child || !WIFEXITED(st) || WEXITSTATUS(st))
         bm_fail("the server ended badly (status %#x)", st);
     struct bm_row row = {stdout, "rpcbench", "-", 2, bm_pinned_apart(ccpu, scpu)};
     if (header)

@@ -16,7 +16,8 @@
  * Process model: the driver forks one server process before any transport is
  * opened by the client; `setup` runs before the fork (descriptors, shared
  * rings), `server_open` in the server, `client_open` in the client after the
- * server has opened them all, `close` in each at the end.
+ * server has opened them all, `close` in each at the end.  A failure of the
+ * client kills the server and `reclaim`s its names.
  */
 #ifndef SHMAM_BENCH_RPC_H
 #define SHMAM_BENCH_RPC_H
@@ -50,6 +51,9 @@ struct rpc_ops {
     void (*recv)(void *t, void *buf, size_t n, uint32_t seq);
     void (*call)(void *t, const void *req, void *rep, size_t n, uint32_t seq);
     void (*close)(void *t, int server);
+    /* Client, after a failure killed the server: removes what the server may
+     * have left in the file system (NULL: nothing). */
+    void (*reclaim)(void *t);
 };
 
 /* The transports, in the rows' order. */

@@ -193,6 +193,15 @@ static void drop(void *t, int server)
     (void)server;
 }
 
+/* A name whose owner has gone is reclaimed by its next creator. */
+static void reclaim(void *t)
+{
+    struct sh *s = t;
+    am_ep_t *ep;
+    if (am_ep_create(s->name, NULL, &ep) == 0)
+        am_ep_destroy(ep);
+}
+
 const struct rpc_ops rpc_shmam_call = {.name = "call",
                                        .alt = 0,
                                        .t = &sh,
@@ -203,7 +212,8 @@ const struct rpc_ops rpc_shmam_call = {.name = "call",
                                        .send = send_request,
                                        .recv = recv_blocking,
                                        .call = call_blocking,
-                                       .close = drop};
+                                       .close = drop,
+                                       .reclaim = reclaim};
 const struct rpc_ops rpc_shmam_poll = {.name = "call_poll",
                                        .alt = 0,
                                        .t = &sh,
@@ -214,4 +224,5 @@ const struct rpc_ops rpc_shmam_poll = {.name = "call_poll",
                                        .send = send_request,
                                        .recv = recv_polling,
                                        .call = call_polling,
-                                       .close = drop};
+                                       .close = drop,
+                                       .reclaim = reclaim};

@@ -31,11 +31,16 @@ static void setup(void *t)
     snprintf(z->addr, sizeof z->addr, "ipc://%s", z->path);
 }
 
+/* A reply the client waits RECV_LIMIT_MS for is lost: ZeroMQ does not say
+ * that its peer died, so the client's recv must end on its own. */
+#define RECV_LIMIT_MS 60000
+
 static void open_as(struct zq *z, int type)
 {
-    int linger = 0;
+    int linger = 0, limit = type == ZMQ_ROUTER ? -1 : RECV_LIMIT_MS;
     if (!(z->ctx = zmq_ctx_new()) || !(z->sock = zmq_socket(z->ctx, type)) ||
         zmq_setsockopt(z->sock, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+        zmq_setsockopt(z->sock, ZMQ_RCVTIMEO, &limit, sizeof limit) != 0 ||
         (type == ZMQ_ROUTER ? zmq_bind(z->sock, z->addr) : zmq_connect(z->sock, z->addr)))
         bm_fail("zmq_ipc: %s %s: %s", type == ZMQ_ROUTER ? "bind" : "connect", z->addr,
                 zmq_strerror(zmq_errno()));
@@ -120,6 +125,11 @@ static void drop(void *t, int server)
         unlink(z->path);
 }
 
+static void reclaim(void *t)
+{
+    unlink(((struct zq *)t)->path);
+}
+
 const struct rpc_ops rpc_zmq = {.name = "zmq_ipc",
                                 .alt = 1,
                                 .t = &zq,
@@ -130,4 +140,5 @@ const struct rpc_ops rpc_zmq = {.name = "zmq_ipc",
                                 .send = send_request,
                                 .recv = recv_reply,
                                 .call = NULL,
-                                .close = drop};
+                                .close = drop,
+                                .reclaim = reclaim};

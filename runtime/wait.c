@@ -19,18 +19,19 @@
  * am_ep_wake (any thread of the owner's process, or a signal handler) ends
  * every wakeable wait of its endpoint in progress (am_wait, am_call_wait,
  * am_call), or if there is none the next one: wakes are kept, as a byte in
- * a self-pipe is.  wake_gen counts the wakes, wake_seen is wake_gen as the
- * last wait that a wake ended saw it; a wait reads wake_seen when it starts
- * (its mark) and ends once wake_gen differs from it, checked every few
- * polls of the spin and before each sleep; whatever ended it, it then
- * stores wake_gen into wake_seen if it differs (the wakes are taken).  So a signal handler
- * that sets a flag and calls am_ep_wake ends the wait whenever it runs: before the wait
- * starts, in its spin or in its sleep; and a taken wake was given before the store of
- * wake_seen, so the caller's check of the flag after the wait returns sees it.  am_ep_wake
- * bumps wake_gen before wake_seq, so a wake-up after the sleeper's load of wake_seq ends
- * its futex wait, and one before is seen by its check of wake_gen.  am_ep_wake is
- * async-signal-safe: atomic operations (native, lock-free), the futex wake-up and write(2),
- * no lock and no allocation, and errno kept.
+ * a self-pipe is.  wake_gen counts the wakes; wake_seen is wake_gen as the
+ * last wait that took a wake saw it.  A wait reads wake_seen when it starts
+ * (its mark) and ends once wake_gen differs from it, checked every 8 polls
+ * of its spin and before each sleep; whatever ended it, it then stores
+ * wake_gen into wake_seen if that differs from its mark (it takes the
+ * wakes).  So a signal handler that sets a flag and then calls am_ep_wake
+ * ends the wait wherever it runs, before the wait, in its spin or in its
+ * sleep; and a taken wake was given before the wait returned, so the
+ * caller's test of the flag after it sees the flag.  am_ep_wake bumps
+ * wake_gen before wake_seq, so a wake-up after the sleeper's load of
+ * wake_seq ends its futex wait, and one before is seen by its check of
+ * wake_gen.  am_ep_wake is async-signal-safe: native lock-free atomics, the
+ * futex wake-up and write(2), no lock, no allocation, errno kept.
  *
  * A queue whose head waits on a claim (mpsc_poll.c) may wait on a dead sender, who
  * will never wake us: then the sleep lasts at most abandon_ms / 4, and the poll

@@ -17,11 +17,14 @@
 #include <getopt.h>
 #include <math.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <atomic_ops.h>
 
 #include "shmam.h"
 #include "common/am_algs.h"
@@ -31,12 +34,12 @@
 
 /* Requests to rank 1, then the replies and the result message to rank 0. */
 enum { H_HELLO = 1, H_PING, H_ONEWAY, H_CTL, H_BULK, H_FILL, H_PONG, H_FILLED, H_RESULT };
-enum { CTL_OR_BEGIN, CTL_OR_END, CTL_USE, CTL_STOP };
+enum { CTL_OR_BEGIN, CTL_OR_END, CTL_USE, CTL_STOP, CTL_RAW };
 enum { BURST = 8, BATCH = 32, NSIZES = 8, ND = 7, MAX_ROUNDS = 51, MOVE_TRIPS = 16 };
 /* Metrics in the order of the rows; a run of them per size and per delay. */
 enum { M_OS, M_OR, M_G, M_GOW, M_RTT, M_L, M_OSOR, M_SWI, M_ORS, M_LS, M_SWS, M_SWT };
 enum { M_BT = M_SWT + ND, M_BG = M_BT + NSIZES, M_BPEAK, M_BINVG, M_MC };
-enum { M_CF = M_MC + NSIZES, M_MEM = M_CF + NSIZES, M_RATIO, M_N };
+enum { M_CF = M_MC + NSIZES, M_MEM = M_CF + NSIZES, M_RATIO, M_GRAW, M_GVR, M_N };
 #define WARM MAX_ROUNDS /* the warm-up round's column of fig */
 
 struct counts {
@@ -83,6 +86,25 @@ static uint32_t req_seen, ow_seen;
 static int timing, result_due, stop;
 static long or_inject, n0, n1;
 static int64_t sum0, sum1;
+
+/* The raw floor of g_oneway (bench/README.md, logp): a ring of RAW_SLOTS
+ * slots of one cache line each, in a segment of the job (bm_raw_segment),
+ * carrying 8-byte messages one way.  A slot's seq is its flag: 0 empty, else
+ * the sequence number of the message in it (message s in slot s % RAW_SLOTS),
+ * whose 8 bytes are `word`.  The same lines per message as a shared queue's
+ * packet: the sender writes the slot, the receiver reads it and writes it
+ * empty. */
+#if !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release)
+#error "logp needs AO_load_acquire and AO_store_release"
+#endif
+enum { RAW_SLOTS = 128 }; /* an endpoint queue's default depth */
+struct raw_slot {
+    _Alignas(64) AO_t seq;
+    uint64_t word;
+};
+static struct raw_slot *raw;        /* RAW_SLOTS slots, both ranks */
+static uint32_t raw_sent, raw_seen; /* rank 0's last sent, rank 1's last taken */
+static long raw_due;                /* rank 1: messages of the raw phase to take */
 
 /* An injected busy wait of d ns; its time spent, from before its first clock
  * read to after its last (one read, clk, more than their difference), is
@@ -183,6 +205,8 @@ static void on_ctl(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t 
         cur_alg = (int)a[1], cur = algs.ep[a[1]];
     else if (a[0] == CTL_STOP)
         stop = 1;
+    else if (a[0] == CTL_RAW)
+        raw_due = a[1];
     else
         errors++;
 }
@@ -232,10 +256,35 @@ static void send_or_result(void)
     bm_check(am_request(cur, 0, H_RESULT, r, 5), "am_request");
 }
 
+/* Take `count` messages from the raw ring (outside any handler: rank 0 floods
+ * it after its CTL_RAW).  The acquire of a slot's flag pairs with rank 0's
+ * release of it (raw_stream): the word is there.  The release of 0 follows
+ * our read and pairs with rank 0's acquire before it writes the slot again. */
+static void raw_serve(long count)
+{
+    for (long i = 0; i < count; i++) {
+        uint32_t s = raw_seen + 1;
+        struct raw_slot *sl = &raw[s % RAW_SLOTS];
+        struct bm_wait w = BM_WAIT(yield_after, "waiting for a raw slot");
+        AO_t got;
+        while ((got = AO_load_acquire(&sl->seq)) == 0)
+            bm_wait_step(&w);
+        if (got != s || sl->word != s)
+            errors++;
+        raw_seen = s;
+        AO_store_release(&sl->seq, 0);
+    }
+}
+
 /* Serve the endpoint in use until told to stop, then send rank 0 the counts. */
 static void serve(void)
 {
     for (unsigned spins = 0; !stop;) {
+        if (raw_due) {
+            long n = raw_due;
+            raw_due = 0;
+            raw_serve(n);
+        }
         if (timing)
             timed_poll(&spins);
         else if (poll_once() == 0)
@@ -437,6 +486,31 @@ static double stream_oneway(long count)
     return (double)(bm_now_ns() - start) / 1e3 / (double)(count - warm);
 }
 
+/* Per-message time (us) of a flood of `count` 8-byte messages through the
+ * raw ring (raw_serve for the pairing of the flags), timed as stream_oneway:
+ * from the end of its first quarter until rank 1 has emptied the last slot. */
+static double raw_stream(long count)
+{
+    long warm = count / 4;
+    control(CTL_RAW, (uint32_t)count);
+    int64_t start = bm_now_ns();
+    for (long i = 0; i < count; i++) {
+        uint32_t s = ++raw_sent;
+        struct raw_slot *sl = &raw[s % RAW_SLOTS];
+        struct bm_wait w = BM_WAIT(yield_after, "waiting for a free raw slot");
+        while (AO_load_acquire(&sl->seq) != 0)
+            bm_wait_step(&w);
+        sl->word = s;
+        AO_store_release(&sl->seq, s);
+        if (i + 1 == warm)
+            start = bm_now_ns();
+    }
+    struct bm_wait w = BM_WAIT(yield_after, "waiting for rank 1 to empty the raw ring");
+    while (AO_load_acquire(&raw[raw_sent % RAW_SLOTS].seq) != 0)
+        bm_wait_step(&w);
+    return (double)(bm_now_ns() - start) / 1e3 / (double)(count - warm);
+}
+
 /* Mean round trip (us) of `count` pings, each waited for. */
 static double trips(long count)
 {
@@ -572,6 +646,11 @@ static void ph_g_oneway(double *f, const struct counts *c)
     f[M_GOW] = stream_oneway(c->g_len);
 }
 
+static void ph_g_raw(double *f, const struct counts *c)
+{
+    f[M_GRAW] = raw_stream(c->g_len);
+}
+
 static void ph_rtt(double *f, const struct counts *c)
 {
     f[M_RTT] = trips(c->rtt_n);
@@ -602,7 +681,8 @@ static void ph_copy_fresh(double *f, const struct counts *c)
 }
 
 static void (*const phases[])(double *, const struct counts *) = {
-    ph_os, ph_or, ph_g, ph_g_oneway, ph_rtt, ph_sweep, ph_bulk, ph_memcpy, ph_copy_fresh};
+    ph_os,  ph_or,    ph_g,    ph_g_oneway, ph_g_raw,
+    ph_rtt, ph_sweep, ph_bulk, ph_memcpy,   ph_copy_fresh};
 #define NPHASES ((int)(sizeof phases / sizeof phases[0]))
 
 /* The figures of a round computed from the measured ones. */
@@ -620,6 +700,7 @@ static void derive(double *f)
     f[M_BINVG] = 1 / g;
     f[M_BPEAK] = 8192 / f[M_BT + NSIZES - 1];
     f[M_RATIO] = f[M_BPEAK] / f[M_MEM];
+    f[M_GVR] = f[M_GOW] / f[M_GRAW];
 }
 
 /* Round k (WARM: the warm-up): every phase, each for every algorithm in ABBA
@@ -680,6 +761,8 @@ static void name_metrics(const struct counts *c)
     set_metric(M_BINVG, "bulk_invG_MBps", "MB/s", 0, c->bulk_n * NSIZES);
     set_metric(M_MEM, "memcpy_mem_MBps", "MB/s", 0, MEM_BYTES / AM_MAX_BULK);
     set_metric(M_RATIO, "bulk_vs_memcpy", "ratio", 3, c->bulk_n);
+    set_metric(M_GRAW, "g_raw", "us", 4, c->g_len);
+    set_metric(M_GVR, "g_oneway_vs_raw", "ratio", 3, c->g_len);
 }
 
 static struct bm_row row_of(const char *bench)
@@ -911,6 +994,7 @@ int main(int argc, char **argv)
     if (am_nprocs() != 2)
         bm_die("run me with exactly two ranks (shmamrun -n 2)", 0);
     open_endpoints();
+    raw = bm_raw_segment(ep, "logp", RAW_SLOTS * sizeof *raw);
     long per = iters / rounds;
     struct counts c = {.os_bursts = per / BURST,
                        .or_n = per / 4,
@@ -935,6 +1019,7 @@ int main(int argc, char **argv)
     hello();
     int fail = rank == 0 ? requester(&c) : (serve(), 0);
     fflush(stdout);
+    munmap(raw, RAW_SLOTS * sizeof *raw);
     bm_algs_close(ep, &algs);
     bm_check(am_finalize(ep), "am_finalize");
     return fail;

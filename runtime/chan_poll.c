@@ -111,22 +111,34 @@ static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, uint64_t item,
         why = why ? why : bad;
     }
     am__run(ep, qid, m, who, &pl, why);
-    /* Pairs with the producer's acquire in chan_send.c's bulk_free: our reads
-     * of the block happen before its next writes. */
-    if (pl.bulk)
-        AO_store_release(&c.ctl->bulk_freed, rx->bulk_next[qid]);
+}
+
+/* Give entry i's bulk blocks of queue qid back, up to the last one taken.
+ * The release pairs with the producer's acquire in chan_send.c's bulk_free:
+ * our handlers' reads of the blocks happen before its next writes. */
+static void give_back(am_ep_t *ep, unsigned i, enum am_qid qid)
+{
+    struct am_chan_view c;
+    am__chan_at(&ep->own, i, qid, &c);
+    AO_store_release(&c.ctl->bulk_freed, ep->chans[i].bulk_next[qid]);
 }
 
 /* Deliver what entry i's channel of queue qid holds, a ring's worth at most
  * (a sender that keeps up cannot keep us from the others); how many.  Each
  * packet is copied out of its slot and the slot given back before the
  * handler runs (the release orders our copy before the producer's next
- * writes); the copy is read once. */
+ * writes); the copy is read once.  Bulk blocks go back in runs (B-Queue's
+ * batches): once half the channel's blocks have been taken since the last
+ * give-back, and at the end of the pass, so that a producer waiting for a
+ * block finds a run of them free at once instead of reading the count line
+ * as we write it message by message; none is held past the pass, so a lone
+ * message's block goes back before the poll returns, as before. */
 static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
 {
     struct am_spsc_end *end = &ep->chans[i].end[qid];
     const struct am_spsc_ops *ring = ep->own.ring;
-    uint32_t budget = ep->own.q[qid].packets_n;
+    uint32_t budget = ep->own.q[qid].packets_n, run = ep->own.q[qid].bulk_n / 2;
+    uint64_t given = ep->chans[i].bulk_next[qid];
     uint64_t item;
     const AO_t *slot;
     int n = 0, rc = 0;
@@ -139,7 +151,11 @@ static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
         ring->release(end);
         deliver(ep, i, qid, item, &m);
         n++;
+        if (ep->chans[i].bulk_next[qid] - given >= (run ? run : 1))
+            give_back(ep, i, qid), given = ep->chans[i].bulk_next[qid];
     }
+    if (ep->chans[i].bulk_next[qid] != given)
+        give_back(ep, i, qid);
     ep->chans[i].busy[qid] = 0;
     if (rc == -EPROTO)
         am__report_bad(ep, "a channel's ring was overwritten");

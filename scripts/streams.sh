@@ -15,6 +15,12 @@
 # Each job j runs, for each build (ABBA: new first in even jobs, old first in
 # odd ones, so that a drift of the machine's load hits both alike):
 #   logp (LOGP_ARGS, both ranks pinned): g_oneway, and rtt and os beside it;
+#     g_raw, the raw floor: the same flood of 8-byte messages through a bare
+#     ring of one-line slots between the same two pinned processes, measured
+#     next to each kind's g_oneway in every round; and g_oneway_vs_raw, the
+#     per-round quotient (median over the job's rounds).  If g_raw spreads
+#     across jobs as much as g_oneway, the spread is the machine's (where the
+#     VM's vCPUs sit), and g_oneway_vs_raw's spread is the honest one;
 #   stress with one writer, --rounds 1: us_per_msg (its s_per_1e6) and
 #   msgs_per_poll (messages per productive poll: about 1-2 in lockstep).
 # Prints a line per measurement, "job,build,bench,alg,metric,value", the load
@@ -34,7 +40,7 @@ trap 'rm -f "$rows"' EXIT
 run() {
     b=$1 label=$2 j=$3
     "$b/bin/shmamrun" -n 2 --bind --timeout 120 "$b/bench/logp" --algs "$ALGS" $LOGP_ARGS |
-        $ROWS pick g_oneway rtt os | sed "s/^/$j,$label,logp,/"
+        $ROWS pick g_oneway g_raw g_oneway_vs_raw rtt os | sed "s/^/$j,$label,logp,/"
     "$b/bin/shmamrun" -n 2 --bind --timeout 120 "$b/bench/stress" --algs "$ALGS" \
         --seconds "$SECS" --rounds 1 | $ROWS pick s_per_1e6 msgs_per_poll |
         sed -e 's/,s_per_1e6,/,us_per_msg,/' -e "s/^/$j,$label,stress1,/"

@@ -370,12 +370,12 @@ END_TEST
 static const char *const logp_known =
     "os or g g_oneway rtt L os_plus_or os_plus_or_sweep or_sweep L_sweep sweep_slope "
     "sweep_t_# bulk_t_# bulk_G bulk_peak_MBps bulk_invG_MBps memcpy_MBps_# memcpy_mem_MBps "
-    "copy_fresh_MBps_# bulk_vs_memcpy os_vs_lockfree g_vs_lockfree rtt_vs_lockfree "
-    "bulk_peak_MBps_vs_lockfree";
+    "copy_fresh_MBps_# bulk_vs_memcpy g_raw g_oneway_vs_raw os_vs_lockfree g_vs_lockfree "
+    "rtt_vs_lockfree bulk_peak_MBps_vs_lockfree";
 static const char *const logp_needed =
     "os or g g_oneway rtt L os_plus_or_sweep or_sweep L_sweep sweep_slope sweep_t_0 "
     "bulk_t_8192 bulk_peak_MBps memcpy_MBps_8192 memcpy_mem_MBps copy_fresh_MBps_8192 "
-    "bulk_vs_memcpy os_vs_lockfree g_vs_lockfree rtt_vs_lockfree "
+    "bulk_vs_memcpy g_raw g_oneway_vs_raw os_vs_lockfree g_vs_lockfree rtt_vs_lockfree "
     "bulk_peak_MBps_vs_lockfree";
 
 /* Is the per-round ratio `ratio` of impl within what the spreads of a (of
@@ -418,9 +418,12 @@ START_TEST(test_logp)
                        .known = logp_known,
                        .needed = logp_needed};
     int n = run_and_check(argv, &e, what);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
         ratio_within(n, algs[k], "bulk_vs_memcpy", algs[k], "bulk_peak_MBps", algs[k],
                      "memcpy_mem_MBps", what);
+        ratio_within(n, algs[k], "g_oneway_vs_raw", algs[k], "g_oneway", algs[k], "g_raw",
+                     what);
+    }
     ratio_within(n, "ticket", "rtt_vs_lockfree", "ticket", "rtt", "lockfree", "rtt", what);
     ratio_within(n, "ticket", "os_vs_lockfree", "ticket", "os", "lockfree", "os", what);
     ratio_within(n, "ticket", "g_vs_lockfree", "ticket", "g", "lockfree", "g", what);

@@ -8,6 +8,9 @@
  * never waits either.  Behaviour only: the waits are counted (struct
  * am_slip), never timed.
  *
+ * A channel gives its bulk blocks back in runs (chan_poll.c), never holding
+ * one past the poll that delivered its message.
+ *
  * Two processes pinned to the two CPUs, the receiver a helper, the sender
  * the test process, every claim algorithm and backend (tu_combos) and, under
  * make check's reruns (SHMAM_QUEUE), every per-sender channel kind.  Every
@@ -23,7 +26,7 @@
 #include "spin.h"
 #include "testutil.h"
 
-enum { H_MSG = 1, H_ASK, H_ANSWER };
+enum { H_MSG = 1, H_ASK, H_ANSWER, H_BULK };
 
 #define STREAM 20000  /* messages of a one-way stream */
 #define PACE 4        /* pauses after each: the receiver keeps up, one by one */
@@ -62,7 +65,7 @@ static void setup(void)
 static struct am_ep_opts opts(void)
 {
     struct am_ep_opts o = {
-        am_claim_names[sh->alg], tu_backend_name(sh->backend), 0, 0, 0, 0, 0, NULL};
+        am_claim_names[sh->alg], tu_backend_name(sh->backend), 0, 0, 0, 0, 0, NULL, 0};
     return o;
 }
 
@@ -259,6 +262,87 @@ START_TEST(answered_stream_never_waits)
 }
 END_TEST
 
+/* Bulk give-back: the sum over queue qid's channels of ep of the blocks
+ * given back (struct am_chan_ctl), as the producers read it. */
+static AO_t given_back(am_ep_t *ep, enum am_qid qid)
+{
+    AO_t sum = 0;
+    for (unsigned i = 0; i < ep->own.max_senders; i++) {
+        struct am_chan_view c;
+        am__chan_at(&ep->own, i, qid, &c);
+        sum += AO_load_acquire(&c.ctl->bulk_freed);
+    }
+    return sum;
+}
+
+#define RUN_BULK 16 /* bulk blocks of the channel below */
+static am_ep_t *bulk_rx;
+static AO_t seen_back[RUN_BULK];
+static unsigned bulk_in;
+
+/* Records the blocks given back as each message of a run is handled. */
+static void on_bulk(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
+{
+    if (bulk_in < RUN_BULK)
+        seen_back[bulk_in] = given_back(bulk_rx, AM_REQUEST);
+    bulk_in++;
+}
+
+/* One process, every per-sender kind: a run of RUN_BULK / 2 - 1 bulk
+ * messages queued, then one poll delivers them all without giving a block
+ * back between them (a producer waiting for a block finds the run free at
+ * once), and all of them by the time it returns; a lone bulk message's block
+ * goes back in the poll that delivers it. */
+START_TEST(channel_bulk_given_back_in_runs)
+{
+    const char *kind = am_queue_names[1 + _i];
+    char rx[AM_NAME_MAX], tx[AM_NAME_MAX];
+    static char data[AM_MAX_BULK];
+    const unsigned n = RUN_BULK / 2 - 1;
+    snprintf(what, sizeof what, "%s: bulk blocks given back in runs", kind);
+    tu_ep_name(rx, sizeof rx, "brx", 0, 0);
+    tu_ep_name(tx, sizeof tx, "btx", 0, 0);
+    struct am_ep_opts ro = {.queue = kind, .bulk_blocks = RUN_BULK}, so = {0};
+    am_ep_t *snd;
+    ck_assert_msg(am_ep_create(rx, &ro, &bulk_rx) == 0, "%s: create", what);
+    ck_assert_msg(am_ep_create(tx, &so, &snd) == 0, "%s: create", what);
+    am_set_handler(bulk_rx, H_BULK, on_bulk);
+    ck_assert_msg(tu_map_when_there(snd, 0, rx, 10) == 0, "%s: map", what);
+    bulk_in = 0;
+    for (uint32_t k = 0; k < n; k++)
+        ck_assert_msg(am_request_bulk(snd, 0, H_BULK, data, sizeof data, &k, 1) == 0,
+                      "%s: send %u", what, k);
+    int got = am_poll(bulk_rx);
+    ck_assert_msg(got == (int)n && bulk_in == n, "%s: one poll delivered %d of %u", what,
+                  got, n);
+    for (unsigned k = 0; k < n; k++)
+        ck_assert_msg(seen_back[k] == 0,
+                      "%s: %lu blocks given back as message %u of a run of %u ran", what,
+                      (unsigned long)seen_back[k], k, n);
+    ck_assert_msg(given_back(bulk_rx, AM_REQUEST) == n,
+                  "%s: %lu of %u blocks given back when the poll returned", what,
+                  (unsigned long)given_back(bulk_rx, AM_REQUEST), n);
+    uint32_t lone = n;
+    ck_assert_msg(am_request_bulk(snd, 0, H_BULK, data, sizeof data, &lone, 1) == 0,
+                  "%s: send the lone one", what);
+    ck_assert_msg(am_poll(bulk_rx) == 1, "%s: the lone message not delivered", what);
+    ck_assert_msg(given_back(bulk_rx, AM_REQUEST) == n + 1,
+                  "%s: the lone message's block not given back by its poll", what);
+    ck_assert_msg(am_ep_destroy(snd) == 0 && am_ep_destroy(bulk_rx) == 0, "%s: destroy",
+                  what);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* The per-sender kinds: am_queue_names after "mpsc". */
+static int chan_kinds(void)
+{
+    int n = 0;
+    while (am_queue_names[n + 1])
+        n++;
+    return n;
+}
+
 static Suite *slip_suite(void)
 {
     Suite *s = suite_create("slip");
@@ -266,6 +350,9 @@ static Suite *slip_suite(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_loop_test(tc, oneway_stream_slips_lone_message_does_not, 0, tu_combos());
     tcase_add_loop_test(tc, answered_stream_never_waits, 0, tu_combos());
+    TCase *runs = tu_tcase(s, "bulk_runs", 60);
+    tcase_add_checked_fixture(runs, tu_test_init, NULL);
+    tcase_add_loop_test(runs, channel_bulk_given_back_in_runs, 0, chan_kinds());
     return s;
 }
 

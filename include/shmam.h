@@ -34,8 +34,8 @@
  *     _long_at, am_token_keep  request handler, once       heap) is full; to a
  *                                                          call: never
  *   am_reply_kept              owner/any, once per handle  as am_reply
- *   am_call, am_call_start,    the owner, not in a handler until the call ends;
- *     _test, _wait, _cancel    (not once shared: -ENOTSUP) _start: for room;
+ *   am_call, am_call_start,    owner/any, not in a handler until the call ends;
+ *     _test, _wait, _cancel                                _start: for room;
  *                                                          _test, _cancel: no
  *   am_poll                    owner/any, not in a handler no
  *   am_wait                    owner/any, not in a handler until a message, a
@@ -221,9 +221,14 @@ int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t
  *    the handlers before other threads serve); am_ep_destroy returns -EBUSY,
  *    changing nothing, while another thread sends, polls or waits on it, and
  *    no thread may start a call on it once it has begun;
- *  - a shared endpoint serves calls (its handlers' replies, direct or kept,
- *    end them) but does not make them yet: am_call and am_call_start return
- *    -ENOTSUP, and am_ep_share does for an endpoint that has made calls.
+ *  - any thread may make calls (am_call, am_call_start/test/wait/cancel) at
+ *    once; each call's reply reaches that call's struct am_result whichever
+ *    thread's poll takes it, and a thread waiting for its call is woken when
+ *    another thread ends it; the limit of calls outstanding is the
+ *    endpoint's, shared by its threads (a start waits for room as alone);
+ *    an id may be tested, waited for or cancelled from any thread, and its
+ *    end is collected once (then -EINVAL).  A shared endpoint serves calls
+ *    too (its handlers' replies, direct or kept, end them).
  * Any call on an endpoint that is not shared, from a thread other than its
  * owner, returns -EPERM. */
 int am_ep_share(am_ep_t *ep);
@@ -270,6 +275,10 @@ int am_reply_kept(am_kept_t *kept, unsigned handler, const void *data, size_t le
 int am_ep_fd(am_ep_t *ep);
 int am_ep_wake(am_ep_t *ep);
 
+/* A token is its handler's only while that handler runs, on its thread: a
+ * token kept past its return (even one that points where the next handler's
+ * token lies) or used on another thread is -EINVAL in every call taking it,
+ * UINT_MAX and NULL here. */
 unsigned am_token_source(const am_token_t *tok); /* UINT_MAX if unknown or NULL */
 am_ep_t *am_token_ep(const am_token_t *tok);     /* NULL for NULL */
 

@@ -38,6 +38,29 @@
  * (am__peer_alive: never a pid) and each deadline (am__calls_check).  A
  * destination seen dead is polled for once more before its calls end, so a
  * reply it published before it died is still taken.
+ *
+ * Calls from any thread (a shared endpoint, threads.h).  calls_mu guards
+ * struct am_calls and every record's fields (the owner's endpoint takes no
+ * lock: am__mt_lock).  Records never move (rec[] points into chunks that
+ * live as long as the endpoint), so a pointer to one stays valid across
+ * waits; what it holds is re-read under the lock, and its id says whether it
+ * is still the same call.  A record goes through these states:
+ *   free         id 0;
+ *   taken        id set, rc -EAGAIN: its starter's alone while it finds the
+ *                room (counted in `live`, the limit's count);
+ *   outstanding  rc -EINPROGRESS, awaiting: the reply may come from the
+ *                moment the request is published, so this is set before
+ *                the send, and whichever thread polls takes it into the
+ *                record; `sending` meanwhile keeps the room and the record
+ *                (others may end the call, never free what the send uses);
+ *   ended        rc its end, the user's (`user`) until collected, awaiting
+ *                while a late reply may still come.
+ * A call may end on any thread (its reply taken by another thread's poll,
+ * its deadline or its server's death seen by another's check) while its
+ * waiter sleeps: whoever ends a call wakes the endpoint's sleepers (calls_
+ * unlock), and a wait checks its own call after announcing itself asleep
+ * and before sleeping (wait.c), so either it sees the end or the ender sees
+ * it asleep (the fences of wake_waiters and sleep_once).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -65,24 +88,31 @@ struct am_call_rec {
     uint64_t block;        /* its room in our reply heap; 0: none */
     uint32_t cap;          /* data bytes the room takes */
     unsigned dest;
-    int rc;           /* -EINPROGRESS while outstanding, then how it ended */
-    uint8_t user;     /* the id is the user's: its end not yet collected */
-    uint8_t awaiting; /* a reply may still come: the room stays reserved */
-    uint8_t gone;     /* am__calls_check: the destination was seen dead */
+    int rc;             /* -EAGAIN taken, -EINPROGRESS outstanding, then its end */
+    unsigned gone;      /* am__calls_check: the destination was seen dead (its mark) */
+    uint8_t user;       /* the id is the user's: its end not yet collected */
+    uint8_t awaiting;   /* a reply may still come: the room stays reserved */
+    uint8_t sending;    /* its starter is sending the request: room and record stay */
+    unsigned waiters;   /* threads in am_call_wait for it (kept across calls) */
+    const void *waiter; /* the one (am__self) if it is one; NULL: unknown */
 };
 
 #define AM_CALL_SLOT_BITS 16 /* an id's record: its low bits */
 #define AM_CALL_RECS_MAX (1u << AM_CALL_SLOT_BITS)
 
 struct am_calls {
-    struct am_call_rec *rec; /* n of them, grown while all are taken */
-    unsigned n;
-    unsigned limit; /* most calls outstanding */
-    unsigned live;  /* rc == -EINPROGRESS */
+    struct am_call_rec **rec; /* n of them, doubled while all are taken */
+    unsigned n, n0;           /* n0: the first chunk's; chunk k starts at n0 << k */
+    unsigned limit;           /* most calls taken or outstanding */
+    unsigned live;            /* rc -EAGAIN or -EINPROGRESS */
     unsigned awaiting;
-    unsigned next; /* where the search for a free record starts */
-    uint64_t seq;  /* the next id's sequence number */
-    unsigned long ended, late;
+    unsigned next;   /* where the search for a free record starts */
+    uint64_t seq;    /* the next id's sequence number */
+    unsigned checks; /* am__calls_check runs so far: their marks */
+    unsigned starts; /* threads waiting in am_call_start for a record or room */
+    int kick;        /* a call ended under the lock: wake the sleepers */
+    AO_t ended;      /* calls ended so far; read without the lock */
+    AO_t late;       /* late replies dropped; read without the lock */
 };
 
 /* A call's reply the caller's queue had no room for, kept for later. */
@@ -93,19 +123,65 @@ struct am_owed {
     uint32_t args[AM_MAX_ARGS];
 };
 
+/* calls_mu: a shared endpoint's struct am_calls (the file header). */
+static void calls_lock(am_ep_t *ep)
+{
+    am__mt_lock(&ep->mt, &ep->mt.calls_mu);
+}
+
+/* Wake every thread asleep on ep: one of them may wait for a call another
+ * thread just ended.  The fence orders that end (stored under the lock just
+ * released) before the load of `sleeping`; it pairs with sleep_once's
+ * (wait.c), which orders a waiter's announce before its check of its call. */
+static void wake_waiters(am_ep_t *ep)
+{
+    AO_nop_full();
+    if (AO_int_load(&ep->own.shared->sleeping) & ~AM_SLEEP_ARMED)
+        am__wake(ep->own.shared);
+}
+
+static void calls_unlock(am_ep_t *ep)
+{
+    struct am_calls *c = ep->calls;
+    int kick = ep->mt.shared && c && c->kick;
+    if (kick)
+        c->kick = 0;
+    am__mt_unlock(&ep->mt, &ep->mt.calls_mu);
+    if (kick)
+        wake_waiters(ep);
+}
+
+/* Records [from, to) in a new chunk; 0 or -ENOMEM. */
+static int chunk_add(struct am_calls *c, unsigned from, unsigned to)
+{
+    struct am_call_rec *chunk = calloc(to - from, sizeof *chunk);
+    if (!chunk)
+        return -ENOMEM;
+    for (unsigned i = from; i < to; i++)
+        c->rec[i] = &chunk[i - from];
+    return 0;
+}
+
 static struct am_calls *calls_of(am_ep_t *ep)
 {
     if (ep->calls)
         return ep->calls;
     struct am_calls *c = calloc(1, sizeof *c);
     unsigned q = ep->own.q[AM_REPLY].packets_n;
-    if (c && !(c->rec = calloc(q, sizeof *c->rec))) {
+    if (c && (!(c->rec = calloc(q, sizeof *c->rec)) || chunk_add(c, 0, q) < 0)) {
+        free(c->rec);
         free(c);
         c = NULL;
     }
     if (c)
-        c->n = q, c->limit = q < AM_CALL_RECS_MAX ? q : AM_CALL_RECS_MAX, c->seq = 1;
+        c->n = c->n0 = q, c->limit = q < AM_CALL_RECS_MAX ? q : AM_CALL_RECS_MAX,
+        c->seq = 1;
     return ep->calls = c;
+}
+
+int am__calls_init(am_ep_t *ep)
+{
+    return calls_of(ep) ? 0 : -ENOMEM;
 }
 
 void am__calls_free(am_ep_t *ep)
@@ -115,18 +191,22 @@ void am__calls_free(am_ep_t *ep)
         ep->owed = o->next;
         free(o);
     }
-    if (ep->calls)
-        free(ep->calls->rec);
-    free(ep->calls);
+    struct am_calls *c = ep->calls;
+    if (c) {
+        for (unsigned at = 0; at < c->n; at = at ? 2 * at : c->n0)
+            free(c->rec[at]); /* a chunk's first record */
+        free(c->rec);
+    }
+    free(c);
     ep->calls = NULL;
 }
 
 unsigned long am__calls_ended(const am_ep_t *ep)
 {
-    return ep->calls ? ep->calls->ended : 0;
+    return ep->calls ? AO_load(&ep->calls->ended) : 0;
 }
 
-/* ---- records ---------------------------------------------------------- */
+/* ---- records (under calls_mu) ----------------------------------------- */
 
 static struct am_heap_view *reply_heap(am_ep_t *ep)
 {
@@ -142,82 +222,64 @@ static void room_release(am_ep_t *ep, struct am_call_rec *r, int keep)
     }
 }
 
-/* A record neither the user nor a reply needs any more is free again. */
-static void rec_settle(am_ep_t *ep, struct am_call_rec *r)
+/* A record neither the user, a reply nor its starter needs any more is free
+ * again. */
+static void rec_settle(struct am_call_rec *r)
 {
-    if (!r->user && !r->awaiting) {
+    if (!r->user && !r->awaiting && !r->sending) {
         r->id = 0;
         r->res = NULL;
     }
 }
 
-/* End outstanding call r with rc (its result; the record stays the user's). */
+/* End outstanding call r with rc (its result; the record stays the user's);
+ * wake its waiters at unlock unless this thread is the only one. */
 static void rec_end(struct am_calls *c, struct am_call_rec *r, int rc)
 {
     r->rc = rc;
     c->live--;
-    c->ended++;
+    AO_store(&c->ended, c->ended + 1);
+    if ((r->waiters && r->waiter != am__self()) || c->starts)
+        c->kick = 1;
 }
 
-/* No reply to r can come any more: give its room back. */
+/* No reply to r can come any more: give its room back (its starter does,
+ * while it sends). */
 static void rec_unawait(am_ep_t *ep, struct am_calls *c, struct am_call_rec *r, int keep)
 {
     r->awaiting = 0;
     c->awaiting--;
-    room_release(ep, r, keep);
-    rec_settle(ep, r);
+    if (!r->sending)
+        room_release(ep, r, keep);
+    rec_settle(r);
+    if (c->starts) /* a record or room came free */
+        c->kick = 1;
 }
 
 /* The record of the user's id, or NULL (unknown, or its end collected). */
-static struct am_call_rec *rec_find(am_ep_t *ep, am_call_t id)
+static struct am_call_rec *rec_find(struct am_calls *c, am_call_t id)
 {
-    struct am_calls *c = ep->calls;
     if (!c || id == 0)
         return NULL;
     uint64_t i = id & (AM_CALL_RECS_MAX - 1);
-    return i < c->n && c->rec[i].id == id && c->rec[i].user ? &c->rec[i] : NULL;
-}
-
-/* The record of the user's call id on ep, for a call that may poll (`polls`:
- * not from inside a handler) or not: 0, -EINVAL (a bad endpoint, or an id
- * not outstanding nor uncollected), -EDEADLK. */
-static int rec_of(am_ep_t *ep, am_call_t id, int polls, struct am_call_rec **r)
-{
-    if (!am__ep_ok(ep))
-        return -EINVAL;
-    if (polls && ep->in_handler)
-        return -EDEADLK;
-    return (*r = rec_find(ep, id)) ? 0 : -EINVAL;
+    struct am_call_rec *r = i < c->n ? c->rec[i] : NULL;
+    return r && r->id == id && r->user && !r->sending ? r : NULL;
 }
 
 /* Twice the records (ended calls not yet collected hold theirs): 0 or
- * -ENOMEM.  Only am_call_start grows them, never during another's wait, so
- * no pointer to a record outlives it. */
+ * -ENOMEM.  The new ones are a chunk of their own: none moves. */
 static int rec_grow(struct am_calls *c)
 {
     unsigned n = 2 * c->n;
-    struct am_call_rec *r = n <= AM_CALL_RECS_MAX ? realloc(c->rec, n * sizeof *r) : NULL;
-    if (!r)
+    struct am_call_rec **p = n <= AM_CALL_RECS_MAX ? realloc(c->rec, n * sizeof *p) : NULL;
+    if (!p)
         return -ENOMEM;
-    memset(r + c->n, 0, (n - c->n) * sizeof *r);
+    c->rec = p;
+    if (chunk_add(c, c->n, n) < 0)
+        return -ENOMEM;
     c->next = c->n;
-    c->rec = r, c->n = n;
+    c->n = n;
     return 0;
-}
-
-/* A free record, if fewer than `limit` calls are outstanding; else NULL. */
-static struct am_call_rec *rec_take(struct am_calls *c)
-{
-    if (c->live >= c->limit)
-        return NULL;
-    for (unsigned k = 0; k < c->n; k++) {
-        unsigned i = (c->next + k) % c->n;
-        if (c->rec[i].id == 0) {
-            c->next = i + 1;
-            return &c->rec[i];
-        }
-    }
-    return rec_grow(c) == 0 ? &c->rec[c->next++] : NULL;
 }
 
 /* A fresh id for record i: nonzero on the wire (its low 32 bits). */
@@ -230,79 +292,150 @@ static am_call_t id_for(struct am_calls *c, unsigned i)
     return id;
 }
 
+/* Take a free record for a call to dest (state taken), if fewer than
+ * `limit` calls are taken or outstanding; else NULL. */
+static struct am_call_rec *rec_take(struct am_calls *c, unsigned dest,
+                                    struct am_result *res, int64_t deadline)
+{
+    if (c->live >= c->limit)
+        return NULL;
+    unsigned k = 0, i = 0, n = c->n;
+    for (; k < n; k++)
+        if (c->rec[i = (c->next + k) % n]->id == 0)
+            break;
+    if (k == n && rec_grow(c) < 0)
+        return NULL;
+    if (k == n)
+        i = c->next; /* the first new one */
+    c->next = i + 1;
+    struct am_call_rec *r = c->rec[i];
+    *r = (struct am_call_rec){.id = id_for(c, i),
+                              .res = res,
+                              .deadline = deadline,
+                              .block = r->block,
+                              .cap = r->cap,
+                              .dest = dest,
+                              .rc = -EAGAIN,
+                              .waiters = r->waiters,
+                              .waiter = r->waiter};
+    c->live++;
+    return r;
+}
+
 /* Free the rooms free records keep (the heap ran short). */
 static void rooms_uncache(am_ep_t *ep, struct am_calls *c)
 {
     for (unsigned i = 0; i < c->n; i++)
-        if (c->rec[i].id == 0)
-            room_release(ep, &c->rec[i], 0);
+        if (c->rec[i]->id == 0)
+            room_release(ep, c->rec[i], 0);
+}
+
+/* The state of the user's call id in record r: its rc (-EINPROGRESS while
+ * outstanding), or -EINVAL once another thread collected it. */
+static int rec_state(am_ep_t *ep, struct am_call_rec *r, am_call_t id)
+{
+    calls_lock(ep);
+    int rc = r->id == id && r->user ? r->rc : -EINVAL;
+    calls_unlock(ep);
+    return rc;
 }
 
 /* ---- the caller ------------------------------------------------------- */
 
-/* Is the destination of a call there (mapped, not dropped, its owner alive)? */
+/* Is the destination of a call there (mapped, not dropped, its owner
+ * alive)?  Under peers_mu when shared. */
 static int dest_alive(am_ep_t *ep, unsigned dest)
 {
     struct am_peer *p = am__peer(ep, dest);
     return p && !p->dropped && am__peer_alive(p->view);
 }
 
+/* Mark with `mark` every awaited call whose destination is dead: 1 if any. */
+static int mark_gone(am_ep_t *ep, struct am_calls *c, unsigned mark)
+{
+    int dead = 0;
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu); /* then calls_mu: the lock order */
+    calls_lock(ep);
+    for (unsigned i = 0; i < c->n; i++) {
+        struct am_call_rec *r = c->rec[i];
+        if (r->awaiting && !dest_alive(ep, r->dest))
+            r->gone = mark, dead = 1;
+    }
+    calls_unlock(ep);
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
+    return dead;
+}
+
 int am__calls_check(am_ep_t *ep)
 {
     struct am_calls *c = ep->calls;
-    if (!c || !c->awaiting)
+    if (!c)
         return 0;
-    int dead = 0;
-    for (unsigned i = 0; i < c->n; i++)
-        if (c->rec[i].awaiting && !dest_alive(ep, c->rec[i].dest))
-            dead = c->rec[i].gone = 1;
-    if (dead)
+    calls_lock(ep);
+    unsigned mark = c->awaiting ? (c->checks += 2) | 1 : 0; /* odd: never 0 */
+    calls_unlock(ep);
+    if (!mark)
+        return 0;
+    if (mark_gone(ep, c, mark))
         am__poll(ep); /* what it published before it died */
+    calls_lock(ep);
     unsigned long ended = c->ended;
     int64_t now = am__now_ns();
     for (unsigned i = 0; i < c->n; i++) {
-        struct am_call_rec *r = &c->rec[i];
-        if (r->awaiting && r->gone && r->rc == -EINPROGRESS)
+        struct am_call_rec *r = c->rec[i];
+        int gone = r->awaiting && r->gone == mark; /* seen dead before our poll */
+        if (gone && r->rc == -EINPROGRESS)
             rec_end(c, r, -EPIPE);
         else if (r->awaiting && r->rc == -EINPROGRESS && now >= r->deadline)
             rec_end(c, r, -ETIMEDOUT);
-        if (r->awaiting && r->gone)
+        if (gone)
             rec_unawait(ep, c, r, 0);
-        r->gone = 0;
+        if (r->gone == mark)
+            r->gone = 0;
     }
-    return (int)(c->ended - ended);
+    int n = (int)(c->ended - ended);
+    calls_unlock(ep);
+    return n;
 }
 
-int64_t am__calls_slice(const am_ep_t *ep, int64_t now, int64_t ms)
+int64_t am__calls_slice(am_ep_t *ep, int64_t now, int64_t ms)
 {
-    const struct am_calls *c = ep->calls;
-    if (!c || !c->live)
+    struct am_calls *c = ep->calls;
+    if (!c)
         return ms;
+    calls_lock(ep);
+    if (!c->live) {
+        calls_unlock(ep);
+        return ms;
+    }
     if (ms > ep->abandon_ms)
         ms = ep->abandon_ms;
     for (unsigned i = 0; i < c->n; i++) {
-        const struct am_call_rec *r = &c->rec[i];
+        const struct am_call_rec *r = c->rec[i];
         if (r->rc == -EINPROGRESS && r->awaiting && r->deadline != INT64_MAX) {
             int64_t left = (r->deadline - now + 999999) / 1000000;
             if (left < ms)
                 ms = left < 0 ? 0 : left;
         }
     }
+    calls_unlock(ep);
     return ms;
 }
 
 void am__calls_peer_gone(am_ep_t *ep, unsigned index)
 {
     struct am_calls *c = ep->calls;
+    if (!c && !ep->owed)
+        return;
+    calls_lock(ep);
     for (unsigned i = 0; c && i < c->n; i++) {
-        struct am_call_rec *r = &c->rec[i];
+        struct am_call_rec *r = c->rec[i];
         if (r->awaiting && r->dest == index) {
             if (r->rc == -EINPROGRESS)
                 rec_end(c, r, -EPIPE);
             rec_unawait(ep, c, r, 0);
         }
     }
-    am__mt_lock(&ep->mt, &ep->mt.calls_mu);
     for (struct am_owed **o = &ep->owed; *o;)
         if ((*o)->dest == index) {
             struct am_owed *gone = *o;
@@ -310,7 +443,7 @@ void am__calls_peer_gone(am_ep_t *ep, unsigned index)
             free(gone);
         } else
             o = &(*o)->next;
-    am__mt_unlock(&ep->mt, &ep->mt.calls_mu);
+    calls_unlock(ep);
 }
 
 /* A reply's status: 0, or the error the server's runtime sent. */
@@ -341,20 +474,33 @@ static int fill(am_ep_t *ep, struct am_call_rec *r, const struct am_packet *m)
     return 0;
 }
 
-void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source)
+/* Match reply m from `source` to its call (under calls_mu): 0, or -EPROTO
+ * if no call of ours awaits it. */
+static int reply_match(am_ep_t *ep, struct am_calls *c, const struct am_packet *m,
+                       unsigned source)
 {
-    struct am_calls *c = ep->calls;
     uint32_t i = m->call & (AM_CALL_RECS_MAX - 1);
-    struct am_call_rec *r = c && i < c->n ? &c->rec[i] : NULL;
-    if (!r || !r->awaiting || (uint32_t)r->id != m->call || r->dest != source) {
-        am__report_bad(ep, "a reply to no call of ours");
-        return;
-    }
+    struct am_call_rec *r = c && i < c->n ? c->rec[i] : NULL;
+    if (!r || !r->awaiting || (uint32_t)r->id != m->call || r->dest != source)
+        return -EPROTO;
     if (r->rc == -EINPROGRESS)
         rec_end(c, r, fill(ep, r, m));
     else
-        c->late++; /* cancelled or timed out: dropped, counted */
+        AO_store(&c->late, c->late + 1); /* cancelled or timed out: dropped, counted */
     rec_unawait(ep, c, r, 1);
+    return 0;
+}
+
+void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source)
+{
+    struct am_calls *c = ep->calls;
+    if (c)
+        calls_lock(ep);
+    int rc = reply_match(ep, c, m, source);
+    if (c)
+        calls_unlock(ep);
+    if (rc < 0)
+        am__report_bad(ep, "a reply to no call of ours");
 }
 
 /* Waits of am_call_start: for a record, then for room in our reply heap. */
@@ -362,21 +508,31 @@ struct start_ctx {
     struct am_calls *c;
     struct am_call_rec *r;
     size_t want; /* room bytes */
+    unsigned dest;
+    struct am_result *res;
+    int64_t deadline;
 };
 
 static int got_record(am_ep_t *ep, int n, void *ctx)
 {
     struct start_ctx *s = ctx;
-    return (s->r = rec_take(s->c)) != NULL;
+    calls_lock(ep);
+    s->r = rec_take(s->c, s->dest, s->res, s->deadline);
+    calls_unlock(ep);
+    return s->r != NULL;
 }
 
+/* A block of `want` bytes in our reply heap for record r (taken: its
+ * starter's), freeing what free records cache if the heap runs short. */
 static int got_room(am_ep_t *ep, int n, void *ctx)
 {
     struct start_ctx *s = ctx;
     uint64_t off;
     int rc = am_heap_alloc(reply_heap(ep), s->want, AM_OWN_WHO, &off);
     if (rc == -ENOMEM) {
+        calls_lock(ep);
         rooms_uncache(ep, s->c);
+        calls_unlock(ep);
         rc = am_heap_alloc(reply_heap(ep), s->want, AM_OWN_WHO, &off);
     }
     if (rc == -ENOMEM)
@@ -385,26 +541,48 @@ static int got_room(am_ep_t *ep, int n, void *ctx)
         am_heap_free(reply_heap(ep), off, AM_OWN_WHO);
         rc = -EPROTO; /* a room the packet's field cannot name */
     }
+    calls_lock(ep);
     s->r->block = rc == 0 ? off : 0;
+    calls_unlock(ep);
     return rc == 0 ? 1 : rc;
 }
 
-/* Make r's room take cap bytes of data: keep the one it has if large enough.
- * 0, -ETIMEDOUT, -EINTR, -EPROTO. */
-static int room_get(am_ep_t *ep, struct am_calls *c, struct am_call_rec *r, size_t cap,
-                    int64_t deadline)
+/* am__wait_for(got), counted in c->starts: whoever frees a record or room
+ * meanwhile wakes us. */
+static int start_wait(am_ep_t *ep, struct am_calls *c, struct start_ctx *s,
+                      am_wait_done_fn got)
 {
-    if (r->block && r->cap >= cap)
+    calls_lock(ep);
+    c->starts++;
+    calls_unlock(ep);
+    int rc = am__wait_for(ep, s->deadline, got, s);
+    calls_lock(ep);
+    c->starts--;
+    calls_unlock(ep);
+    return rc;
+}
+
+/* Make taken record r's room take cap bytes of data: keep the one it has if
+ * large enough.  0, -ETIMEDOUT, -EINTR, -EPROTO. */
+static int room_get(am_ep_t *ep, struct start_ctx *s, size_t cap)
+{
+    struct am_call_rec *r = s->r;
+    calls_lock(ep);
+    int fits = r->block && r->cap >= cap;
+    if (!fits)
+        room_release(ep, r, 0);
+    calls_unlock(ep);
+    if (fits || cap == 0)
         return 0;
-    room_release(ep, r, 0);
-    if (cap == 0)
-        return 0;
-    struct start_ctx s = {c, r, AM_CALL_ROOM_HEAD + cap};
-    int rc = got_room(ep, 0, &s);
+    s->want = AM_CALL_ROOM_HEAD + cap;
+    int rc = got_room(ep, 0, s);
     if (rc == 0)
-        rc = am__wait_for(ep, deadline, got_room, &s);
-    if (rc == 1)
+        rc = start_wait(ep, s->c, s, got_room);
+    if (rc == 1) {
+        calls_lock(ep);
         r->cap = (uint32_t)cap;
+        calls_unlock(ep);
+    }
     return rc == 1 ? 0 : rc == 0 ? -ETIMEDOUT : rc;
 }
 
@@ -415,8 +593,18 @@ static size_t cap_max(am_ep_t *ep)
     return ep->own.long_max < most ? ep->own.long_max : most;
 }
 
-/* Send the request of call r: the kind its length takes. */
-static int send_request(am_ep_t *ep, struct am_call_rec *r, unsigned handler,
+/* What the request of a call names: a private copy of its record's fields,
+ * made under the lock (the send reads no record). */
+struct call_wire {
+    uint32_t call;
+    uint64_t block;
+    uint32_t cap;
+    unsigned dest;
+    int64_t deadline;
+};
+
+/* Send the request of call w: the kind its length takes. */
+static int send_request(am_ep_t *ep, const struct call_wire *w, unsigned handler,
                         const uint32_t *args, int nargs, const void *data, size_t len)
 {
     struct am_msg m = {len == 0               ? AM_SHORT
@@ -428,136 +616,245 @@ static int send_request(am_ep_t *ep, struct am_call_rec *r, unsigned handler,
                        data,
                        len,
                        0,
-                       (uint32_t)r->id,
-                       (uint32_t)(r->block / 64)};
-    if (r->block) {
+                       w->call,
+                       (uint32_t)(w->block / 64)};
+    if (w->block) {
         struct am_call_room *head =
-            am_heap_data(reply_heap(ep), r->block, AM_CALL_ROOM_HEAD, AM_OWN_WHO);
+            am_heap_data(reply_heap(ep), w->block, AM_CALL_ROOM_HEAD, AM_OWN_WHO);
         head->call = m.call; /* published by the request's release */
-        head->cap = r->cap;
+        head->cap = w->cap;
     }
     struct am_send_limit outer = am__send_limit;
     am__send_limit = (struct am_send_limit){
-        r->deadline == INT64_MAX ? AM_SEND_FOREVER : AM_SEND_DEADLINE, 0, r->deadline};
-    int rc = am__send(ep, r->dest, AM_REQUEST, &m);
+        w->deadline == INT64_MAX ? AM_SEND_FOREVER : AM_SEND_DEADLINE, 0, w->deadline};
+    int rc = am__send(ep, w->dest, AM_REQUEST, &m);
     am__send_limit = outer;
     return rc;
+}
+
+/* Taken record r becomes outstanding, sending (its reply may come as soon as
+ * the request is published, on any thread); its wire fields. */
+static struct call_wire rec_launch(am_ep_t *ep, struct am_calls *c, struct am_call_rec *r)
+{
+    calls_lock(ep);
+    r->rc = -EINPROGRESS, r->user = 1, r->awaiting = 1, r->sending = 1;
+    c->awaiting++;
+    struct call_wire w = {(uint32_t)r->id, r->block, r->cap, r->dest, r->deadline};
+    calls_unlock(ep);
+    return w;
+}
+
+/* r's request went (sent: 0) or not (an error): end its sending.  A request
+ * never sent gets no reply: its record is free again. */
+static void rec_sent(am_ep_t *ep, struct am_calls *c, struct am_call_rec *r, int sent)
+{
+    calls_lock(ep);
+    r->sending = 0;
+    if (sent < 0) {
+        if (r->rc == -EINPROGRESS || r->rc == -EAGAIN)
+            c->live--; /* never outstanding: not counted as ended */
+        if (r->awaiting)
+            r->awaiting = 0, c->awaiting--;
+        r->user = 0;
+    }
+    if (!r->awaiting)
+        room_release(ep, r, 1); /* deferred while sending (rec_unawait) */
+    rec_settle(r);
+    calls_unlock(ep);
+}
+
+static int call_start(am_ep_t *ep, struct am_calls *c, struct start_ctx *s,
+                      unsigned handler, const uint32_t *args, int nargs, const void *data,
+                      size_t len, am_call_t *id)
+{
+    int rc = got_record(ep, 0, s) ? 1 : start_wait(ep, c, s, got_record);
+    if (rc != 1)
+        return rc == 0 ? -ETIMEDOUT : rc;
+    struct am_result *res = s->res;
+    size_t cap = res->cap < cap_max(ep) ? res->cap : cap_max(ep);
+    res->len = 0, res->nargs = 0;
+    if ((rc = room_get(ep, s, cap)) < 0) {
+        rec_sent(ep, c, s->r, rc);
+        return rc;
+    }
+    am__hook(AM_HOOK_CALL_ROOMED);
+    struct call_wire w = rec_launch(ep, c, s->r);
+    rc = send_request(ep, &w, handler, args, nargs, data, len);
+    rec_sent(ep, c, s->r, rc);
+    if (rc == 0)
+        *id = s->r->id; /* the user's from now: no other thread frees it */
+    return rc;
+}
+
+/* Count a shared endpoint's call in progress (am_ep_destroy's -EBUSY). */
+static int calls_enter(am_ep_t *ep)
+{
+    int shared = ep->mt.shared;
+    if (shared)
+        am__mt_enter(ep);
+    return shared;
+}
+
+static void calls_leave(am_ep_t *ep, int shared)
+{
+    if (shared)
+        am__mt_leave(ep);
 }
 
 int am_call_start(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
                   int nargs, const void *data, size_t len, struct am_result *res,
                   int timeout_ms, am_call_t *id)
 {
-    if (!am__ep_ok(ep) || !res || !id || handler >= AM_MAX_HANDLERS || (len && !data) ||
+    int rc = am__ep_use(ep);
+    if (rc < 0)
+        return rc;
+    if (!res || !id || handler >= AM_MAX_HANDLERS || (len && !data) ||
         (res->cap && !res->data))
         return -EINVAL;
-    if (ep->mt.owner != am__self())
-        return -EPERM;
-    if (ep->mt.shared)
-        return -ENOTSUP; /* a shared endpoint's calls: not yet (threads.h) */
-    if (ep->in_handler)
+    if (am__in_handler(ep))
         return -EDEADLK;
     if (ep->net && am__net_remote(ep->net, dest))
-        return -EOPNOTSUPP; /* calls go to endpoints of this node */
-    struct am_calls *c = calls_of(ep);
+        return -EOPNOTSUPP;            /* calls go to endpoints of this node */
+    struct am_calls *c = calls_of(ep); /* a shared endpoint's is made (am_ep_share) */
     if (!c)
         return -ENOMEM;
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : am__now_ns() + timeout_ms * 1000000LL;
-    struct start_ctx s = {c, rec_take(c), 0};
-    int rc = s.r ? 1 : am__wait_for(ep, deadline, got_record, &s);
-    if (rc != 1)
-        return rc == 0 ? -ETIMEDOUT : rc;
-    struct am_call_rec *r = s.r;
-    unsigned i = (unsigned)(r - c->rec);
-    size_t cap = res->cap < cap_max(ep) ? res->cap : cap_max(ep);
-    /* Taken (id set) but not yet outstanding, nor the user's, while its room
-     * is found and its request sent: the waits meanwhile poll and check. */
-    *r = (struct am_call_rec){id_for(c, i), res,     deadline, r->block, r->cap,
-                              dest,         -EAGAIN, 0,        0,        0};
-    if ((rc = room_get(ep, c, r, cap, deadline)) == 0) {
-        am__hook(AM_HOOK_CALL_ROOMED);
-        rc = send_request(ep, r, handler, args, nargs, data, len);
-    }
-    if (rc < 0) { /* never sent: no reply can come */
-        room_release(ep, r, 1);
-        r->id = 0;
-        return rc;
-    }
-    r->rc = -EINPROGRESS, r->user = 1, r->awaiting = 1;
-    c->live++, c->awaiting++;
-    res->len = 0, res->nargs = 0;
-    *id = r->id;
-    return 0;
-}
-
-/* Collect the end of call r: its result, and the id is the user's no more. */
-static int collect(am_ep_t *ep, struct am_call_rec *r)
-{
-    int rc = r->rc;
-    r->user = 0;
-    rec_settle(ep, r);
+    struct start_ctx s = {c, NULL, 0, dest, res, deadline};
+    int shared = calls_enter(ep);
+    rc = call_start(ep, c, &s, handler, args, nargs, data, len, id);
+    calls_leave(ep, shared);
     return rc;
 }
 
-/* One look at outstanding call r without sleeping: its destination's
+/* Collect the end of the user's call id in r: its result, and the id is the
+ * user's no more.  -EINPROGRESS if it has not ended, -EINVAL if another
+ * thread collected it. */
+static int collect(am_ep_t *ep, struct am_call_rec *r, am_call_t id)
+{
+    calls_lock(ep);
+    int rc = r->id == id && r->user ? r->rc : -EINVAL;
+    if (rc != -EINVAL && rc != -EINPROGRESS) {
+        r->user = 0;
+        rec_settle(r);
+    }
+    calls_unlock(ep);
+    return rc;
+}
+
+/* The record of the user's call id on ep, for a call that may poll (`polls`:
+ * not from inside a handler) or not: 0, -EINVAL (a bad endpoint, or an id
+ * not outstanding nor uncollected), -EPERM, -EDEADLK. */
+static int rec_of(am_ep_t *ep, am_call_t id, int polls, struct am_call_rec **r)
+{
+    int rc = am__ep_use(ep);
+    if (rc < 0)
+        return rc;
+    if (polls && am__in_handler(ep))
+        return -EDEADLK;
+    calls_lock(ep);
+    *r = rec_find(ep->calls, id);
+    calls_unlock(ep);
+    return *r ? 0 : -EINVAL;
+}
+
+/* One look at the user's call id in r without sleeping: its destination's
  * lifeline (before the poll: a reply it sent before dying is taken), a poll,
  * its deadline. */
-static void look(am_ep_t *ep, struct am_call_rec *r)
+static void look(am_ep_t *ep, struct am_call_rec *r, am_call_t id)
 {
     struct am_calls *c = ep->calls;
-    int alive = dest_alive(ep, r->dest);
+    calls_lock(ep);
+    unsigned dest = r->dest;
+    calls_unlock(ep);
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu);
+    int alive = dest_alive(ep, dest);
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
     am__poll(ep);
-    if (r->rc != -EINPROGRESS)
-        return;
-    if (!alive) {
+    calls_lock(ep);
+    if (r->id == id && r->rc == -EINPROGRESS && !alive) {
         rec_end(c, r, -EPIPE);
         rec_unawait(ep, c, r, 0);
-    } else if (r->deadline != INT64_MAX && am__now_ns() >= r->deadline)
+    } else if (r->id == id && r->rc == -EINPROGRESS && r->deadline != INT64_MAX &&
+               am__now_ns() >= r->deadline)
         rec_end(c, r, -ETIMEDOUT);
+    calls_unlock(ep);
 }
 
 int am_call_test(am_ep_t *ep, am_call_t id)
 {
     struct am_call_rec *r;
-    int bad = rec_of(ep, id, 1, &r);
-    if (bad)
-        return bad;
-    if (r->rc == -EINPROGRESS)
-        look(ep, r);
-    return r->rc == -EINPROGRESS ? -EINPROGRESS : collect(ep, r);
+    int rc = rec_of(ep, id, 1, &r);
+    if (rc)
+        return rc;
+    int shared = calls_enter(ep);
+    if (rec_state(ep, r, id) == -EINPROGRESS)
+        look(ep, r, id);
+    rc = collect(ep, r, id);
+    calls_leave(ep, shared);
+    return rc;
 }
+
+/* am_call_wait's condition: the call has ended (or was collected). */
+struct ended_ctx {
+    struct am_call_rec *r;
+    am_call_t id;
+};
 
 static int call_ended(am_ep_t *ep, int n, void *ctx)
 {
-    return ((struct am_call_rec *)ctx)->rc != -EINPROGRESS;
+    struct ended_ctx *e = ctx;
+    return rec_state(ep, e->r, e->id) != -EINPROGRESS;
+}
+
+/* This thread starts (d 1) or stops (d -1) waiting for r's call: whoever
+ * else ends it meanwhile wakes us (rec_end). */
+static void waiting(am_ep_t *ep, struct am_call_rec *r, int d)
+{
+    calls_lock(ep);
+    r->waiters += (unsigned)d;
+    r->waiter = d > 0 && r->waiters == 1 ? am__self() : NULL;
+    calls_unlock(ep);
+}
+
+static int call_wait(am_ep_t *ep, struct am_call_rec *r, am_call_t id, int timeout_ms)
+{
+    if (rec_state(ep, r, id) != -EINPROGRESS)
+        return collect(ep, r, id);
+    int64_t until = timeout_ms < 0 ? INT64_MAX : am__now_ns() + timeout_ms * 1000000LL;
+    struct ended_ctx e = {r, id};
+    waiting(ep, r, 1);
+    int rc = am__wait_wakeable(ep, until, call_ended, &e);
+    waiting(ep, r, -1);
+    if (rc == 0 && rec_state(ep, r, id) == -EINPROGRESS)
+        look(ep, r, id);
+    if (rc < 0 && rec_state(ep, r, id) == -EINPROGRESS)
+        return rc; /* -EINTR (a signal, am_ep_wake): the call goes on */
+    return collect(ep, r, id);
 }
 
 int am_call_wait(am_ep_t *ep, am_call_t id, int timeout_ms)
 {
     struct am_call_rec *r;
-    int bad = rec_of(ep, id, 1, &r);
-    if (bad)
-        return bad;
-    if (r->rc == -EINPROGRESS) {
-        int64_t until = timeout_ms < 0 ? INT64_MAX : am__now_ns() + timeout_ms * 1000000LL;
-        int rc = am__wait_wakeable(ep, until, call_ended, r);
-        if (rc == 0 && r->rc == -EINPROGRESS)
-            look(ep, r);
-        if (rc < 0 && r->rc == -EINPROGRESS)
-            return rc; /* -EINTR (a signal, am_ep_wake): the call goes on */
-    }
-    return r->rc == -EINPROGRESS ? -EINPROGRESS : collect(ep, r);
+    int rc = rec_of(ep, id, 1, &r);
+    if (rc)
+        return rc;
+    int shared = calls_enter(ep);
+    rc = call_wait(ep, r, id, timeout_ms);
+    calls_leave(ep, shared);
+    return rc;
 }
 
 int am_call_cancel(am_ep_t *ep, am_call_t id)
 {
     struct am_call_rec *r;
-    int bad = rec_of(ep, id, 0, &r);
-    if (bad)
-        return bad;
-    if (r->rc == -EINPROGRESS)
+    int rc = rec_of(ep, id, 0, &r);
+    if (rc)
+        return rc;
+    calls_lock(ep);
+    if (r->id == id && r->rc == -EINPROGRESS)
         rec_end(ep->calls, r, -ECANCELED);
-    return collect(ep, r);
+    calls_unlock(ep);
+    return collect(ep, r, id);
 }
 
 int am_call(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args, int nargs,
@@ -579,20 +876,18 @@ int am_call(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args, 
 
 unsigned long am_ep_late_replies(const am_ep_t *ep)
 {
-    return am__ep_ok(ep) && ep->calls ? ep->calls->late : 0;
+    return am__ep_ok(ep) && ep->calls ? AO_load(&ep->calls->late) : 0;
 }
 
 /* ---- the server ------------------------------------------------------- */
 
-/* Write a reply's len bytes of data into the caller's room named by tok:
- * 0, -EMSGSIZE (no room, or too small), -EPIPE (the caller has gone).  The
- * room's head is read once, into a private copy. */
-static int room_write(am_token_t *tok, const void *data, size_t len)
+/* Write a reply's len bytes of data into the room named by tok in the
+ * caller's view v: 0 or -EMSGSIZE (no room, or too small).  The room's head
+ * is read once, into a private copy. */
+static int room_fill(struct am_seg_view *v, const am_token_t *tok, const void *data,
+                     size_t len)
 {
-    struct am_peer *p = am__peer(tok->ep, tok->source);
-    if (!p || p->dropped || !am__peer_alive(p->view))
-        return -EPIPE;
-    struct am_heap_view *h = &p->view->q[AM_REPLY].heap;
+    struct am_heap_view *h = &v->q[AM_REPLY].heap;
     uint64_t off = (uint64_t)tok->room * 64;
     const struct am_call_room *head =
         tok->room ? am_heap_data(h, off, AM_CALL_ROOM_HEAD, AM_OWN_WHO) : NULL;
@@ -606,6 +901,27 @@ static int room_write(am_token_t *tok, const void *data, size_t len)
         return -EMSGSIZE;
     memcpy(d + AM_CALL_ROOM_HEAD, data, len);
     return 0;
+}
+
+/* room_fill into the caller of tok, holding its peer meanwhile (a shared
+ * endpoint's other threads may drop it: peers.h): 0, -EMSGSIZE, -EPIPE (the
+ * caller has gone). */
+static int room_write(am_token_t *tok, const void *data, size_t len)
+{
+    am_ep_t *ep = tok->ep;
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu);
+    struct am_peer *p = am__peer(ep, tok->source);
+    int alive = p && !p->dropped && am__peer_alive(p->view);
+    if (alive)
+        ep->peer_holds++;
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
+    if (!alive)
+        return -EPIPE;
+    int rc = room_fill(p->view, tok, data, len);
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu);
+    am__peers_unhold(ep);
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
+    return rc;
 }
 
 /* Place a call's short reply in dest's reply queue without waiting: 0,

@@ -20,7 +20,8 @@ struct am_calls;
 struct am_owed;
 struct am_packet;
 
-/* The caller's half; the owner only.
+/* The caller's half: the owner's, or any thread's of a shared endpoint
+ * (call.c's file header: calls_mu).
  *   reply_in   a reply queue's packet with a call id (deliver.c): match it
  *              to its call, fill the result, or count it late.
  *   check      liveness of every destination with calls (its lifeline) and
@@ -31,12 +32,15 @@ struct am_packet;
  *   ended      calls ended so far (a wait's progress).
  *   peer_gone  peer `index` is being dropped (peers.c): its calls end with
  *              -EPIPE, replies owed to it are forgotten.
+ *   init       make the calls' state now (am_ep_share: before other threads
+ *              use it); 0 or -ENOMEM.
  *   free       at am_ep_destroy. */
 void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source);
 int am__calls_check(am_ep_t *ep);
-int64_t am__calls_slice(const am_ep_t *ep, int64_t now_ns, int64_t ms);
+int64_t am__calls_slice(am_ep_t *ep, int64_t now_ns, int64_t ms);
 unsigned long am__calls_ended(const am_ep_t *ep);
 void am__calls_peer_gone(am_ep_t *ep, unsigned index);
+int am__calls_init(am_ep_t *ep);
 void am__calls_free(am_ep_t *ep);
 
 /* The server's half, for a call's request (tok->call != 0).

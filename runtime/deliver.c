@@ -17,6 +17,7 @@
 
 _Thread_local unsigned am__handlers_running;
 _Thread_local struct am_token *am__tok_cur;
+_Thread_local uint64_t am__tok_next;
 
 void am__report_bad(am_ep_t *ep, const char *why)
 {

@@ -53,9 +53,10 @@ static inline void am__call_handler(am_ep_t *ep, am_handler_t h, am_token_t *tok
     }
     ep->in_handler++;
     am__handlers_running++;
+    tok->handle = am__tok_handle();
     tok->outer = am__tok_cur;
     am__tok_cur = tok;
-    h(tok, args, nargs, data, len);
+    h((am_token_t *)tok->handle, args, nargs, data, len);
     am__tok_cur = tok->outer;
     am__handlers_running--;
     ep->in_handler--;

@@ -111,6 +111,7 @@ struct am_token {
     uint8_t qid;            /* queue the message came in on */
     uint8_t replied;        /* replied, or kept for a later reply (kept.c) */
     uint32_t call, room;    /* a call's request: its packet's call and room (call.c) */
+    uintptr_t handle;       /* what its handler got as its am_token_t * (threads.h) */
     struct am_token *outer; /* the handler frame this one runs inside, on this
                              * thread (threads.h) */
 };
@@ -198,13 +199,14 @@ static inline int am__in_handler(const am_ep_t *ep)
                                               : ep->in_handler != 0;
 }
 
-/* Is tok the token of a handler running now on this thread? */
-static inline int am__tok_live(const am_token_t *tok)
+/* The token of the handler running now on this thread that got handle h,
+ * or NULL (h is another thread's, or its handler has returned). */
+static inline am_token_t *am__tok_find(const am_token_t *h)
 {
-    for (const am_token_t *t = am__tok_cur; t; t = t->outer)
-        if (t == tok)
-            return 1;
-    return 0;
+    for (am_token_t *t = am__tok_cur; t; t = t->outer)
+        if (t->handle == (uintptr_t)h)
+            return t;
+    return NULL;
 }
 
 #endif

@@ -161,12 +161,12 @@ static int wait_for(am_ep_t *ep, const unsigned *counter, unsigned target)
 /* The barrier's internal handlers: they only count, am_barrier waits. */
 static void barrier_arrive(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 {
-    t->ep->barrier_arrived++;
+    am_token_ep(t)->barrier_arrived++;
 }
 
 static void barrier_release(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 {
-    t->ep->barrier_epoch++;
+    am_token_ep(t)->barrier_epoch++;
 }
 
 void am__barrier_handlers(am_ep_t *ep)

@@ -73,9 +73,10 @@ static void unlink_kept(am_ep_t *ep, struct am_kept *k)
         k->next->prev = k->prev;
 }
 
-int am_token_keep(am_token_t *tok, am_kept_t **out)
+int am_token_keep(am_token_t *handle, am_kept_t **out)
 {
-    if (!tok || !out || !am__tok_live(tok))
+    am_token_t *tok = am__tok_find(handle);
+    if (!tok || !out)
         return -EINVAL;
     if (tok->qid != AM_REQUEST)
         return -EDEADLK;

@@ -385,10 +385,11 @@ int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void 
 /* The reply calls: from a request handler, on its thread while it runs
  * (a token outside its handler's frame is -EINVAL: threads.h), once per
  * request. */
-static int reply(am_token_t *tok, struct am_msg *m)
+static int reply(am_token_t *handle, struct am_msg *m)
 {
-    if (!tok || !am__tok_live(tok) || !am__ep_ok(tok->ep) ||
-        m->handler >= AM_MAX_HANDLERS || (m->kind != AM_SHORT && !m->data && m->len))
+    am_token_t *tok = am__tok_find(handle);
+    if (!tok || !am__ep_ok(tok->ep) || m->handler >= AM_MAX_HANDLERS ||
+        (m->kind != AM_SHORT && !m->data && m->len))
         return -EINVAL;
     if (tok->qid != AM_REQUEST)
         return -EDEADLK;
@@ -450,12 +451,14 @@ int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t
     return reply(tok, &m);
 }
 
-unsigned am_token_source(const am_token_t *tok)
+unsigned am_token_source(const am_token_t *handle)
 {
+    const am_token_t *tok = am__tok_find(handle);
     return tok ? tok->source : AM_SOURCE_UNKNOWN;
 }
 
-am_ep_t *am_token_ep(const am_token_t *tok)
+am_ep_t *am_token_ep(const am_token_t *handle)
 {
+    const am_token_t *tok = am__tok_find(handle);
     return tok ? tok->ep : NULL;
 }

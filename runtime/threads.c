@@ -148,12 +148,13 @@ int am_ep_share(am_ep_t *ep)
         return ep->mt.shared ? 0 : -EPERM;
     if (ep->in_handler)
         return -EDEADLK;
-    if (ep->net || ep->calls)
-        return -ENOTSUP; /* the MPI transport's state, and calls made: one
-                          * thread's (threads.h) */
+    if (ep->net)
+        return -ENOTSUP; /* the MPI transport's state: one thread's */
     if (ep->mt.shared)
         return 0;
-    int rc = keeper_start(ep);
+    int rc = am__calls_init(ep); /* made now: other threads find it there */
+    if (rc == 0)
+        rc = keeper_start(ep);
     if (rc < 0)
         return rc;
     /* Other threads start calling after this returns (the user's own
@@ -174,15 +175,24 @@ void am__call_handler_shared(am_ep_t *ep, am_handler_t h, am_token_t *tok,
                              const uint32_t *args, int nargs, void *data, size_t len)
 {
     am__handlers_running++;
+    tok->handle = am__tok_handle();
     tok->outer = am__tok_cur;
     am__tok_cur = tok;
     pthread_mutex_unlock(&ep->mt.drain_mu);
-    h(tok, args, nargs, data, len);
+    h((am_token_t *)tok->handle, args, nargs, data, len);
     if (__builtin_expect(tok->call != 0, 0) && !tok->replied)
         am__call_unreplied(tok); /* every call ends: an empty reply */
     pthread_mutex_lock(&ep->mt.drain_mu);
     am__tok_cur = tok->outer;
     am__handlers_running--;
+}
+
+/* Handle blocks handed out so far (threads.h, am__tok_handle). */
+static volatile AO_t tok_blocks;
+
+uint64_t am__tok_block(void)
+{
+    return ((uint64_t)AO_fetch_and_add1(&tok_blocks) + 1) << 32 | 1;
 }
 
 /* Calls in progress on a shared endpoint, for destroy's -EBUSY. */

@@ -27,7 +27,8 @@
  *
  * Lock order: tx_mu, then drain_mu, then peers_mu, then calls_mu; peers_mu
  * is held only for table work that never blocks, drain_mu never across a
- * handler or a wait, calls_mu only around the list of call replies kept.  A
+ * handler or a wait, calls_mu only around the calls' records and the list
+ * of call replies kept (call.c), never across a poll or a send.  A
  * thread holding drain_mu sends only a call's reply, which never waits:
  * it only tries tx_mu (send.c).
  * A request send holding tx_mu[REQUEST] may run a request handler (its
@@ -38,7 +39,11 @@
  * now (am__tok_cur, the innermost token; token->outer the next): a token is
  * good only inside its handler's frame on its own thread, and "inside a
  * handler of ep" is a walk of that chain (in shared mode; an owned endpoint
- * keeps its counter ep->in_handler).
+ * keeps its counter ep->in_handler).  A handler gets its token's handle, a
+ * number no other handler run of the process gets (am__tok_handle), and the
+ * calls that take a token find it by that number in the chain
+ * (am__tok_find): one used after its handler returned is -EINVAL even when
+ * the live token of the same stack depth is at the address it had.
  */
 #ifndef SHMAM_THREADS_H
 #define SHMAM_THREADS_H
@@ -56,7 +61,7 @@ struct am_mt {
     const void *owner; /* am__self() of the creating thread */
     int shared;        /* am_ep_share: any thread may call */
     pthread_mutex_t peers_mu, drain_mu;
-    pthread_mutex_t calls_mu;  /* ep->owed, the call replies kept (call.c) */
+    pthread_mutex_t calls_mu;  /* ep->calls and ep->owed (call.c) */
     volatile AO_t inside;      /* shared: threads inside a send, poll or wait */
     volatile AO_t wake_gen;    /* am_ep_wake calls so far */
     volatile AO_t wake_seen;   /* wake_gen as the last wait it ended saw it (wait.c) */
@@ -81,6 +86,23 @@ static inline const void *am__self(void)
 struct am_token;
 extern _Thread_local struct am_token *am__tok_cur
     __attribute__((tls_model("initial-exec")));
+
+/* A handler's handle: what it gets as its am_token_t *, never its token's
+ * address (the next handler at the same stack depth has the same one: a
+ * stale pointer would name the live token).  A number unique in the process
+ * for its life, never 0: each thread takes blocks of 2^32 from one counter
+ * (am__tok_block) and numbers its handlers' runs within its block. */
+extern _Thread_local uint64_t am__tok_next __attribute__((tls_model("initial-exec")));
+uint64_t am__tok_block(void);
+static inline uintptr_t am__tok_handle(void)
+{
+    uint64_t h = am__tok_next;
+    if (__builtin_expect((uint32_t)h == 0, 0))
+        h = am__tok_block();
+    am__tok_next = h + 1;
+    return (uintptr_t)h;
+}
+_Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "a handle is a 64-bit number");
 
 /* May this thread call on ep?  0, or -EPERM (another thread's, not shared).
  * The caller has checked am__ep_ok. */

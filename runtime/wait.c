@@ -159,22 +159,26 @@ static int owed(am_ep_t *ep)
     return o;
 }
 
-/* One announce-recheck-sleep round of at most ms; the messages the recheck
- * handled, and *intr if a signal ended the sleep. */
-static int sleep_once(am_ep_t *ep, int64_t ms, int *intr, const AO_t *gen)
+/* One announce-recheck-sleep round of at most ms: done's verdict on the
+ * recheck's poll (the sleep is skipped if it ends the wait), and *intr if a
+ * signal ended the sleep.  done runs after the announce: a call that another
+ * thread ended (call.c's wake_waiters) is seen by it, or its ender sees us. */
+static int sleep_once(am_ep_t *ep, int64_t ms, int *intr, const AO_t *gen,
+                      am_wait_done_fn done, void *ctx)
 {
     struct am_seg_shared *h = ep->own.shared;
     unsigned seq = AO_int_load_acquire(&h->wake_seq); /* before the store below */
     AO_int_fetch_and_add1(&h->sleeping);
-    AO_nop_full(); /* pairs with the fence in send.c's wake_if_asleep */
-    int n = am__poll(ep);
+    AO_nop_full(); /* pairs with the fences in send.c's wake_if_asleep and
+                    * call.c's wake_waiters */
+    int n = am__poll(ep), r = done(ep, n, ctx);
     int64_t cap = ep->abandon_ms / 4 + 1;
-    if (n == 0 && stuck(ep) && ms > cap)
+    if (n == 0 && !r && stuck(ep) && ms > cap)
         ms = cap;
-    if (n == 0 && AO_load(&ep->own.hdr->state) == AM_SEG_LIVE && !woken(ep, gen))
+    if (n == 0 && !r && AO_load(&ep->own.hdr->state) == AM_SEG_LIVE && !woken(ep, gen))
         *intr = sleep_on(h, seq, ms) == -EINTR;
     AO_int_fetch_and_add(&h->sleeping, (unsigned)-1);
-    return n;
+    return r;
 }
 
 /* Poll until done, spin_ns pass, the deadline, or a wake (gen: as for
@@ -239,7 +243,7 @@ static int wait_for(am_ep_t *ep, int64_t deadline, am_wait_done_fn done, void *c
         if (now >= deadline || woken(ep, gen))
             return done(ep, am__poll(ep), ctx);
         int intr = 0;
-        r = done(ep, sleep_once(ep, slice(ep, now, deadline), &intr, gen), ctx);
+        r = sleep_once(ep, slice(ep, now, deadline), &intr, gen, done, ctx);
         if (!r && ep->calls && am__calls_check(ep))
             r = done(ep, 0, ctx);
         if (owed(ep))

@@ -32,6 +32,23 @@
  *                           token after its handler or on another thread
  *                           (-EINVAL), destroy while a thread waits (-EBUSY),
  *                           keep twice or reply after keep (-EALREADY)
+ *   stale_token_refused     a handler's token kept past its return and used
+ *                           in the next handler run, at the same stack depth
+ *                           (where the live token now lies): am_reply,
+ *                           am_token_keep -EINVAL, am_token_source UINT_MAX,
+ *                           am_token_ep NULL, while the live token works;
+ *                           owned and shared
+ *   calls_from_threads      CALL_THREADS threads make K calls each through
+ *                           one shared client endpoint (room for 8 calls at
+ *                           a time) to a server process: blocking, and
+ *                           started and then tested or waited, several
+ *                           outstanding per thread; every reply carries its
+ *                           request's args and data and reaches its own call
+ *                           (counted, none crossed); every 16th call goes to
+ *                           a handler parked until its caller has timed out:
+ *                           -ETIMEDOUT, and its late reply is counted by
+ *                           am_ep_late_replies, given to no other call; mpsc
+ *                           and per-sender kinds
  *
  * Threads are pinned to the two CPUs in turn and start behind a barrier;
  * helper processes are forked, pinned, die with the test process and report
@@ -39,6 +56,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -51,12 +69,14 @@
 
 #include "testutil.h"
 
-enum { H_MSG = 1, H_ASK, H_ANSWER, H_STOP };
+enum { H_MSG = 1, H_ASK, H_ANSWER, H_STOP, H_ECHO, H_PARK };
 
 #define SEND_THREADS 4
 #define SERVERS 2
 #define SENDER_PROCS 2
 #define MAX_N 20000
+#define CALL_THREADS 4
+#define MAX_K 1000 /* calls per thread */
 
 static char what[128];
 
@@ -80,6 +100,8 @@ struct shared {
     AO_t next[SEND_THREADS * SENDER_PROCS]; /* receiver: next seq expected */
     AO_t bad;                               /* out of order or garbled */
     uint8_t seen[SENDER_PROCS][MAX_N];      /* serving: runs per message */
+    AO_t timed_out[CALL_THREADS][MAX_K];    /* calls: the caller's -ETIMEDOUT came */
+    AO_t served;                            /* calls: requests the server ran */
     struct tu_errors err;
 };
 static struct shared *sh;
@@ -705,6 +727,324 @@ START_TEST(misuse_errors)
 }
 END_TEST
 
+/* ---- a stale token ------------------------------------------------------ */
+
+#define STALE_ROUNDS 20
+
+static am_token_t *stale;
+static int stale_bad, stale_runs;
+static AO_t answers;
+
+static void answer_count_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    (void)t, (void)a, (void)n, (void)d, (void)l;
+    AO_fetch_and_add1(&answers);
+}
+
+/* The first run keeps its token; the second uses it (stale: its handler has
+ * returned, and this run's token lies where it lay), then its own. */
+static void stale_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    (void)a, (void)n, (void)d, (void)l;
+    if (!stale) {
+        stale = t;
+        return;
+    }
+    am_kept_t *k;
+    int rc[4] = {am_reply(stale, H_ANSWER, NULL, 0), am_token_keep(stale, &k),
+                 am_token_source(stale) == UINT_MAX ? -EINVAL : 0,
+                 am_token_ep(stale) == NULL ? -EINVAL : 0};
+    for (int i = 0; i < 4; i++)
+        if (rc[i] != -EINVAL && stale_bad++ == 0)
+            tu_error(&sh->err, "a stale token's use %d gave %s", i, am_err_name(rc[i]));
+    if (am_reply(t, H_ANSWER, NULL, 0) != 0 && stale_bad++ == 0)
+        tu_error(&sh->err, "the live token's reply failed");
+    stale = NULL;
+    stale_runs++;
+}
+
+START_TEST(stale_token_refused)
+{
+    int shared = _i;
+    snprintf(what, sizeof what, "stale token, %s endpoint", shared ? "shared" : "owned");
+    tu_ep_name(sh->rx, sizeof sh->rx, "st", _i, 0);
+    am_ep_t *ep;
+    ck_assert_int_eq(am_ep_create(sh->rx, NULL, &ep), 0);
+    ck_assert_int_eq(am_ep_map(ep, 0, sh->rx), 0);
+    am_set_handler(ep, H_MSG, stale_h);
+    am_set_handler(ep, H_ANSWER, answer_count_h);
+    if (shared)
+        ck_assert_int_eq(am_ep_share(ep), 0);
+    stale = NULL, stale_bad = 0, stale_runs = 0;
+    AO_store(&answers, 0);
+    for (int r = 0; r < STALE_ROUNDS; r++)
+        for (int j = 0; j < 2; j++) { /* one run per poll, from one place */
+            ck_assert_int_eq(am_request(ep, 0, H_MSG, NULL, 0), 0);
+            ck_assert_int_ge(am_poll(ep), 1); /* and the last answer */
+        }
+    while (am_poll(ep) > 0) /* the answers */
+        ;
+    ck_assert_int_eq(am_ep_destroy(ep), 0);
+    tu_assert_no_errors(what, &sh->err);
+    ck_assert_msg(stale_runs == STALE_ROUNDS && stale_bad == 0, "%s: %d runs, %d bad", what,
+                  stale_runs, stale_bad);
+    ck_assert_msg(AO_load(&answers) == STALE_ROUNDS, "%s: %lu answers for %d live replies",
+                  what, (unsigned long)AO_load(&answers), STALE_ROUNDS);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* ---- calls from any thread of a shared endpoint -------------------------- */
+
+#define CALL_CAP 4096
+#define CALL_BATCH 3 /* calls a thread keeps outstanding at most */
+#define PARK_EVERY 16
+#define PARK_MS 100
+#define CALL_MS 60000 /* an ordinary call's deadline: never reached */
+
+/* Call k of thread i: args {i, k, key}, len bytes of pattern key; its reply
+ * echoes the args and the first reply_len bytes. */
+static uint32_t call_key(unsigned i, unsigned k)
+{
+    return i * 100003u + k;
+}
+
+static size_t call_len(unsigned k)
+{
+    static const size_t base[5] = {0, 1, 100, 9000, 2000},
+                        span[5] = {1, 64, 900, 500, 1000};
+    return base[k % 5] + k % span[k % 5];
+}
+
+static size_t reply_len(size_t len)
+{
+    return len < CALL_CAP / 2 ? len : CALL_CAP / 2;
+}
+
+static void echo_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    AO_fetch_and_add1(&sh->served);
+    int rc =
+        l ? am_reply_long(t, H_ECHO, d, reply_len(l), a, n) : am_reply(t, H_ECHO, a, n);
+    if (rc != 0)
+        tu_error(&sh->err, "server: reply: %s", am_strerror(rc));
+}
+
+/* Hold the reply until its caller has timed out (60 s at most): it comes
+ * late, for sure. */
+static void park_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    if (n != 3 || a[0] >= CALL_THREADS || a[1] >= MAX_K) {
+        tu_error(&sh->err, "server: garbled park call (n %d)", n);
+        return;
+    }
+    tu_wait_flag(&sh->timed_out[a[0]][a[1]], 1, 60);
+    echo_h(t, a, n, d, l);
+}
+
+static void call_server(void *arg)
+{
+    (void)arg;
+    struct am_ep_opts o = opts_of(&sh->k, 0);
+    am_ep_t *ep = create_or_die(sh->rx, &o);
+    am_set_handler(ep, H_ECHO, echo_h);
+    am_set_handler(ep, H_PARK, park_h);
+    AO_store_release(&sh->ready, 1);
+    while (!AO_load_acquire(&sh->done))
+        am_wait(ep, 50);
+    am_ep_destroy(ep);
+}
+
+struct call_slot {
+    am_call_t id;
+    unsigned k;
+    struct am_result res;
+    char buf[CALL_CAP];
+};
+
+struct caller {
+    unsigned long ok, bad, parks, parks_sent;
+    struct call_slot slot[CALL_BATCH];
+    unsigned head, n; /* outstanding: slot[head], ... n of them */
+    char data[9600];
+};
+static struct caller callers[CALL_THREADS];
+static am_ep_t *cl_ep;
+
+/* Did call k of thread i end with its own reply? */
+static void check_reply(struct caller *c, unsigned i, unsigned k, int rc,
+                        const struct am_result *res)
+{
+    uint32_t key = call_key(i, k);
+    size_t want = reply_len(call_len(k)), j = 0;
+    int args_ok = rc == 0 && res->nargs == 3 && res->args[0] == i && res->args[1] == k &&
+                  res->args[2] == key && res->len == want;
+    while (args_ok && j < want &&
+           ((unsigned char *)res->data)[j] == tu_pattern_byte(key, j))
+        j++;
+    if (args_ok && j == want) {
+        c->ok++;
+        return;
+    }
+    if (c->bad++ == 0)
+        tu_error(
+            &sh->err,
+            "thread %u call %u: %s, %d args (%u %u), %zu bytes of %zu, byte %zu differs", i,
+            k, am_err_name(rc), res->nargs, res->nargs > 1 ? res->args[0] : 0,
+            res->nargs > 1 ? res->args[1] : 0, res->len, want, j);
+}
+
+/* Fill the request of call k into c->data; its args into a. */
+static size_t request_of(struct caller *c, unsigned i, unsigned k, uint32_t a[3])
+{
+    size_t len = call_len(k);
+    a[0] = i, a[1] = k, a[2] = call_key(i, k);
+    tu_pattern(c->data, a[2], len);
+    return len;
+}
+
+/* End the oldest outstanding call: tested until it ends, or waited for. */
+static void finish_oldest(struct caller *c, unsigned i)
+{
+    struct call_slot *s = &c->slot[c->head];
+    double end = tu_now_s() + CALL_MS / 1000.0;
+    int rc;
+    if (s->k % 2)
+        while ((rc = am_call_test(cl_ep, s->id)) == -EINPROGRESS && tu_now_s() < end)
+            tu_yield();
+    else
+        while ((rc = am_call_wait(cl_ep, s->id, 1000)) == -EINPROGRESS && tu_now_s() < end)
+            ;
+    check_reply(c, i, s->k, rc, &s->res);
+    c->head = (c->head + 1) % CALL_BATCH;
+    c->n--;
+}
+
+static void started_call(struct caller *c, unsigned i, unsigned k)
+{
+    if (c->n == CALL_BATCH)
+        finish_oldest(c, i);
+    struct call_slot *s = &c->slot[(c->head + c->n) % CALL_BATCH];
+    uint32_t a[3];
+    size_t len = request_of(c, i, k, a);
+    s->k = k;
+    s->res = (struct am_result){.data = s->buf, .cap = CALL_CAP};
+    int rc = am_call_start(cl_ep, 0, H_ECHO, a, 3, c->data, len, &s->res, CALL_MS, &s->id);
+    if (rc != 0)
+        check_reply(c, i, k, rc, &s->res);
+    else
+        c->n++;
+}
+
+static void blocking_call(struct caller *c, unsigned i, unsigned k)
+{
+    uint32_t a[3];
+    size_t len = request_of(c, i, k, a);
+    static _Thread_local char buf[CALL_CAP];
+    struct am_result res = {.data = buf, .cap = CALL_CAP};
+    check_reply(c, i, k, am_call(cl_ep, 0, H_ECHO, a, 3, c->data, len, &res, CALL_MS),
+                &res);
+}
+
+/* A call to the parked handler: -ETIMEDOUT, from its start (it waited for
+ * a record and never went) or from its wait (it went: its reply comes late). */
+static void park_call(struct caller *c, unsigned i, unsigned k)
+{
+    uint32_t a[3];
+    request_of(c, i, k, a);
+    struct am_result res = {0};
+    am_call_t id;
+    int rc = am_call_start(cl_ep, 0, H_PARK, a, 3, NULL, 0, &res, PARK_MS, &id);
+    if (rc == 0) {
+        c->parks_sent++;
+        while ((rc = am_call_wait(cl_ep, id, -1)) == -EINPROGRESS)
+            ;
+    }
+    AO_store_release(&sh->timed_out[i][k], 1);
+    c->parks++;
+    if (rc != -ETIMEDOUT && c->bad++ == 0)
+        tu_error(&sh->err, "thread %u: parked call %u gave %s", i, k, am_err_name(rc));
+}
+
+static void *call_thread(void *arg)
+{
+    unsigned i = (unsigned)(intptr_t)arg;
+    struct caller *c = &callers[i];
+    pin_thread((int)i);
+    pthread_barrier_wait(&bar);
+    for (unsigned k = 0; k < sh->n; k++) {
+        if (k % PARK_EVERY == PARK_EVERY - 1) {
+            while (c->n)
+                finish_oldest(c, i);
+            park_call(c, i, k);
+        } else if (k % 3 == 0)
+            blocking_call(c, i, k);
+        else
+            started_call(c, i, k);
+        tu_widen(k * CALL_THREADS + i);
+    }
+    while (c->n)
+        finish_oldest(c, i);
+    return NULL;
+}
+
+/* Poll the client until `want` late replies have come (60 s at most). */
+static unsigned long late_replies(unsigned long want)
+{
+    double end = tu_now_s() + 60;
+    while (am_ep_late_replies(cl_ep) < want && tu_now_s() < end)
+        am_wait(cl_ep, 50);
+    return am_ep_late_replies(cl_ep);
+}
+
+START_TEST(calls_from_threads)
+{
+    sh->k = kinds[_i];
+    sh->n = 160 * (unsigned)tu_stress_factor();
+    if (sh->n > MAX_K)
+        sh->n = MAX_K;
+    snprintf(what, sizeof what, "%s/%s: %d threads call", sh->k.queue, sh->k.claim,
+             CALL_THREADS);
+    ep_name(sh->rx, "csrv", _i);
+    ep_name(sh->tx, "ccl", _i);
+    pid_t p = tu_spawn(call_server, NULL, 1);
+    ck_assert_msg(p > 0, "%s: fork", what);
+    tu_assert_flag(&sh->ready, 1, 20, "the server", what, &sh->err);
+    struct am_ep_opts o = opts_of(&sh->k, 8); /* room for 8 calls at a time */
+    ck_assert_int_eq(am_ep_create(sh->tx, &o, &cl_ep), 0);
+    ck_assert_int_eq(am_ep_map(cl_ep, 0, sh->rx), 0);
+    ck_assert_int_eq(am_ep_share(cl_ep), 0);
+    memset(callers, 0, sizeof callers);
+    pthread_t t[CALL_THREADS];
+    pthread_barrier_init(&bar, NULL, CALL_THREADS);
+    start_threads(t, CALL_THREADS, call_thread);
+    unsigned long ok = 0, bad = 0, parks = 0, sent = 0;
+    for (int i = 0; i < CALL_THREADS; i++) {
+        pthread_join(t[i], NULL);
+        ok += callers[i].ok, bad += callers[i].bad;
+        parks += callers[i].parks, sent += callers[i].parks_sent;
+    }
+    unsigned long late = late_replies(sent);
+    ck_assert_int_eq(am_call_test(cl_ep, 12345), -EINVAL);
+    AO_store_release(&sh->done, 1);
+    tu_assert_exit0(tu_reap(p, 30), "server", what, &sh->err);
+    ck_assert_int_eq(am_ep_destroy(cl_ep), 0);
+    tu_assert_no_errors(what, &sh->err);
+    unsigned long calls = CALL_THREADS * (unsigned long)sh->n;
+    ck_assert_msg(bad == 0 && ok + parks == calls,
+                  "%s: %lu of %lu calls got their own reply, %lu parked, %lu wrong", what,
+                  ok, calls - parks, parks, bad);
+    ck_assert_msg(late == sent, "%s: %lu late replies counted for %lu parked calls sent",
+                  what, late, sent);
+    ck_assert_msg(AO_load(&sh->served) == ok + sent, "%s: the server ran %lu of %lu", what,
+                  (unsigned long)AO_load(&sh->served), ok + sent);
+    if (getenv("SHMAM_VERBOSE"))
+        printf("%s: %lu calls, %lu parked (%lu sent, %lu late replies)\n", what, calls,
+               parks, sent, late);
+    tu_assert_clean(what);
+}
+END_TEST
+
 static Suite *threads_suite(void)
 {
     Suite *s = suite_create("threads");
@@ -724,6 +1064,10 @@ static Suite *threads_suite(void)
     tc = tu_tcase(s, "misuse", 60);
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, misuse_errors);
+    tcase_add_loop_test(tc, stale_token_refused, 0, 2);
+    tc = tu_tcase(s, "calls", 300);
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_loop_test(tc, calls_from_threads, 0, N_KINDS);
     return s;
 }
 

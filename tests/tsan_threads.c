@@ -797,6 +797,124 @@ static int run_share(void)
     return rc;
 }
 
+/* ---- calls from several threads of one shared endpoint ------------------- */
+
+/* CALL_THREADS threads make calls through one shared endpoint C to a shared
+ * server endpoint V that two threads serve; every CALL_PARK_EVERY-th call
+ * goes to a handler that holds its reply until its caller has timed out.
+ * What TSan checks: the call records under calls_mu (a reply taken by any
+ * thread's poll, timeouts, the limit's waits), the wake-up of a waiter whose
+ * call another thread ended, and the server's replies into the callers'
+ * rooms from two threads.  Counts: every call gets its own reply or
+ * -ETIMEDOUT, and every late reply is counted. */
+#define CALL_THREADS 3
+#define CALL_N 300
+#define CALL_PARK_EVERY 25
+
+struct call_run {
+    am_ep_t *v, *c;
+    AO_t ok, parks, sent, stop, failed;
+    AO_t timed_out[CALL_THREADS][CALL_N];
+};
+static struct call_run cr;
+
+static void call_echo(am_token_t *tok, const uint32_t *a, int n, void *d, size_t len)
+{
+    if (am_reply_long(tok, 1, d, len, a, n) != 0)
+        AO_store(&cr.failed, 1);
+}
+
+static void call_park(am_token_t *tok, const uint32_t *a, int n, void *d, size_t len)
+{
+    if (n != 2 || a[0] >= CALL_THREADS || a[1] >= CALL_N) {
+        AO_store(&cr.failed, 1);
+        return;
+    }
+    while (!AO_load_acquire(&cr.timed_out[a[0]][a[1]]))
+        sched_yield();
+    call_echo(tok, a, n, d, len);
+}
+
+static void *call_server(void *arg)
+{
+    while (!AO_load(&cr.stop))
+        if (am_wait(cr.v, 20) < 0)
+            AO_store(&cr.failed, 1);
+    return NULL;
+}
+
+static void *call_caller(void *arg)
+{
+    uint32_t i = (uint32_t)(uintptr_t)arg;
+    char data[200], back[200];
+    for (uint32_t k = 0; k < CALL_N; k++) {
+        uint32_t a[2] = {i, k};
+        size_t len = k % 200;
+        memset(data, (int)(i * 31 + k), len);
+        struct am_result res = {.data = back, .cap = sizeof back};
+        if (k % CALL_PARK_EVERY == CALL_PARK_EVERY - 1) {
+            am_call_t id;
+            int rc = am_call_start(cr.c, 0, 2, a, 2, NULL, 0, &res, 20, &id);
+            if (rc == 0) {
+                AO_fetch_and_add1(&cr.sent);
+                while ((rc = am_call_wait(cr.c, id, -1)) == -EINPROGRESS)
+                    ;
+            }
+            AO_store_release(&cr.timed_out[i][k], 1);
+            AO_fetch_and_add1(&cr.parks);
+            if (rc != -ETIMEDOUT)
+                AO_store(&cr.failed, 1);
+            continue;
+        }
+        int rc = am_call(cr.c, 0, 1, a, 2, data, len, &res, 60000);
+        if (rc != 0 || res.nargs != 2 || res.args[0] != i || res.args[1] != k ||
+            res.len != len || memcmp(back, data, len) != 0)
+            AO_store(&cr.failed, 1);
+        else
+            AO_fetch_and_add1(&cr.ok);
+    }
+    return NULL;
+}
+
+static int run_calls(void)
+{
+    char v[40], c[40];
+    snprintf(v, sizeof v, "tsan-call-v-%ld", (long)getpid());
+    snprintf(c, sizeof c, "tsan-call-c-%ld", (long)getpid());
+    struct am_ep_opts o = {.packets = 4};
+    if (am_ep_create(v, &o, &cr.v) != 0 || am_ep_create(c, &o, &cr.c) != 0 ||
+        am_set_handler(cr.v, 1, call_echo) != 0 ||
+        am_set_handler(cr.v, 2, call_park) != 0 || am_ep_map(cr.c, 0, v) != 0 ||
+        am_ep_share(cr.v) != 0 || am_ep_share(cr.c) != 0) {
+        printf("tsan_threads: calls    setup failed\n");
+        return 1;
+    }
+    pthread_t callers[CALL_THREADS], srv[2];
+    for (uintptr_t i = 0; i < 2; i++)
+        pthread_create(&srv[i], NULL, call_server, NULL);
+    for (uintptr_t i = 0; i < CALL_THREADS; i++)
+        pthread_create(&callers[i], NULL, call_caller, (void *)i);
+    for (int i = 0; i < CALL_THREADS; i++)
+        pthread_join(callers[i], NULL);
+    for (int t = 0; t < 3000 && am_ep_late_replies(cr.c) < AO_load(&cr.sent); t++)
+        am_wait(cr.c, 10);
+    AO_store(&cr.stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(srv[i], NULL);
+    unsigned long late = am_ep_late_replies(cr.c);
+    am_ep_destroy(cr.c);
+    am_ep_destroy(cr.v);
+    unsigned long total = CALL_THREADS * CALL_N;
+    int rc = AO_load(&cr.failed) || AO_load(&cr.ok) + AO_load(&cr.parks) != total ||
+             late != AO_load(&cr.sent);
+    printf("tsan_threads: calls    %d calling and 2 serving threads: %lu of %lu replies, "
+           "%lu timed out, %lu of %lu late replies: %s\n",
+           CALL_THREADS, (unsigned long)AO_load(&cr.ok), total - AO_load(&cr.parks),
+           (unsigned long)AO_load(&cr.parks), late, (unsigned long)AO_load(&cr.sent),
+           rc ? "FAIL" : "ok");
+    return rc;
+}
+
 /* ---- the table of suites ------------------------------------------------- */
 
 static const struct suite {
@@ -805,6 +923,7 @@ static const struct suite {
 } suites[] = {
     {"locks", run_locks}, {"queues", run_queues}, {"channels", run_chans},
     {"heap", run_heap},   {"wait", run_wait},     {"share", run_share},
+    {"calls", run_calls},
 };
 
 int main(void)

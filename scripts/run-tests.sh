@@ -25,13 +25,21 @@ TU_PIDS_FILE=$(mktemp "${TMPDIR:-/tmp}/shmam-test-pids.XXXXXX") || exit 1
 export TU_PIDS_FILE
 trap 'rm -f "$TU_PIDS_FILE"' EXIT
 passed=0 failed=0 broken="" stat=""
+# elapsed T0 T1: the seconds between two `date +%s%N` readings, to 0.1 s.
+elapsed() {
+    awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'
+}
 for arg in "$@"; do
     t=${arg#*:} kind=""
     [ "$t" != "$arg" ] && kind=${arg%%:*}
     echo "== $t${kind:+ (SHMAM_QUEUE=$kind)}"
     [ -z "$stat" ] && stat="$(dirname "$(dirname "$t")")/bin/shmamstat"
+    t0=$(date +%s%N)
     out=$(if [ -n "$kind" ]; then SHMAM_QUEUE=$kind "$t"; else "$t"; fi 2>&1); rc=$?
+    t1=$(date +%s%N)
     printf '%s\n' "$out"
+    # one line per suite: its wall time (scripts/flake.sh and make check-times read it)
+    echo "== ${t##*/}${kind:+ ($kind)}: $(elapsed "$t0" "$t1") s"
     line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: [0-9]+' | tail -n 1)
     if [ -z "$line" ]; then
         broken="$broken $t"; failed=$((failed + 1)); continue

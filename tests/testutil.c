@@ -410,9 +410,11 @@ static int posix_leftovers(const char *prefix, int remove, char *first, size_t n
     return found;
 }
 
-/* The System V half, likewise: every segment of this user is attached
- * read-only, and an endpoint header with the magic and a name starting with
- * `prefix` counts. */
+/* The System V half, likewise: every segment of this user that is not marked
+ * for removal is attached read-only, and an endpoint header with the magic
+ * and a name starting with `prefix` counts.  A marked one has lost its name
+ * and lives on only while a process is attached, which may be another
+ * program reading every segment just then (shmamstat, this very check). */
 static int sysv_leftovers(const char *prefix, int remove, char *first, size_t n, int found)
 {
     size_t pl = strlen(prefix);
@@ -423,7 +425,7 @@ static int sysv_leftovers(const char *prefix, int remove, char *first, size_t n,
         struct shmid_ds ds;
         int id = shmctl(i, SHM_STAT, &ds);
 
-        if (id < 0 || ds.shm_perm.uid != geteuid() ||
+        if (id < 0 || ds.shm_perm.uid != geteuid() || (ds.shm_perm.mode & SHM_DEST) ||
             ds.shm_segsz < sizeof(struct am_seg_header))
             continue;
         const struct am_seg_header *h = shmat(id, NULL, SHM_RDONLY);

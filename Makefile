@@ -197,6 +197,12 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(BENCH_COMMON_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lm
 
+# rpcbench: its transports (bench/rpc/*.c) beside it; ZeroMQ for it alone.
+RPC_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard bench/rpc/*.c))
+$(B)/bench/rpcbench: $(B)/obj/bench/rpcbench.o $(RPC_OBJ) $(BENCH_COMMON_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lzmq -lm
+
 # heapbench's baseline, Boost.Interprocess (C++, header-only).
 $(B)/bench/heap_boost: bench/heap_boost.cpp bench/common/heapmix.h bench/common/place.h
 	@mkdir -p $(@D)

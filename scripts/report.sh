@@ -16,7 +16,7 @@
 #                  columns (and the per-sender channel kinds beside the claim
 #                  algorithms), one-way bandwidth 64 B .. 4 MB against MPICH and
 #                  a raw floor, locks, per-sender channels or shared queues
-#                  (pollcost), applications, clusters of SMPs (the hybrid
+#                  (pollcost), RPC (rpcbench), applications, clusters of SMPs (the hybrid
 #                  transport of libshmam-mpi within and between nodes, beside
 #                  shared memory alone and MPI), targets, the figures' own
 #                  consistency (LogP's relations), and how our numbers
@@ -85,6 +85,7 @@ quick)
     POLL_ARGS="--quick --rounds 5"
     CLUMPS_ARGS="--rounds 7"
     PYRPC_ARGS="--rounds 7 --iters 3000 --inflight-calls 10000"
+    RPC_ARGS="--iters 2000 --rounds 5"
     TIMEOUT=${TIMEOUT:-300}
     ;;
 paper)
@@ -104,6 +105,7 @@ paper)
     POLL_ARGS="--rounds 11"
     CLUMPS_ARGS="--iters 300000 --rounds 11 --bytes 134217728 --max-msgs 50000"
     PYRPC_ARGS="--rounds 11 --iters 20000 --inflight-calls 50000"
+    RPC_ARGS="--iters 10000 --rounds 11"
     TIMEOUT=${TIMEOUT:-1800}
     ;;
 *)
@@ -197,6 +199,7 @@ plots() {
         echo "plot locks failed" >>"$LOG"
     gnuplot -e "dir='$OUT'" $R/locks_queue.gp >>"$LOG" 2>&1 ||
         echo "plot locks_queue failed" >>"$LOG"
+    gnuplot -e "dir='$OUT'" $R/rpc.gp >>"$LOG" 2>&1 || echo "plot rpc failed" >>"$LOG"
 }
 
 HEADER=$($ROWS header) || exit 1
@@ -279,6 +282,11 @@ measure() {
         env SHMAM_NODE_SIZE=2 timeout -k 10 $TIMEOUT mpiexec -n 3 -bind-to $CLUMPS_BIND \
         $B/bench/clumps $CLUMPS_ARGS
 
+    # RPC: shmam's calls beside Unix sockets, a pipe pair, ZeroMQ and two floors
+    # (a shared ring woken by eventfd, and spun on), client and server pinned.
+    step rpcbench "rpcbench (calls, sockets, pipe, ZeroMQ, rings)" $B/bench/rpcbench \
+        timeout -k 10 $TIMEOUT $B/bench/rpcbench --timeout $TIMEOUT $RPC_ARGS
+
     # Python (python/): shmam's package beside multiprocessing.connection and pyzmq,
     # Debian's interpreter, this build's shared library.
     step pyrpc "pyrpc (Python: shmam, multiprocessing.connection, pyzmq)" /usr/bin/python3 \
@@ -303,7 +311,7 @@ say "shmam measurement suite, $SCALE scale, into $OUT/"
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp loggp mpi_loggp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost clumps pyrpc; do
+    for f in rtt logp loggp mpi_loggp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost clumps pyrpc rpcbench; do
         [ -f "$OUT/$f.csv" ] && $ROWS check "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && $ROWS apps "$OUT/apps.csv"
@@ -318,7 +326,7 @@ plots
 ELAPSED=$(($(date +%s) - T0))
 # The run's record, for report.py (the one writer of report.md).
 [ -n "${REPORT_ONLY:-}" ] && [ -s "$OUT/run.txt" ] || for v in SCALE ELAPSED CLUMPS_BIND RTT_ARGS LOGP_ARGS LOGGP_ARGS LOGGP_SELF_ARGS MPI_LOGGP_ARGS PINGPONG_ARGS BW_ARGS STRESS_ARGS \
-    MPI_STRESS_ARGS DEMO_ARGS LOCK_ARGS HEAP_ARGS SPSC_ARGS POLL_ARGS CLUMPS_ARGS PYRPC_ARGS; do
+    MPI_STRESS_ARGS DEMO_ARGS LOCK_ARGS HEAP_ARGS SPSC_ARGS POLL_ARGS CLUMPS_ARGS PYRPC_ARGS RPC_ARGS; do
     eval "echo \"$v=\$$v\""
 done >"$OUT/run.txt"
 py report "$OUT" 2>>"$LOG" || fail "report" "report.py could not write report.md"

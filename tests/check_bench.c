@@ -6,7 +6,7 @@
  *
  * For each program (rtt, logp, loggp and its self-check, bw, stress with 1 and 3
  * writers, demo_many, lockbench, pollcost, mpi_pingpong, mpi_bw, mpi_stress,
- * mpi_loggp), with two claim algorithms where it
+ * mpi_loggp, rpcbench), with two claim algorithms where it
  * takes one (and a per-sender queue kind beside them in rtt and stress), the
  * test checks that every line is a header, a comment or a well-formed row (the
  * schema's one parser says so: scripts/report/rows.py check, whose split rows
@@ -1035,6 +1035,78 @@ START_TEST(test_mpi_stress)
 }
 END_TEST
 
+/* rpcbench --quick: every transport's four figures with the counts asked
+ * for, and every in-run ratio within what the spreads of the figures it
+ * divides allow; the throughput's over the fastest alternative of each round
+ * (sockets, pipe, ZeroMQ: never a floor) within what their spreads allow. */
+static const char *const rpc_impls[] = {"call",           "call_poll", "unix_stream",
+                                        "unix_seqpacket", "pipe",      "zmq_ipc",
+                                        "eventfd_ring",   "spin_ring"};
+static const char *const rpc_alts[] = {"unix_stream", "unix_seqpacket", "pipe", "zmq_ipc"};
+
+static void rpc_over_best_alt(int n, const char *impl, const char *what)
+{
+    double alo, ahi, blo, bhi, qlo, qhi, maxlo = 0, maxhi = 0;
+    fig(need_row(n, impl, "tput_32", what), &alo, &ahi);
+    for (int k = 0; k < 4; k++) {
+        fig(need_row(n, rpc_alts[k], "tput_32", what), &blo, &bhi);
+        maxlo = blo > maxlo ? blo : maxlo, maxhi = bhi > maxhi ? bhi : maxhi;
+    }
+    double q = fig(need_row(n, impl, "tput_vs_best_alt", what), &qlo, &qhi);
+    ck_assert_msg(maxlo > 0 && q >= 0.99 * alo / maxhi && q <= 1.01 * ahi / maxlo,
+                  "%s: %s: tput_vs_best_alt %.3f outside [%.3f, %.3f] that the "
+                  "alternatives' best allows",
+                  what, impl, q, alo / maxhi, ahi / maxlo);
+}
+
+START_TEST(test_rpcbench)
+{
+    char prog[PATH_MAX];
+    const char *what = "rpcbench --quick";
+    if (!built(prog, "rpcbench"))
+        return;
+    const char *argv[] = {prog, "--quick", "--timeout", RUN_LIMIT_S, "--header", NULL};
+    struct expect e = {.bench = "rpcbench",
+                       .impl = "call call_poll unix_stream unix_seqpacket pipe zmq_ipc "
+                               "eventfd_ring spin_ring",
+                       .procs = 2,
+                       .pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0,
+                       .iters = 900, /* --quick: 300 round trips, 3 rounds */
+                       .iters_of = "rtt_8B",
+                       .known = "rtt_8B tput_32 echo_4KB echo_64KB rtt_vs_unix_stream "
+                                "echo_4KB_vs_unix_stream echo_64KB_vs_unix_stream "
+                                "rtt_vs_eventfd_ring rtt_vs_call_poll rtt_vs_spin_ring "
+                                "tput_vs_best_alt",
+                       .needed = "rtt_8B tput_32 echo_4KB echo_64KB"};
+    int n = run_and_check(argv, &e, what);
+    ck_assert_msg(n == 8 * 4 + 8, "%s: %d rows, not 40", what, n);
+    static const struct {
+        const char *metric;
+        long iters;
+    } figs[] = {{"rtt_8B", 900}, {"tput_32", 3600}, {"echo_4KB", 450}, {"echo_64KB", 111}};
+    for (int k = 0; k < 8; k++)
+        for (int t = 0; t < 4; t++)
+            ck_assert_msg(atol(need_row(n, rpc_impls[k], figs[t].metric, what)->f[5]) ==
+                              figs[t].iters,
+                          "%s: %s %s: iters not %ld", what, rpc_impls[k], figs[t].metric,
+                          figs[t].iters);
+    ratio_within(n, "call", "rtt_vs_unix_stream", "call", "rtt_8B", "unix_stream", "rtt_8B",
+                 what);
+    ratio_within(n, "call", "echo_4KB_vs_unix_stream", "call", "echo_4KB", "unix_stream",
+                 "echo_4KB", what);
+    ratio_within(n, "call", "echo_64KB_vs_unix_stream", "call", "echo_64KB", "unix_stream",
+                 "echo_64KB", what);
+    ratio_within(n, "call", "rtt_vs_eventfd_ring", "call", "rtt_8B", "eventfd_ring",
+                 "rtt_8B", what);
+    ratio_within(n, "call", "rtt_vs_call_poll", "call", "rtt_8B", "call_poll", "rtt_8B",
+                 what);
+    ratio_within(n, "call_poll", "rtt_vs_spin_ring", "call_poll", "rtt_8B", "spin_ring",
+                 "rtt_8B", what);
+    rpc_over_best_alt(n, "call", what);
+    rpc_over_best_alt(n, "call_poll", what);
+}
+END_TEST
+
 static Suite *bench_suite(void)
 {
     Suite *s = suite_create("bench");
@@ -1058,6 +1130,7 @@ static Suite *bench_suite(void)
         {"mpi_bw", test_mpi_bw, 1},
         {"mpi_stress", test_mpi_stress, 2},
         {"mpi_loggp", test_mpi_loggp, 1},
+        {"rpcbench", test_rpcbench, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

@@ -9,12 +9,13 @@ all.csv and paper.toml: the one program that writes report.md.
     report.py ALL_CSV PAPER_TOML spsc       the SPSC rings against Boost.Lockfree and ck
     report.py ALL_CSV PAPER_TOML channels   per-sender channels or shared queues
     report.py ALL_CSV PAPER_TOML clumps     clusters of SMPs: the hybrid transport
+    report.py ALL_CSV PAPER_TOML rpc        calls against sockets, a pipe, ZeroMQ, rings
     report.py ALL_CSV PAPER_TOML targets    shmam's targets, judged
     report.py ALL_CSV PAPER_TOML findings   the paper's conclusions, judged
     report.py ALL_CSV PAPER_TOML consistency    the figures' own relations, judged
     report.py ALL_CSV PAPER_TOML bench-check    all of them; exit 1 if one fails
                                                 or has no numbers (make bench-check)
-    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat,
+    report.py ALL_CSV PAPER_TOML plotdata DIR   logp.dat stress.dat bw.dat oneway.dat locks.dat rpc.dat,
                                                 loggp_*.dat and the LogGOPSim files
                                                 DIR/loggp/*.txt (loggp.py)
     report.py ALL_CSV PAPER_TOML report DIR     DIR/report.md, every section, the one
@@ -345,6 +346,35 @@ class Report:
                           cell(g("rtt_ns")),
                           "1" if k == "boost" else cell(g(f"{k}_rtt_vs_boost"))])
         return table(["ring", "ns / item", "/ Boost", "round trip, ns", "/ Boost"], lines)
+
+    # ---- RPC (bench/rpcbench) ----
+    RPC_TESTS = (("rtt_8B", "8-byte round trip, µs", 1.0),
+                 ("tput_32", "32 in flight, 10³ calls/s", 1e-3),
+                 ("echo_4KB", "4 KB echo, µs", 1.0),
+                 ("echo_64KB", "64 KB echo, µs", 1.0))
+    RPC_RATIOS = (("call", "rtt_vs_unix_stream", "blocking call / Unix stream socket, 8-byte round trip"),
+                  ("call", "echo_4KB_vs_unix_stream", "blocking call / Unix stream socket, 4 KB echo"),
+                  ("call", "echo_64KB_vs_unix_stream", "blocking call / Unix stream socket, 64 KB echo"),
+                  ("call", "tput_vs_best_alt", "blocking calls / the fastest alternative, 32 in flight"),
+                  ("call_poll", "tput_vs_best_alt", "polling calls / the fastest alternative, 32 in flight"),
+                  ("call", "rtt_vs_eventfd_ring", "blocking call / eventfd-ring floor, 8-byte round trip"),
+                  ("call_poll", "rtt_vs_spin_ring", "polling call / spin-ring floor, 8-byte round trip"),
+                  ("call", "rtt_vs_call_poll", "blocking call / polling call, 8-byte round trip"))
+
+    def rpc(self):
+        """rpcbench: every transport's four figures, the in-run ratios, and
+        the RPC targets judged."""
+        impls = self.rows.impls.get("rpcbench", [])
+        if not impls:
+            return "(not measured)"
+        lines = [[i] + [cell(self.get("rpcbench", i, m), k) for m, _, k in self.RPC_TESTS]
+                 for i in impls]
+        ratios = [[text, cell(self.get("rpcbench", i, m))] for i, m, text in self.RPC_RATIOS]
+        targets = [t for t in self.paper["target"] if t.get("section") == "rpc"]
+        return (table(["transport"] + [t for _, t, _ in self.RPC_TESTS], lines) + "\n\n"
+                + "In-run ratios (per-round quotients):\n\n" + table(["ratio", ""], ratios)
+                + "\n\nThe targets (also under Targets):\n\n"
+                + "\n".join(self.target_line(t) for t in targets))
 
     # ---- Python (python/bench/pyrpc.py) ----
     def python(self):
@@ -773,6 +803,11 @@ class Report:
                 f.write(f"{p} " + " ".join(
                     "-" if (x := self.get("lockbench", i, "acq_per_s", p)) is None else repr(x.value / 1e6)
                     for i in impls) + "\n")
+        with open(f"{d}/rpc.dat", "w") as f:  # rpc.gp: one line per transport
+            f.write("transport " + " ".join(m for m, _, _ in self.RPC_TESTS) + "\n")
+            for i in self.rows.impls.get("rpcbench", []):
+                f.write(i + " " + " ".join(v(self.get("rpcbench", i, m)) for m, _, _ in self.RPC_TESTS)
+                        + "\n")
         loggp.plotdata(self.rows, d)
         loggp.write_params(self.rows, d, os.path.basename(os.path.normpath(d)))
 
@@ -875,7 +910,7 @@ def whole(r, out):
       f"`{a('MPI_STRESS_ARGS')}`; demo_many `{a('DEMO_ARGS')}`; lockbench `{a('LOCK_ARGS')}`; "
       f"heapbench `{a('HEAP_ARGS', '(defaults)')}`; spscbench `{a('SPSC_ARGS', '(defaults)')}`; "
       f"pollcost `{a('POLL_ARGS', '(defaults)')}`; loggp `{a('LOGGP_ARGS')}`, mpi_loggp "
-      f"`{a('MPI_LOGGP_ARGS')}`; clumps `{a('CLUMPS_ARGS')}`; applications "
+      f"`{a('MPI_LOGGP_ARGS')}`; clumps `{a('CLUMPS_ARGS')}`; rpcbench `{a('RPC_ARGS')}`; applications "
       f"at SCALE={a('SCALE')}).")
     if failed:
         p("**Failures** (see `log.txt`):\n\n" + "\n".join(f"- {l}" for l in failed))
@@ -980,6 +1015,19 @@ def whole(r, out):
       "the handler copying every message out: one copy more). A credit every 16 "
       "messages, at most 64 beyond it (one-copy at 4 MB: 16 region slots, a credit "
       "every 4).\n\n" + r.clumps() + "\n")
+    p("## RPC\n\n"
+      "shmam's calls beside what an RPC user would pick instead (`rpcbench "
+      f"{a('RPC_ARGS', '(defaults)')}`, bench/README.md): one echo server process on one CPU, "
+      "its client on the other, each transport in every round, ABBA. *call*: an anonymous "
+      "client endpoint's `am_call` (in flight: `am_call_start` + `am_call_wait`) against a "
+      "server in `am_wait`; *call_poll*: `am_call_start` + `am_call_test` against a server "
+      "in `am_poll`; *unix_stream*, *unix_seqpacket*: a socket pair (a header and the data, "
+      "one `writev`); *pipe*: a pipe pair; *zmq_ipc*: ZeroMQ DEALER/ROUTER over `ipc://`; "
+      "*eventfd_ring*, the blocking floor: a shared ring per direction and an eventfd "
+      "written per message; *spin_ring*, the polling floor: the same rings spun on. The "
+      "alternatives for the throughput ratio are the sockets, the pipe and ZeroMQ, not "
+      "the floors.\n\n" + r.rpc() + "\n\n" + img(out, "rpc.png", "RPC: round trip and echoes "
+      "per transport") + "\n")
     p("## Python\n\n"
       "The `shmam` package (`python/`, Debian's `/usr/bin/python3` with `python3-cffi`) "
       "beside `multiprocessing.connection` over a `Pipe` (*mp_pipe*) and a Unix-socket "
@@ -1045,7 +1093,7 @@ def main(argv):
         print(text)
         return 1 if bad else 0
     elif what in ("table1", "table2", "locks", "delivery", "targets", "findings", "oneway",
-                  "floors", "heap", "spsc", "channels", "clumps", "consistency"):
+                  "floors", "heap", "spsc", "channels", "clumps", "consistency", "rpc"):
         print(getattr(r, what)())
     else:
         print(f"report.py: unknown section {what}", file=sys.stderr)

@@ -790,11 +790,14 @@ static int posix_make_anon(size_t size, struct am_segment *s)
 
 /* A killed creator's anonymous System V segment: made (key IPC_PRIVATE, a
  * size of whole pages and a trailer, as every endpoint's), never marked for
- * removal, attached by nobody, its trailer blank (seal marks before it
- * writes), and its creator gone.  Nobody can reach it: its address was never
- * given out.  Removed by every make_anon of this user, so such debris lasts
- * until the next anonymous System V endpoint is made.  (A creator pid reused
- * since reads as alive: that debris waits for the next.) */
+ * removal, its trailer blank (seal marks before it writes), and its creator
+ * gone.  Nobody can reach it: its address was never given out.  Marked for
+ * removal by every make_anon of this user, so such debris lasts until the
+ * next anonymous System V endpoint is made.  It is marked even while
+ * attached: only a probe can be (another sweep, shmamstat, any program that
+ * reads every segment), and a probe's moment must not let debris outlive
+ * this sweep; the segment then vanishes with the probe's detach.  (A creator
+ * pid reused since reads as alive: that debris waits for the next.) */
 static void sysv_sweep_anon(void)
 {
     struct shm_info info;
@@ -805,8 +808,8 @@ static void sysv_sweep_anon(void)
         char tag[SYSV_TAG];
         int id = shmctl(i, SHM_STAT, &ds);
         if (id < 0 || ds.shm_perm.__key != IPC_PRIVATE || !sysv_ours(&ds) ||
-            sysv_removed(&ds) || ds.shm_nattch != 0 ||
-            ds.shm_segsz % (size_t)page != SYSV_TAG || !creator_gone(&ds))
+            sysv_removed(&ds) || ds.shm_segsz % (size_t)page != SYSV_TAG ||
+            !creator_gone(&ds))
             continue;
         const char *p = shmat(id, NULL, SHM_RDONLY);
         if (p == (const void *)-1)

@@ -49,6 +49,7 @@ echo "flake: $bad_runs of $n run(s) failed; failures per test (runs):"
 # the suite is the last "== BINARY [(SHMAM_QUEUE=KIND)]" line before it.
 for f in "$logs"/run*.txt; do
     awk '
+        /^== .*: [0-9.]+ s$/ { next }
         /^== / { suite = $2; sub(/.*\//, "", suite); if (NF > 2) suite = suite " " $3; next }
         /^[^ ]*:[0-9]+:[FE]:/ {
             split($0, p, ":"); key = suite ":" p[4] ":" p[5]

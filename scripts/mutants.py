@@ -15,6 +15,7 @@ consecutive lines to find ("- ", leading blanks ignored), then the lines to
 put in their place ("+ ").  `scripts/mutants.py --list` only checks that each
 applies.
 """
+import ctypes
 import os
 import re
 import shutil
@@ -28,6 +29,89 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A mutated test that runs 3x as long as the unmutated one, plus a minute, is
 # taken as hung (caught): a break that makes a bounded wait endless.
 HUNG_FACTOR, HUNG_SLACK_S = 3, 60
+
+
+IPC_RMID = 0
+SHM_DEST = 0o1000
+
+
+def sysv_segments():
+    """shmid -> (creator pid, attaches, marked for removal), from the kernel's
+    table (this IPC namespace)."""
+    segs = {}
+    try:
+        with open("/proc/sysvipc/shm") as f:
+            next(f)
+            for line in f:
+                w = line.split()
+                segs[int(w[1])] = (int(w[4]), int(w[6]), int(w[2], 8) & SHM_DEST != 0)
+    except OSError:
+        pass
+    return segs
+
+
+def dev_shm_files():
+    """(name, inode) of every file in /dev/shm."""
+    try:
+        with os.scandir("/dev/shm") as d:
+            return {(e.name, e.inode()) for e in d if e.is_file(follow_symlinks=False)}
+    except OSError:
+        return set()
+
+
+def segments():
+    """What a run may leave: the System V ids and the /dev/shm files."""
+    return set(sysv_segments()), dev_shm_files()
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with open("/proc/%d/stat" % pid) as f:  # a zombie is gone
+        return f.read().rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
+
+
+def dev_shm_in_use():
+    """Inodes of /dev/shm files that some process maps or holds open."""
+    used = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/maps" % pid) as f:
+                for line in f:
+                    w = line.split(None, 5)
+                    if len(w) == 6 and w[5].startswith("/dev/shm/"):
+                        used.add(int(w[4]))
+            for fd in os.listdir("/proc/%s/fd" % pid):
+                link = os.readlink("/proc/%s/fd/%s" % (pid, fd))
+                if link.startswith("/dev/shm/"):
+                    used.add(os.stat("/proc/%s/fd/%s" % (pid, fd)).st_ino)
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+    return used
+
+
+def remove_new(before):
+    """Removes the segments that appeared since `before` (segments()) and that
+    nobody uses; returns how many."""
+    ids, files = before
+    libc = ctypes.CDLL(None, use_errno=True)
+    n = 0
+    for shmid, (cpid, nattch, dest) in sysv_segments().items():
+        if shmid not in ids and not dest and nattch == 0 and not alive(cpid):
+            n += libc.shmctl(shmid, IPC_RMID, None) == 0
+    used = dev_shm_in_use()
+    for name, ino in dev_shm_files() - files:
+        if ino not in used:
+            try:
+                os.unlink(os.path.join("/dev/shm", name))
+                n += 1
+            except OSError:
+                pass
+    return n
 
 
 def read_index():
@@ -85,8 +169,16 @@ def build(tree, suite):
 
 
 def run(tree, suite, case, timeout_s=None):
-    """(passed, why, seconds): passed is None if no test has that name.  The
-    test runs in a process group of its own, killed whole if it hangs."""
+    """(passed, why, seconds, left): passed is None if no test has that name;
+    left counts the segments the run left, now removed (remove_new)."""
+    before = segments()
+    passed, why, took = run_test(tree, suite, case, timeout_s)
+    return passed, why, took, remove_new(before)
+
+
+def run_test(tree, suite, case, timeout_s):
+    """(passed, why, seconds) of one test, run in a process group of its own,
+    killed whole if it hangs."""
     env = dict(os.environ, SHMAM_TEST=case)
     t0 = time.time()
     p = subprocess.Popen([os.path.join(tree, "build", "tests", suite)], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -123,6 +215,7 @@ def main(argv):
         return check_list(index, mutants)
     if argv:
         mutants = [m for m in mutants if m[0] in argv]
+    start = segments()
     tree = tempfile.mkdtemp(prefix="shmam-mutants.")
     shutil.copytree(TOP, tree, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git", "build", "build-*", "results"))
     bad = 0
@@ -136,8 +229,8 @@ def main(argv):
         suite, case = index[promise]
         if (suite, case) not in baseline:
             ok, err = build(tree, suite)
-            baseline[(suite, case)] = run(tree, suite, case) if ok else (False, err[-300:], 0)
-        passed, why, took = baseline[(suite, case)]
+            baseline[(suite, case)] = run(tree, suite, case) if ok else (False, err[-300:], 0, 0)
+        passed, why, took, _ = baseline[(suite, case)]
         if not passed:
             print("%-28s CANNOT JUDGE: %s:%s fails unmutated (%s)" % (name, suite, case, why))
             bad += 1
@@ -150,15 +243,19 @@ def main(argv):
         t0 = time.time()
         ok, err = build(tree, suite)
         limit = HUNG_FACTOR * took + HUNG_SLACK_S
-        passed, why, _ = run(tree, suite, case, limit) if ok else (False, "does not build", 0)
+        passed, why, _, left = run(tree, suite, case, limit) if ok else (False, "does not build", 0, 0)
         with open(os.path.join(tree, path), "w") as f:
             f.write(text)
         verdict = "caught" if passed is False else "MISSED"
         bad += verdict != "caught"
-        print("%-28s %-7s %-9s %s:%s (%.0f s) %s" % (name, verdict, promise, suite, case, time.time() - t0, why if verdict != "caught" else ""))
+        note = (why if verdict != "caught" else "") + (" (%d segments left, removed)" % left if left else "")
+        print("%-28s %-7s %-9s %s:%s (%.0f s) %s" % (name, verdict, promise, suite, case, time.time() - t0, note))
         sys.stdout.flush()
     build(tree, "check_abi")  # leave the scratch tree as it was, then remove it
     shutil.rmtree(tree, ignore_errors=True)
+    left = remove_new(start)  # a run's that were still in use just after it
+    if left:
+        print("mutants: %d more segment(s) left by the runs, removed" % left)
     print("mutants: %d of %d caught" % (len(mutants) - bad, len(mutants)))
     return 1 if bad else 0
 

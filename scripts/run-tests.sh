@@ -23,15 +23,34 @@ export CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-120}"
 unset SHMAM_JOB_PREFIX
 TU_PIDS_FILE=$(mktemp "${TMPDIR:-/tmp}/shmam-test-pids.XXXXXX") || exit 1
 export TU_PIDS_FILE
-trap 'rm -f "$TU_PIDS_FILE"' EXIT
 passed=0 failed=0 broken="" stat=""
+# elapsed T0 T1: the seconds between two `date +%s%N` readings, to 0.1 s.
+elapsed() {
+    awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'
+}
+# Each suite's time closes its output ("== suite (kind): 12.3 s"), after the
+# tests that took SLOW_S seconds or more (default 5), from Check's XML log.
+XML=$(mktemp "${TMPDIR:-/tmp}/shmam-test-log.XXXXXX") || exit 1
+trap 'rm -f "$TU_PIDS_FILE" "$XML"' EXIT
+export CK_XML_LOG_FILE_NAME="$XML"
+slow_tests() {
+    awk -v min="${SLOW_S:-5}" -F '[<>]' '
+        $2 == "id" { id = $3 } $2 == "iteration" { it = $3 }
+        $2 == "duration" && id != "" && $3 + 0 >= min { printf "   %s:%s %.1f s\n", id, it, $3; id = "" }
+    ' "$XML" 2>/dev/null
+    : >"$XML"
+}
 for arg in "$@"; do
     t=${arg#*:} kind=""
     [ "$t" != "$arg" ] && kind=${arg%%:*}
     echo "== $t${kind:+ (SHMAM_QUEUE=$kind)}"
     [ -z "$stat" ] && stat="$(dirname "$(dirname "$t")")/bin/shmamstat"
+    t0=$(date +%s%N)
     out=$(if [ -n "$kind" ]; then SHMAM_QUEUE=$kind "$t"; else "$t"; fi 2>&1); rc=$?
+    t1=$(date +%s%N)
     printf '%s\n' "$out"
+    slow_tests
+    echo "== ${t##*/}${kind:+ ($kind)}: $(elapsed "$t0" "$t1") s"
     line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: [0-9]+' | tail -n 1)
     if [ -z "$line" ]; then
         broken="$broken $t"; failed=$((failed + 1)); continue

@@ -28,8 +28,10 @@
  *                          both, not just of the one whose index it took).
  *   sysv_debris_swept      a System V client killed between its segment's
  *                          shmget and its mark for removal (hook ANON_MADE)
- *                          leaves a blank segment nobody has attached; the
- *                          next anonymous System V endpoint made removes it.
+ *                          leaves a blank segment; the next anonymous System
+ *                          V endpoint made removes it, also while another
+ *                          process has it attached (as shmamstat or a
+ *                          leftover check, reading every segment, may).
  *   forged_addresses       per backend: a wrong nonce, another endpoint's pid
  *                          and fd (or id), a reused fd, an fd or id that is
  *                          no anonymous endpoint, a process gone: -ENOENT; a
@@ -64,6 +66,7 @@
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -156,18 +159,22 @@ static void assert_only_server(void)
     assert_dev_shm_clean(sh->srv);
 }
 
-/* Segments of either kind still there whose creator is one of pids[0..n-1]
- * (System V: the kernel's shm_cpid). */
-static int sysv_made_by(const pid_t *pids, int n, int *shmid)
+/* System V segments still there, not marked for removal, whose creator is
+ * one of pids[0..n-1] (the kernel's shm_cpid); the last one's record in *ds.
+ * A marked one is gone for everybody (it has no key, and nobody will give out
+ * its id): it lives on only while a process is attached, such as another
+ * program that reads every segment (shmamstat, a test's leftover check). */
+static int sysv_made_by(const pid_t *pids, int n, int *shmid, struct shmid_ds *last)
 {
     struct shm_info info;
     int max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info), count = 0;
     for (int i = 0; i <= max; i++) {
         struct shmid_ds ds;
         int id = shmctl(i, SHM_STAT, &ds);
-        for (int k = 0; id >= 0 && k < n; k++)
+        for (int k = 0; id >= 0 && !(ds.shm_perm.mode & SHM_DEST) && k < n; k++)
             if (ds.shm_cpid == pids[k]) {
                 *shmid = id;
+                *last = ds;
                 count++;
             }
     }
@@ -176,9 +183,13 @@ static int sysv_made_by(const pid_t *pids, int n, int *shmid)
 
 static void assert_sysv_clean(const pid_t *pids, int n)
 {
-    int id = -1, left = sysv_made_by(pids, n, &id);
-    ck_assert_msg(left == 0, "%s: %d System V segment(s) of the clients left (id %d)", what,
-                  left, id);
+    struct shmid_ds ds = {0};
+    int id = -1, left = sysv_made_by(pids, n, &id, &ds);
+    ck_assert_msg(left == 0,
+                  "%s: %d System V segment(s) of the clients left (id %d, %lu attached, "
+                  "made %lld s ago)",
+                  what, left, id, (unsigned long)ds.shm_nattch,
+                  (long long)(time(NULL) - ds.shm_ctime));
 }
 
 /* ---- the server ---- */
@@ -581,14 +592,20 @@ START_TEST(sysv_debris_swept)
     pid_t p = tu_spawn(doomed_client, (void *)(intptr_t)0, 0);
     tu_assert_flag(&sh->parked[0], 1, 10, "the client to park", what, &sh->err);
     int id = -1;
-    ck_assert_msg(sysv_made_by(&p, 1, &id) == 1, "%s: no segment while it is parked", what);
+    struct shmid_ds made;
+    ck_assert_msg(sysv_made_by(&p, 1, &id, &made) == 1, "%s: no segment while it is parked",
+                  what);
     kill(p, SIGKILL);
     waitpid(p, NULL, 0);
     struct shmid_ds ds;
-    ck_assert_msg(shmctl(id, IPC_STAT, &ds) == 0 && ds.shm_nattch == 0 &&
-                      !(ds.shm_perm.mode & SHM_DEST),
+    ck_assert_msg(shmctl(id, IPC_STAT, &ds) == 0 && !(ds.shm_perm.mode & SHM_DEST),
                   "%s: the window did not leave debris (test broken)", what);
+    /* Attached while the next client sweeps, as by a program reading every
+     * segment just then (shmamstat, a leftover check): swept all the same. */
+    const void *probe = shmat(id, NULL, SHM_RDONLY);
+    ck_assert_msg(probe != (void *)-1, "%s: attach the debris: %s", what, strerror(errno));
     am_ep_t *next = anon_client(AM_SHM_SYSV, NULL);
+    shmdt(probe);
     ck_assert_msg(next != NULL, "%s: the next client", what);
     assert_sysv_clean(&p, 1);
     am_ep_destroy(next);

@@ -16,7 +16,7 @@
  * or flush, the others show it at once); enqueue_batch of more than fits.
  *
  * Stream: two processes pinned to the two CPUs start together at a gate and
- * move 10^6 items (times SHMAM_STRESS) through a ring of 16 slots, which is
+ * move 250000 items (times SHMAM_STRESS) through a ring of 16 slots, which is
  * full and empty all the time, for every kind and every option it takes
  * (fastforward with slip), and every kind on a wide ring (64-byte slots)
  * through the zero-copy verbs, each item's seven payload words checked
@@ -82,15 +82,19 @@
 #include "spsc.h"
 #include "testutil.h"
 
-#define SHIFT 4               /* 16 slots: full and empty all the time */
-#define STREAM_ITEMS 1000000L /* times the stress factor */
-#define STOP_SHIFT 6          /* 64 slots, batch 16 */
-#define STOP_ITEMS 37         /* two batches and 5 of a third */
-#define STOP_BOUND_S 10.0     /* a stopped producer's items are taken within */
-#define KILLS 10              /* random kills per kind, times the stress factor */
-#define CORRUPT_TRIALS 3000   /* per kind */
-#define CORRUPT_OPS 20        /* verbs after each corruption */
-#define CORRUPT_SLOW_S 5.0    /* they take microseconds; a spinning one seconds */
+#define SHIFT 4 /* 16 slots: full and empty all the time */
+/* Items per stream, times the stress factor: 15625 laps of the ring, and as
+ * every item passes the stall hook in both ends, at least 15 of each end's
+ * sleeps long enough for the other end to go round it.  (A head published
+ * before its slot was written, lamport, fails within 200 items.) */
+#define STREAM_ITEMS 250000L
+#define STOP_SHIFT 6        /* 64 slots, batch 16 */
+#define STOP_ITEMS 37       /* two batches and 5 of a third */
+#define STOP_BOUND_S 10.0   /* a stopped producer's items are taken within */
+#define KILLS 10            /* random kills per kind, times the stress factor */
+#define CORRUPT_TRIALS 3000 /* per kind */
+#define CORRUPT_OPS 20      /* verbs after each corruption */
+#define CORRUPT_SLOW_S 5.0  /* they take microseconds; a spinning one seconds */
 #define PROC_TIMEOUT_S 60
 #define STREAM_TCASE_S 600 /* a stream's whole run, times the stress factor */
 

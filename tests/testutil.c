@@ -410,12 +410,11 @@ static int posix_leftovers(const char *prefix, int remove, char *first, size_t n
     return found;
 }
 
-/* The System V half, likewise: every segment of this user is attached
- * read-only, and an endpoint header with the magic and a name starting with
- * `prefix` counts, unless it is marked for removal (SHM_DEST): then it is
- * gone once the last process detaches, and one may still be attached by a
- * scan like this one in another process (any run's leftover check, or an
- * endpoint's list) for a moment after its owner destroyed it. */
+/* The System V half, likewise: every segment of this user that is not marked
+ * for removal is attached read-only, and an endpoint header with the magic
+ * and a name starting with `prefix` counts.  A marked one has lost its name
+ * and lives on only while a process is attached, which may be another
+ * program reading every segment just then (shmamstat, this very check). */
 static int sysv_leftovers(const char *prefix, int remove, char *first, size_t n, int found)
 {
     size_t pl = strlen(prefix);

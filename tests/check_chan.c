@@ -185,8 +185,9 @@ struct shared {
     int kind, b;
     char rcv[AM_NAME_MAX];
     char snd[MAXW][AM_NAME_MAX];
-    unsigned n;  /* messages per stream writer */
-    double secs; /* the vandal's time */
+    unsigned n;      /* messages per stream writer */
+    unsigned gap_cs; /* summary_race: the longest gap between messages, 10 ns units */
+    double secs;     /* the vandal's time */
     AO_t go, stop, quit, parked, done;
     AO_t started[MAXW], finished[MAXW];
     AO_t sent[MAXW];      /* sends that returned 0, per writer */
@@ -1869,9 +1870,10 @@ END_TEST
 
 /* Writer 0: message by message, each sent a random 0-12 us after the owner
  * had the one before (about when a spinning owner clears an idle channel's
- * bit, after 64 empty visits, or am_wait goes to sleep, after 64 empty
- * polls), each awaited for 30 s at most (the owner's am_wait sleeps up to 60 s:
- * the bound tells a lost wake-up from a late one however busy the machine). */
+ * bit, after 64 empty visits), or 0-200 us for an owner in am_wait (which
+ * goes to sleep after spinning 1-100 us, adapted to the gaps), each awaited for 30 s at
+ * most (the owner's am_wait sleeps up to 60 s: the bound tells a lost wake-up from a late
+ * one however busy the machine). */
 static void racing_writer(void *arg)
 {
     am_ep_t *ep = writer_ep(0);
@@ -1895,17 +1897,18 @@ static void racing_writer(void *arg)
                      seq);
             break;
         }
-        double until = tu_now_s() + (tu_mix32(seq, 77) % 1200) / 1e8;
+        double until = tu_now_s() + (tu_mix32(seq, 77) % sh->gap_cs) / 1e8;
         while (tu_now_s() < until)
             spin_cpu_relax();
     }
     AO_store_release(&sh->stop, 1);
-    /* The owner may sleep (60 s) or be about to, past its look at stop: wake it
-     * until it has seen stop. */
-    for (double end = tu_now_s() + 60; !AO_load_acquire(&sh->quit) && tu_now_s() < end;) {
-        am__wake(am__peer(ep, 0)->view->shared);
+    /* The owner may sleep (60 s) or be about to, past its look at stop: a
+     * message ends its am_wait (a bare futex wake-up does not). */
+    int rc = am_request(ep, 0, H_OTHER, NULL, 0);
+    if (rc < 0)
+        tu_error(&sh->err, "writer: the stop message: %s", am_strerror(rc));
+    for (double end = tu_now_s() + 60; !AO_load_acquire(&sh->quit) && tu_now_s() < end;)
         tu_sleep_ms(1);
-    }
     am_ep_destroy(ep);
 }
 
@@ -1920,9 +1923,13 @@ START_TEST(summary_race)
     int k = _i, b = _i % 2;
     begin(k, b, "summary_race");
     sh->n = (k % 2 ? 2000 : 20000) * (unsigned)tu_stress_factor(); /* a wake-up each */
+    /* am_wait spins up to 100 us (adapting to the gaps) before it sleeps:
+     * gaps up to 200 us land on both sides of its decision to sleep. */
+    sh->gap_cs = k % 2 ? 20000 : 1200;
     sh->no_long = 1u << 0;
     am_ep_t *ep = receiver(4, 1, 4, SMALL_LONG);
     am_set_handler(ep, H_MSG, on_counted);
+    am_set_handler(ep, H_OTHER, on_other); /* the stop message */
     pid_t p = tu_spawn(racing_writer, NULL, 1);
     AO_store_release(&sh->go, 1);
     double t0 = tu_now_s(), end = t0 + 30 * tu_stress_factor();

@@ -347,16 +347,18 @@ enum sysv_kind {
 };
 
 /* An unnamed segment of ours.  `blank`: its trailer's first byte is zero, as
- * the kernel made it, so it may be being made: while it is young and either
- * attached (by its creator, about to name it) or its creator is alive
- * (between shmget and its attach).  Otherwise (a blank grown old, a creator
- * gone, a trailer holding no name) nobody will name it: debris if nobody has
- * it attached, nameless if somebody has (a live owner whose trailer a raw
- * writer wiped, a creator stalled between attach and naming; or a probe like
- * ours, attached to debris for a moment: sysv_settle). */
+ * the kernel made it, so it may be being made: while it is young and its
+ * creator, the only one who names it, is alive (between shmget and naming
+ * it).  Otherwise (a blank grown old, a creator gone, a trailer holding no
+ * name) nobody will name it: debris if nobody has it attached, nameless if
+ * somebody has (a live owner whose trailer a raw writer wiped, a creator
+ * stalled between attach and naming; or a probe like ours or shmamstat's,
+ * attached to debris for a moment: sysv_settle).  An attach alone does not
+ * make a young blank "being made": a probe's would keep a dead creator's
+ * debris from being unlinked. */
 static enum sysv_kind sysv_unnamed(const struct shmid_ds *ds, int blank)
 {
-    if (blank && !made_long_ago(ds) && (ds->shm_nattch > 0 || !creator_gone(ds)))
+    if (blank && !made_long_ago(ds) && !creator_gone(ds))
         return SYSV_MAKING;
     return ds->shm_nattch == 0 ? SYSV_DEBRIS : SYSV_NAMELESS;
 }

@@ -480,6 +480,39 @@ START_TEST(sysv_debris_unlinked)
 }
 END_TEST
 
+/* The same while another process has the debris attached for a moment (a
+ * probe: shmamstat, a suite's leftover check): the unlink waits for the probe
+ * to let go, and removes it (before, a young blank segment attached by
+ * anyone counted as being made, and the unlink gave -ENOENT). */
+START_TEST(sysv_debris_unlinked_while_probed)
+{
+    char name[64];
+    test_name(name, sizeof name, "probed", AM_SHM_SYSV);
+    pid_t p = fork(); /* the creator, gone before anyone looks */
+    if (p == 0)
+        _exit(shmget(am__segment_key(name), 8192, IPC_CREAT | IPC_EXCL | 0600) < 0);
+    int st;
+    ck_assert_msg(waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "sysv: make debris");
+    int id = shmget(am__segment_key(name), 0, 0);
+    AO_t *held = tu_shared_alloc(sizeof *held);
+    pid_t probe = fork(); /* holds it 0.2 s, then lets go */
+    if (probe == 0) {
+        void *a = shmat(id, NULL, SHM_RDONLY);
+        AO_store_release(held, 1);
+        tu_sleep_ms(200);
+        _exit(a == (void *)-1 || shmdt(a) != 0);
+    }
+    tu_wait_flag(held, 1, 10);
+    int rc = am__segment_unlink(AM_SHM_SYSV, name);
+    int left = shmget(am__segment_key(name), 0, 0) >= 0;
+    shmctl(id, IPC_RMID, NULL);
+    tu_assert_exit0(tu_reap(probe, 10), "probe", "sysv", NULL);
+    ck_assert_msg(rc == 0 && !left, "sysv: unlink of probed debris gave %d, %s", rc,
+                  left ? "the debris is still there" : "but it is gone");
+}
+END_TEST
+
 /* A segment made at the name's key by a process that lives on and never
  * attaches it (a creator stopped between shmget and its attach, or debris
  * whose creator's pid another process now has) holds a creator of the name
@@ -690,6 +723,7 @@ static Suite *segment_suite(void)
     tcase_add_loop_test(tc, long_name, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     tcase_add_test(tc, sysv_key_collision);
     tcase_add_test(tc, sysv_debris_unlinked);
+    tcase_add_test(tc, sysv_debris_unlinked_while_probed);
     tcase_add_test(tc, sysv_stalled_creator);
     tcase_add_loop_test(tc, not_ours_refused, AM_SHM_POSIX, AM_SHM_SYSV + 1);
     tcase_add_test(tc, sysv_trailer_read_only);

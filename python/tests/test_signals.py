@@ -16,9 +16,12 @@ LATEST_S = 0.3  # a SIGINT lands this long after "ready" at most
 # Each round: print "ready N", block (a call to the server's SLEEP handler,
 # which answers only after 60 s, or a wait with nothing to come) until the
 # SIGINT, print "interrupted N".  The call takes little reply room (max_reply),
-# so the calls cancelled before keep none that the next needs.
+# so the calls cancelled before keep none that the next needs.  Python leaves
+# SIGINT ignored when it starts so (a background job of a shell without job
+# control, as make check may be): the waiter takes Ctrl-C's usual handler.
 WAITER = """
-import shmam, sys
+import shmam, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 with shmam.Endpoint(sys.argv[1]) as ep:
     calls = len(sys.argv) > 3
     if calls:

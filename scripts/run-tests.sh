@@ -28,29 +28,58 @@ passed=0 failed=0 broken="" stat=""
 elapsed() {
     awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'
 }
-# Each suite's time closes its output ("== suite (kind): 12.3 s"), after the
-# tests that took SLOW_S seconds or more (default 5), from Check's XML log.
-XML=$(mktemp "${TMPDIR:-/tmp}/shmam-test-log.XXXXXX") || exit 1
-trap 'rm -f "$TU_PIDS_FILE" "$XML"' EXIT
-export CK_XML_LOG_FILE_NAME="$XML"
+# Suites run TEST_JOBS at a time (default: one per CPU, at most 2), each
+# into its own files under $runs (N.out, N.rc, N.s, N.xml); their outputs
+# are then printed one after another in the order given, each closed by its
+# time ("== suite (kind): 12.3 s") after the tests that took SLOW_S seconds
+# or more (default 5), from Check's XML log.  A suite beside another runs
+# as beside any busy program: tests assert behaviour, never speed.
+runs=$(mktemp -d "${TMPDIR:-/tmp}/shmam-test-runs.XXXXXX") || exit 1
+trap 'rm -f "$TU_PIDS_FILE"; rm -rf "$runs"' EXIT
+jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -gt 2 ] 2>/dev/null && jobs=2
+# one N ARG: run suite ARG (KIND:binary or binary) as number N.
+one() {
+    n=$1 arg=$2 t=${2#*:} kind=""
+    [ "$t" != "$arg" ] && kind=${arg%%:*}
+    t0=$(date +%s%N)
+    if [ -n "$kind" ]; then
+        SHMAM_QUEUE=$kind CK_XML_LOG_FILE_NAME="$runs/$n.xml" "$t" >"$runs/$n.out" 2>&1
+    else
+        CK_XML_LOG_FILE_NAME="$runs/$n.xml" "$t" >"$runs/$n.out" 2>&1
+    fi
+    echo $? >"$runs/$n.rc"
+    t1=$(date +%s%N)
+    elapsed "$t0" "$t1" >"$runs/$n.s"
+}
 slow_tests() {
     awk -v min="${SLOW_S:-5}" -F '[<>]' '
         $2 == "id" { id = $3 } $2 == "iteration" { it = $3 }
-        $2 == "duration" && id != "" && $3 + 0 >= min { printf "   %s:%s %.1f s\n", id, it, $3; id = "" }
-    ' "$XML" 2>/dev/null
-    : >"$XML"
+        $2 == "duration" && id != "" && $3 + 0 >= min { printf "   %s:%s %.1f s\n", id, it, $3 }
+        $2 == "duration" { id = "" } # a test'"'"'s, or (no id) the whole run'"'"'s
+    ' "$1" 2>/dev/null
 }
+# Start suite N once fewer than $jobs run (the .rc files count the ended).
+n=0
 for arg in "$@"; do
+    n=$((n + 1))
+    while [ $((n - 1 - $(ls "$runs" | grep -c '\.rc$'))) -ge "$jobs" ]; do
+        sleep 0.2
+    done
+    one "$n" "$arg" &
+done
+wait
+n=0
+for arg in "$@"; do
+    n=$((n + 1))
     t=${arg#*:} kind=""
     [ "$t" != "$arg" ] && kind=${arg%%:*}
     echo "== $t${kind:+ (SHMAM_QUEUE=$kind)}"
     [ -z "$stat" ] && stat="$(dirname "$(dirname "$t")")/bin/shmamstat"
-    t0=$(date +%s%N)
-    out=$(if [ -n "$kind" ]; then SHMAM_QUEUE=$kind "$t"; else "$t"; fi 2>&1); rc=$?
-    t1=$(date +%s%N)
+    out=$(cat "$runs/$n.out"); rc=$(cat "$runs/$n.rc")
     printf '%s\n' "$out"
-    slow_tests
-    echo "== ${t##*/}${kind:+ ($kind)}: $(elapsed "$t0" "$t1") s"
+    slow_tests "$runs/$n.xml"
+    echo "== ${t##*/}${kind:+ ($kind)}: $(cat "$runs/$n.s") s"
     line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: [0-9]+' | tail -n 1)
     if [ -z "$line" ]; then
         broken="$broken $t"; failed=$((failed + 1)); continue

@@ -455,6 +455,18 @@ static void colliding_names(char *a, char *b, size_t n)
     ck_abort_msg("sysv: no two names with one key in 2^22 tries");
 }
 
+/* Debris at name's key: an unnamed segment whose creator is gone; its id. */
+static int make_debris(const char *name)
+{
+    pid_t p = fork(); /* the creator, gone before anyone looks */
+    if (p == 0)
+        _exit(shmget(am__segment_key(name), 8192, IPC_CREAT | IPC_EXCL | 0600) < 0);
+    int st;
+    ck_assert_msg(waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "sysv: make debris");
+    return shmget(am__segment_key(name), 0, 0);
+}
+
 /* A creator killed between shmget and naming its segment leaves an unnamed
  * segment nobody has attached: unlinking the name (as a launcher's sweep does)
  * removes it too, and never a named segment of another name. */
@@ -462,13 +474,7 @@ START_TEST(sysv_debris_unlinked)
 {
     char name[64];
     test_name(name, sizeof name, "debris", AM_SHM_SYSV);
-    pid_t p = fork(); /* the creator, gone before anyone looks */
-    if (p == 0)
-        _exit(shmget(am__segment_key(name), 8192, IPC_CREAT | IPC_EXCL | 0600) < 0);
-    int st;
-    ck_assert_msg(waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-                  "sysv: make debris");
-    int id = shmget(am__segment_key(name), 0, 0);
+    int id = make_debris(name);
     int rc = am__segment_unlink(AM_SHM_SYSV, name);
     int left = shmget(am__segment_key(name), 0, 0) >= 0;
     int again = am__segment_unlink(AM_SHM_SYSV, name);
@@ -488,13 +494,7 @@ START_TEST(sysv_debris_unlinked_while_probed)
 {
     char name[64];
     test_name(name, sizeof name, "probed", AM_SHM_SYSV);
-    pid_t p = fork(); /* the creator, gone before anyone looks */
-    if (p == 0)
-        _exit(shmget(am__segment_key(name), 8192, IPC_CREAT | IPC_EXCL | 0600) < 0);
-    int st;
-    ck_assert_msg(waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-                  "sysv: make debris");
-    int id = shmget(am__segment_key(name), 0, 0);
+    int id = make_debris(name);
     AO_t *held = tu_shared_alloc(sizeof *held);
     pid_t probe = fork(); /* holds it 0.2 s, then lets go */
     if (probe == 0) {

@@ -339,13 +339,10 @@ static void kill_caller(void *arg)
     am_ep_destroy(ep);
 }
 
-START_TEST(server_killed)
+/* Once caller cli sleeps (in the futex, or /proc cannot tell: after a
+ * while), SIGKILL server srv, noting when in sh->t_kill, and reap it. */
+static void kill_when_asleep(pid_t srv, pid_t cli)
 {
-    combo(_i, "caller asleep when its server is killed");
-    pid_t srv = start_server();
-    pid_t cli = spawn(kill_caller, 1);
-    tu_assert_flag(&sh->parked, 1, 20, "the handler to park", what, &sh->err);
-    /* The caller is asleep (in the futex), or /proc cannot tell: wait a while. */
     for (int i = 0; i < 20000 && tu_in_futex(cli) == 0; i++)
         tu_sleep_ms(1);
     if (tu_in_futex(cli) < 0)
@@ -353,6 +350,15 @@ START_TEST(server_killed)
     sh->t_kill = tu_now_s();
     kill(srv, SIGKILL);
     tu_reap(srv, 10);
+}
+
+START_TEST(server_killed)
+{
+    combo(_i, "caller asleep when its server is killed");
+    pid_t srv = start_server();
+    pid_t cli = spawn(kill_caller, 1);
+    tu_assert_flag(&sh->parked, 1, 20, "the handler to park", what, &sh->err);
+    kill_when_asleep(srv, cli);
     tu_assert_exit0(tu_reap(cli, 60), "caller", what, &sh->err);
     double ms = (sh->t_ret - sh->t_kill) * 1000;
     ck_assert_msg(sh->rc[0] == -EPIPE, "%s: am_call returned %s, want -EPIPE", what,
@@ -656,13 +662,7 @@ START_TEST(server_killed_reply_written)
     pid_t srv = start_server();
     pid_t cli = spawn(written_caller, 1);
     tu_assert_flag(&sh->parked, 1, 20, "the server to park", what, &sh->err);
-    for (int i = 0; i < 20000 && tu_in_futex(cli) == 0; i++)
-        tu_sleep_ms(1);
-    if (tu_in_futex(cli) < 0)
-        tu_sleep_ms(300);
-    sh->t_kill = tu_now_s();
-    kill(srv, SIGKILL);
-    tu_reap(srv, 10);
+    kill_when_asleep(srv, cli);
     pid_t srv2 = spawn(echo_server2, 0);
     tu_assert_exit0(tu_reap(cli, 60), "caller", what, &sh->err);
     char first[128];

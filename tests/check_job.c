@@ -9,12 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ipc.h>
-#include <sys/shm.h>
 #include <unistd.h>
 
-#include "job.h"
-#include "segment.h"
 #include "shmam.h"
 #include "testutil.h"
 
@@ -53,17 +49,18 @@ static void run_job(const char *alg, const char *shm, const char *const *args,
         sscanf(j, "job %63s", r->job);
 }
 
-/* Segments of the job still reachable by name, in either backend. */
-static int leftovers(const char *job)
+/* Segments left by the launcher's jobs, of either backend: every name that
+ * starts with "<prefix><launcher pid>-" (run_job sets the prefix, shmamrun.c
+ * adds the pid).  By prefix, not by rank 0's job line: when a rank ends early
+ * the launcher stops the others, maybe before rank 0 printed it.  Removes what
+ * it finds, so that a failure leaves nothing; the first is described in
+ * first[0 .. n-1]. */
+static int job_leftovers(const struct job_run *r, const char *prefix, char *first, size_t n)
 {
-    int left = 0;
-    for (int rank = 0; rank < NPROCS; rank++) {
-        char name[64], path[128];
-        am__job_ep_name(job, rank, name, sizeof name);
-        snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
-        left += access(path, F_OK) == 0;
-        left += shmget(am__segment_key(name), 0, 0) >= 0;
-    }
+    char names[40], again[160];
+    snprintf(names, sizeof names, "%s%d-", prefix, (int)r->o.pid);
+    int left = tu_leftovers(names, 0, first, n);
+    tu_leftovers(names, 1, again, sizeof again);
     return left;
 }
 
@@ -85,8 +82,9 @@ START_TEST(ring_every_algorithm)
                   r.o.out);
     ck_assert_msg(count(r.o.out, " ok\n") == NPROCS, "%s/%s: not every rank ok:\n%s", alg,
                   shm, r.o.out);
-    ck_assert_msg(r.job[0] && leftovers(r.job) == 0, "%s/%s: segments left by job %s", alg,
-                  shm, r.job);
+    char first[160] = "";
+    ck_assert_msg(r.job[0] && job_leftovers(&r, "j", first, sizeof first) == 0,
+                  "%s/%s: segments left by job %s, e.g. %s", alg, shm, r.job, first);
 }
 END_TEST
 
@@ -99,21 +97,10 @@ START_TEST(killed_rank_leaves_nothing)
     run_job("lockfree", shm, args, NULL, &r);
     ck_assert_msg(r.status == 137, "%s/%s: launcher exit %d, want 137", modes[_i / 2], shm,
                   r.status);
-    /* kill-early: rank 0 may not get to print its job line before it is
-     * stopped, so look for every name of the launcher's jobs ("j<its pid>-":
-     * run_job sets the prefix j, shmamrun.c adds the pid), both backends,
-     * whether or not the line came. */
-    char prefix[32], first[160] = "";
-    snprintf(prefix, sizeof prefix, "j%d-", (int)r.o.pid);
-    int left = tu_leftovers(prefix, 0, first, sizeof first);
-    int named = r.job[0] ? leftovers(r.job) : 0;
-    char again[160];
-    tu_leftovers(prefix, 1, again, sizeof again); /* so that a failure leaves none */
-    ck_assert_msg(left == 0, "%s/%s: %d segments of job %s* left, e.g. %s", modes[_i / 2],
-                  shm, left, prefix, first);
-    ck_assert_msg(!r.job[0] || (strncmp(r.job, prefix, strlen(prefix)) == 0 && named == 0),
-                  "%s/%s: job %s (want %s...): %d segments left", modes[_i / 2], shm, r.job,
-                  prefix, named);
+    char first[160] = "";
+    int left = job_leftovers(&r, "j", first, sizeof first);
+    ck_assert_msg(left == 0, "%s/%s: %d segments of job j%d-* left, e.g. %s", modes[_i / 2],
+                  shm, left, (int)r.o.pid, first);
 }
 END_TEST
 
@@ -123,7 +110,10 @@ START_TEST(exit_status_propagates)
     struct job_run r;
     run_job("ticket", backends[_i], args, NULL, &r);
     ck_assert_msg(r.status == 5, "%s: launcher exit %d, want 5", backends[_i], r.status);
-    ck_assert_msg(r.job[0] && leftovers(r.job) == 0, "%s: segments left", backends[_i]);
+    char first[160] = "";
+    int left = job_leftovers(&r, "j", first, sizeof first);
+    ck_assert_msg(left == 0, "%s: %d segments of job j%d-* left, e.g. %s", backends[_i], left,
+                  (int)r.o.pid, first);
 }
 END_TEST
 
@@ -141,7 +131,9 @@ START_TEST(job_prefix)
     ck_assert_msg(r.status == 0 && strncmp(r.job, want, strlen(want)) == 0,
                   "prefix: exit %d, job '%s', want %s...:\n%s", r.status, r.job, want,
                   r.o.out);
-    ck_assert_msg(leftovers(r.job) == 0, "prefix: segments left by job %s", r.job);
+    char first[160] = "";
+    ck_assert_msg(job_leftovers(&r, "zq7", first, sizeof first) == 0,
+                  "prefix: segments left by job %s, e.g. %s", r.job, first);
     run_job("lockfree", "posix", args, bad, &r);
     ck_assert_msg(r.status == 2 && strstr(r.o.out, "SHMAM_JOB_PREFIX") && !r.job[0],
                   "bad prefix: exit %d:\n%s", r.status, r.o.out);

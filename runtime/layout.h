@@ -67,7 +67,7 @@
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-#define AM_LAYOUT_VERSION 9u
+#define AM_LAYOUT_VERSION 10u
 #define AM_LINE 64u   /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
@@ -280,6 +280,10 @@ struct am_sender {
     uint32_t pad;
     char name[AM_NAME_MAX];
     AO_t backoffs; /* for tools: rounds this sender waited for room, a copy */
+    /* Bulk claims this sender began (before the claim) and ended (after it
+     * took no block, gave its block up, or published its packet); equal: no
+     * bulk claim of its is in flight (mpsc_send.c, senders.c). */
+    AO_t bulk_begun, bulk_ended;
 };
 
 enum am_qid { AM_REQUEST = 0, AM_REPLY = 1 };

@@ -4,12 +4,15 @@
  *
  * The claim one step at a time (see mpsc_send.c's header): begin, then try
  * until 1 (claimed; never blocks: 0 means back off and try again; -EPIPE,
- * -EPROTO), any number of senders at once.  orphans_ask: any sender waiting
- * for a bulk block.  publish: the sender that completed the claim, once
- * (release-stores READY; pairs with the receiver's acquire in mpsc_drain).
- * mpsc_send: am__send's sender half for a shared queue (claim, publish,
- * wake), once send.c has checked m and staged its long data; 0, -EPIPE or
- * -EPROTO.
+ * -EPROTO), any number of senders at once.  try_counted: try, counting a
+ * bulk claim in the sender's own entry `me` (begun; ended at once if it took
+ * no block); bulk_ended: after publishing, or giving up, a bulk claim that
+ * took its block.  Real sends count, or the receiver frees their blocks
+ * (mpsc_send.c's header).  orphans_ask: any sender waiting for a bulk block.
+ * publish: the sender that completed the claim, once (release-stores READY;
+ * pairs with the receiver's acquire in mpsc_drain).  mpsc_send: am__send's
+ * sender half for a shared queue (claim, publish, wake), once send.c has
+ * checked m and staged its long data; 0, -EPIPE or -EPROTO.
  *
  * The receiver's half: the owner only, never inside a handler, never blocks.
  * mpsc_drain: one queue, returns messages delivered (acquire).  mpsc_chores:
@@ -34,6 +37,9 @@ struct am_claim_state {
 };
 void am__claim_begin(struct am_claim_state *c, int want_bulk, unsigned who);
 int am__claim_try(struct am_seg_view *v, struct am_queue_view *q, struct am_claim_state *c);
+int am__claim_try_counted(struct am_seg_view *v, struct am_queue_view *q,
+                          struct am_claim_state *c, struct am_sender *me);
+void am__claim_bulk_ended(struct am_sender *me);
 void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid);
 void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
                  const struct am_msg *m);

@@ -137,6 +137,37 @@ static void free_orphans(am_ep_t *ep, enum am_qid qid)
     }
 }
 
+/* Is bulk block b used by a packet in queue q (READY_BULK naming it)? */
+static int block_used(const struct am_queue_view *q, uint32_t b)
+{
+    for (uint32_t i = 0; i < q->packets_n; i++)
+        if (AM_STATE_TYPE(AO_load_acquire(&q->packets[i].state)) == AM_READY_BULK &&
+            (q->packets[i].bulk_ticket & (q->bulk_n - 1)) == b)
+            return 1;
+    return 0;
+}
+
+/* The block at the bulk tail, claimed by a live sender that has no bulk claim
+ * in flight (senders.c) and used by no queued packet: nobody will publish or
+ * free it, and every bulk sender waits for it (a peer overwrote its state or
+ * the bulk ticket of its packet, which was then dropped; or its sender gave
+ * up holding it).  Free it.  The claimant's counts are read before the
+ * packets and again after the block's state: a claim it began meanwhile
+ * moves begun (am__who_bulk_began), one it published is among the packets. */
+static void free_idle_claim(am_ep_t *ep, struct am_queue_view *q)
+{
+    uint32_t b = (uint32_t)AO_load(&q->send->bulk_tail) & (q->bulk_n - 1);
+    AO_t s = AO_load(&q->bulk_state[b].state), begun;
+    unsigned who = AM_STATE_WHO(s);
+    if (AM_STATE_TYPE(s) != AM_CLAIMED || !am__who_bulk_idle(&ep->own, who, &begun) ||
+        block_used(q, b) || AO_load_acquire(&q->bulk_state[b].state) != s ||
+        am__who_bulk_began(&ep->own, who, begun))
+        return;
+    if (AO_compare_and_swap_full(&q->bulk_state[b].state, s,
+                                 AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE)))
+        am__report_bad(ep, "bulk block held by a sender with no claim in flight");
+}
+
 /* am_heap_reclaim's questions about queue qid's heap: has a claimant died,
  * and does a queued packet still use a block? */
 struct reclaim_ctx {
@@ -371,6 +402,7 @@ static void orphans_asked(am_ep_t *ep)
         if (AO_load(&sh->orphans[qid])) {
             AO_store(&sh->orphans[qid], 0);
             free_orphans(ep, (enum am_qid)qid);
+            free_idle_claim(ep, &ep->own.q[qid]);
             repair_bulk_tail(ep, &ep->own.q[qid]);
         }
         if (AO_load(&sh->reclaim[qid])) {

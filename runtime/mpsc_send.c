@@ -56,6 +56,11 @@
  * claimed by a sender that died before publishing its packet is freed by the
  * receiver when asked (am__claim_orphans_ask, from a sender waiting for it); a
  * heap block likewise (reclaim_ask, from a sender finding the heap full).
+ * Idle claims.  A live sender's bulk claim that no packet will ever use (its
+ * packet was dropped as corrupt, a peer overwrote the block's state, or its
+ * send gave up holding it) is freed the same way: each sender counts in its
+ * own entry the bulk claims it began and ended (am__claim_try_counted), so
+ * the receiver tells a claim in flight from one that is not.
  *
  * Ordering: the claim CAS (full barrier) or the lock's acquire orders the
  * sender's reads of FREE before its writes of the packet; it pairs with the
@@ -311,9 +316,10 @@ int am__claim_try(struct am_seg_view *v, struct am_queue_view *q, struct am_clai
 }
 
 /* A sender waiting for a bulk block: if the block at the bulk tail is held by a
- * dead claimant, or its state is one no sender writes (a ready type, free for
- * another lap or naming a claimant, claimed for a lap other than the tail's or
- * the one before), ask the receiver to repair the bulk blocks (it alone may:
+ * dead claimant or by a live one with no bulk claim in flight, or its state is
+ * one no sender writes (a ready type, free for another lap or naming a
+ * claimant, claimed for a lap other than the tail's or the one before), ask
+ * the receiver to repair the bulk blocks (it alone may:
  * only it knows which ones a queued packet still uses) and wake it.  Any
  * sender, any time; costs a few loads. */
 void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
@@ -322,7 +328,9 @@ void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
     uint64_t bt = AO_load(&q->send->bulk_tail);
     AO_t s = AO_load(slot_state(q->bulk_state, bt, q->bulk_n));
     int lap_ok = am_block_claim_lap_ok(s, bt, (uint32_t)bt & (q->bulk_n - 1), q->bulk_n);
-    if ((AM_STATE_TYPE(s) == AM_CLAIMED && lap_ok && !am__who_dead(v, AM_STATE_WHO(s))) ||
+    AO_t begun;
+    if ((AM_STATE_TYPE(s) == AM_CLAIMED && lap_ok && !am__who_dead(v, AM_STATE_WHO(s)) &&
+         !am__who_bulk_idle(v, AM_STATE_WHO(s), &begun)) ||
         s == AM_STATE(am_lap(bt, q->bulk_n), 0, AM_FREE))
         return;
     AO_store(&v->shared->orphans[qid], 1);
@@ -383,20 +391,47 @@ static void prefetch_ahead(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     peer->streaming[qid] = ep->delivered;
 }
 
-/* Claim a packet (and bulk block) in v's queue, backing off while it is full. */
+/* Begun before the claim (full barrier: before its CAS or store, for
+ * am__who_bulk_began); ended at once if it took no block.  Threads of a
+ * shared endpoint share the entry, hence the atomic adds. */
+int am__claim_try_counted(struct am_seg_view *v, struct am_queue_view *q,
+                          struct am_claim_state *c, struct am_sender *me)
+{
+    if (c->stage != CLAIM_BULK)
+        return am__claim_try(v, q, c);
+    AO_fetch_and_add1_full(&me->bulk_begun);
+    int rc = am__claim_try(v, q, c);
+    if (c->stage == CLAIM_BULK)
+        am__claim_bulk_ended(me);
+    return rc;
+}
+
+/* Release: after the publish or the give-up (am__who_bulk_idle's acquire). */
+void am__claim_bulk_ended(struct am_sender *me)
+{
+    AO_fetch_and_add1_release(&me->bulk_ended);
+}
+
+/* Claim a packet (and bulk block) in v's queue, backing off while it is full.
+ * A bulk claim that took its block is ended by am__mpsc_send once published,
+ * or here if the send gives up holding it (the receiver may then free it). */
 static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
                  struct am_claim_state *c, int bulk)
 {
     struct am_seg_view *v = peer->view;
+    struct am_sender *me = am__sender(v, peer->sender_index);
     struct spin sp = SPIN_INIT;
     unsigned yields = 0, rounds = 0;
     int rc;
     am__claim_begin(c, bulk, peer->who);
     c->hint = peer->tail_hint[qid];
-    while ((rc = am__claim_try(v, &v->q[qid], c)) <= 0) {
+    while ((rc = am__claim_try_counted(v, &v->q[qid], c, me)) <= 0) {
         if (rc < 0 || (rc = am__backoff(ep, peer, qid, bulk ? am__claim_orphans_ask : NULL,
-                                        &sp, &yields)) < 0)
+                                        &sp, &yields)) < 0) {
+            if (bulk && c->stage != CLAIM_BULK)
+                am__claim_bulk_ended(me);
             return rc;
+        }
         rounds++;
     }
     peer->tail_hint[qid] = c->hint;
@@ -416,6 +451,8 @@ int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     if (rc < 0)
         return rc;
     am__publish(&v->q[qid], &c, m);
+    if (m->kind == AM_BULK)
+        am__claim_bulk_ended(am__sender(v, peer->sender_index));
     am__slip_sent(&ep->sends);
     am__wake_if_asleep(peer);
     prefetch_ahead(ep, peer, qid, &v->q[qid], c.ticket);

@@ -37,6 +37,8 @@ static unsigned fill(struct am_sender *e, unsigned index, const char *name)
     AO_store_release(&e->state, AM_SENDER(gen, AM_SENDER_BUSY));
     am__hook(AM_HOOK_REGISTERING);
     e->pid = (uint32_t)getpid();
+    /* a dead holder's bulk claim in flight is not ours */
+    AO_store(&e->bulk_ended, AO_load(&e->bulk_begun));
     memset(e->name, 0, sizeof e->name);
     strncpy(e->name, name, AM_NAME_MAX - 1);
     AO_store_release(&e->state, AM_SENDER(gen, AM_SENDER_READY));
@@ -135,6 +137,29 @@ int am__who_dead(const struct am_seg_view *v, unsigned who)
     if (AM_SENDER_GEN(st) != AM_WHO_GEN(who) || AM_SENDER_ST(st) != AM_SENDER_READY)
         return 1;
     return am__lifeline_gone(&e->life);
+}
+
+/* Has the live sender `who` no bulk claim in flight?  Its entry counts the
+ * claims it began and ended (mpsc_send.c); ended is read first, so equal
+ * counts mean none was in flight between the two loads.  Then *begun is the
+ * count for am__who_bulk_began: a claim it makes later than that begins with
+ * a full barrier before the claim's CAS or store, so whoever sees the claim
+ * and then loads begun sees it moved.  The acquires pair with those stores. */
+int am__who_bulk_idle(const struct am_seg_view *v, unsigned who, AO_t *begun)
+{
+    if (am__who_dead(v, who))
+        return 0;
+    const struct am_sender *e = am__sender(v, AM_WHO_INDEX(who));
+    AO_t ended = AO_load_acquire(&e->bulk_ended);
+    *begun = AO_load_acquire(&e->bulk_begun);
+    return *begun == ended;
+}
+
+int am__who_bulk_began(const struct am_seg_view *v, unsigned who, AO_t begun)
+{
+    if (who == 0 || AM_WHO_INDEX(who) >= v->max_senders)
+        return 1;
+    return AO_load_acquire(&am__sender(v, AM_WHO_INDEX(who))->bulk_begun) != begun;
 }
 
 /* Resolve claimant `who` of our table to a local peer index, mapping the sender

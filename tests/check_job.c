@@ -112,8 +112,8 @@ START_TEST(exit_status_propagates)
     ck_assert_msg(r.status == 5, "%s: launcher exit %d, want 5", backends[_i], r.status);
     char first[160] = "";
     int left = job_leftovers(&r, "j", first, sizeof first);
-    ck_assert_msg(left == 0, "%s: %d segments of job j%d-* left, e.g. %s", backends[_i], left,
-                  (int)r.o.pid, first);
+    ck_assert_msg(left == 0, "%s: %d segments of job j%d-* left, e.g. %s", backends[_i],
+                  left, (int)r.o.pid, first);
 }
 END_TEST
 

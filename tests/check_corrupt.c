@@ -325,8 +325,10 @@ static void sender(am_ep_t *ep)
 
 /* ---- injector ---- */
 
-/* Claim a packet (and a bulk block if `bulk`) like any sender, counting a
- * bulk claim in its entry (ended by inject once published); 0 or -1. */
+/* Claim a packet (and a bulk block if `bulk`) like any sender: counting a
+ * bulk claim in its entry (ended by inject once published), asking for the
+ * bulk blocks' repair while it waits for one (its own idle claims too, when
+ * no other sender waits); 0 or -1. */
 static int claim(struct am_peer *peer, struct am_claim_state *c, int bulk)
 {
     struct am_seg_view *v = peer->view;
@@ -337,6 +339,8 @@ static int claim(struct am_peer *peer, struct am_claim_state *c, int bulk)
             give_up("gave up claiming a packet");
             return -1;
         }
+        if (bulk)
+            am__claim_orphans_ask(v, AM_REQUEST);
         tu_yield();
     }
     return 0;

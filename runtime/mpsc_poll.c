@@ -151,13 +151,15 @@ static int block_used(const struct am_queue_view *q, uint32_t b)
  * in flight (senders.c) and used by no queued packet: nobody will publish or
  * free it, and every bulk sender waits for it (a peer overwrote its state or
  * the bulk ticket of its packet, which was then dropped; or its sender gave
- * up holding it).  Free it.  The claimant's counts are read before the
- * packets and again after the block's state: a claim it began meanwhile
- * moves begun (am__who_bulk_began), one it published is among the packets. */
+ * up holding it).  Free it.  Order: the state is read (acquire) before the
+ * claimant's counts, and the claim it shows began (full barrier) before its
+ * CAS, so the counts say idle only once that claim ended: published (release)
+ * before, so its packet is among those scanned after, or given up.  begun is
+ * read again after the state's second look: a claim begun meanwhile moves it. */
 static void free_idle_claim(am_ep_t *ep, struct am_queue_view *q)
 {
     uint32_t b = (uint32_t)AO_load(&q->send->bulk_tail) & (q->bulk_n - 1);
-    AO_t s = AO_load(&q->bulk_state[b].state), begun;
+    AO_t s = AO_load_acquire(&q->bulk_state[b].state), begun;
     unsigned who = AM_STATE_WHO(s);
     if (AM_STATE_TYPE(s) != AM_CLAIMED || !am__who_bulk_idle(&ep->own, who, &begun) ||
         block_used(q, b) || AO_load_acquire(&q->bulk_state[b].state) != s ||

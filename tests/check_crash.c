@@ -44,6 +44,9 @@
  *                          in a server's one-entry table holds the entry (a 2nd
  *                          client gets -EUSERS); once SIGKILLed, the entry is the
  *                          next client's.
+ *   bulk_claimer_killed    a client parked (hook) with a bulk block claimed in a
+ *                          one-entry table is counted in flight; once SIGKILLed,
+ *                          the next client takes its entry with none in flight.
  *   lock_waiter_dead_receiver  locked algorithms: a sender waiting for a lock
  *                          that a live (parked) holder keeps returns -EPIPE once
  *                          the receiver is SIGKILLed.
@@ -74,6 +77,7 @@
 
 #include "internal.h"
 #include "options.h"
+#include "senders.h"
 #include "testutil.h"
 
 enum { H_MSG = 1, H_ECHO, H_ANSWER, H_PEERS };
@@ -911,6 +915,74 @@ START_TEST(registrant_killed)
 }
 END_TEST
 
+/* ---- bulk_claimer_killed ---- */
+
+/* Client `arg` of sh->rcv: with sh->hook 0, maps it, says so (ready) and
+ * waits to be killed; else sends one bulk request that parks at sh->hook. */
+static void bulk_client(void *arg)
+{
+    struct am_ep_opts o = {.shm = tu_backend_name(sh->b)};
+    am_ep_t *ep = NULL;
+    static char data[100];
+    if (am_ep_create(arg, &o, &ep) < 0 || am_ep_map(ep, 0, sh->rcv) < 0)
+        _exit(2);
+    if (!sh->hook) {
+        AO_store_release(&sh->ready, 1);
+        for (;;)
+            pause();
+    }
+    am__claim_stall_hook = park_hook;
+    victim_armed = 1;
+    am_request_bulk(ep, 0, H_MSG, data, sizeof data, NULL, 0);
+    _exit(3); /* never reached: the hook parks it */
+}
+
+/* A client killed inside a bulk claim leaves its entry saying a claim is in
+ * flight (bulk_begun one past bulk_ended); the next client to take the entry
+ * must start with none, or a block it claims and no packet uses could never
+ * be freed (mpsc_poll.c's free_idle_claim). */
+START_TEST(bulk_claimer_killed)
+{
+    int b = _i;
+    snprintf(what, sizeof what, "lockfree/%s: a client killed in a bulk claim",
+             tu_backend_name(b));
+    struct am_ep_opts o = {
+        .claim = "lockfree", .shm = tu_backend_name(b), .max_senders = 1};
+    char name[AM_NAME_MAX], next[AM_NAME_MAX];
+    tu_ep_name(sh->rcv, sizeof sh->rcv, "rcv", AM_CLAIM_LOCKFREE, b);
+    tu_ep_name(name, sizeof name, "bulk", AM_CLAIM_LOCKFREE, b);
+    tu_ep_name(next, sizeof next, "next", AM_CLAIM_LOCKFREE, b);
+    am_ep_t *ep = create_ok(sh->rcv, &o);
+    const struct am_sender *e = am__sender(&ep->own, 0);
+    sh->b = b;
+    sh->hook = AM_HOOK_BULK_CLAIMED;
+    pid_t p = tu_spawn(bulk_client, name, 0);
+    tu_assert_flag(&sh->parked, 1, 10, "the client to park", what, &sh->err);
+    ck_assert_msg(AO_load(&e->bulk_begun) == AO_load(&e->bulk_ended) + 1,
+                  "%s: its claim not counted in flight (begun %lu, ended %lu)", what,
+                  (unsigned long)AO_load(&e->bulk_begun),
+                  (unsigned long)AO_load(&e->bulk_ended));
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+    am__segment_unlink((enum am_shm)b, name);
+    sh->hook = 0;
+    p = tu_spawn(bulk_client, next, 0);
+    tu_assert_flag(&sh->ready, 1, 10, "the next client to map", what, &sh->err);
+    AO_t begun;
+    unsigned who = AM_WHO(0, AM_SENDER_GEN(AO_load(&e->state)));
+    ck_assert_msg(am__who_bulk_idle(&ep->own, who, &begun),
+                  "%s: the entry's next holder starts with a bulk claim in flight "
+                  "(begun %lu, ended %lu)",
+                  what, (unsigned long)AO_load(&e->bulk_begun),
+                  (unsigned long)AO_load(&e->bulk_ended));
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+    am__segment_unlink((enum am_shm)b, next);
+    am_ep_destroy(ep);
+    tu_assert_clean(what);
+}
+END_TEST
+
 static void create_destroy_ok(const char *name, int b, const char *why);
 
 /* ---- creator_killed ---- */
@@ -1145,6 +1217,7 @@ static Suite *crash_suite(void)
     tcase_add_loop_test(tc, concurrent_clients, 0, 2);
     tcase_add_loop_test(tc, full_sender_table, 0, 2);
     tcase_add_loop_test(tc, registrant_killed, 0, 2);
+    tcase_add_loop_test(tc, bulk_claimer_killed, 0, 2);
     tcase_add_loop_test(tc, creator_killed, 0, 2);
     tcase_add_loop_test(tc, stale_names, 0, 2);
     suite_add_tcase(s, tc);

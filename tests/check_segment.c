@@ -431,10 +431,13 @@ END_TEST
 
 /* Two names with the same System V key (found here by brute force: FNV-1a is
  * 32 bits, so about 2^16 names suffice): each is created, opened and removed
- * as itself; removing one never removes the other. */
+ * as itself; removing one never removes the other.  The table's slot is the
+ * top of key * 2^32/phi, which every bit of the key moves: the low bits alone
+ * (key % N) depend only on the names' low bits, and for 3 in 400 pids of the
+ * names' prefix they hid every collision of 2^22 names. */
 static void colliding_names(char *a, char *b, size_t n)
 {
-    enum { N = 1 << 18 };
+    enum { N = 1 << 18 }; /* slots: (k * 2654435761u) >> 14 is below 2^18 */
     static uint32_t seen[N];
     static int id[N];
     memset(seen, 0, sizeof seen);
@@ -442,7 +445,7 @@ static void colliding_names(char *a, char *b, size_t n)
         char name[64];
         test_name(name, sizeof name, "k", AM_SHM_SYSV);
         snprintf(name + strlen(name), sizeof name - strlen(name), "%d", i);
-        uint32_t k = (uint32_t)am__segment_key(name), slot = k % N;
+        uint32_t k = (uint32_t)am__segment_key(name), slot = (k * 2654435761u) >> 14;
         if (seen[slot] == k && id[slot] != i) {
             test_name(a, n, "k", AM_SHM_SYSV);
             snprintf(a + strlen(a), n - strlen(a), "%d", id[slot]);

@@ -176,16 +176,48 @@ def run(tree, suite, case, timeout_s=None):
     return passed, why, took, remove_new(before)
 
 
+def session_members(sid):
+    """Live pids of session sid, from /proc/PID/stat (its fields after the
+    command's closing parenthesis: state, ppid, pgrp, session).  A zombie is
+    not live: it waits only for its parent to reap it."""
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                w = f.read().rsplit(")", 1)[1].split()
+            if int(w[3]) == sid and w[0] != "Z":
+                pids.append(int(d))
+        except (OSError, ValueError, IndexError):
+            pass
+    return pids
+
+
+def kill_session(sid):
+    """SIGKILL every process of session sid until none is left.  Not killpg:
+    Check's forked test makes a process group of its own (setpgid), and a hung
+    one keeps the output pipe open, so communicate() would wait for good."""
+    while True:
+        pids = session_members(sid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.05)
+
+
 def run_test(tree, suite, case, timeout_s):
-    """(passed, why, seconds) of one test, run in a process group of its own,
-    killed whole if it hangs."""
+    """(passed, why, seconds) of one test, run in a session of its own, killed
+    whole if it hangs."""
     env = dict(os.environ, SHMAM_TEST=case)
     t0 = time.time()
     p = subprocess.Popen([os.path.join(tree, "build", "tests", suite)], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         out, _ = p.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
+        kill_session(p.pid)
         p.communicate()
         return False, "hung (over %.0f s)" % timeout_s, time.time() - t0
     summary = [l for l in out.splitlines() if "Checks:" in l]

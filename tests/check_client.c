@@ -23,9 +23,10 @@
  *                          lives on as sleep) and one that _exit()s without
  *                          am_ep_destroy: at once no peer sees either alive
  *                          (am_ep_probe), the exec'ed process holds no memfd
- *                          of shmam, and once one new client has called, no
- *                          segment of either is left (the server let go of
- *                          both, not just of the one whose index it took).
+ *                          of shmam, and once one new client has called, the
+ *                          server maps neither's segment (its /proc maps: it
+ *                          let go of both, not just of the one whose index
+ *                          the newcomer took) and none is left.
  *   sysv_debris_swept      a System V client killed between its segment's
  *                          shmget and its mark for removal (hook ANON_MADE)
  *                          leaves a blank segment; the next anonymous System
@@ -159,19 +160,22 @@ static void assert_only_server(void)
     assert_dev_shm_clean(sh->srv);
 }
 
-/* System V segments still there, not marked for removal, whose creator is
- * one of pids[0..n-1] (the kernel's shm_cpid); the last one's record in *ds.
- * A marked one is gone for everybody (it has no key, and nobody will give out
- * its id): it lives on only while a process is attached, such as another
- * program that reads every segment (shmamstat, a test's leftover check). */
-static int sysv_made_by(const pid_t *pids, int n, int *shmid, struct shmid_ds *last)
+/* System V segments still there whose creator is one of pids[0..n-1] (the
+ * kernel's shm_cpid): those not marked for removal, or with marked_too all of
+ * them; the last one's id in *shmid and record in *last.  A marked one is gone
+ * for everybody (it has no key, and nobody will give out its id): it lives on
+ * only while a process is attached, such as another program that reads every
+ * segment (shmamstat, a test's leftover check). */
+static int sysv_made_by(const pid_t *pids, int n, int marked_too, int *shmid,
+                        struct shmid_ds *last)
 {
     struct shm_info info;
     int max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info), count = 0;
     for (int i = 0; i <= max; i++) {
         struct shmid_ds ds;
         int id = shmctl(i, SHM_STAT, &ds);
-        for (int k = 0; id >= 0 && !(ds.shm_perm.mode & SHM_DEST) && k < n; k++)
+        int seen = id >= 0 && (marked_too || !(ds.shm_perm.mode & SHM_DEST));
+        for (int k = 0; seen && k < n; k++)
             if (ds.shm_cpid == pids[k]) {
                 *shmid = id;
                 *last = ds;
@@ -184,7 +188,7 @@ static int sysv_made_by(const pid_t *pids, int n, int *shmid, struct shmid_ds *l
 static void assert_sysv_clean(const pid_t *pids, int n)
 {
     struct shmid_ds ds = {0};
-    int id = -1, left = sysv_made_by(pids, n, &id, &ds);
+    int id = -1, left = sysv_made_by(pids, n, 0, &id, &ds);
     ck_assert_msg(left == 0,
                   "%s: %d System V segment(s) of the clients left (id %d, %lu attached, "
                   "made %lld s ago)",
@@ -518,25 +522,64 @@ static int is_sleep(pid_t p)
     return strcmp(comm, "sleep\n") == 0;
 }
 
-/* Descriptors of p that are shmam's memfds. */
-static int memfds_of(pid_t p)
+/* Descriptors of p that are shmam's memfds; the last one's inode in *ino. */
+static int memfds_of(pid_t p, ino_t *ino)
 {
     char dir[64], path[64 + 256 + 2], link[128];
     snprintf(dir, sizeof dir, "/proc/%d/fd", (int)p);
     DIR *d = opendir(dir);
     int n = 0;
     const struct dirent *e;
+    struct stat st;
     while (d && (e = readdir(d)) != NULL) {
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         ssize_t len = readlink(path, link, sizeof link - 1);
         if (len > 0) {
             link[len] = '\0';
-            n += strncmp(link, "/memfd:shmam", 12) == 0;
+            if (strncmp(link, "/memfd:shmam", 12) == 0 && stat(path, &st) == 0) {
+                *ino = st.st_ino;
+                n++;
+            }
         }
     }
     if (d)
         closedir(d);
     return n;
+}
+
+/* The inode of the segment anonymous client p made: its memfd's, or (System
+ * V) its segment's id, which the kernel gives the segment's inode.  Fails the
+ * test if p has not exactly one. */
+static ino_t client_segment(pid_t p, int b)
+{
+    ino_t ino = 0;
+    int id = -1, n = 0;
+    struct shmid_ds ds;
+    if (b == AM_SHM_SYSV && (n = sysv_made_by(&p, 1, 1, &id, &ds)) == 1)
+        ino = (ino_t)id;
+    else if (b == AM_SHM_POSIX)
+        n = memfds_of(p, &ino);
+    ck_assert_msg(n == 1, "%s: client %d made %d segments, not 1", what, (int)p, n);
+    return ino;
+}
+
+/* Does p map a memfd of shmam's or a System V segment whose inode is ino? */
+static int maps_segment(pid_t p, ino_t ino)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)p);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s: open %s: %s", what, path, strerror(errno));
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long long at;
+        char name[256] = "";
+        found = sscanf(line, "%*s %*s %*s %*s %llu %255s", &at, name) == 2 &&
+                (ino_t)at == ino &&
+                (strncmp(name, "/memfd:shmam", 12) == 0 || strncmp(name, "/SYSV", 5) == 0);
+    }
+    fclose(f);
+    return found;
 }
 
 START_TEST(exec_and_exit_leave_nothing)
@@ -547,6 +590,7 @@ START_TEST(exec_and_exit_leave_nothing)
     private_shm = own_dev_shm("64m");
     pid_t srv = start_server(b, AM_QUEUE_MPSC, 0), p[2];
     char addr[2][AM_ADDR_MAX];
+    ino_t seg[2];
     for (int exec = 1; exec >= 0; exec--) { /* both served, both alive */
         AO_store(&sh->addr_set, 0);
         fflush(NULL);
@@ -554,6 +598,9 @@ START_TEST(exec_and_exit_leave_nothing)
             ending_client(exec);
         tu_assert_flag(&sh->addr_set, 1, 10, "the client's call", what, &sh->err);
         snprintf(addr[exec], sizeof addr[exec], "%s", sh->addr);
+        seg[exec] = client_segment(p[exec], b);
+        ck_assert_msg(maps_segment(srv, seg[exec]),
+                      "%s: the server does not map a client it served (test broken)", what);
     }
     AO_store_release(&sh->go, 1);
     int st = 0;
@@ -570,9 +617,16 @@ START_TEST(exec_and_exit_leave_nothing)
                       what, exec ? "exec" : "_exit",
                       alive == 1 ? "alive" : am_strerror(alive));
     }
-    ck_assert_msg(memfds_of(p[1]) == 0, "%s: the exec'ed process holds a memfd", what);
-    /* Two departed, one newcomer: the server lets go of both. */
+    ino_t ino;
+    ck_assert_msg(memfds_of(p[1], &ino) == 0, "%s: the exec'ed process holds a memfd",
+                  what);
+    /* Two departed, one newcomer: the server lets go of both, of the one
+     * whose sender index the newcomer does not take too. */
     assert_good_client("the next client");
+    for (int exec = 0; exec < 2; exec++)
+        ck_assert_msg(!maps_segment(srv, seg[exec]),
+                      "%s: the server still maps the client that %s", what,
+                      exec ? "exec'ed" : "_exited");
     assert_sysv_clean(p, 2);
     kill(p[1], SIGKILL);
     waitpid(p[1], NULL, 0);
@@ -593,8 +647,8 @@ START_TEST(sysv_debris_swept)
     tu_assert_flag(&sh->parked[0], 1, 10, "the client to park", what, &sh->err);
     int id = -1;
     struct shmid_ds made;
-    ck_assert_msg(sysv_made_by(&p, 1, &id, &made) == 1, "%s: no segment while it is parked",
-                  what);
+    ck_assert_msg(sysv_made_by(&p, 1, 0, &id, &made) == 1,
+                  "%s: no segment while it is parked", what);
     kill(p, SIGKILL);
     waitpid(p, NULL, 0);
     struct shmid_ds ds;

@@ -311,9 +311,11 @@ bench: deps
 	@$(MAKE) --no-print-directory programs
 	@scripts/bench.sh
 
+# Iterations times STRESS, and (Check's multiplier) every test's timeout too.
+STRESS ?= 10
 stress: deps
 	@$(MAKE) --no-print-directory programs $(TEST_BIN) $(TEST_HELPER_BIN)
-	@SHMAM_STRESS=10 scripts/run-tests.sh $(TEST_BIN)
+	@SHMAM_STRESS=$(STRESS) CK_TIMEOUT_MULTIPLIER=$(STRESS) scripts/run-tests.sh $(TEST_BIN)
 
 asan:
 	@$(MAKE) --no-print-directory B=build-asan OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer" \

@@ -876,7 +876,7 @@ static Suite *corrupt_suite(void)
 {
     Suite *s = suite_create("corrupt");
     TCase *tc = tcase_create("injected packets");
-    tcase_set_timeout(tc, 300 * tu_stress_factor());
+    tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, corrupt_packets, 0, tu_combos());
     suite_add_tcase(s, tc);
     tc = tcase_create("lock words");

@@ -426,11 +426,11 @@ static Suite *deadlock_suite(void)
 {
     Suite *s = suite_create("deadlock");
     TCase *tc = tcase_create("4 processes");
-    tcase_set_timeout(tc, (RUN_LIMIT_S + 10) * tu_stress_factor());
+    tcase_set_timeout(tc, RUN_LIMIT_S + 10);
     tcase_add_loop_test(tc, cyclic_full_queues_4, 0, tu_combos());
     suite_add_tcase(s, tc);
     tc = tcase_create("8 processes");
-    tcase_set_timeout(tc, (RUN_LIMIT_S + 10) * tu_stress_factor());
+    tcase_set_timeout(tc, RUN_LIMIT_S + 10);
     tcase_add_loop_test(tc, cyclic_full_queues_8, 0, tu_combos());
     suite_add_tcase(s, tc);
     return s;

@@ -457,7 +457,7 @@ static Suite *delivery_suite(void)
     };
     for (size_t i = 0; i < sizeof tcs / sizeof tcs[0]; i++) {
         TCase *tc = tcase_create(tcs[i].name);
-        tcase_set_timeout(tc, TEST_LIMIT_S * tu_stress_factor());
+        tcase_set_timeout(tc, TEST_LIMIT_S);
         tcase_add_loop_test(tc, tcs[i].test, 0, tu_combos());
         suite_add_tcase(s, tc);
     }

@@ -367,7 +367,7 @@ static Suite *fifo_suite(void)
 {
     Suite *s = suite_create("fifo");
     TCase *tc = tcase_create("fifo");
-    tcase_set_timeout(tc, PROC_TIMEOUT_S * tu_stress_factor() + 20);
+    tcase_set_timeout(tc, PROC_TIMEOUT_S + 20);
     tcase_add_test(tc, order_empty_full);
     tcase_add_test(tc, sequence_wraps);
     tcase_add_test(tc, holds);

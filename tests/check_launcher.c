@@ -599,7 +599,7 @@ static Suite *launcher_suite(void)
     tcase_add_loop_test(jobs, sighup_forwarded, posix, both);
     tcase_add_loop_test(jobs, timeout, posix, both);
     suite_add_tcase(s, jobs);
-    tcase_set_timeout(crash, 120 * tu_stress_factor());
+    tcase_set_timeout(crash, 120);
     tcase_add_loop_test(crash, launcher_killed, posix, both);
     tcase_add_loop_test(crash, killed_job_leaves_no_region, posix, both);
     suite_add_tcase(s, crash);

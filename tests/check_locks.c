@@ -1085,7 +1085,7 @@ static Suite *locks_suite(void)
     tcase_add_test(one, test_table);
     tcase_add_test(one, test_anderson_needs_procs);
     tcase_add_loop_test(one, test_semantics, 0, n);
-    tcase_set_timeout(many, TCASE_TIMEOUT_S * tu_stress_factor());
+    tcase_set_timeout(many, TCASE_TIMEOUT_S);
     tcase_add_loop_test(many, test_exclusion_4, 0, n);
     tcase_add_loop_test(many, test_exclusion_8, 0, n);
     tcase_add_loop_test(many, test_trylock_held, 0, n);
@@ -1101,7 +1101,7 @@ static Suite *locks_suite(void)
     tcase_add_loop_test(many, test_give_up_churn, 0, n);
     suite_add_tcase(s, one);
     suite_add_tcase(s, many);
-    tcase_set_timeout(waits, TCASE_TIMEOUT_S * tu_stress_factor());
+    tcase_set_timeout(waits, TCASE_TIMEOUT_S);
     tcase_add_loop_test(waits, test_exclusion_waits, 0, 2 * n);
     tcase_add_loop_test(waits, test_park_sleeps_and_is_woken, 0, n);
     tcase_add_loop_test(waits, test_parked_pass_dead, 0, n);

@@ -571,7 +571,7 @@ int tu_map_when_there(am_ep_t *ep, unsigned idx, const char *name, double secs)
 TCase *tu_tcase(Suite *s, const char *name, int timeout_s)
 {
     TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, timeout_s * tu_stress_factor());
+    tcase_set_timeout(tc, timeout_s);
     suite_add_tcase(s, tc);
     return tc;
 }

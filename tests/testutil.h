@@ -11,7 +11,8 @@
  * what it saw in shared memory and returns.  The parent then checks the totals
  * (with Check, in the parent only: a child reports failure by abort() or a
  * nonzero exit, never with ck_assert).  Iteration counts are multiplied by
- * tu_stress_factor() so `make stress` runs longer.
+ * tu_stress_factor() so `make stress` runs longer; it multiplies every tcase's
+ * timeout as well (Check's CK_TIMEOUT_MULTIPLIER), so no test scales its own.
  *
  * Tests that make endpoints loop over every claim algorithm and both backends
  * (tu_combos(), tu_combo_of()) and give them names that start with this run's
@@ -226,9 +227,9 @@ struct Suite;
  * status: EXIT_SUCCESS if every test passed and nothing was left. */
 int tu_run_suite(struct Suite *s, const char *prog);
 
-/* A tcase named `name` with a timeout of timeout_s seconds times the stress
- * factor, added to s: one per kind of test, so each kind runs alone under
- * CK_RUN_CASE. */
+/* A tcase named `name` with a timeout of timeout_s seconds (times Check's
+ * CK_TIMEOUT_MULTIPLIER), added to s: one per kind of test, so each kind runs
+ * alone under CK_RUN_CASE. */
 struct TCase;
 struct TCase *tu_tcase(struct Suite *s, const char *name, int timeout_s);
 

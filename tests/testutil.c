@@ -411,8 +411,10 @@ static int posix_leftovers(const char *prefix, int remove, char *first, size_t n
 }
 
 /* The System V half, likewise: every segment of this user that is not marked
- * for removal is attached read-only, and an endpoint header with the magic
- * and a name starting with `prefix` counts.  A marked one has lost its name
+ * for removal is attached read-only, and counts if its name trailer (segment.h:
+ * written at its shmget, before any header) or its endpoint header starts with
+ * `prefix`, whatever its mode: a creator killed before writing the header
+ * leaves a named segment with a blank one.  A marked one has lost its name
  * and lives on only while a process is attached, which may be another
  * program reading every segment just then (shmamstat, this very check). */
 static int sysv_leftovers(const char *prefix, int remove, char *first, size_t n, int found)
@@ -431,9 +433,16 @@ static int sysv_leftovers(const char *prefix, int remove, char *first, size_t n,
         const struct am_seg_header *h = shmat(id, NULL, SHM_RDONLY);
         if (h == (void *)-1)
             continue;
-        if (h->magic == AM_MAGIC && strncmp(h->name, prefix, pl) == 0) {
+        const char *tag = ds.shm_segsz >= sizeof *h + AM_SYSV_TAG
+                              ? (const char *)h + ds.shm_segsz - AM_SYSV_TAG
+                              : "";
+        const char *name = strncmp(tag, prefix, pl) == 0 ? tag
+                           : h->magic == AM_MAGIC && strncmp(h->name, prefix, pl) == 0
+                               ? h->name
+                               : NULL;
+        if (name) {
             if (found++ == 0)
-                snprintf(first, n, "System V id %d (%.48s)", id, h->name);
+                snprintf(first, n, "System V id %d (%.48s)", id, name);
             if (remove)
                 shmctl(id, IPC_RMID, NULL);
         }

@@ -80,6 +80,10 @@ enum { H_ECHO = 1, H_ANSWER, H_TELL, H_PING };
 #define SERVER_SENDERS 16 /* the server's table: fewer than the clients */
 #define LONG_LEN 20000u   /* a long call's request and reply */
 #define ANON_BUDGET (256u << 10)
+/* How /proc names an anonymous client's segment: a memfd of shmam's (its fd's
+ * link, a mapping's path), or a System V segment (a mapping's path). */
+#define MEMFD_PATH "/memfd:shmam"
+#define SYSV_PATH "/SYSV"
 #define NOBODY 65534 /* two unprivileged uids, as check_hostile's */
 #define VICTIM 65533
 
@@ -536,7 +540,8 @@ static int memfds_of(pid_t p, ino_t *ino)
         ssize_t len = readlink(path, link, sizeof link - 1);
         if (len > 0) {
             link[len] = '\0';
-            if (strncmp(link, "/memfd:shmam", 12) == 0 && stat(path, &st) == 0) {
+            if (strncmp(link, MEMFD_PATH, strlen(MEMFD_PATH)) == 0 &&
+                stat(path, &st) == 0) {
                 *ino = st.st_ino;
                 n++;
             }
@@ -563,9 +568,11 @@ static ino_t client_segment(pid_t p, int b)
     return ino;
 }
 
-/* Does p map a memfd of shmam's or a System V segment whose inode is ino? */
-static int maps_segment(pid_t p, ino_t ino)
+/* Does p map a segment of backend b (a memfd of shmam's, or System V) whose
+ * inode is ino? */
+static int maps_segment(pid_t p, int b, ino_t ino)
 {
+    const char *kind = b == AM_SHM_SYSV ? SYSV_PATH : MEMFD_PATH;
     char path[64], line[512];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)p);
     FILE *f = fopen(path, "r");
@@ -575,8 +582,7 @@ static int maps_segment(pid_t p, ino_t ino)
         unsigned long long at;
         char name[256] = "";
         found = sscanf(line, "%*s %*s %*s %*s %llu %255s", &at, name) == 2 &&
-                (ino_t)at == ino &&
-                (strncmp(name, "/memfd:shmam", 12) == 0 || strncmp(name, "/SYSV", 5) == 0);
+                (ino_t)at == ino && strncmp(name, kind, strlen(kind)) == 0;
     }
     fclose(f);
     return found;
@@ -599,7 +605,7 @@ START_TEST(exec_and_exit_leave_nothing)
         tu_assert_flag(&sh->addr_set, 1, 10, "the client's call", what, &sh->err);
         snprintf(addr[exec], sizeof addr[exec], "%s", sh->addr);
         seg[exec] = client_segment(p[exec], b);
-        ck_assert_msg(maps_segment(srv, seg[exec]),
+        ck_assert_msg(maps_segment(srv, b, seg[exec]),
                       "%s: the server does not map a client it served (test broken)", what);
     }
     AO_store_release(&sh->go, 1);
@@ -624,7 +630,7 @@ START_TEST(exec_and_exit_leave_nothing)
      * whose sender index the newcomer does not take too. */
     assert_good_client("the next client");
     for (int exec = 0; exec < 2; exec++)
-        ck_assert_msg(!maps_segment(srv, seg[exec]),
+        ck_assert_msg(!maps_segment(srv, b, seg[exec]),
                       "%s: the server still maps the client that %s", what,
                       exec ? "exec'ed" : "_exited");
     assert_sysv_clean(p, 2);

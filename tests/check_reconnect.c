@@ -236,7 +236,8 @@ static void bad_end(const char *where, int rc)
 }
 
 /* The server is gone: remap until it is back, calling between tries (each
- * call must say -EPIPE).  Returns 0 once remapped, -1 once told to stop. */
+ * call must say -EPIPE, or come back once another thread of the client has
+ * remapped).  Returns 0 once remapped, -1 once told to stop. */
 static int reconnect(am_ep_t *ep, int c)
 {
     AO_fetch_and_add1(&sh->gone_seen[c]);
@@ -246,7 +247,9 @@ static int reconnect(am_ep_t *ep, int c)
             return 0;
         if (rc != -EPIPE && rc != -ENOENT && rc != -EAGAIN)
             bad_end("am_ep_remap", rc);
-        if ((rc = call(ep, 0)) != -EPIPE)
+        if ((rc = call(ep, 0)) == 0)
+            return 0;
+        if (rc != -EPIPE)
             bad_end("a call while the server is gone", rc);
         if (AO_load_acquire(&sh->done))
             return -1;

@@ -236,12 +236,21 @@ static unsigned free_index(am_ep_t *ep)
 /* Drop every learned peer whose endpoint has closed or whose owner died, so
  * a server maps its live clients only: a dead anonymous client's segment
  * then goes with the server's mapping (nothing else holds it), and a named
- * one's memory with its name.  Peers the user mapped keep their index. */
-void am__peers_prune(am_ep_t *ep)
+ * one's memory with its name.  Peers the user mapped keep their index.
+ * Under peers_mu when shared. */
+static void prune(am_ep_t *ep)
 {
     for (unsigned i = 0; i < ep->peers_n; i++)
         if (ep->peers[i] && ep->peers[i]->learned && !am__peer_alive(ep->peers[i]->view))
             am__peer_drop(ep, i);
+}
+
+/* prune, from a poll's chores (which hold no peers_mu: take it). */
+void am__peers_prune(am_ep_t *ep)
+{
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu);
+    prune(ep);
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
 }
 
 /* The local index of the sender named `name`, mapping it if it is not mapped
@@ -255,7 +264,7 @@ unsigned am__peer_learn(am_ep_t *ep, const char *name)
             break;
     if (i < ep->peers_n && am__peer_alive(ep->peers[i]->view))
         return i;
-    am__peers_prune(ep); /* a newcomer: let the departed go first */
+    prune(ep); /* a newcomer: let the departed go first */
     if (i == ep->peers_n || !ep->peers[i])
         i = free_index(ep);
     int learned = i >= ep->peers_n || !ep->peers[i] || ep->peers[i]->learned;

@@ -25,6 +25,9 @@
  *   child_of_handler     a handler that forks: the child's am_reply and
  *                        am_token_keep on the handler's token are -EINVAL,
  *                        and the caller gets the parent's reply only
+ *   child_job_calls_refused  a child of a job's rank (am_init, a job of
+ *                        one): its am_barrier and am_finalize are -EPERM;
+ *                        the rank's own then work
  */
 #include <check.h>
 #include <errno.h>
@@ -390,6 +393,35 @@ START_TEST(child_of_handler)
 }
 END_TEST
 
+/* ---- a rank's child ---------------------------------------------------- */
+
+static void child_job(void *arg)
+{
+    sh->refused[0] = am_barrier(srv);
+    sh->refused[1] = am_finalize(srv);
+}
+
+START_TEST(child_job_calls_refused)
+{
+    snprintf(what, sizeof what, "a child's am_barrier and am_finalize");
+    char job[64];
+    tu_test_prefix(job, sizeof job - 4);
+    strcat(job, "job");
+    setenv("SHMAM_JOB", job, 1);
+    setenv("SHMAM_RANK", "0", 1);
+    setenv("SHMAM_NPROCS", "1", 1);
+    ck_assert_int_eq(am_init(NULL, NULL, &srv), 0);
+    tu_assert_exit0(tu_reap(spawn(child_job, 1), 30), "child", what, &sh->err);
+    ck_assert_msg(sh->refused[0] == -EPERM && sh->refused[1] == -EPERM,
+                  "%s: the child's am_barrier gave %s, am_finalize %s, want -EPERM", what,
+                  am_err_name(sh->refused[0]), am_err_name(sh->refused[1]));
+    ck_assert_int_eq(am_barrier(srv), 0);
+    ck_assert_int_eq(am_finalize(srv), 0);
+    tu_assert_no_errors(what, &sh->err);
+    tu_assert_clean(what);
+}
+END_TEST
+
 static Suite *fork_suite(void)
 {
     Suite *s = suite_create("fork");
@@ -399,6 +431,7 @@ static Suite *fork_suite(void)
     tcase_add_loop_test(tc, child_calls_refused, 0, 4);
     tcase_add_loop_test(tc, child_destroys_or_exits, 0, 4 * N_ACTIONS);
     tcase_add_loop_test(tc, child_of_handler, 0, 4);
+    tcase_add_test(tc, child_job_calls_refused);
     return s;
 }
 

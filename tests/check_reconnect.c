@@ -14,8 +14,10 @@
  *                        then the owner destroys the endpoint: 0, no crash
  *                        (the worker's re-map dropped a peer whose lifeline
  *                        the owner holds); clean under ASan too
- *   restart_under_load   CALLERS callers (an owned client, and two threads
- *                        of a shared one that mapped before sharing) call
+ *   restart_under_load   CALLERS callers (an owned client, and three threads
+ *                        of a shared one that mapped before sharing: its
+ *                        owner, whose remaps drop the peer its workers may
+ *                        hold, and two workers) call
  *                        the server in a loop; it is SIGKILLed and started
  *                        again RESTARTS times.  Each caller handles -EPIPE
  *                        by am_ep_remap until it returns 0, calling between
@@ -41,7 +43,7 @@
 
 enum { H_ECHO = 1 };
 
-#define CALLERS 3  /* restart_under_load: client A's thread, client B's two */
+#define CALLERS 4  /* restart_under_load: client A's thread, client B's three */
 #define RESTARTS 2 /* servers killed and started again */
 #define OK_EACH 50 /* calls each caller completes per server life */
 #define CALL_MS 30000
@@ -302,7 +304,7 @@ static void *caller_thread(void *arg)
     return NULL;
 }
 
-/* Client B: maps, then shares; two threads call. */
+/* Client B: maps, then shares; its owner and two threads call. */
 static void threaded_client(void *arg)
 {
     struct am_ep_opts o = opts();
@@ -317,9 +319,10 @@ static void threaded_client(void *arg)
         _exit(2);
     }
     pthread_t t[2];
-    struct thread_arg a[2] = {{ep, 1}, {ep, 2}};
+    struct thread_arg a[2] = {{ep, 2}, {ep, 3}};
     for (int k = 0; k < 2; k++)
         pthread_create(&t[k], NULL, caller_thread, &a[k]);
+    caller_loop(ep, 1);
     for (int k = 0; k < 2; k++)
         pthread_join(t[k], NULL);
     if ((rc = am_ep_destroy(ep)) != 0)

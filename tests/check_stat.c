@@ -201,6 +201,8 @@ START_TEST(clean)
 }
 END_TEST
 
+static struct tu_output js_closed;
+
 /* How many times `s` occurs in text. */
 static int count_of(const char *text, const char *s)
 {
@@ -231,8 +233,8 @@ START_TEST(removed_not_listed)
         ck_assert_msg(am__segment_unlink(AM_SHM_SYSV, n) == 0, "%s: IPC_RMID %s", what, n);
     am_ep_destroy(cl);
     int rc = stat_run(&out, NULL, NULL);
-    static struct tu_output js;
-    int rc_json = stat_run(&js, "--json", NULL);
+    struct tu_output *js = &js_closed;
+    int rc_json = stat_run(js, "--json", NULL);
     am_ep_destroy(rm);
     am_ep_destroy(ep);
     ck_assert_msg(rc == 0 && rc_json == 0, "%s: exit %d: %s", what, out.status, out.err);
@@ -240,12 +242,50 @@ START_TEST(removed_not_listed)
                       !strstr(out.out, closed) && !strstr(out.out, dead),
                   "%s: want live and removed only:\n%s", what, out.out);
     snprintf(key, sizeof key, "{\"name\": \"%s\"", gone);
-    const char *g = strstr(js.out, key);
-    ck_assert_msg(g && count_of(js.out, key) == 1 && !strstr(js.out, closed) &&
-                      !strstr(js.out, dead),
-                  "%s: --json:\n%s", what, js.out);
-    ck_assert_msg(strstr(g, "\"named\": false") && strstr(g, "\"state\": \"live\""),
+    const char *g = strstr(js->out, key);
+    ck_assert_msg(g && count_of(js->out, key) == 1 && !strstr(js->out, closed) &&
+                      !strstr(js->out, dead),
+                  "%s: --json:\n%s", what, js->out);
+    ck_assert_msg(has(g, "\"named\": false") && has(g, "\"state\": \"live\""),
                   "%s: the removed one: %.300s", what, g);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* POSIX: an endpoint of this process whose name is removed, a descriptor of
+ * its file held here and by a forked child: listed once, live and without a
+ * name; once its owner closed it, not listed, though both still hold it. */
+START_TEST(unnamed_listed_once)
+{
+    char name[64], key[96];
+    int go[2];
+    snprintf(what, sizeof what, "posix: shmamstat and a file held twice");
+    tu_test_prefix(prefix, sizeof prefix);
+    tu_ep_name(name, sizeof name, "held", -1, 0);
+    am_ep_t *ep = live_ep(name, 0);
+    int fd = am__segment_hold(&ep->own.seg, name);
+    ck_assert_msg(fd >= 0, "%s: hold: %s", what, am_strerror(fd));
+    ck_assert(am__segment_unlink(AM_SHM_POSIX, name) == 0 && pipe(go) == 0);
+    pid_t child = fork();
+    if (child == 0) { /* holds fd (inherited) until the pipe closes */
+        char c;
+        close(go[1]);
+        _exit(read(go[0], &c, 1) == 0 ? 0 : 1);
+    }
+    close(go[0]);
+    int rc = stat_run(&out, "--json", NULL);
+    snprintf(key, sizeof key, "{\"name\": \"%s\"", name);
+    const char *o = strstr(out.out, key);
+    int once = count_of(out.out, key) == 1 && o && has(o, "\"named\": false") &&
+               has(o, "\"state\": \"live\"");
+    am_ep_destroy(ep);
+    int rc_closed = stat_run(&js_closed, "--json", NULL);
+    close(go[1]);
+    waitpid(child, NULL, 0);
+    close(fd);
+    ck_assert_msg(rc == 0 && once, "%s: not listed once, live:\n%s", what, out.out);
+    ck_assert_msg(rc_closed == 0 && !strstr(js_closed.out, name),
+                  "%s: listed once closed:\n%s", what, js_closed.out);
     tu_assert_clean(what);
 }
 END_TEST
@@ -519,6 +559,7 @@ static Suite *stat_suite(void)
     tcase_add_loop_test(tc, lists_live_and_dead, 0, 2);
     tcase_add_loop_test(tc, clean, 0, 2);
     tcase_add_test(tc, removed_not_listed);
+    tcase_add_test(tc, unnamed_listed_once);
     tcase_add_loop_test(tc, lists_running_job, 0, 4);
     tcase_add_test(tc, usage);
     tcase_add_loop_test(tc, clean_keeps_live_region, 0, 2);

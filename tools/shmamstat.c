@@ -244,14 +244,16 @@ static int by_name(const void *a, const void *b)
 }
 
 /* Drop each unnamed row that a named one of the same endpoint (name,
- * backend, owner) precedes: it was found both ways in this pass. */
+ * backend, owner) precedes: it was found both ways in this pass, its name
+ * removed between the two looks.  (One file or segment is listed once
+ * without a name by am__segment_list_unnamed itself.) */
 static void dedupe(struct table *t)
 {
     size_t k = 0;
     for (size_t i = 0; i < t->n; i++) {
         const struct row *r = &t->rows[i], *prev = k ? &t->rows[k - 1] : NULL;
-        if (prev && !r->named && prev->backend == r->backend && prev->pid == r->pid &&
-            strcmp(prev->name, r->name) == 0)
+        if (prev && prev->named && !r->named && prev->backend == r->backend &&
+            prev->pid == r->pid && strcmp(prev->name, r->name) == 0)
             continue;
         t->rows[k++] = *r;
     }
@@ -355,7 +357,8 @@ static void usage(FILE *f)
             "       shmamstat --clean [--yes] [PREFIX...]\n"
             "List this user's shmam endpoints (POSIX and System V): owner, claim\n"
             "algorithm, queue heads and tails, live senders and counters; only those\n"
-            "whose names start with a PREFIX, if any is given.\n"
+            "whose names start with a PREFIX, if any is given.  Live endpoints\n"
+            "without a name (a running job's ranks, anonymous ones) are listed too.\n"
             "  -j, --json           one JSON array, for scripts\n"
             "  -w, --watch[=SECS]   refresh every SECS seconds (default 1) until ^C\n"
             "  -c, --clean          list endpoints and regions whose owner closed or died\n"

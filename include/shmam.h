@@ -381,7 +381,11 @@ size_t am_ep_long_max(const am_ep_t *ep);         /* the longest long message it
  * them (-EINVAL for a broken job environment, or the errors of am_ep_create /
  * am_ep_map); run outside shmamrun it makes a job of one rank.  Messages that
  * arrive before the user's handlers are set are held and run by the first
- * am_poll.  am_rank and am_nprocs: any thread, after am_init.
+ * am_poll.  Then each rank removes its endpoint's name (nothing of a job
+ * outlives it); a POSIX rank keeps one descriptor (close-on-exec) of its own
+ * segment until am_finalize, through which shmamstat lists it (a System V
+ * rank's marked segment is listed as it is).  am_rank and am_nprocs: any
+ * thread, after am_init.
  * am_barrier (the owner, not in a handler) blocks until every rank has
  * arrived, -EPIPE if a rank died.  am_finalize: a barrier, then am_ep_destroy. */
 int am_init(int *argc, char ***argv, am_ep_t **ep);

@@ -211,6 +211,14 @@ static void relay_stop(am_ep_t *ep)
     ep->mt.relay = NULL;
 }
 
+/* Close both ends of a pipe not made after all; rc. */
+static int pipe_fail(int fd[2], int rc)
+{
+    close(fd[0]);
+    close(fd[1]);
+    return rc;
+}
+
 /* Make the pipe, start the relay and publish the write end (under peers_mu
  * if shared). */
 static int fd_make(am_ep_t *ep)
@@ -219,22 +227,17 @@ static int fd_make(am_ep_t *ep)
     struct stat st;
     if (pipe2(fd, O_NONBLOCK | O_CLOEXEC) != 0)
         return -errno;
-    if (fstat(fd[1], &st) != 0) {
-        int rc = -errno;
-        close(fd[0]);
-        close(fd[1]);
-        return rc;
-    }
+    if (fstat(fd[1], &st) != 0)
+        return pipe_fail(fd, -errno);
     struct am_seg_header *h = ep->own.hdr;
-    int rc = write(fd[1], "", 1) == 1 ? 0 : -EIO; /* not armed: readable (the header) */
-    AO_store(&ep->mt.fd_wr, (AO_t)fd[1] + 1);
-    if (rc == 0)
-        rc = relay_start(ep);
+    if (write(fd[1], "", 1) != 1) { /* not armed: readable (see the header) */
+        return pipe_fail(fd, -EIO);
+    }
+    AO_store(&ep->mt.fd_wr, (AO_t)fd[1] + 1); /* the relay writes there */
+    int rc = relay_start(ep);
     if (rc < 0) {
         AO_store(&ep->mt.fd_wr, 0);
-        close(fd[0]);
-        close(fd[1]);
-        return rc;
+        return pipe_fail(fd, rc);
     }
     h->wake_ino = st.st_ino;
     AO_store_release(&h->wake_fd, (AO_t)fd[1] + 1);   /* pairs with open_peer's acquire */

@@ -7,7 +7,8 @@
  *   sender_without_descriptors  a sender that has no free descriptor (it
  *                    cannot open the owner's pipe) and a healthy one send in
  *                    turns to an epoll-driven owner, armed before each send:
- *                    every send makes the descriptor readable (mpsc, lamport)
+ *                    every send makes the descriptor readable (mpsc, lamport;
+ *                    both backends)
  *   owner_not_dumpable  the same with an owner no sender may open through
  *                    /proc (not dumpable, both of a non-root uid)
  *   edge_triggered_drained  EPOLLET, the loop draining each readiness until
@@ -178,11 +179,13 @@ static const char *const kinds[] = {"mpsc", "lamport"};
 
 START_TEST(sender_without_descriptors)
 {
-    sh->queue = kinds[_i];
+    int backend = _i / 2;
+    sh->queue = kinds[_i % 2];
     sh->burst = 1;
-    snprintf(what, sizeof what, "%s: a sender with no free descriptor", sh->queue);
-    tu_ep_name(sh->srv, sizeof sh->srv, "srv", -1, 0);
-    struct am_ep_opts o = {.queue = sh->queue};
+    snprintf(what, sizeof what, "%s/%s: a sender with no free descriptor", sh->queue,
+             tu_backend_name(backend));
+    tu_ep_name(sh->srv, sizeof sh->srv, "srv", -1, backend);
+    struct am_ep_opts o = {.queue = sh->queue, .shm = tu_backend_name(backend)};
     am_ep_t *ep;
     ck_assert_int_eq(am_ep_create(sh->srv, &o, &ep), 0);
     am_set_handler(ep, H_MSG, count_h);
@@ -437,7 +440,7 @@ static Suite *fd_suite(void)
     Suite *s = suite_create("fd");
     TCase *tc = tu_tcase(s, "senders", 180);
     tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_loop_test(tc, sender_without_descriptors, 0, 2);
+    tcase_add_loop_test(tc, sender_without_descriptors, 0, 4);
     tcase_add_test(tc, owner_not_dumpable);
     tc = tu_tcase(s, "edge", 120);
     tcase_add_checked_fixture(tc, setup, NULL);

@@ -191,14 +191,21 @@ static int relay_start(am_ep_t *ep)
         free(r);
         return rc;
     }
-    ep->mt.relay = r;
+    AO_store_release(&ep->mt.relay, (AO_t)r);
     return 0;
+}
+
+/* ep's relay (NULL: no descriptor); the acquire pairs with relay_start's
+ * release, for a thread of a shared endpoint that did not make it. */
+static struct am_relay *relay_of(am_ep_t *ep)
+{
+    return (struct am_relay *)AO_load_acquire(&ep->mt.relay);
 }
 
 /* Stop and free ep's relay (a fork child's copy has no thread: only free). */
 static void relay_stop(am_ep_t *ep)
 {
-    struct am_relay *r = ep->mt.relay;
+    struct am_relay *r = relay_of(ep);
     if (!r)
         return;
     if (r->pid == getpid()) {
@@ -208,7 +215,7 @@ static void relay_stop(am_ep_t *ep)
     }
     munmap(r->map, (size_t)sysconf(_SC_PAGESIZE));
     free(r);
-    ep->mt.relay = NULL;
+    AO_store(&ep->mt.relay, 0);
 }
 
 /* Close both ends of a pipe not made after all; rc. */
@@ -309,7 +316,7 @@ static int take_fired(struct am_relay *r)
  * Time): kept call replies, and, once the timer fired, the calls' check. */
 static void timed_chores(am_ep_t *ep)
 {
-    if (take_fired(ep->mt.relay) && ep->calls)
+    if (take_fired(relay_of(ep)) && ep->calls)
         am__calls_check(ep);
     if (ep->owed)
         am__call_retry(ep, 1);
@@ -326,7 +333,7 @@ static void timer_arm(am_ep_t *ep)
     ms = am__calls_slice(ep, now, ms);
     if (ms == INT64_MAX)
         return;
-    struct am_relay *r = ep->mt.relay;
+    struct am_relay *r = relay_of(ep);
     AO_t due = (AO_t)(now + ms * 1000000), old;
     do
         if ((old = AO_load(&r->due)) != 0 && old <= due)

@@ -380,9 +380,13 @@ void am__fd_close(am_ep_t *ep)
     AO_store(&ep->mt.fd_wr, 0);
 }
 
+/* peer->wake_fd once /proc refused us the owner's pipe (it is not dumpable,
+ * or setuid): every signal goes through its relay, with no open to try. */
+#define AM_FD_REFUSED (~(AO_t)0)
+
 /* Open the write end of peer's owner's pipe, as its header names it: the
- * descriptor, or -1 (none published, not the pipe it says, or no open: no
- * descriptor free here, the owner not dumpable; am__fd_signal relays). */
+ * descriptor, or -errno: -EACCES or -EPERM (refused), -ESTALE (not the
+ * pipe it says), -EMFILE (no descriptor free here) etc. */
 static int open_peer(struct am_peer *peer)
 {
     const struct am_seg_header *h = peer->view->hdr;
@@ -391,15 +395,26 @@ static int open_peer(struct am_peer *peer)
     char path[64];
     struct stat st;
     if (w == 0 || w - 1 > INT_MAX)
-        return -1;
+        return -ENOENT;
     snprintf(path, sizeof path, "/proc/%u/fd/%lu", (unsigned)h->owner_pid,
              (unsigned long)(w - 1));
     int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || st.st_ino != ino)) {
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || st.st_ino != ino) {
         close(fd);
-        fd = -1;
+        return -ESTALE;
     }
     return fd;
+}
+
+/* peer->wake_fd after a first open that gave fd (see open_peer): fd + 1,
+ * AM_FD_REFUSED, or 0 (try again next time: no descriptor free now...). */
+static AO_t wake_fd_of(int fd)
+{
+    if (fd >= 0)
+        return (AO_t)fd + 1;
+    return fd == -EACCES || fd == -EPERM ? AM_FD_REFUSED : 0;
 }
 
 /* Signal peer's owner's descriptor (we cleared its AM_SLEEP_ARMED: the byte
@@ -411,11 +426,12 @@ void am__fd_signal(struct am_peer *peer)
     AO_t c = AO_load(&peer->wake_fd);
     if (!c) {
         int fd = open_peer(peer);
-        if (fd >= 0 && !AO_compare_and_swap_full(&peer->wake_fd, 0, (AO_t)fd + 1))
+        AO_t v = wake_fd_of(fd);
+        if (v && !AO_compare_and_swap_full(&peer->wake_fd, 0, v) && fd >= 0)
             close(fd);
         c = AO_load(&peer->wake_fd);
     }
-    if (c && (write((int)c - 1, "", 1) == 1 || errno == EAGAIN))
+    if (c && c != AM_FD_REFUSED && (write((int)c - 1, "", 1) == 1 || errno == EAGAIN))
         return; /* a full pipe is readable already */
     relay_poke(&peer->view->shared->sleeping, AM_SLEEP_RELAY);
 }
@@ -423,7 +439,7 @@ void am__fd_signal(struct am_peer *peer)
 void am__fd_peer_close(struct am_peer *peer)
 {
     AO_t c = AO_load(&peer->wake_fd);
-    if (c)
+    if (c && c != AM_FD_REFUSED)
         close((int)c - 1);
     AO_store(&peer->wake_fd, 0);
 }

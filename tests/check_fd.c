@@ -43,7 +43,7 @@
 enum { H_MSG = 1, H_FILL, H_ACK, H_CALL, H_QUIT };
 
 #define FD_WAIT_MS 10000 /* an epoll_wait that sees nothing in this is deaf */
-#define ROUNDS 12        /* turns per turn-by-turn test */
+#define ROUNDS 12        /* turns per turn-by-turn test, times tu_stress_factor */
 #define FILLS 16         /* the caller's reply queue: packets */
 #define NOBODY 65534     /* the uid of owner_not_dumpable */
 
@@ -51,6 +51,7 @@ struct shared {
     char srv[128];      /* a name or an address */
     const char *queue;  /* the owner's queue kind */
     unsigned burst;     /* messages per round */
+    unsigned rounds;    /* ROUNDS * tu_stress_factor() */
     AO_t turn;          /* the round the owner has armed for */
     AO_t count;         /* messages the owner handled */
     AO_t ready, called; /* the server's endpoint exists; the call ran */
@@ -67,6 +68,7 @@ static void setup(void)
 {
     tu_test_init();
     sh = tu_shared_alloc(sizeof *sh);
+    sh->rounds = ROUNDS * (unsigned)tu_stress_factor();
     tu_pin(0);
 }
 
@@ -100,7 +102,7 @@ static void serve_rounds(am_ep_t *ep, int et)
     int epfd = epoll_of(ep, et);
     if (epfd < 0)
         tu_error(&sh->err, "am_ep_fd or epoll: %s", strerror(errno));
-    for (unsigned r = 1; epfd >= 0 && r <= ROUNDS && !AO_load(&sh->deaf); r++) {
+    for (unsigned r = 1; epfd >= 0 && r <= sh->rounds && !AO_load(&sh->deaf); r++) {
         while (am_poll(ep) > 0) /* armed once it returns 0 */
             ;
         AO_store_release(&sh->turn, r);
@@ -125,7 +127,7 @@ static void serve_rounds(am_ep_t *ep, int et)
  * the owner has armed for each. */
 static void send_rounds(am_ep_t *ep, unsigned parity)
 {
-    for (uint32_t r = 1; r <= ROUNDS; r++) {
+    for (uint32_t r = 1; r <= sh->rounds; r++) {
         if (parity != 2 && r % 2 != parity)
             continue;
         while (AO_load_acquire(&sh->turn) < r && !AO_load_acquire(&sh->done))

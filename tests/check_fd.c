@@ -17,7 +17,8 @@
  *   kept_reply_placed  an epoll-driven server whose caller's reply queue is
  *                    full (the caller busy, not polling) keeps the call's
  *                    reply; the call ends with it once the caller drains,
- *                    though nothing else is sent to the server
+ *                    though nothing else is sent to the server (owned and
+ *                    shared)
  *   call_ends_by_descriptor  a client driven by its descriptor alone sees its
  *                    call end: by its deadline, and by its server's death
  *
@@ -52,6 +53,7 @@ struct shared {
     const char *queue;  /* the owner's queue kind */
     unsigned burst;     /* messages per round */
     unsigned rounds;    /* ROUNDS * tu_stress_factor() */
+    int shared;         /* the server's endpoint is shared (am_ep_share) */
     AO_t turn;          /* the round the owner has armed for */
     AO_t count;         /* messages the owner handled */
     AO_t ready, called; /* the server's endpoint exists; the call ran */
@@ -313,7 +315,10 @@ static void quit_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 static void epoll_server(void *arg)
 {
     am_ep_t *ep;
-    int rc = am_ep_create(sh->srv, NULL, &ep), epfd = rc == 0 ? epoll_of(ep, 0) : -1;
+    int rc = am_ep_create(sh->srv, NULL, &ep);
+    if (rc == 0 && sh->shared)
+        rc = am_ep_share(ep);
+    int epfd = rc == 0 ? epoll_of(ep, 0) : -1;
     if (epfd < 0) {
         tu_error(&sh->err, "server: %s", am_strerror(rc));
         return;
@@ -340,7 +345,9 @@ static void ack_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 
 START_TEST(kept_reply_placed)
 {
-    snprintf(what, sizeof what, "a kept reply of an epoll-driven server");
+    sh->shared = _i;
+    snprintf(what, sizeof what, "a kept reply of an epoll-driven %s server",
+             _i ? "shared" : "owned");
     tu_ep_name(sh->srv, sizeof sh->srv, "srv", -1, 0);
     pid_t p = tu_spawn(epoll_server, NULL, 1);
     ck_assert_msg(p > 0, "%s: fork", what);
@@ -449,7 +456,7 @@ static Suite *fd_suite(void)
     tcase_add_loop_test(tc, edge_triggered_drained, 0, 2);
     tc = tu_tcase(s, "time", 120);
     tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_test(tc, kept_reply_placed);
+    tcase_add_loop_test(tc, kept_reply_placed, 0, 2);
     tcase_add_loop_test(tc, call_ends_by_descriptor, 0, 2);
     return s;
 }

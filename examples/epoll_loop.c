@@ -12,7 +12,8 @@
  * The loop's contract (shmam.h, Event loops): after am_poll returns 0 an
  * endpoint's descriptor becomes readable once a message arrives, so the
  * loop drains each readable endpoint until am_poll returns 0 and waits
- * again.  The client is an ordinary shmam program.
+ * again (required with EPOLLET: the descriptor is a level, and a poll that
+ * ran messages makes no new edge).  The client is an ordinary shmam program.
  */
 #include <errno.h>
 #include <stdint.h>

@@ -287,13 +287,27 @@ int am_reply_kept(am_kept_t *kept, unsigned handler, const void *data, size_t le
  * thread's once shared; made on first call, closed by am_ep_destroy) for
  * epoll, poll or select: while a message waits and no am_poll runs, it is
  * readable (POLLIN), from the start and as messages arrive from any
- * process, and am_ep_wake makes it so too.  It may be readable with nothing
- * waiting: am_poll then returns 0, and an am_poll that returns 0 leaves it
- * not readable until the next message.  So a loop may call am_poll once per
- * readiness, or until it returns 0.  Senders signal it without a system
- * call while the owner is awake; once it exists, an empty am_poll costs one
- * read(2).  Do not read it yourself.  -ENOTSUP for a job endpoint spanning
- * nodes, -EMFILE etc.
+ * process, whatever that process's descriptors (none free) or ours (not
+ * dumpable, setuid: no sender can open our pipe), and am_ep_wake makes it
+ * so too.  It is readable as well when the endpoint has work on a clock,
+ * the work its own waits do after a sleep: every 2 ms while a call's reply
+ * is kept because its caller's queue was full, and at each outstanding
+ * call's deadline and every abandon_ms while calls are outstanding (to see
+ * a server's death); the am_poll it prompts does that work (places kept
+ * replies, ends such calls: am_call_test then gives their end), so a loop
+ * driven by the descriptor alone never stalls a call.  It may be readable
+ * with nothing waiting: am_poll then returns 0, and an am_poll that returns
+ * 0 leaves it not readable until the next message or such event.  It is a
+ * level, not an edge: with level-triggered epoll (the default), poll or
+ * select a loop may call am_poll once per readiness, or until it returns
+ * 0; with EPOLLET it must call am_poll until it returns 0 at each
+ * readiness (a poll that ran messages leaves it readable, which makes no
+ * new edge).  Senders signal it without a system call while the owner is
+ * awake; once it exists, an empty am_poll costs one read(2), and the
+ * process has one more thread per descriptor, which sleeps in the kernel
+ * (the relay: it signals for a sender that cannot, and keeps the clock;
+ * every signal blocked in it).  Do not read it yourself.  -ENOTSUP for a
+ * job endpoint spanning nodes, -EMFILE, -EAGAIN (no thread) etc.
  * am_ep_wake, any thread of the process or a signal handler (it is
  * async-signal-safe: atomics, a futex wake-up and write(2); errno kept):
  * ends every wait on ep in progress, am_wait (it returns what it handled, 0
@@ -414,7 +428,11 @@ size_t am_ep_long_max(const am_ep_t *ep);         /* the longest long message it
  * them (-EINVAL for a broken job environment, or the errors of am_ep_create /
  * am_ep_map); run outside shmamrun it makes a job of one rank.  Messages that
  * arrive before the user's handlers are set are held and run by the first
- * am_poll.  am_rank and am_nprocs: any thread, after am_init.
+ * am_poll.  Then each rank removes its endpoint's name (nothing of a job
+ * outlives it); a POSIX rank keeps one descriptor (close-on-exec) of its own
+ * segment until am_finalize, through which shmamstat lists it (a System V
+ * rank's marked segment is listed as it is).  am_rank and am_nprocs: any
+ * thread, after am_init.
  * am_barrier (the owner, not in a handler) blocks until every rank has
  * arrived, -EPIPE if a rank died.  am_finalize: a barrier, then am_ep_destroy. */
 int am_init(int *argc, char ***argv, am_ep_t **ep);

@@ -15,6 +15,13 @@
  * share a job name their node's first rank chose, map only each other, and
  * reach the other nodes' ranks through the transport, attached before the
  * barrier; the barrier's messages take whichever path their pair has.
+ *
+ * A POSIX rank keeps a read-only descriptor of its own segment, opened just
+ * before its name goes, until am_finalize: the name is gone, but shmamstat
+ * finds the segment through the descriptor (/proc/<pid>/fd, segment.h's
+ * am__segment_list_unnamed) for as long as the rank runs; it dies with the
+ * rank, however the rank ends, and is closed across exec.  (A System V rank
+ * needs none: the kernel lists a marked segment while it is attached.)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +40,7 @@
 #define AM_INIT_TIMEOUT_MS 60000
 
 static int job_rank, job_nprocs = 1;
+static int job_fd = -1; /* POSIX: this rank's own segment, held (above) */
 
 int am_rank(void)
 {
@@ -74,6 +82,25 @@ static int create_rank_ep(const char *job, int senders, am_ep_t **ep)
     if (senders > 64)
         o.max_senders = (unsigned)senders;
     return am_ep_create(name, &o, ep);
+}
+
+static void release_own(void)
+{
+    if (job_fd >= 0)
+        close(job_fd);
+    job_fd = -1;
+}
+
+/* Hold this rank's segment (POSIX), then remove its name.  Not holding it
+ * costs only shmamstat's view of the rank. */
+static int unlink_own(am_ep_t *ep)
+{
+    release_own();
+    if (ep->backend == AM_SHM_POSIX) {
+        int fd = am__segment_hold(&ep->own.seg, ep->name);
+        job_fd = fd < 0 ? -1 : fd;
+    }
+    return am__ep_unlink(ep);
 }
 
 /* Which job this process is a rank of: MPI's (net.h), shmamrun's, or its own
@@ -123,11 +150,12 @@ int am_init(int *argc, char ***argv, am_ep_t **ep)
     if (rc == 0)
         rc = am_barrier(*ep);
     if (rc == 0)
-        rc = am__ep_unlink(*ep);
+        rc = unlink_own(*ep);
     if (rc == 0)
         (*ep)->holding = 0;
     if (rc < 0 && *ep) {
         am_ep_destroy(*ep);
+        release_own();
         *ep = NULL;
     }
     return rc;
@@ -206,6 +234,8 @@ int am_finalize(am_ep_t *ep)
         return -EPERM; /* as am_barrier: changing nothing */
     int rc = am_barrier(ep);
     int rc2 = am_ep_destroy(ep);
+    if (rc2 != -EPERM && rc2 != -EDEADLK && rc2 != -EBUSY)
+        release_own(); /* destroyed: am_ep_destroy refuses only so */
     am__net_end();
     return rc < 0 ? rc : rc2;
 }

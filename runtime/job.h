@@ -52,6 +52,12 @@
  * [A-Za-z0-9._-], -ENAMETOOLONG if the result does not fit buf. */
 int am__job_ep_name(const char *job, int rank, char *buf, size_t n);
 
+/* The job and rank endpoint `name` shows, if it is a rank's as
+ * am__job_ep_name names one ("JOB.RANK", JOB without a '.': shmamrun's and
+ * MPI's job names have none): the rank, and JOB into job (n bytes); else -1.
+ * A name alone: an endpoint a program names so is taken for a rank. */
+int am__job_of(const char *name, char *job, size_t n);
+
 /* Remove endpoint `name`'s name and its region's (region.c) in backend b,
  * whatever state they are in: for whoever knows their owner has gone (the
  * launcher and its guardian once the ranks have, an MPI rank's reaper once its

@@ -67,7 +67,7 @@
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-#define AM_LAYOUT_VERSION 10u
+#define AM_LAYOUT_VERSION 11u
 #define AM_LINE 64u   /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
@@ -226,10 +226,16 @@ struct am_region_mark {
 
 /* Written by senders and the owner. */
 #define AM_SLEEP_ARMED (1u << 30) /* `sleeping`: am_ep_fd's descriptor armed */
+/* `sleeping`, for the owner's relay thread (evfd.c), which futex-waits on it:
+ * RELAY, a sender that disarmed but cannot write the pipe asks the relay to
+ * write the byte; RETIME, the owner moved the relay's timer earlier. */
+#define AM_SLEEP_RELAY (1u << 29)
+#define AM_SLEEP_RETIME (1u << 28)
 struct am_seg_shared {
     /* Wake-up for am_wait (32-bit: futex words).  sleeping: how many of the
      * owner's threads are (about to be) asleep in am_wait, plus
-     * AM_SLEEP_ARMED while the owner waits on its descriptor (evfd.c). */
+     * AM_SLEEP_ARMED while the owner waits on its descriptor, and the
+     * relay's bits (evfd.c); only sleeping's low 28 bits count. */
     _Alignas(AM_BLOCK) unsigned int sleeping;
     unsigned int wake_seq; /* futex word, bumped by senders */
     AO_t orphans[2];       /* per queue: a sender asks the owner to repair the

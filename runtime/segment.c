@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
@@ -930,4 +931,192 @@ int am__segment_open_addr(const char *addr, struct am_segment *s)
     if (addr_parse(addr, &b, &pid, &num) != 0)
         return -EINVAL;
     return b == AM_SHM_POSIX ? posix_open_anon(pid, num, s) : sysv_open_anon(num, addr, s);
+}
+
+/* ---- segments without a name (segment.h) ----
+ *
+ * POSIX: the descriptors of every process we may read, whose link is a file of
+ * ours that lost its name ("/dev/shm/shmam-NAME (deleted)", no link left) or
+ * an anonymous memfd; the same file held twice (a fork child's copy of its
+ * parent's descriptor) is listed once, by device and inode.  System V: the
+ * table's segments of ours marked for removal, by their trailer (a marked
+ * segment has lost its key, IPC_PRIVATE since, as an anonymous one has: both
+ * open as sysv_open_anon opens one). */
+#define DELETED " (deleted)"
+
+/* The name a held file's link shows: 1, and its old name into name, for
+ * "/dev/shm/shmam-NAME (deleted)"; 1 and "" for an anonymous memfd; else 0. */
+static int held_name(const char *link, char name[SYSV_TAG])
+{
+    static const char file[] = SHM_DIR "/" SHM_PREFIX;
+    size_t n = strlen(link), d = strlen(DELETED), f = sizeof file - 1;
+    name[0] = '\0';
+    if (strcmp(link, "/memfd:" ANON_MEMFD DELETED) == 0)
+        return 1;
+    if (n <= f + d || strncmp(link, file, f) != 0 || strcmp(link + n - d, DELETED) != 0 ||
+        n - f - d >= SYSV_TAG)
+        return 0;
+    memcpy(name, link + f, n - f - d);
+    name[n - f - d] = '\0';
+    return 1;
+}
+
+/* The files listed so far, by device and inode. */
+struct seen {
+    struct am_unnamed *v;
+    size_t n, cap;
+};
+
+/* 1 if u's file is not in s yet (now it is), 0 if it is, -ENOMEM. */
+static int seen_add(struct seen *s, const struct am_unnamed *u)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].dev == u->dev && s->v[i].ino == u->ino)
+            return 0;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        struct am_unnamed *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        s->v = v, s->cap = cap;
+    }
+    s->v[s->n++] = *u;
+    return 1;
+}
+
+/* Descriptor entry `fd` of /proc/PID/fd (dir) into u: 1 if it holds a segment
+ * of ours without a name, else 0. */
+static int held_segment(const char *dir, const char *fd, struct am_unnamed *u)
+{
+    char link[SHM_PATH_MAX + sizeof SHM_DIR + sizeof DELETED];
+    struct stat st;
+    *u = (struct am_unnamed){.backend = AM_SHM_POSIX, .id = -1};
+    snprintf(u->path, sizeof u->path, "%.24s/%.12s", dir, fd);
+    ssize_t n = readlink(u->path, link, sizeof link - 1);
+    if (n < 0)
+        return 0;
+    link[n] = '\0';
+    if (!held_name(link, u->name) || stat(u->path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_nlink != 0 || !ours(st.st_uid, st.st_uid, st.st_mode))
+        return 0;
+    u->dev = st.st_dev, u->ino = st.st_ino;
+    return 1;
+}
+
+/* The unnamed segments process `pid` (a /proc entry) holds open, new to s.
+ * A process we may not read, or one gone meanwhile, holds none. */
+static int posix_held(const char *pid, struct seen *s,
+                      int (*fn)(const struct am_unnamed *u, void *arg), void *arg)
+{
+    char dir[32];
+    snprintf(dir, sizeof dir, "/proc/%.12s/fd", pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    const struct dirent *e;
+    struct am_unnamed u;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        int fresh =
+            e->d_name[0] != '.' && held_segment(dir, e->d_name, &u) ? seen_add(s, &u) : 0;
+        rc = fresh < 0 ? fresh : fresh ? fn(&u, arg) : 0;
+    }
+    closedir(d);
+    return rc;
+}
+
+static int posix_list_unnamed(int (*fn)(const struct am_unnamed *u, void *arg), void *arg)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -errno;
+    struct seen s = {0};
+    const struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL)
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+            rc = posix_held(e->d_name, &s, fn, arg);
+    closedir(d);
+    free(s.v);
+    return rc;
+}
+
+/* System V: every segment of ours marked for removal (still attached, or the
+ * kernel would have removed it) whose trailer holds a name or an address. */
+static int sysv_list_unnamed(int (*fn)(const struct am_unnamed *u, void *arg), void *arg)
+{
+    struct shm_info info;
+    int max = shmctl(0, SHM_INFO, (struct shmid_ds *)(void *)&info), rc = 0;
+    for (int i = 0; rc == 0 && i <= max; i++) {
+        struct shmid_ds ds;
+        struct am_unnamed u = {.backend = AM_SHM_SYSV};
+        int id = shmctl(i, SHM_STAT, &ds);
+        if (id < 0 || !sysv_ours(&ds) || !sysv_removed(&ds) || ds.shm_segsz < SYSV_TAG)
+            continue;
+        const char *p = shmat(id, NULL, SHM_RDONLY);
+        if (p == (const void *)-1)
+            continue;
+        int named = trailer_read(p + ds.shm_segsz - SYSV_TAG, u.name);
+        shmdt(p);
+        u.id = id;
+        if (named > 0)
+            rc = fn(&u, arg);
+    }
+    return rc;
+}
+
+int am__segment_list_unnamed(enum am_shm b,
+                             int (*fn)(const struct am_unnamed *u, void *arg), void *arg)
+{
+    return b == AM_SHM_POSIX ? posix_list_unnamed(fn, arg) : sysv_list_unnamed(fn, arg);
+}
+
+/* The file u lists, if the descriptor still holds it: a memfd as an anonymous
+ * segment's (sealed), a file that lost its name as a named one's. */
+static int posix_open_unnamed(const struct am_unnamed *u, struct am_segment *s)
+{
+    struct stat st;
+    int fd = open(u->path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), rc;
+    if (fd < 0)
+        return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
+    if (fstat(fd, &st) != 0)
+        rc = -errno;
+    else if (st.st_dev != u->dev || st.st_ino != u->ino)
+        rc = -ENOENT; /* the descriptor was closed, its number reused */
+    else if (u->name[0] == '\0')
+        rc = posix_map_anon(fd, s);
+    else if (!ours(st.st_uid, st.st_uid, st.st_mode))
+        rc = -EACCES;
+    else
+        rc = st.st_size == 0 ? -EPROTO : map_fd(fd, (size_t)st.st_size, s);
+    close(fd);
+    return rc;
+}
+
+/* Contract: as segment.h says; the caller still checks the header. */
+int am__segment_open_unnamed(const struct am_unnamed *u, struct am_segment *s)
+{
+    if (u->backend == AM_SHM_POSIX)
+        return posix_open_unnamed(u, s);
+    return u->backend == AM_SHM_SYSV ? sysv_open_anon(u->id, u->name, s) : -EINVAL;
+}
+
+/* Contract: as segment.h says: the descriptor, or -errno (-ENOENT if the name
+ * holds no file of s's size). */
+int am__segment_hold(const struct am_segment *s, const char *name)
+{
+    char path[SHM_PATH_MAX];
+    struct stat st;
+    if (s->backend != AM_SHM_POSIX || s->anon)
+        return -EINVAL;
+    int rc = posix_path(name, path, sizeof path);
+    if (rc != 0)
+        return rc;
+    int fd = shm_open(path, O_RDONLY, 0); /* close-on-exec, as shm_open sets it */
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) == 0 && (size_t)st.st_size == s->size)
+        return fd;
+    close(fd);
+    return -ENOENT;
 }

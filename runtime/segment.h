@@ -83,6 +83,39 @@ int am__segment_unlink(enum am_shm b, const char *name);
  * 0, or -errno if the backend cannot be listed. */
 int am__segment_list(enum am_shm b, int (*fn)(const char *name, void *arg), void *arg);
 
+/* Segments of ours that have lost their names but are still in use, as a
+ * job's ranks' are after am_init, or are anonymous (below).  POSIX: a file of
+ * ours unlinked from /dev/shm ("shmam-NAME") or an anonymous memfd, that a
+ * process of ours holds open, found as /proc/<pid>/fd/<n> (open to a process
+ * of the same user while the holder is dumpable: a segment that is only
+ * mapped, no descriptor held, is not found; a rank holds one,
+ * am__segment_hold); System V: a segment of ours marked for removal and still
+ * attached, whose name trailer holds a name or an address.  Each segment once,
+ * however many processes hold it.  Nothing here says whether its owner lives:
+ * the caller judges the header.
+ *
+ * list_unnamed: fn(u, arg) for each, until fn returns non-zero (returned);
+ * u->name is the name the segment had, its address (System V), or "" (a
+ * memfd: its header holds its address).  0, or -errno if /proc or the System
+ * V table cannot be read.  open_unnamed: map u's segment whole, read-write,
+ * as am__segment_open does: -ENOENT if it is not the one listed any more (its
+ * descriptor closed or reused, its id reused), -EACCES, -EPROTO as there.
+ * hold: a read-only, close-on-exec descriptor of POSIX segment s, opened by
+ * its name (which must still be s's), for its owner to keep once the name has
+ * gone; -EINVAL for System V, whose table lists a marked segment itself. */
+struct am_unnamed {
+    enum am_shm backend;
+    char name[AM_SYSV_TAG];
+    char path[48]; /* POSIX: /proc/<pid>/fd/<n> */
+    dev_t dev;     /* POSIX: the file, as listed */
+    ino_t ino;
+    int id; /* System V: the segment id */
+};
+int am__segment_list_unnamed(enum am_shm b,
+                             int (*fn)(const struct am_unnamed *u, void *arg), void *arg);
+int am__segment_open_unnamed(const struct am_unnamed *u, struct am_segment *s);
+int am__segment_hold(const struct am_segment *s, const char *name);
+
 /* Unmap (detach) a mapped segment; close its file descriptor if it has one
  * (an anonymous segment's owner). */
 void am__segment_unmap(struct am_segment *s);

@@ -91,6 +91,8 @@ struct am_mt {
     /* am_ep_fd (evfd.c): the pipe's read and write ends, each fd + 1, 0
      * while there is none (set once, under peers_mu; read by any thread). */
     volatile AO_t fd_rd, fd_wr;
+    volatile AO_t relay;      /* its relay thread (evfd.c's struct am_relay *),
+                               * release-stored before fd_rd */
     struct am_keeper *keeper; /* shared: the thread holding peers' lifelines */
 };
 

@@ -6,6 +6,16 @@
  * (NAME:r, claim column "region"), with their owner's pid and state.  In the
  * habit of ipcs and aeron-stat.
  *
+ * Besides the names in /dev/shm and the System V keys, it lists the live
+ * endpoints that have no name: a job's ranks (am_init removes their names),
+ * an endpoint whose name was removed under it, anonymous ones (segment.h's
+ * am__segment_list_unnamed: a descriptor a process holds, a marked System V
+ * segment still attached).  One without a name is listed only while its owner
+ * lives: one closed or dead has no name to clean, and a peer's mapping is
+ * all that keeps it.  A row found both ways in one pass (its name removed
+ * between the two looks) is listed once.  A name "JOB.RANK" shows its job
+ * and rank (am__job_of).
+ *
  *   shmamstat [--json] [--watch[=SECS]] [PREFIX...]   list (every SECS seconds)
  *   shmamstat --clean [--yes] [PREFIX...]             remove endpoints whose
  *                                          owner is gone (a dry run unless --yes)
@@ -32,6 +42,7 @@
 
 #include "endpoint.h"
 #include "internal.h"
+#include "job.h"
 #include "options.h"
 #include "region.h"
 #include "senders.h"
@@ -45,7 +56,10 @@ struct row {
     const char *state; /* live, dead (owner gone), closed, starting, unreadable */
     const char *claim;
     unsigned pid, senders;
-    int gone; /* its owner closed it or died: what --clean removes */
+    int gone;  /* its owner closed it or died: what --clean removes */
+    int named; /* found by its name (else it has none, and its owner lives) */
+    int rank;  /* the rank its name shows, or -1 (then job is "") */
+    char job[AM_JOB_NAME_MAX + 1];
     uint64_t head[2], tail[2];
     unsigned long delivered, bulk, backoffs, abandoned, bad;
 };
@@ -107,8 +121,9 @@ static void read_row(enum am_shm b, const char *name, const char *ep, struct row
 {
     struct am_segment seg;
     struct am_seg_view v;
-    *r = (struct row){.backend = b, .state = "unreadable", .claim = "-"};
+    *r = (struct row){.backend = b, .state = "unreadable", .claim = "-", .named = 1};
     snprintf(r->name, sizeof r->name, "%s", name);
+    r->rank = am__job_of(name, r->job, sizeof r->job);
     if (am__segment_open(b, name, &seg) != 0)
         return;
     if (ep) {
@@ -148,41 +163,119 @@ static int wanted(const char *name, char **prefix)
     return 0;
 }
 
-static int add_row(const char *name, void *arg)
+/* A fresh row at the end of t, or NULL if there is no memory. */
+static struct row *new_row(struct table *t)
 {
-    struct visit *vis = arg;
-    struct table *t = vis->t;
-    char ep[AM_NAME_MAX];
-    int region = am__region_of(name, ep, sizeof ep);
-    if ((!region && !am__name_valid(name)) || !wanted(name, vis->prefix))
-        return 0;
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 16;
         struct row *rows = realloc(t->rows, cap * sizeof *rows);
         if (!rows)
-            return -ENOMEM;
+            return NULL;
         t->rows = rows, t->cap = cap;
     }
-    read_row(vis->backend, name, region ? ep : NULL, &t->rows[t->n++]);
+    return &t->rows[t->n++];
+}
+
+static int add_row(const char *name, void *arg)
+{
+    struct visit *vis = arg;
+    char ep[AM_NAME_MAX];
+    int region = am__region_of(name, ep, sizeof ep);
+    if ((!region && !am__name_valid(name)) || !wanted(name, vis->prefix))
+        return 0;
+    struct row *r = new_row(vis->t);
+    if (!r)
+        return -ENOMEM;
+    read_row(vis->backend, name, region ? ep : NULL, r);
     return 0;
 }
 
-static int by_name(const void *a, const void *b)
+/* The name segment seg of u should have, into name: the one it had, or for
+ * a memfd the address its header holds (a private copy; "" if none). */
+static void unnamed_name(const struct am_unnamed *u, const struct am_segment *seg,
+                         char name[AM_NAME_MAX])
 {
-    return strcmp(((const struct row *)a)->name, ((const struct row *)b)->name);
+    const struct am_seg_header *h = seg->base;
+    name[0] = '\0';
+    if (u->name[0] && strlen(u->name) < AM_NAME_MAX)
+        memcpy(name, u->name, strlen(u->name) + 1);
+    else if (!u->name[0] && seg->size >= sizeof *h)
+        memcpy(name, h->name, AM_NAME_MAX);
+    name[AM_NAME_MAX - 1] = '\0';
+    if (!u->name[0] && !am__addr_valid(name))
+        name[0] = '\0';
 }
 
-static int read_table(struct table *t, char **prefix)
+/* am__segment_list_unnamed callback: a row for u if it is a live endpoint,
+ * wanted; nothing otherwise (a region, one closed or dead, another's). */
+static int add_unnamed(const struct am_unnamed *u, void *arg)
+{
+    struct visit *vis = arg;
+    struct am_segment seg;
+    struct am_seg_view v;
+    char name[AM_NAME_MAX];
+    if ((u->name[0] && !wanted(u->name, vis->prefix)) || am__segment_open_unnamed(u, &seg))
+        return 0;
+    unnamed_name(u, &seg, name);
+    int rc = 0;
+    if (name[0] && wanted(name, vis->prefix) && am__view_attach(&v, &seg, name) == 0 &&
+        am__peer_alive(&v)) {
+        struct row *r = new_row(vis->t);
+        if (r) {
+            *r = (struct row){.backend = u->backend, .claim = "-"};
+            snprintf(r->name, sizeof r->name, "%s", name);
+            r->rank = am__job_of(name, r->job, sizeof r->job);
+            read_view(&v, r);
+        }
+        rc = r ? 0 : -ENOMEM;
+    }
+    am__segment_unmap(&seg);
+    return rc;
+}
+
+/* By name, then backend; of one name in one backend, a named row first. */
+static int by_name(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    if (c == 0)
+        c = (int)x->backend - (int)y->backend;
+    return c ? c : y->named - x->named;
+}
+
+/* Drop each unnamed row that a named one of the same endpoint (name,
+ * backend, owner) precedes: it was found both ways in this pass, its name
+ * removed between the two looks.  (One file or segment is listed once
+ * without a name by am__segment_list_unnamed itself.) */
+static void dedupe(struct table *t)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct row *r = &t->rows[i], *prev = k ? &t->rows[k - 1] : NULL;
+        if (prev && prev->named && !r->named && prev->backend == r->backend &&
+            prev->pid == r->pid && strcmp(prev->name, r->name) == 0)
+            continue;
+        t->rows[k++] = *r;
+    }
+    t->n = k;
+}
+
+/* The rows of every name, both backends, and with `unnamed` of every live
+ * endpoint without one. */
+static int read_table(struct table *t, char **prefix, int unnamed)
 {
     t->n = 0;
     for (int b = AM_SHM_POSIX; b <= AM_SHM_SYSV; b++) {
         struct visit vis = {t, (enum am_shm)b, prefix};
         int rc = am__segment_list((enum am_shm)b, add_row, &vis);
+        if (rc == 0 && unnamed)
+            rc = am__segment_list_unnamed((enum am_shm)b, add_unnamed, &vis);
         if (rc < 0)
             return rc;
     }
     if (t->n > 1) /* rows is NULL while empty */
         qsort(t->rows, t->n, sizeof *t->rows, by_name);
+    dedupe(t);
     return 0;
 }
 
@@ -190,19 +283,21 @@ static int read_table(struct table *t, char **prefix)
 
 static void print_text(const struct table *t)
 {
-    printf("%-24s %-5s %-10s %7s %-8s %15s %15s %7s %10s %8s %8s %9s %5s\n", "NAME", "SHM",
-           "STATE", "PID", "CLAIM", "REQ HEAD/TAIL", "REP HEAD/TAIL", "SENDERS",
-           "DELIVERED", "BULK", "BACKOFFS", "ABANDONED", "BAD");
+    printf("%-24s %-5s %-10s %7s %5s %-8s %15s %15s %7s %10s %8s %8s %9s %5s\n", "NAME",
+           "SHM", "STATE", "PID", "RANK", "CLAIM", "REQ HEAD/TAIL", "REP HEAD/TAIL",
+           "SENDERS", "DELIVERED", "BULK", "BACKOFFS", "ABANDONED", "BAD");
     for (size_t i = 0; i < t->n; i++) {
         const struct row *r = &t->rows[i];
-        char req[40], rep[40];
+        char req[40], rep[40], rank[16] = "-";
+        if (r->rank >= 0)
+            snprintf(rank, sizeof rank, "%d", r->rank);
         snprintf(req, sizeof req, "%llu/%llu", (unsigned long long)r->head[0],
                  (unsigned long long)r->tail[0]);
         snprintf(rep, sizeof rep, "%llu/%llu", (unsigned long long)r->head[1],
                  (unsigned long long)r->tail[1]);
-        printf("%-24s %-5s %-10s %7u %-8s %15s %15s %7u %10lu %8lu %8lu %9lu %5lu\n",
-               r->name, am__shm_name(r->backend), r->state, r->pid, r->claim, req, rep,
-               r->senders, r->delivered, r->bulk, r->backoffs, r->abandoned, r->bad);
+        printf("%-24s %-5s %-10s %7u %5s %-8s %15s %15s %7u %10lu %8lu %8lu %9lu %5lu\n",
+               r->name, am__shm_name(r->backend), r->state, r->pid, rank, r->claim, req,
+               rep, r->senders, r->delivered, r->bulk, r->backoffs, r->abandoned, r->bad);
     }
     if (t->n == 0)
         printf("(no shmam endpoints)\n");
@@ -213,12 +308,19 @@ static void print_json(const struct table *t)
     printf("[");
     for (size_t i = 0; i < t->n; i++) {
         const struct row *r = &t->rows[i];
-        printf("%s\n  {\"name\": \"%s\", \"shm\": \"%s\", \"state\": \"%s\", \"pid\": %u, "
+        char job[AM_JOB_NAME_MAX + 3] = "null", rank[16] = "null";
+        if (r->rank >= 0) {
+            snprintf(job, sizeof job, "\"%s\"", r->job);
+            snprintf(rank, sizeof rank, "%d", r->rank);
+        }
+        printf("%s\n  {\"name\": \"%s\", \"shm\": \"%s\", \"job\": %s, \"rank\": %s, "
+               "\"named\": %s, \"state\": \"%s\", \"pid\": %u, "
                "\"claim\": \"%s\", \"request\": {\"head\": %llu, \"tail\": %llu}, "
                "\"reply\": {\"head\": %llu, \"tail\": %llu}, \"senders\": %u, "
                "\"delivered\": %lu, \"bulk\": %lu, \"backoffs\": %lu, \"abandoned\": %lu, "
                "\"bad_packets\": %lu}",
-               i ? "," : "", r->name, am__shm_name(r->backend), r->state, r->pid, r->claim,
+               i ? "," : "", r->name, am__shm_name(r->backend), job, rank,
+               r->named ? "true" : "false", r->state, r->pid, r->claim,
                (unsigned long long)r->head[0], (unsigned long long)r->tail[0],
                (unsigned long long)r->head[1], (unsigned long long)r->tail[1], r->senders,
                r->delivered, r->bulk, r->backoffs, r->abandoned, r->bad);
@@ -255,7 +357,8 @@ static void usage(FILE *f)
             "       shmamstat --clean [--yes] [PREFIX...]\n"
             "List this user's shmam endpoints (POSIX and System V): owner, claim\n"
             "algorithm, queue heads and tails, live senders and counters; only those\n"
-            "whose names start with a PREFIX, if any is given.\n"
+            "whose names start with a PREFIX, if any is given.  Live endpoints\n"
+            "without a name (a running job's ranks, anonymous ones) are listed too.\n"
             "  -j, --json           one JSON array, for scripts\n"
             "  -w, --watch[=SECS]   refresh every SECS seconds (default 1) until ^C\n"
             "  -c, --clean          list endpoints and regions whose owner closed or died\n"
@@ -311,7 +414,7 @@ int main(int argc, char **argv)
     struct table t = {0};
     parse(argc, argv, &o);
     for (;;) {
-        int rc = read_table(&t, o.prefix);
+        int rc = read_table(&t, o.prefix, !o.clean);
         if (rc < 0) {
             fprintf(stderr, "shmamstat: cannot list segments: %s\n", am_strerror(rc));
             return 1;

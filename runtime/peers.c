@@ -286,13 +286,23 @@ void am__peers_close(am_ep_t *ep)
     ep->peers_n = 0;
 }
 
-int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name)
+/* May this thread map on ep now?  0, or the error of am_ep_map and
+ * am_ep_remap: -EINVAL, -EPERM, -EDEADLK (in a handler). */
+static int map_allowed(am_ep_t *ep)
 {
     int rc = am__ep_use(ep);
     if (rc < 0)
         return rc;
     if (am__in_handler(ep))
         return -EDEADLK;
+    return 0;
+}
+
+int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name)
+{
+    int rc = map_allowed(ep);
+    if (rc < 0)
+        return rc;
     am__mt_lock(&ep->mt, &ep->mt.peers_mu);
     rc = peer_add(ep, index, peer_name);
     am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
@@ -318,11 +328,9 @@ static int peer_readd(am_ep_t *ep, unsigned index)
 
 int am_ep_remap(am_ep_t *ep, unsigned index)
 {
-    int rc = am__ep_use(ep);
+    int rc = map_allowed(ep);
     if (rc < 0)
         return rc;
-    if (am__in_handler(ep))
-        return -EDEADLK;
     am__mt_lock(&ep->mt, &ep->mt.peers_mu);
     rc = peer_readd(ep, index);
     am__mt_unlock(&ep->mt, &ep->mt.peers_mu);

@@ -27,7 +27,7 @@
  *   am_ep_create, _destroy,    the owner, not in a handler no (destroy drains
  *     am_set_handler,                                      first; -EBUSY while
  *     am_region_create, _share                             other threads use it)
- *   am_ep_map                  owner/any, not in a handler no
+ *   am_ep_map, _remap          owner/any, not in a handler no
  *   am_request, _bulk, _long,  owner/any, not in a handler while the queue (or
  *     _long_at                                             heap) is full
  *   am_reply, _bulk, _long,    the handler's thread, in a  while the queue (or
@@ -48,6 +48,19 @@
  *     am_strerror, am_err_name,
  *     getters
  * ("owner/any": the owner, or any thread once the endpoint is shared.)
+ *
+ * Processes.  Ownership is the process and the thread: a child made by
+ * fork() (without exec) owns none of its parent's endpoints, shared or not.
+ * Every call of the table above on them returns -EPERM in the child, and
+ * changes nothing: am_ep_destroy too (the parent's endpoint stays live,
+ * named and served); a token of a handler the parent was running when it
+ * forked is -EINVAL.  (Getters read the child's copy; am_ep_wake is not
+ * for the child: it would only wake the parent's waits for nothing.)  A
+ * child may only let its copies be: they go with it
+ * when it execs or exits, which changes nothing of the parent's (the copies'
+ * memory stays mapped in the child until then).  A child forked inside a
+ * handler must exec or _exit, never return from the handler.  The child
+ * creates endpoints of its own as any process does.
  *
  * Ordering: a send releases and the poll that runs its handler acquires, so
  * everything the sender wrote before the send (to any memory) is visible to
@@ -111,8 +124,9 @@ struct am_ep_opts {
 
 /* Endpoints.  Names are 1..AM_MAX_NAME (40) characters of [A-Za-z0-9._-].  An endpoint
  * belongs to the thread that created it: its peers judge it alive by a lifeline
- * that thread holds (the kernel marks it when the thread dies), so create, map
- * and destroy an endpoint in the same thread, and keep that thread for its life.
+ * that thread holds (the kernel marks it when the thread dies), so create and
+ * destroy an endpoint in the same thread, and keep that thread for its life
+ * (maps: the owner's, or any thread's once shared: see am_ep_map below).
  * am_ep_create reclaims a name whose owner has gone (closed, died, or died while
  * creating it); -EEXIST if a live endpoint has it.
  *
@@ -136,7 +150,25 @@ struct am_ep_opts {
  *
  * am_ep_map maps a peer, by name or address, at an index (-EUSERS if the
  * peer's sender table is full of live senders: try again later, -EPIPE if its
- * owner has gone).  A destroyed endpoint is poisoned: calls
+ * owner has gone).  The owner maps; once the endpoint is shared, any thread
+ * may, whether peers were mapped before am_ep_share or after (whichever
+ * thread maps, a peer's lifeline in its table is let go by the thread that
+ * took it: the owner, or the shared endpoint's own thread).
+ *
+ * Reconnecting.  An index whose peer has closed or died stays mapped to it:
+ * every send and call to it ends with -EPIPE, every time, until it is
+ * mapped again.  am_ep_remap(ep, index) maps it again by the name (or
+ * address) it has: 0 once a live endpoint has that name (0 at once if the
+ * peer there is alive), else -EPIPE (the name is still its dead owner's) or
+ * -ENOENT (no endpoint has it yet), or the other errors of am_ep_map; -EINVAL
+ * for an index never mapped.  A failed remap, or a failed am_ep_map of a
+ * gone peer's index, leaves the index as it was (still -EPIPE).  So a
+ * client of a server that may restart handles a call's -EPIPE by calling
+ * am_ep_remap until it returns 0 (sleeping a little between tries), then
+ * calls again: calls made before the restart are not resent (each ended,
+ * with -EPIPE or its reply).
+ *
+ * A destroyed endpoint is poisoned: calls
  * on it return -EINVAL (or NULL / 0 for getters) until am_ep_create reuses the
  * handle.  Errors: -EINVAL (bad name, option or index), -EEXIST, -ENOSPC (no
  * room in /dev/shm, named on stderr), -EUSERS, -ENOENT, -EACCES
@@ -147,6 +179,7 @@ struct am_ep_opts {
 int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **ep);
 int am_ep_destroy(am_ep_t *ep);
 int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name);
+int am_ep_remap(am_ep_t *ep, unsigned index);
 int am_set_handler(am_ep_t *ep, unsigned id, am_handler_t fn);
 
 /* Is the endpoint of this name owned by a live process?  1 yes, 0 no (its owner

@@ -207,6 +207,8 @@ int am_barrier(am_ep_t *ep)
 {
     if (!am__ep_ok(ep))
         return -EINVAL;
+    if (ep->mt.owner != am__self())
+        return -EPERM; /* the rank's owner only (a fork child's copy: nobody's) */
     if (am__in_handler(ep))
         return -EDEADLK;
     unsigned others = (unsigned)job_nprocs - 1, epoch = ep->barrier_epoch + 1;
@@ -228,6 +230,8 @@ int am_finalize(am_ep_t *ep)
 {
     if (!am__ep_ok(ep))
         return -EINVAL;
+    if (ep->mt.owner != am__self())
+        return -EPERM; /* as am_barrier: changing nothing */
     int rc = am_barrier(ep);
     int rc2 = am_ep_destroy(ep);
     if (rc2 != -EPERM && rc2 != -EDEADLK && rc2 != -EBUSY)

@@ -114,22 +114,34 @@ static void close_on_keeper(void *p)
     peer_close_here(p);
 }
 
-/* Close a peer on the thread that holds its lifeline in the peer's table. */
+/* Close a peer on the thread that holds its lifeline in the peer's table:
+ * the keeper, or the owner (a peer it mapped before am_ep_share): one that
+ * another thread drops waits on owner_drops for the owner (threads.h). */
 static void peer_close(am_ep_t *ep, struct am_peer *p)
 {
     if (p->kept_by_keeper)
         am__keeper_run(ep, close_on_keeper, p);
-    else
+    else if (ep->mt.owner == am__self())
         peer_close_here(p);
+    else {
+        p->next_drop = ep->mt.owner_drops;
+        ep->mt.owner_drops = p;
+    }
 }
 
-/* Close the peers dropped while held (or just now, outside a hold). */
+/* Close the peers dropped while held (or just now, outside a hold), and on
+ * the owner's thread the ones left for it. */
 void am__peers_close_dropped(am_ep_t *ep)
 {
     while (ep->drops) {
         struct am_peer *p = ep->drops;
         ep->drops = p->next_drop;
         peer_close(ep, p);
+    }
+    while (ep->mt.owner_drops && ep->mt.owner == am__self()) {
+        struct am_peer *p = ep->mt.owner_drops;
+        ep->mt.owner_drops = p->next_drop;
+        peer_close_here(p);
     }
 }
 
@@ -184,7 +196,9 @@ static int peer_open_kept(am_ep_t *ep, struct am_peer *p, const char *name)
  * its owner has gone, -EPROTO if its segment does not match, -EACCES if it is
  * another user's, -EUSERS if its table is full.  An index whose endpoint has
  * closed or died may be mapped again, to the same name (a restarted peer) or
- * another. */
+ * another; the new peer is opened before the old is dropped, so an index
+ * whose re-map fails keeps its gone peer (its sends and calls: -EPIPE, never
+ * an unmapped index's -EINVAL). */
 static int peer_add(am_ep_t *ep, unsigned index, const char *name)
 {
     if (index >= AM_MAX_PEERS || (!am__name_valid(name) && !am__addr_valid(name)))
@@ -192,7 +206,6 @@ static int peer_add(am_ep_t *ep, unsigned index, const char *name)
     struct am_peer *old = am__peer(ep, index);
     if (old && am__peer_alive(old->view))
         return strcmp(old->name, name) == 0 ? 0 : -EEXIST;
-    am__peer_drop(ep, index);
     struct am_peer *p = calloc(1, sizeof *p);
     int rc = p ? grow(ep, index) : -ENOMEM;
     if (rc == 0)
@@ -201,6 +214,7 @@ static int peer_add(am_ep_t *ep, unsigned index, const char *name)
         free(p);
         return rc;
     }
+    am__peer_drop(ep, index);
     p->serial = ++ep->mt.peer_serial;
     pthread_mutex_init(&p->tx_mu[AM_REQUEST], NULL);
     pthread_mutex_init(&p->tx_mu[AM_REPLY], NULL);
@@ -222,12 +236,21 @@ static unsigned free_index(am_ep_t *ep)
 /* Drop every learned peer whose endpoint has closed or whose owner died, so
  * a server maps its live clients only: a dead anonymous client's segment
  * then goes with the server's mapping (nothing else holds it), and a named
- * one's memory with its name.  Peers the user mapped keep their index. */
-void am__peers_prune(am_ep_t *ep)
+ * one's memory with its name.  Peers the user mapped keep their index.
+ * Under peers_mu when shared. */
+static void prune(am_ep_t *ep)
 {
     for (unsigned i = 0; i < ep->peers_n; i++)
         if (ep->peers[i] && ep->peers[i]->learned && !am__peer_alive(ep->peers[i]->view))
             am__peer_drop(ep, i);
+}
+
+/* prune, from a poll's chores (which hold no peers_mu: take it). */
+void am__peers_prune(am_ep_t *ep)
+{
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu);
+    prune(ep);
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
 }
 
 /* The local index of the sender named `name`, mapping it if it is not mapped
@@ -241,7 +264,7 @@ unsigned am__peer_learn(am_ep_t *ep, const char *name)
             break;
     if (i < ep->peers_n && am__peer_alive(ep->peers[i]->view))
         return i;
-    am__peers_prune(ep); /* a newcomer: let the departed go first */
+    prune(ep); /* a newcomer: let the departed go first */
     if (i == ep->peers_n || !ep->peers[i])
         i = free_index(ep);
     int learned = i >= ep->peers_n || !ep->peers[i] || ep->peers[i]->learned;
@@ -254,7 +277,7 @@ unsigned am__peer_learn(am_ep_t *ep, const char *name)
 /* Forget every peer: leave their sender tables, unmap them. */
 void am__peers_close(am_ep_t *ep)
 {
-    am__peers_close_dropped(ep);
+    am__peers_close_dropped(ep); /* the owner's: owner_drops too */
     for (unsigned i = 0; i < ep->peers_n; i++)
         if (ep->peers[i])
             peer_close(ep, ep->peers[i]);
@@ -263,15 +286,53 @@ void am__peers_close(am_ep_t *ep)
     ep->peers_n = 0;
 }
 
-int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name)
+/* May this thread map on ep now?  0, or the error of am_ep_map and
+ * am_ep_remap: -EINVAL, -EPERM, -EDEADLK (in a handler). */
+static int map_allowed(am_ep_t *ep)
 {
     int rc = am__ep_use(ep);
     if (rc < 0)
         return rc;
     if (am__in_handler(ep))
         return -EDEADLK;
+    return 0;
+}
+
+int am_ep_map(am_ep_t *ep, unsigned index, const char *peer_name)
+{
+    int rc = map_allowed(ep);
+    if (rc < 0)
+        return rc;
     am__mt_lock(&ep->mt, &ep->mt.peers_mu);
     rc = peer_add(ep, index, peer_name);
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
+    return rc;
+}
+
+/* Map index again by the name it has: 0 once a live endpoint has it (at
+ * once if the peer there is alive), else peer_add's error, the index
+ * keeping its gone peer; -EINVAL for an index that holds none. */
+static int peer_readd(am_ep_t *ep, unsigned index)
+{
+    struct am_peer *p = am__peer(ep, index);
+    if (!p)
+        return -EINVAL;
+    char name[AM_NAME_MAX];
+    int learned = p->learned;
+    memcpy(name, p->name, sizeof name); /* p goes if the new one opens */
+    int rc = peer_add(ep, index, name);
+    if (rc == 0)
+        ep->peers[index]->learned = learned;
+    return rc;
+}
+
+int am_ep_remap(am_ep_t *ep, unsigned index)
+{
+    int rc = map_allowed(ep);
+    if (rc < 0)
+        return rc;
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu);
+    rc = peer_readd(ep, index);
     am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
     return rc;
 }

@@ -28,6 +28,63 @@
 
 static void keeper_stop(am_ep_t *ep);
 
+/* The process's endpoints, from am__mt_init to am__mt_fini, for the fork
+ * child handler.  live_mu is held across fork() (the prepare handler takes
+ * it), so the child finds the list whole. */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static am_ep_t *live;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&live_mu);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&live_mu);
+}
+
+/* In the child, on its one thread: every endpoint of the parent becomes
+ * nobody's (threads.h, Processes), in the child's copy only, and no
+ * handler of the parent's runs here. */
+static void fork_child(void)
+{
+    for (am_ep_t *ep = live; ep; ep = ep->mt.live_next) {
+        ep->mt.owner = NULL;
+        ep->mt.shared = 0;
+    }
+    live = NULL;
+    am__tok_cur = NULL;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void fork_register(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static void live_add(am_ep_t *ep)
+{
+    pthread_once(&fork_once, fork_register);
+    pthread_mutex_lock(&live_mu);
+    ep->mt.live_prev = NULL;
+    ep->mt.live_next = live;
+    if (live)
+        live->mt.live_prev = ep;
+    live = ep;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_remove(am_ep_t *ep)
+{
+    pthread_mutex_lock(&live_mu);
+    *(ep->mt.live_prev ? &ep->mt.live_prev->mt.live_next : &live) = ep->mt.live_next;
+    if (ep->mt.live_next)
+        ep->mt.live_next->mt.live_prev = ep->mt.live_prev;
+    pthread_mutex_unlock(&live_mu);
+}
+
 int am__mt_init(am_ep_t *ep)
 {
     ep->mt.owner = am__self();
@@ -42,11 +99,13 @@ int am__mt_init(am_ep_t *ep)
         pthread_mutex_destroy(&ep->mt.peers_mu);
         return -ENOMEM;
     }
+    live_add(ep);
     return 0;
 }
 
 void am__mt_fini(am_ep_t *ep)
 {
+    live_remove(ep);
     keeper_stop(ep); /* after am__peers_close: it let go of their lifelines */
     am__kept_release_all(ep);
     am__fd_close(ep);

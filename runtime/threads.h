@@ -19,11 +19,28 @@
  *              and its per-sender channel's producer end (SPSC: one producer
  *              at a time), held for the whole send, backoff included
  *
+ * Processes.  Ownership is the process and the thread: a fork() child is
+ * neither the owner nor one of the threads of a shared endpoint, though its
+ * thread mark (am__self) and its copy of every am_ep_t equal its parent's.
+ * A pthread_atfork child handler (threads.c, registered at the first
+ * create) makes each endpoint the process had nobody's in the child's copy:
+ * owner NULL, not shared.  Every owner check then fails there (-EPERM:
+ * am__ep_thread, and the owner-only calls' `owner != am__self()`), at no
+ * cost to the parent's calls, and the child's exit touches nothing of the
+ * parent's (glibc empties a child's robust list: no lifeline dies with it).
+ * The handler also ends the child's handler frames (am__tok_cur): a token
+ * of the parent's handler is -EINVAL in the child.
+ *
  * Lifelines.  A lifeline belongs to the thread that takes it and looks dead
  * once that thread exits (lifeline.h).  The owner keeps the endpoint's own;
  * the ones a shared endpoint takes in its peers' sender tables (mapping a
  * peer, learning a sender, on whichever thread) are taken and let go on a
  * keeper thread the endpoint starts at am_ep_share and stops at destroy.
+ * The peers it mapped before am_ep_share hold the owner's lifelines: when
+ * another thread drops one, it is only put on the owner's list
+ * (owner_drops) and closed by the owner (at its next map, remap or destroy):
+ * a robust mutex unlocked by another thread stays on its holder's robust
+ * list, and glibc's next unlock there writes into the unmapped segment.
  *
  * Lock order: tx_mu, then drain_mu, then peers_mu, then calls_mu; peers_mu
  * is held only for table work that never blocks, drain_mu never across a
@@ -58,8 +75,12 @@ struct am_kept;
 
 /* An endpoint's thread state (struct am_ep's `mt`). */
 struct am_mt {
-    const void *owner; /* am__self() of the creating thread */
+    const void *owner; /* am__self() of the creating thread; NULL in a fork
+                        * child's copy (nobody's) */
     int shared;        /* am_ep_share: any thread may call */
+    struct am_ep *live_prev, *live_next; /* the process's endpoints (threads.c) */
+    struct am_peer *owner_drops;         /* dropped off the owner's thread, holding the
+                                          * owner's lifeline: its to close (peers_mu) */
     pthread_mutex_t peers_mu, drain_mu;
     pthread_mutex_t calls_mu;  /* ep->calls and ep->owed (call.c) */
     volatile AO_t inside;      /* shared: threads inside a send, poll or wait */
@@ -106,8 +127,9 @@ static inline uintptr_t am__tok_handle(void)
 }
 _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "a handle is a 64-bit number");
 
-/* May this thread call on ep?  0, or -EPERM (another thread's, not shared).
- * The caller has checked am__ep_ok. */
+/* May this thread call on ep?  0, or -EPERM (another thread's, not shared;
+ * or a fork child's copy: owner NULL, not shared).  The caller has checked
+ * am__ep_ok. */
 static inline int am__ep_thread(const struct am_mt *mt)
 {
     return __builtin_expect(mt->owner == am__self() || mt->shared, 1) ? 0 : -EPERM;

@@ -54,11 +54,11 @@
  * Every call of the table above on them returns -EPERM in the child, and
  * changes nothing: am_ep_destroy too (the parent's endpoint stays live,
  * named and served); a token of a handler the parent was running when it
- * forked is -EINVAL.  (Getters read the child's copy; am_ep_wake is not
- * for the child: it would only wake the parent's waits for nothing.)  A
- * child may only let its copies be: they go with it
- * when it execs or exits, which changes nothing of the parent's (the copies'
- * memory stays mapped in the child until then).  A child forked inside a
+ * forked is -EINVAL; am_ep_wake is -EPERM too (it would wake the parent's
+ * waits for nothing).  Getters read the child's copy.  A child may only let
+ * its copies be: they go with it when it execs or exits, which changes
+ * nothing of the parent's (the copies' memory stays mapped in the child
+ * until then).  A child forked inside a
  * handler must exec or _exit, never return from the handler.  The child
  * creates endpoints of its own as any process does.
  *

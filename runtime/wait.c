@@ -340,6 +340,8 @@ int am_ep_wake(am_ep_t *ep)
 {
     if (!am__ep_ok(ep))
         return -EINVAL;
+    if (!ep->mt.owner)
+        return -EPERM; /* a fork child's copy (threads.c): nobody's */
     int saved = errno; /* a signal handler's caller may be reading it */
     AO_fetch_and_add_release(&ep->mt.wake_gen, 1);
     AO_nop_full(); /* wake_gen before wake_seq (sleep_once) */

@@ -42,7 +42,7 @@
 enum { H_MSG = 1, H_ECHO, H_KEEP, H_DONE, H_FORK };
 
 #define FORK_MSGS 4000
-#define N_REFUSED 17
+#define N_REFUSED 18
 
 static char what[128];
 
@@ -239,7 +239,7 @@ static const char *const refused_names[N_REFUSED] = {
     "am_poll",       "am_wait",      "am_request",   "am_request_bulk",  "am_call",
     "am_call_start", "am_call_test", "am_call_wait", "am_call_cancel",   "am_ep_map",
     "am_ep_remap",   "am_ep_fd",     "am_ep_share",  "am_region_create", "am_set_handler",
-    "am_reply_kept", "am_ep_destroy"};
+    "am_reply_kept", "am_ep_wake",   "am_ep_destroy"};
 
 static void child_calls(void *arg)
 {
@@ -264,7 +264,8 @@ static void child_calls(void *arg)
     r[13] = am_region_create(srv, 4096, &base);
     r[14] = am_set_handler(srv, H_MSG, NULL);
     r[15] = am_reply_kept(kept, H_DONE, NULL, 0, &x, 1);
-    r[16] = am_ep_destroy(srv);
+    r[16] = am_ep_wake(srv);
+    r[17] = am_ep_destroy(srv);
 }
 
 START_TEST(child_calls_refused)

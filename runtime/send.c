@@ -396,7 +396,7 @@ static int reply(am_token_t *handle, struct am_msg *m)
     if (tok->replied)
         return -EALREADY;
     if (tok->call)
-        return am__call_reply(tok, m); /* into the caller's struct am_result */
+        return am__call_reply(tok, 0, m); /* into the caller's struct am_result */
     int rc = send_limited(tok->ep, tok->source, AM_REPLY, m);
     if (rc == 0)
         tok->replied = 1;
@@ -410,8 +410,8 @@ int am__reply_kept(am_token_t *tok, unsigned long serial, struct am_msg *m)
     am__mt_enter(tok->ep);
     int rc;
     if (tok->call) {
-        tok->replied = 0;            /* the copy: kept, not yet replied */
-        rc = am__call_reply(tok, m); /* into the caller's struct am_result */
+        tok->replied = 0;                    /* the copy: kept, not yet replied */
+        rc = am__call_reply(tok, serial, m); /* the caller of that serial only */
     } else {
         struct am_send_limit outer = am__send_limit;
         am__send_limit = (struct am_send_limit){

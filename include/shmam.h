@@ -160,7 +160,9 @@ int am_ep_probe(const char *name);
  * -ETIMEDOUT, nothing sent); it fails with -EPIPE if the destination has closed
  * or its owner died (the first send after the death, and any send waiting then,
  * even if its poll meanwhile gave the index to a new sender: the message never
- * goes to another endpoint), -EDEADLK for a request from inside a handler or a
+ * goes to another endpoint; likewise a reply goes to the sender its request
+ * came from only, -EPIPE once that sender has gone, even if a new one has its
+ * index by then), -EDEADLK for a request from inside a handler or a
  * reply from a reply handler, -EALREADY for a second reply to one request,
  * -EMSGSIZE for more than 8 arguments or 8192 bytes, -EINVAL for a NULL or
  * destroyed endpoint, or a token outside its handler (after it returned, or

@@ -1086,8 +1086,8 @@ int am__call_reply(am_token_t *tok, unsigned long serial, const struct am_msg *m
     if (m->nargs > AM_MAX_ARGS || m->len > AM_PACKET_LEN_MAX ||
         (m->kind == AM_BULK && m->len > AM_BULK_BYTES))
         return -EMSGSIZE;
-    if (!serial)
-        serial = caller_serial(tok->ep, tok->source); /* in its handler */
+    if (!serial) /* in its handler: its sender's at delivery, if known */
+        serial = tok->serial ? tok->serial : caller_serial(tok->ep, tok->source);
     size_t len = m->kind == AM_SHORT ? 0 : m->len;
     int rc = len ? room_write(tok, serial, m->data, len) : 0;
     if (rc == -EPIPE)
@@ -1103,7 +1103,7 @@ void am__call_error(am_token_t *tok, int err)
 {
     struct am_msg r = reply_msg(tok, err, NULL, 0, 0);
     tok->replied = 1;
-    owe(tok, caller_serial(tok->ep, tok->source), &r);
+    owe(tok, tok->serial ? tok->serial : caller_serial(tok->ep, tok->source), &r);
 }
 
 void am__call_unreplied(am_token_t *tok)

@@ -8,13 +8,19 @@
  *                        SIGKILLed; a new client (anonymous, or named as the
  *                        dead one) takes its sender index and makes its first
  *                        call, which the server keeps too: am_reply_kept of
- *                        the dead caller's handle is -EPIPE, and the new
+ *                        the dead caller's handle (args only) is -EPIPE, and the new
  *                        client's call ends with its own reply (args, bytes)
  *   owed_reply_caller_replaced  a call's reply kept by the server (the
  *                        caller's reply queue full of plain replies) while
  *                        the caller is SIGKILLed and a new client takes its
  *                        index and makes its first call: the new client gets
  *                        its own reply, never the dead caller's
+ *   handler_reply_caller_replaced  a shared server's handler (call or
+ *                        plain request) holds its token while its caller is
+ *                        SIGKILLed and, on the other serving thread, a new
+ *                        client takes the caller's index and asks too: the
+ *                        held handler's reply is -EPIPE, and the new client
+ *                        gets its own reply and no other
  *   reply_via_other_index  a call to a server mapped at a second index
  *                        (one server at two indexes; a restarted server
  *                        mapped at a fresh index) ends with its reply, no
@@ -206,7 +212,7 @@ START_TEST(kept_reply_caller_replaced)
     ck_assert_msg(kept_src[0] == kept_src[1], "%s: the new client came at index %u, not %u",
                   what, kept_src[1], kept_src[0]);
     uint32_t stale = 111, mine = 222;
-    int rc0 = am_reply_kept(kept[0], 0, "stale", 6, &stale, 1);
+    int rc0 = am_reply_kept(kept[0], 0, NULL, 0, &stale, 1); /* its packet alone */
     int rc1 = am_reply_kept(kept[1], 0, "mine", 5, &mine, 1);
     double end = tu_now_s() + 30;
     while (waitpid(b, NULL, WNOHANG) == 0 && tu_now_s() < end)
@@ -299,6 +305,110 @@ START_TEST(owed_reply_caller_replaced)
                       strcmp(sh->got, "mine") == 0,
                   "%s: the new client's call got %s, arg %u, %zu bytes \"%.8s\"", what,
                   am_err_name(sh->rc), sh->got_arg, sh->got_len, sh->got);
+    tu_assert_no_errors(what, &sh->err);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* ---- a handler's reply whose caller was replaced while it ran ---- */
+
+static am_ep_t *srv_ep;
+static AO_t held_in, stale_go, stale_done, serving_stop;
+static unsigned held_src[2];
+static int stale_rc;
+
+/* The first caller's handler waits until the test lets it reply (its caller
+ * replaced meanwhile); the second's until that reply was tried. */
+static void held_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    unsigned k = (unsigned)AO_fetch_and_add1(&held_in);
+    held_src[k & 1] = am_token_source(t);
+    uint32_t r = a[0] + 1000;
+    if (k == 0) {
+        tu_wait_flag(&stale_go, 1, 60);
+        stale_rc = am_reply(t, H_PLAIN_BACK, &r, 1);
+        AO_store_release(&stale_done, 1);
+    } else {
+        tu_wait_flag(&stale_done, 1, 60);
+        am_reply(t, H_PLAIN_BACK, &r, 1);
+    }
+}
+
+static void *serving(void *arg)
+{
+    while (!AO_load_acquire(&serving_stop))
+        am_wait(srv_ep, 10);
+    return NULL;
+}
+
+static uint32_t back_arg[4];
+static void back_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    unsigned k = (unsigned)AO_fetch_and_add1(&sh->plain_back);
+    if (k < 4 && n == 1)
+        back_arg[k] = a[0];
+}
+
+/* A caller (the first one when arg, killed while its handler is held): one
+ * call, or one plain request whose reply it waits for. */
+static void held_client(void *arg)
+{
+    am_ep_t *ep = create(NULL, 0);
+    am_set_handler(ep, H_PLAIN_BACK, back_h);
+    map(ep, 0, sh->srv);
+    uint32_t x = arg ? 1 : 2;
+    if (sh->anon) { /* the plain variant */
+        if (am_request(ep, 0, H_KEEP, &x, 1) != 0)
+            tu_error(&sh->err, "client: request");
+        double end = tu_now_s() + 30;
+        while (AO_load(&sh->plain_back) == 0 && tu_now_s() < end)
+            am_wait(ep, 10);
+        for (int i = 0; i < 20; i++)
+            am_wait(ep, 5); /* anything more that came */
+        sh->rc = AO_load(&sh->plain_back) ? 0 : -ETIMEDOUT;
+        sh->got_arg = back_arg[0];
+        sh->got_len = AO_load(&sh->plain_back);
+    } else {
+        struct am_result res = {0};
+        sh->rc = am_call(ep, 0, H_KEEP, &x, 1, NULL, 0, &res, 30000);
+        sh->got_arg = res.nargs == 1 ? res.args[0] : 0;
+        sh->got_len = 1;
+    }
+    am_ep_destroy(ep);
+}
+
+START_TEST(handler_reply_caller_replaced)
+{
+    sh->anon = _i / 2; /* here: the plain request variant */
+    names(_i % 2, sh->anon ? "a held handler's plain reply, caller replaced"
+                           : "a held handler's call reply, caller replaced");
+    AO_store(&held_in, 0), AO_store(&stale_go, 0), AO_store(&stale_done, 0);
+    AO_store(&serving_stop, 0);
+    srv_ep = create(sh->srv, 0);
+    am_set_handler(srv_ep, H_KEEP, held_h);
+    ck_assert_int_eq(am_ep_share(srv_ep), 0);
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, serving, NULL), 0);
+    pid_t a = tu_spawn(held_client, (void *)1, 1);
+    tu_assert_flag(&held_in, 1, 30, "the first caller's request", what, &sh->err);
+    kill(a, SIGKILL);
+    tu_reap(a, 10);
+    pid_t b = tu_spawn(held_client, NULL, 1);
+    tu_assert_flag(&held_in, 2, 30, "the new client's request", what, &sh->err);
+    AO_store_release(&stale_go, 1);
+    tu_reap(b, 60);
+    AO_store_release(&serving_stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_int_eq(am_ep_destroy(srv_ep), 0);
+    ck_assert_msg(held_src[0] == held_src[1], "%s: the new client came at index %u, not %u",
+                  what, held_src[1], held_src[0]);
+    ck_assert_msg(stale_rc == -EPIPE, "%s: the replaced caller's reply gave %s, want EPIPE",
+                  what, am_err_name(stale_rc));
+    ck_assert_msg(sh->rc == 0 && sh->got_arg == 1002 && sh->got_len == 1,
+                  "%s: the new client got %s, first arg %u, %zu replies", what,
+                  am_err_name(sh->rc), sh->got_arg, sh->got_len);
     tu_assert_no_errors(what, &sh->err);
     tu_assert_clean(what);
 }
@@ -431,6 +541,7 @@ static Suite *identity_suite(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_loop_test(tc, kept_reply_caller_replaced, 0, 4);
     tcase_add_loop_test(tc, owed_reply_caller_replaced, 0, 4);
+    tcase_add_loop_test(tc, handler_reply_caller_replaced, 0, 4);
     tcase_add_loop_test(tc, reply_via_other_index, 0, 4);
     tc = tu_tcase(s, "calls", 240);
     tcase_add_checked_fixture(tc, setup, NULL);

@@ -193,7 +193,9 @@ int am_ep_probe(const char *name);
  * -ETIMEDOUT, nothing sent); it fails with -EPIPE if the destination has closed
  * or its owner died (the first send after the death, and any send waiting then,
  * even if its poll meanwhile gave the index to a new sender: the message never
- * goes to another endpoint), -EDEADLK for a request from inside a handler or a
+ * goes to another endpoint; likewise a reply goes to the sender its request
+ * came from only, -EPIPE once that sender has gone, even if a new one has its
+ * index by then), -EDEADLK for a request from inside a handler or a
  * reply from a reply handler, -EALREADY for a second reply to one request,
  * -EMSGSIZE for more than 8 arguments or 8192 bytes, -EINVAL for a NULL or
  * destroyed endpoint, or a token outside its handler (after it returned, or
@@ -273,7 +275,9 @@ int am_ep_share(am_ep_t *ep);
  * once, from any thread of a shared endpoint (the owner's only, otherwise),
  * with data of len bytes sent as the kind that fits (none: short; up to
  * AM_MAX_BULK: bulk; else long), and releases it: a second use is -EALREADY;
- * -EPIPE if the caller has gone (never a new peer at its index); -EMSGSIZE
+ * -EPIPE if the caller has gone (never a new peer at its index: every reply,
+ * a call's too, its bytes and its end, goes to the caller it answers, named
+ * by its index and the peer's identity there, or to no one); -EMSGSIZE
  * (the handle stays usable) if the caller takes no message that long.  A
  * handle never used is released by am_ep_destroy; one used after that is
  * -EINVAL (until 256 more handles have been released, after which it may
@@ -356,7 +360,8 @@ int am_wait(am_ep_t *ep, int timeout_ms);
  * the caller sleeps, never by a pid); -ETIMEDOUT, timeout_ms passed (-1: no
  * deadline); -ECANCELED, am_call_cancel; or -EINTR (am_call only: a signal
  * arrived while it slept, or am_ep_wake was called, before it or during
- * it; the call is cancelled, or never sent if the wake came before it); or
+ * it; the call is cancelled, or never sent if the wake came before it, on
+ * whichever thread of a shared endpoint); or
  * a send error of
  * am_request (-EINVAL, -EOPNOTSUPP for a rank of another node, -EDEADLK in
  * a handler).
@@ -391,7 +396,15 @@ int am_wait(am_ep_t *ep, int timeout_ms);
  * -EINVAL).  Ids are unique for the endpoint's life.  A reply to a cancelled
  * or timed-out call that comes late is dropped and counted
  * (am_ep_late_replies), never given to another call; until it comes (or the
- * server dies) the call's reply room stays reserved. */
+ * server dies) the call's reply room stays reserved.  A hung server cannot
+ * take the room calls to other servers need: the rooms of one destination's
+ * calls, outstanding or ended with their reply still to come, cost at most
+ * half the caller's reply heap (each rounded up to a power of two) beyond
+ * the first one; a call to it that would cost more waits for room, up to its
+ * deadline, as for a full heap.  A reply is its call's by the call's id,
+ * whichever index of the caller its server is mapped at (one server at two
+ * indexes; a restarted one mapped at a fresh index, while the dead index
+ * stays the dead server's: -EPIPE, until mapped again). */
 typedef uint64_t am_call_t;
 struct am_result {
     void *data; /* the caller's: where the reply's bytes go */

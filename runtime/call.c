@@ -17,8 +17,13 @@
  * Ids are (sequence << 16) | record: unique for the endpoint's life; a
  * record, and with it the id's low bits, is reused only once no reply to its
  * call can come (it came, or the server died or closed), so a reply matches
- * its own call and no other.  A cancelled or timed-out call keeps its record
- * and room until then: its reply is dropped and counted (am_ep_late_replies).
+ * its own call and no other, whichever index of ours its server is mapped
+ * at (two indexes of one endpoint: same_endpoint).  A cancelled or timed-out
+ * call keeps its record and room until then: its reply is dropped and counted
+ * (am_ep_late_replies).  So that a hung server cannot take the room calls to
+ * others need, the rooms of one destination's awaiting calls cost at most
+ * `bound` (half the heap; each rounded up to a power of two) beyond its first
+ * (held[], charged at launch, given back once no reply can come).
  *
  * The server.  A call arrives as a request whose token has the call's id and
  * room.  am_reply* of it writes the data straight into the room (checked from
@@ -27,7 +32,10 @@
  * the args; its handler field an error number or 0).  A reply longer than the
  * room, or to a call without one, is -EMSGSIZE to both.  A handler that does
  * not reply gets an empty one sent for it; a call to a handler not set, an
- * -ENOENT.  A server never waits for one client: a call's reply is placed
+ * -ENOENT.  Every reply goes to the caller it answers only: the peer whose
+ * serial (peers.c) the handler's source had when it replied, or a kept
+ * handle's when it was kept; room and packet both refuse another peer at its
+ * index (-EPIPE).  A server never waits for one client: a call's reply is placed
  * without waiting (AM_SEND_NOWAIT), and if the caller's queue has no room
  * now (it holds other traffic: only calls have room kept) the reply is kept
  * (struct am_owed: a packet's worth, the data is in the room already) and
@@ -93,6 +101,7 @@ struct am_call_rec {
     uint8_t user;       /* the id is the user's: its end not yet collected */
     uint8_t awaiting;   /* a reply may still come: the room stays reserved */
     uint8_t sending;    /* its starter is sending the request: room and record stay */
+    uint64_t held;      /* its room's cost in its destination's held[] while awaiting */
     unsigned waiters;   /* threads in am_call_wait for it (kept across calls) */
     const void *waiter; /* the one (am__self) if it is one; NULL: unknown */
 };
@@ -113,12 +122,16 @@ struct am_calls {
     int kick;        /* a call ended under the lock: wake the sleepers */
     AO_t ended;      /* calls ended so far; read without the lock */
     AO_t late;       /* late replies dropped; read without the lock */
+    uint64_t *held;  /* by destination: the cost of its awaiting calls' rooms */
+    unsigned held_n; /* grown as calls to higher indexes need room */
+    uint64_t bound;  /* the most one destination's rooms may cost: half the heap */
 };
 
 /* A call's reply the caller's queue had no room for, kept for later. */
 struct am_owed {
     struct am_owed *next;
     unsigned dest;
+    unsigned long serial; /* the caller's peer serial: only it gets the reply */
     struct am_msg m;
     uint32_t args[AM_MAX_ARGS];
 };
@@ -173,9 +186,11 @@ static struct am_calls *calls_of(am_ep_t *ep)
         free(c);
         c = NULL;
     }
+    struct am_heap_stats st;
+    am_heap_stats(&ep->own.q[AM_REPLY].heap, &st);
     if (c)
         c->n = c->n0 = q, c->limit = q < AM_CALL_RECS_MAX ? q : AM_CALL_RECS_MAX,
-        c->seq = 1;
+        c->seq = 1, c->bound = st.capacity / 2;
     return ep->calls = c;
 }
 
@@ -196,6 +211,7 @@ void am__calls_free(am_ep_t *ep)
         for (unsigned at = 0; at < c->n; at = at ? 2 * at : c->n0)
             free(c->rec[at]); /* a chunk's first record */
         free(c->rec);
+        free(c->held);
     }
     free(c);
     ep->calls = NULL;
@@ -220,6 +236,50 @@ static void room_release(am_ep_t *ep, struct am_call_rec *r, int keep)
         am_heap_free(reply_heap(ep), r->block, AM_OWN_WHO);
         r->block = 0, r->cap = 0;
     }
+}
+
+/* What a room of `bytes` may take of the heap: its size rounded up to a
+ * power of two (a class block's, at most). */
+static uint64_t room_cost(uint64_t bytes)
+{
+    uint64_t c = 64;
+    while (c < bytes)
+        c *= 2;
+    return c;
+}
+
+/* Charge awaiting record r's room to its destination (rec_launch), or take
+ * the charge back once no reply can come. */
+static void held_charge(struct am_calls *c, struct am_call_rec *r)
+{
+    r->held = r->block && r->dest < c->held_n ? room_cost(AM_CALL_ROOM_HEAD + r->cap) : 0;
+    if (r->held)
+        c->held[r->dest] += r->held;
+}
+
+static void held_uncharge(struct am_calls *c, struct am_call_rec *r)
+{
+    if (r->held)
+        c->held[r->dest] -= r->held, r->held = 0;
+}
+
+/* Would a room of `bytes` more for a call to dest cost that destination
+ * more than the bound (half the heap), beyond its first room?  So calls to a
+ * hung server, timed out or not, never take the room that calls to other
+ * servers need.  Makes dest's count if it has none (0 if memory is short). */
+static int held_over(struct am_calls *c, unsigned dest, uint64_t bytes)
+{
+    if (dest >= c->held_n) {
+        unsigned n = c->held_n ? c->held_n : 8;
+        while (n <= dest)
+            n *= 2;
+        uint64_t *h = realloc(c->held, n * sizeof *h);
+        if (!h)
+            return 0;
+        memset(h + c->held_n, 0, (n - c->held_n) * sizeof *h);
+        c->held = h, c->held_n = n;
+    }
+    return c->held[dest] && c->held[dest] + room_cost(bytes) > c->bound;
 }
 
 /* A record neither the user, a reply nor its starter needs any more is free
@@ -249,6 +309,7 @@ static void rec_unawait(am_ep_t *ep, struct am_calls *c, struct am_call_rec *r, 
 {
     r->awaiting = 0;
     c->awaiting--;
+    held_uncharge(c, r);
     if (!r->sending)
         room_release(ep, r, keep);
     rec_settle(r);
@@ -474,15 +535,18 @@ static int fill(am_ep_t *ep, struct am_call_rec *r, const struct am_packet *m)
     return 0;
 }
 
-/* Match reply m from `source` to its call (under calls_mu): 0, or -EPROTO
- * if no call of ours awaits it. */
+/* Match reply m, counted as from index `as`, to its call (under calls_mu):
+ * 0; -EXDEV if the call it names went to another index (*dest); -EPROTO if
+ * no call of ours awaits it. */
 static int reply_match(am_ep_t *ep, struct am_calls *c, const struct am_packet *m,
-                       unsigned source)
+                       unsigned as, unsigned *dest)
 {
     uint32_t i = m->call & (AM_CALL_RECS_MAX - 1);
     struct am_call_rec *r = c && i < c->n ? c->rec[i] : NULL;
-    if (!r || !r->awaiting || (uint32_t)r->id != m->call || r->dest != source)
+    if (!r || !r->awaiting || (uint32_t)r->id != m->call)
         return -EPROTO;
+    if (r->dest != as)
+        return *dest = r->dest, -EXDEV;
     if (r->rc == -EINPROGRESS)
         rec_end(c, r, fill(ep, r, m));
     else
@@ -491,14 +555,41 @@ static int reply_match(am_ep_t *ep, struct am_calls *c, const struct am_packet *
     return 0;
 }
 
-void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source)
+/* Are peers a and b one endpoint, mapped at two indexes (its name in both,
+ * both alive: a live endpoint's name is its own)?  Under peers_mu. */
+static int same_endpoint(am_ep_t *ep, unsigned a, unsigned b)
+{
+    struct am_peer *pa = am__peer(ep, a), *pb = am__peer(ep, b);
+    return pa && pb && !pa->dropped && !pb->dropped && strcmp(pa->name, pb->name) == 0 &&
+           am__peer_alive(pa->view) && am__peer_alive(pb->view);
+}
+
+static int reply_match_locked(am_ep_t *ep, const struct am_packet *m, unsigned as,
+                              unsigned *dest)
 {
     struct am_calls *c = ep->calls;
     if (c)
         calls_lock(ep);
-    int rc = reply_match(ep, c, m, source);
+    int rc = reply_match(ep, c, m, as, dest);
     if (c)
         calls_unlock(ep);
+    return rc;
+}
+
+/* A reply is its call's, matched by the call's id, whichever index of ours
+ * its server is mapped at: one that came from another index than the call
+ * went to is taken if both are the same endpoint (peers_mu, then calls_mu:
+ * the lock order). */
+void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source)
+{
+    unsigned dest = source;
+    int rc = reply_match_locked(ep, m, source, &dest);
+    if (rc == -EXDEV) {
+        am__mt_lock(&ep->mt, &ep->mt.peers_mu);
+        int same = same_endpoint(ep, source, dest);
+        am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
+        rc = same ? reply_match_locked(ep, m, dest, &dest) : -EPROTO;
+    }
     if (rc < 0)
         am__report_bad(ep, "a reply to no call of ours");
 }
@@ -528,6 +619,11 @@ static int got_room(am_ep_t *ep, int n, void *ctx)
 {
     struct start_ctx *s = ctx;
     uint64_t off;
+    calls_lock(ep);
+    int over = held_over(s->c, s->dest, s->want);
+    calls_unlock(ep);
+    if (over)
+        return 0; /* until a call to dest ends with no reply to come */
     int rc = am_heap_alloc(reply_heap(ep), s->want, AM_OWN_WHO, &off);
     if (rc == -ENOMEM) {
         calls_lock(ep);
@@ -639,6 +735,7 @@ static struct call_wire rec_launch(am_ep_t *ep, struct am_calls *c, struct am_ca
     calls_lock(ep);
     r->rc = -EINPROGRESS, r->user = 1, r->awaiting = 1, r->sending = 1;
     c->awaiting++;
+    held_charge(c, r);
     struct call_wire w = {(uint32_t)r->id, r->block, r->cap, r->dest, r->deadline};
     calls_unlock(ep);
     return w;
@@ -654,7 +751,7 @@ static void rec_sent(am_ep_t *ep, struct am_calls *c, struct am_call_rec *r, int
         if (r->rc == -EINPROGRESS || r->rc == -EAGAIN)
             c->live--; /* never outstanding: not counted as ended */
         if (r->awaiting)
-            r->awaiting = 0, c->awaiting--;
+            r->awaiting = 0, c->awaiting--, held_uncharge(c, r);
         r->user = 0;
     }
     if (!r->awaiting)
@@ -861,8 +958,9 @@ int am_call(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args, 
             const void *data, size_t len, struct am_result *res, int timeout_ms)
 {
     am_call_t id;
-    if (am__ep_ok(ep) && ep->mt.owner == am__self() && !ep->in_handler && am__wake_take(ep))
-        return -EINTR; /* a wake kept for the next wait: this one, never sent */
+    if (am__ep_use(ep) == 0 && !am__in_handler(ep) && am__wake_take(ep))
+        return -EINTR; /* a wake kept for the next wait (any thread's once
+                        * shared): this one, never sent */
     int rc = am_call_start(ep, dest, handler, args, nargs, data, len, res, timeout_ms, &id);
     if (rc < 0)
         return rc;
@@ -903,15 +1001,29 @@ static int room_fill(struct am_seg_view *v, const am_token_t *tok, const void *d
     return 0;
 }
 
-/* room_fill into the caller of tok, holding its peer meanwhile (a shared
- * endpoint's other threads may drop it: peers.h): 0, -EMSGSIZE, -EPIPE (the
- * caller has gone). */
-static int room_write(am_token_t *tok, const void *data, size_t len)
+/* The serial of the peer at index `source` now (peers.c: unique in the
+ * endpoint), the caller a handler answers; AM_NO_SERIAL if there is none,
+ * which no peer has (a reply then finds none: -EPIPE). */
+#define AM_NO_SERIAL (~0ul)
+static unsigned long caller_serial(am_ep_t *ep, unsigned source)
+{
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu);
+    struct am_peer *p = am__peer(ep, source);
+    unsigned long serial = p && !p->dropped ? p->serial : AM_NO_SERIAL;
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
+    return serial;
+}
+
+/* room_fill into the caller of tok, the peer of that serial only (a new peer
+ * at its index is not it), holding it meanwhile (a shared endpoint's other
+ * threads may drop it: peers.h): 0, -EMSGSIZE, -EPIPE (the caller has
+ * gone). */
+static int room_write(am_token_t *tok, unsigned long serial, const void *data, size_t len)
 {
     am_ep_t *ep = tok->ep;
     am__mt_lock(&ep->mt, &ep->mt.peers_mu);
     struct am_peer *p = am__peer(ep, tok->source);
-    int alive = p && !p->dropped && am__peer_alive(p->view);
+    int alive = p && !p->dropped && p->serial == serial && am__peer_alive(p->view);
     if (alive)
         ep->peer_holds++;
     am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
@@ -924,29 +1036,32 @@ static int room_write(am_token_t *tok, const void *data, size_t len)
     return rc;
 }
 
-/* Place a call's short reply in dest's reply queue without waiting: 0,
- * -EAGAIN (no room now), -EPIPE. */
-static int place(am_ep_t *ep, unsigned dest, struct am_msg *m)
+/* Place a call's short reply in dest's reply queue without waiting, if the
+ * peer there is still the one of that serial: 0, -EAGAIN (no room now),
+ * -EPIPE. */
+static int place(am_ep_t *ep, unsigned dest, unsigned long serial, struct am_msg *m)
 {
     struct am_send_limit outer = am__send_limit;
     am__send_limit = (struct am_send_limit){AM_SEND_NOWAIT, 0, 0};
-    int rc = am__send(ep, dest, AM_REPLY, m);
+    int shared = calls_enter(ep);
+    int rc = am__send_held(ep, dest, serial, AM_REPLY, m);
+    calls_leave(ep, shared);
     am__send_limit = outer;
     return rc;
 }
 
-/* Send tok's caller the reply m (AM_CALL_REPLY), now or, if there is no room
- * now, later (kept in ep->owed). */
-static int owe(am_token_t *tok, struct am_msg *m)
+/* Send tok's caller (the peer of that serial) the reply m (AM_CALL_REPLY),
+ * now or, if there is no room now, later (kept in ep->owed). */
+static int owe(am_token_t *tok, unsigned long serial, struct am_msg *m)
 {
     am_ep_t *ep = tok->ep;
-    int rc = place(ep, tok->source, m);
+    int rc = place(ep, tok->source, serial, m);
     if (rc != -EAGAIN)
         return rc == -EPIPE ? -EPIPE : 0;
     struct am_owed *o = malloc(sizeof *o), **end = &ep->owed;
     if (!o)
         return 0; /* the caller's deadline ends the call */
-    *o = (struct am_owed){NULL, tok->source, *m, {0}};
+    *o = (struct am_owed){NULL, tok->source, serial, *m, {0}};
     memcpy(o->args, m->args, (size_t)m->nargs * sizeof *m->args);
     o->m.args = o->args;
     am__mt_lock(&ep->mt, &ep->mt.calls_mu);
@@ -964,21 +1079,23 @@ static struct am_msg reply_msg(const am_token_t *tok, int err, const uint32_t *a
         AM_CALL_REPLY, (unsigned)-err, args, nargs, NULL, len, 0, tok->call, 0};
 }
 
-int am__call_reply(am_token_t *tok, const struct am_msg *m)
+int am__call_reply(am_token_t *tok, unsigned long serial, const struct am_msg *m)
 {
     if (m->nargs < 0 || (m->nargs && !m->args))
         return -EINVAL;
     if (m->nargs > AM_MAX_ARGS || m->len > AM_PACKET_LEN_MAX ||
         (m->kind == AM_BULK && m->len > AM_BULK_BYTES))
         return -EMSGSIZE;
+    if (!serial) /* in its handler: its sender's at delivery, if known */
+        serial = tok->serial ? tok->serial : caller_serial(tok->ep, tok->source);
     size_t len = m->kind == AM_SHORT ? 0 : m->len;
-    int rc = len ? room_write(tok, m->data, len) : 0;
+    int rc = len ? room_write(tok, serial, m->data, len) : 0;
     if (rc == -EPIPE)
         return rc;
     am__hook(AM_HOOK_CALL_WRITTEN);
     tok->replied = 1;
     struct am_msg r = reply_msg(tok, rc, m->args, rc ? 0 : m->nargs, rc ? 0 : len);
-    int sent = owe(tok, &r);
+    int sent = owe(tok, serial, &r);
     return rc < 0 ? rc : sent;
 }
 
@@ -986,7 +1103,7 @@ void am__call_error(am_token_t *tok, int err)
 {
     struct am_msg r = reply_msg(tok, err, NULL, 0, 0);
     tok->replied = 1;
-    owe(tok, &r);
+    owe(tok, tok->serial ? tok->serial : caller_serial(tok->ep, tok->source), &r);
 }
 
 void am__call_unreplied(am_token_t *tok)
@@ -1002,7 +1119,7 @@ static void place_list(am_ep_t *ep, struct am_owed **head)
     unsigned full = UINT32_MAX; /* a destination found full this round */
     for (struct am_owed **o = head; *o;) {
         struct am_owed *cur = *o;
-        int rc = cur->dest == full ? -EAGAIN : place(ep, cur->dest, &cur->m);
+        int rc = cur->dest == full ? -EAGAIN : place(ep, cur->dest, cur->serial, &cur->m);
         if (rc == -EAGAIN) {
             full = cur->dest;
             o = &cur->next;

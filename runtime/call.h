@@ -46,7 +46,10 @@ void am__calls_free(am_ep_t *ep);
 /* The server's half, for a call's request (tok->call != 0).
  *   reply      the handler's am_reply*: data into the caller's room, the
  *              short reply placed now or kept; 0, -EMSGSIZE (longer than the
- *              room: the caller gets -EMSGSIZE too), -EPIPE.
+ *              room: the caller gets -EMSGSIZE too), -EPIPE.  Both go to the
+ *              peer of `serial` only (a kept reply's caller; 0: the peer at
+ *              the token's source now, inside its handler), never to a new
+ *              one at its index (-EPIPE); so do error's and unreplied's.
  *   error      the runtime's own reply: err (-ENOENT) to the caller.
  *   unreplied  the handler returned without replying: an empty reply.
  *   retry      replies kept because the caller's queue had no room: place
@@ -54,7 +57,7 @@ void am__calls_free(am_ep_t *ep);
  *              after each sleep, which lasts at most AM_OWED_SLICE_MS while
  *              replies are kept); never blocks. */
 struct am_msg;
-int am__call_reply(am_token_t *tok, const struct am_msg *m);
+int am__call_reply(am_token_t *tok, unsigned long serial, const struct am_msg *m);
 void am__call_error(am_token_t *tok, int err);
 void am__call_unreplied(am_token_t *tok);
 void am__call_retry(am_ep_t *ep, int now);

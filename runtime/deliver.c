@@ -64,6 +64,10 @@ const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct a
 
 static const char no_handler[] = "no such handler";
 
+static void run_source(am_ep_t *ep, enum am_qid qid, const struct am_packet *m,
+                       unsigned source, unsigned long serial, const struct am_payload *pl,
+                       const char *why);
+
 /* The copy m's argument count and handler: NULL or why it is bad. */
 static const char *check(am_ep_t *ep, const struct am_packet *m)
 {
@@ -79,11 +83,14 @@ void am__run(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned w
              const struct am_payload *pl, const char *why)
 {
     unsigned source = AM_SOURCE_UNKNOWN;
+    unsigned long serial = 0;
     am__mt_lock(&ep->mt, &ep->mt.peers_mu); /* learning may change peers[] */
     if (!why && am__source_index(ep, who, &source) < 0)
         why = "unknown source";
+    if (qid == AM_REQUEST && source < ep->peers_n && ep->peers[source])
+        serial = ep->peers[source]->serial; /* who a reply must reach */
     am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
-    am__run_from(ep, qid, m, source, pl, why);
+    run_source(ep, qid, m, source, serial, pl, why);
     /* Pairs with the next allocation of the block (heap.h): our reads of the
      * message happen before its next writer's. */
     if (pl->block && am_heap_free(pl->heap, m->bulk_ticket, who) != 0)
@@ -93,7 +100,15 @@ void am__run(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned w
 void am__run_from(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned source,
                   const struct am_payload *pl, const char *why)
 {
-    am_token_t tok = {.ep = ep, .source = source, .qid = (uint8_t)qid};
+    run_source(ep, qid, m, source, 0, pl, why);
+}
+
+/* am__run_from, with the sender's peer serial (0: unknown) in the token. */
+static void run_source(am_ep_t *ep, enum am_qid qid, const struct am_packet *m,
+                       unsigned source, unsigned long serial, const struct am_payload *pl,
+                       const char *why)
+{
+    am_token_t tok = {.ep = ep, .source = source, .serial = serial, .qid = (uint8_t)qid};
     if (__builtin_expect(m->call != 0, 0)) {
         if (qid == AM_REPLY) { /* a call's reply: to its struct am_result */
             if (!why && (pl->data || m->nargs > AM_MAX_ARGS))

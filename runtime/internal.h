@@ -108,6 +108,9 @@ struct am_stuck {
 struct am_token {
     am_ep_t *ep;
     unsigned source;        /* local peer index of the sender */
+    unsigned long serial;   /* a request's: that peer's serial at delivery, so a
+                             * reply goes to it only (send.c, call.c, kept.c); 0
+                             * unknown (a remote rank's) */
     uint8_t qid;            /* queue the message came in on */
     uint8_t replied;        /* replied, or kept for a later reply (kept.c) */
     uint32_t call, room;    /* a call's request: its packet's call and room (call.c) */

@@ -90,7 +90,9 @@ int am_token_keep(am_token_t *handle, am_kept_t **out)
     k->tok.outer = NULL;
     am__mt_lock(&ep->mt, &ep->mt.peers_mu);
     struct am_peer *p = am__peer(ep, tok->source);
-    k->serial = p ? p->serial : ~0ul; /* no peer: a reply finds none (-EPIPE) */
+    k->serial = tok->serial ? tok->serial /* its sender's at delivery */
+                : p         ? p->serial
+                            : ~0ul; /* no peer: a reply finds none (-EPIPE) */
     k->prev = NULL;
     k->next = ep->mt.kept;
     if (k->next)

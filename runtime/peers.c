@@ -258,12 +258,14 @@ void am__peers_prune(am_ep_t *ep)
  * AM_SOURCE_UNKNOWN if it cannot be mapped (it has gone). */
 unsigned am__peer_learn(am_ep_t *ep, const char *name)
 {
-    unsigned i;
-    for (i = 0; i < ep->peers_n; i++)
-        if (ep->peers[i] && strcmp(ep->peers[i]->name, name) == 0)
-            break;
-    if (i < ep->peers_n && am__peer_alive(ep->peers[i]->view))
-        return i;
+    unsigned i = ep->peers_n; /* the first index holding name, if none lives */
+    for (unsigned k = 0; k < ep->peers_n; k++)
+        if (ep->peers[k] && strcmp(ep->peers[k]->name, name) == 0) {
+            if (am__peer_alive(ep->peers[k]->view))
+                return k; /* a live one: never re-point a dead index at it */
+            if (i == ep->peers_n)
+                i = k;
+        }
     prune(ep); /* a newcomer: let the departed go first */
     if (i == ep->peers_n || !ep->peers[i])
         i = free_index(ep);

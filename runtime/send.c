@@ -340,6 +340,27 @@ static int send_limited(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_m
     return rc;
 }
 
+/* A handler's plain reply, under the send limit, to the peer of the token's
+ * serial only (its sender at delivery: a new peer at its index is not it,
+ * -EPIPE); serial 0 (a remote rank's): to the index. */
+static int reply_to(am_token_t *tok, struct am_msg *m)
+{
+    am_ep_t *ep = tok->ep;
+    if (!tok->serial)
+        return send_limited(ep, tok->source, AM_REPLY, m);
+    struct am_send_limit outer = am__send_limit;
+    am__send_limit = (struct am_send_limit){
+        ep->send_timeout_ms < 0 ? AM_SEND_FOREVER : AM_SEND_MS, ep->send_timeout_ms, 0};
+    int shared = ep->mt.shared;
+    if (shared)
+        am__mt_enter(ep);
+    int rc = am__send_held(ep, tok->source, tok->serial, AM_REPLY, m);
+    if (shared)
+        am__mt_leave(ep);
+    am__send_limit = outer;
+    return rc;
+}
+
 /* The request calls: from the owner (any thread once shared), outside
  * handlers. */
 static int request(am_ep_t *ep, unsigned dest, struct am_msg *m)
@@ -396,8 +417,8 @@ static int reply(am_token_t *handle, struct am_msg *m)
     if (tok->replied)
         return -EALREADY;
     if (tok->call)
-        return am__call_reply(tok, m); /* into the caller's struct am_result */
-    int rc = send_limited(tok->ep, tok->source, AM_REPLY, m);
+        return am__call_reply(tok, 0, m); /* into the caller's struct am_result */
+    int rc = reply_to(tok, m);
     if (rc == 0)
         tok->replied = 1;
     return rc;
@@ -410,8 +431,8 @@ int am__reply_kept(am_token_t *tok, unsigned long serial, struct am_msg *m)
     am__mt_enter(tok->ep);
     int rc;
     if (tok->call) {
-        tok->replied = 0;            /* the copy: kept, not yet replied */
-        rc = am__call_reply(tok, m); /* into the caller's struct am_result */
+        tok->replied = 0;                    /* the copy: kept, not yet replied */
+        rc = am__call_reply(tok, serial, m); /* the caller of that serial only */
     } else {
         struct am_send_limit outer = am__send_limit;
         am__send_limit = (struct am_send_limit){

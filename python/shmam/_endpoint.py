@@ -33,8 +33,10 @@ from ._msg import Reply, _bytes_of, _fill, _reply, _signals, _timeout_ms
 
 SLICE_MS = 200  # a blocking wait's or call's slice: Python's signal handlers run between
 _alloc = ffi.new_allocator(should_clear_after_alloc=False)
-_STR_OPTS = ("claim", "shm", "queue")
-_INT_OPTS = ("packets", "bulk_blocks", "max_senders", "abandon_ms", "long_max")
+# Every field of struct am_ep_opts is an option: its pointers (char *) take
+# strings, the rest ints.  From the generated declarations: a field the header
+# gains is an option at once.
+_OPTS = {name: f.type.kind == "pointer" for name, f in ffi.typeof("struct am_ep_opts").fields}
 
 
 def _opts(options):
@@ -42,17 +44,15 @@ def _opts(options):
     o = ffi.new("struct am_ep_opts *")
     keep = []
     for k, v in options.items():
-        if k in _STR_OPTS:
+        if k not in _OPTS:
+            raise TypeError(f"Endpoint: unknown option {k!r} (options: {', '.join(_OPTS)})")
+        if _OPTS[k]:
             s = ffi.new("char[]", str(v).encode())
             keep.append(s)
             setattr(o, k, s)
-        elif k in _INT_OPTS:
-            setattr(o, k, int(v))
         else:
-            raise TypeError(f"Endpoint: unknown option {k!r}")
+            setattr(o, k, int(v))
     return o, keep
-
-
 
 
 # The longest reply a call takes unless told (max_reply): 16 KiB.
@@ -110,8 +110,9 @@ def _close_all():
 class Endpoint(AsyncMixin):
     """A shmam endpoint.  Endpoint("name", **options) creates a named one;
     Endpoint() an anonymous one (libraries with anonymous endpoints only).
-    Options are struct am_ep_opts's fields: claim, shm, queue (strings),
-    packets, bulk_blocks, max_senders, abandon_ms, long_max (ints)."""
+    Options are struct am_ep_opts's fields, every one of them (shmam.h):
+    claim, shm, queue (strings), packets, bulk_blocks, max_senders,
+    abandon_ms, long_max, send_timeout_ms (ints)."""
 
     def __init__(self, name=None, **options):
         self._ep = None

@@ -1,7 +1,11 @@
 """_endpoint.py - shmam.Endpoint: an endpoint, its handlers, requests and calls.
 
 Contracts kept here (the C library's, include/shmam.h, plus Python's):
-- An endpoint belongs to the thread that created it; use it from that thread.
+- An endpoint belongs to the process and the thread that created it; use it
+  from that thread.  A fork child owns none of its parent's endpoints: every
+  method raises Error(EPERM) before any C call (the at-fork hook marks them,
+  in the child, as not ours), close() drops the child's copy only, and its
+  exit changes nothing of the parent's (the exit hook compares the pid too).
 - Handlers are Python callables fn(token, *args, data=None) run inside poll(),
   wait(), a call, or a send that waits for room.  An exception a handler raises
   never unwinds through C: the trampoline catches it, and the next return of
@@ -22,6 +26,7 @@ Contracts kept here (the C library's, include/shmam.h, plus Python's):
 import atexit
 import errno
 import math
+import os
 import threading
 import time
 import weakref
@@ -69,7 +74,9 @@ class Token:
         self._t = t
 
     def _live(self):
-        if self._t is None:
+        if self._t is None or self._ep._ep is None:  # returned, or in a fork child
+            if self._ep._ep is None and self._ep._foreign():
+                raise _not_ours()
             raise Error(errno.EINVAL, "token used after its handler returned")
         return self._t
 
@@ -96,15 +103,32 @@ class Token:
 _open = weakref.WeakSet()  # endpoints to close at exit (the main thread's)
 
 
+def _not_ours():
+    return Error(errno.EPERM, "this endpoint is a fork parent's: a child may only close "
+                 "its copy (close() leaves the parent's as it is)")
+
+
 @atexit.register
 def _close_all():
-    main = threading.main_thread().ident
+    main, pid = threading.main_thread().ident, os.getpid()
     for ep in list(_open):
-        if ep._owner == main:
+        if ep._owner == main and ep._pid == pid:
             try:
                 ep.close()
             except Exception:
                 pass
+
+
+def _forked():
+    """In a fork child: its parent's endpoints are not its own.  Their handles
+    go (every method raises EPERM, before any C call); the C state is left as
+    it is, for the parent."""
+    for ep in list(_open):
+        ep._drop()
+    _open.clear()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 class Endpoint(AsyncMixin):
@@ -135,6 +159,7 @@ class Endpoint(AsyncMixin):
     def _setup(self, ptr):
         self._ep = ptr
         self._owner = threading.get_ident()
+        self._pid = os.getpid()  # ownership is the process and the thread
         self._cbs = {}  # id -> cffi callback, alive while the endpoint is
         self._exc = None  # the first exception a handler raised, not yet raised
         self.handler_errors = 0  # handler exceptions caught (raised or dropped)
@@ -148,17 +173,31 @@ class Endpoint(AsyncMixin):
     # -- life -------------------------------------------------------------
     def _p(self):
         if self._ep is None:
-            raise Error(errno.EINVAL, "endpoint is closed")
+            raise _not_ours() if self._foreign() else Error(errno.EINVAL, "endpoint is closed")
         return self._ep
 
+    def _foreign(self):
+        """Is this a fork parent's endpoint, seen from the child?"""
+        return self._pid != os.getpid()
+
+    def _drop(self):
+        """Forget the C endpoint without a call on it (a fork child's copy)."""
+        self._ep = None
+        self._driver = None  # the parent's loop's; the child's copy is not touched
+        _open.discard(self)
+
     def close(self):
-        """Destroy the endpoint (its segment goes; peers' sends get PeerGone)."""
+        """Destroy the endpoint (its segment goes; peers' sends get PeerGone).
+        In a fork child, drop the child's copy only: the parent's stays."""
         self._end(lib.am_ep_destroy, "am_ep_destroy")
 
     def _end(self, destroy, what):
         """End the endpoint with destroy (am_ep_destroy, or am_finalize, whose
         barrier still runs handlers: the callbacks are dropped only after it)."""
         if self._ep is None:
+            return
+        if self._foreign():  # a fork child's copy: no C call at all
+            self._drop()
             return
         if self._driver is not None:
             self._driver.detach()

@@ -11,11 +11,13 @@ Contracts kept here (the C library's, include/shmam.h, plus Python's):
   never unwinds through C: the trampoline catches it, and the next return of
   one of those methods raises it (the first one; later ones before that return
   are dropped, and every one is counted in ep.handler_errors).
-- data is None for a short message, else a read-only memoryview of the bytes in
-  shared memory, valid only while the handler runs: the trampoline releases it
-  when the handler returns, and any use after that raises ValueError.  Copy
-  with bytes(data).  Slices or exports of it (numpy.frombuffer) must not outlive
-  the handler either: a view still exported at return is reported as an error.
+- data is None for a short message, else a read-only memoryview of a private
+  copy of the payload (never of shared memory), valid only while the handler
+  runs: the trampoline releases it when the handler returns, and any use of it
+  after that raises ValueError.  A view derived from it (data[:16],
+  memoryview(data)) kept past the return reads that message's bytes for ever:
+  its copy is then never reused.  Keep bytes(data).  An export still held at
+  return (ffi.from_buffer, numpy.frombuffer) is reported as an error (EBUSY).
 - The cffi callback objects live as long as the endpoint (self._cbs), so C never
   calls a freed closure.
 - Requests and replies take their arguments from two separate buffers: a
@@ -168,6 +170,7 @@ class Endpoint(AsyncMixin):
         self._res = None  # a blocking call's struct am_result, made on first use
         self._pool = []  # (struct am_result *, buffer) free for async calls
         self._driver = None  # the asyncio driver (_aio.py)
+        self._staging = []  # bytearrays free for handlers' payload copies
         _open.add(self)
 
     # -- life -------------------------------------------------------------
@@ -283,30 +286,58 @@ class Endpoint(AsyncMixin):
         return deco
 
     def _trampoline(self, fn):
-        unpack, buffer, NULL = ffi.unpack, ffi.buffer, ffi.NULL
+        unpack, NULL = ffi.unpack, ffi.NULL
 
         def run(t, argp, nargs, datap, length):
             tok = Token(self, t)
-            view = None
+            view = copy = None
             try:
                 args = unpack(argp, nargs) if nargs > 0 else ()
                 if datap != NULL:
-                    view = memoryview(buffer(datap, length)).toreadonly()
+                    view, copy = self._stage(datap, length)
                 fn(tok, *args, data=view)
             except BaseException as e:  # never unwinds through C
                 self._caught(e)
             finally:
                 tok._t = None
                 if view is not None:
-                    try:
-                        view.release()
-                    except BufferError as e:
-                        err = Error(errno.EBUSY, "a handler kept an export of its data "
-                                    "view past its return (copy it with bytes(data))")
-                        err.__cause__ = e
-                        self._caught(err)
+                    self._unstage(view, copy)
 
         return run
+
+    def _stage(self, datap, length):
+        """(read-only view, its bytearray): a private copy of the payload, in
+        a staging buffer of this endpoint's.  Never a view of shared memory:
+        a view derived from it (a slice, memoryview(data)) that outlives the
+        handler reads this message's bytes, never the next's, and never
+        memory that close() unmapped."""
+        pool = self._staging
+        copy = pool.pop() if pool else None
+        if copy is None or len(copy) < length:
+            copy = bytearray(max(length, 4096))
+        whole = memoryview(copy)
+        ffi.memmove(whole, datap, length)
+        view = whole[:length].toreadonly()
+        whole.release()
+        return view, copy
+
+    def _unstage(self, view, copy):
+        """The handler returned: its view dies (later use: ValueError), and
+        its staging buffer is reused only if no view derived from it is left
+        (a bytearray with exports cannot grow: BufferError)."""
+        try:
+            view.release()
+        except BufferError as e:
+            err = Error(errno.EBUSY, "a handler kept an export of its data "
+                        "view past its return (copy it with bytes(data))")
+            err.__cause__ = e
+            self._caught(err)
+        try:
+            copy.append(0)
+        except BufferError:
+            return  # a derived view outlives the handler: the copy is its own now
+        copy.pop()
+        self._staging.append(copy)
 
     def _caught(self, e):
         self.handler_errors += 1

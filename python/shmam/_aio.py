@@ -19,10 +19,19 @@ import errno
 from . import _lib
 from ._errors import Error, error
 from ._lib import ffi, lib
-from ._msg import _bytes_of, _fill, _reply, _timeout_ms
+from ._msg import _bytes_of, _call_error, _fill, _reply, _timeout_ms
 
 IDLE_SPINS = 200  # polls that found nothing before the task starts to sleep
 IDLE_MAX_S = 0.002  # the longest sleep between polls of the task
+# A call_async never lets am_call_start wait (for a record or reply room) on
+# the loop's thread: it first probes with a zero timeout and a destination no
+# endpoint can map (indexes stop at 65535), which takes and gives back the
+# room a start would take, and whose send then fails at once, nothing sent:
+# -ETIMEDOUT means room is short now, and the call waits in the loop, looking
+# again between ROOM_NAP_S sleeps, until room comes or its deadline passes.
+PROBE_DEST = 0xFFFFFFFE
+ROOM_NAP_S = (0.0005, 0.02)  # the first and the longest sleep between looks
+room_waits = 0  # calls that found room short and waited in the loop (for tests)
 
 
 class _Driver:
@@ -79,7 +88,7 @@ class _Driver:
         fut, res, buf = self.calls.pop(cid)
         if not fut.done():
             fut.set_result(_reply(res)) if rc == 0 else fut.set_exception(
-                error(rc, "call_async", call=True))
+                _call_error(self.ep, rc, "call_async", res, 0))
         self.ep._pool_back(res, buf)
 
     def _deliver(self, exc):
@@ -140,24 +149,52 @@ class AsyncMixin:
             d = self._driver = _Driver(self, loop)
         return d
 
+    async def _room(self, d, res, deadline):
+        """Wait in the loop until a start with res's cap finds room at once
+        (see PROBE_DEST); False if the deadline (loop time) passed first."""
+        global room_waits
+        idp, nap, waited = ffi.new("am_call_t *"), ROOM_NAP_S[0], False
+        probe = (PROBE_DEST, 0, ffi.NULL, 0, ffi.NULL, 0, res, 0, idp)
+        while lib.am_call_start(self._p(), *probe) == -errno.ETIMEDOUT:
+            room_waits += not waited
+            waited = True
+            d.pump()  # replies that end calls, handler exceptions
+            if deadline is not None and d.loop.time() >= deadline:
+                return False
+            await asyncio.sleep(nap)
+            nap = min(2 * nap, ROOM_NAP_S[1])
+        exc = self._take_exc()  # what a handler the probe's poll ran raised
+        if exc is not None:
+            d._deliver(exc)
+        return True
+
     async def call_async(self, dest, handler, *args, data=b"", timeout=1.0, max_reply=None):
-        """ep.call in an asyncio loop: await it; many may be in flight."""
+        """ep.call in an asyncio loop: await it; many may be in flight.  It
+        never blocks the loop waiting for reply room: it waits in the loop."""
         _lib.need("am_call_start", "am_call_test", "am_call_cancel")
         loop = asyncio.get_running_loop()
         d = self._driver_for(loop)
+        deadline = None if timeout is None or timeout < 0 else loop.time() + timeout
         if max_reply is not None:
             res, buf = self._result(max_reply)
         else:
             res, buf = self._pool.pop() if self._pool else self._result()
+        try:
+            if not await self._room(d, res, deadline):
+                raise error(-errno.ETIMEDOUT, "call_async: no reply room before the deadline")
+        except BaseException:
+            self._pool_back(res, buf)
+            raise
         argv, n = _fill(self._req_args, args)
         data_p, ln = _bytes_of(data)
         idp = ffi.new("am_call_t *")
+        left = -1 if deadline is None else max(0.0, deadline - loop.time())
         rc = lib.am_call_start(self._p(), dest, handler, argv, n, data_p, ln, res,
-                               _timeout_ms(timeout), idp)
+                               _timeout_ms(left), idp)
         if rc < 0:
             self._pool_back(res, buf)
             exc = self._take_exc()
-            raise exc if exc is not None else error(rc, "call_async", call=True)
+            raise exc if exc is not None else _call_error(self, rc, "call_async", res, ln)
         cid = idp[0]
         fut = loop.create_future()
         d.calls[cid] = (fut, res, buf)

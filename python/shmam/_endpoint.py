@@ -36,7 +36,7 @@ from . import _lib
 from ._aio import AsyncMixin
 from ._errors import Error, check, error
 from ._lib import ffi, lib
-from ._msg import Reply, _bytes_of, _fill, _reply, _signals, _timeout_ms
+from ._msg import Reply, _bytes_of, _call_error, _fill, _reply, _signals, _timeout_ms
 
 SLICE_MS = 200  # a blocking wait's or call's slice: Python's signal handlers run between
 _alloc = ffi.new_allocator(should_clear_after_alloc=False)
@@ -427,8 +427,8 @@ class Endpoint(AsyncMixin):
         signal lands, as for wait(); a handler that does not raise lets the
         call go on); every way out of it ends the call (a call left early is
         cancelled: its reply, if it comes, is dropped).  max_reply: the
-        longest reply taken (default REPLY_CAP, 16 KiB; a longer one raises
-        MessageTooLong).  Sending it may wait for room (while the server's
+        longest reply taken, the reply cap (default REPLY_CAP, 16 KiB; a
+        longer one raises MessageTooLong naming the cap and how to raise it).  Sending it may wait for room (while the server's
         queue is full, or this endpoint's reply room is taken by calls in
         flight) until the call's deadline, without looking at signals."""
         _lib.need("am_call_start", "am_call_wait", "am_call_cancel")
@@ -458,7 +458,7 @@ class Endpoint(AsyncMixin):
             raise
         self._after()
         if rc < 0:
-            raise error(rc, "call", call=True)
+            raise _call_error(self, rc, "call", res, ln)
         return _reply(res)
 
     # -- jobs -------------------------------------------------------------------

@@ -56,8 +56,8 @@ def test_call_async_waits_for_room_in_the_loop(names, c_server):
     srv, server = c_server
     os.kill(srv.pid, signal.SIGSTOP)
     waits = _aio.room_waits
-    # 100 calls: more than an endpoint keeps outstanding (64 here).
-    with shmam.Endpoint(names()) as ep:
+    # long_max 4096: a reply heap of a few dozen rooms (32 today) for 100 calls.
+    with shmam.Endpoint(names(), long_max=4096) as ep:
         ep.map(0, server)
 
         async def main():

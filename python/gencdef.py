@@ -24,6 +24,9 @@ from pycparser import c_ast, c_generator, c_parser
 KNOWN = ["size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t", "wchar_t", "bool"]
 KNOWN += [f"{u}int{n}_t" for u in ("", "u") for n in (8, 16, 32, 64)]
 PRELUDE = "".join(f"typedef int {t};\n" for t in KNOWN)
+# GCC's extensions a declaration may carry, which neither parser takes.
+EXTENSIONS = ["-D__attribute__(x)=", "-D__extension__=", "-D__asm__(x)=", "-D__inline__=inline",
+              "-D__restrict=restrict"]
 CONSTANT = re.compile(r"^#define\s+(AM_\w+)\s+(-?(?:0x[0-9a-fA-F]+|\d+))[uUlL]*\s*$")
 
 
@@ -31,7 +34,7 @@ def preprocess(text, *flags):
     """The header through `cc -E` (CC from the environment), includes dropped."""
     body = re.sub(r"^\s*#\s*include\b.*$", "", text, flags=re.M)
     cc = os.environ.get("CC", "cc")
-    out = subprocess.run([cc, "-E", "-P", "-xc", *flags, "-"], input=body, text=True,
+    out = subprocess.run([cc, "-E", "-P", "-xc", *EXTENSIONS, *flags, "-"], input=body, text=True,
                          capture_output=True, check=True)
     return out.stdout
 
@@ -43,8 +46,9 @@ def constants(text):
 
 
 def wanted(node):
-    """A declaration the library can serve: no function body, nothing static."""
-    if isinstance(node, c_ast.FuncDef):
+    """A declaration the library can serve: no function body, nothing static,
+    no compile-time assertion."""
+    if isinstance(node, (c_ast.FuncDef, getattr(c_ast, "StaticAssert", c_ast.FuncDef))):
         return False
     return not (isinstance(node, c_ast.Decl) and "static" in node.storage)
 

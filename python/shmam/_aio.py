@@ -11,6 +11,11 @@ correctness.
 
 Handler exceptions go to the serve() awaiting (it raises them), else to one call
 in flight, else to the loop's exception handler.
+
+No C call the driver or call_async makes on the loop's thread waits for reply
+room (see PROBE_DEST).  What may still wait in C: a call's request to a server
+whose queue is full (am_call_start's send, up to the call's deadline), and a
+handler's plain reply to a full queue (the endpoint's send_timeout_ms bounds it).
 """
 
 import asyncio

@@ -286,9 +286,13 @@ endif
 PYTHON := /usr/bin/python3
 PY_SITE := $(PREFIX)/lib/python3/dist-packages
 
-# The package's cffi declarations, made from the header (python/gencdef.py).
+# The package's cffi declarations, made from the header (python/gencdef.py,
+# with cffi's pycparser); without them a C-only build goes on, and says so.
 python/shmam/_cdef.py: include/shmam.h python/gencdef.py
-	CC='$(CC)' $(PYTHON) python/gencdef.py include/shmam.h > $@.tmp && mv $@.tmp $@
+	@if $(PYTHON) -c 'import pycparser' 2>/dev/null; then \
+	    echo "python/gencdef.py include/shmam.h > $@"; \
+	    CC='$(CC)' $(PYTHON) python/gencdef.py include/shmam.h > $@.tmp && mv $@.tmp $@; \
+	else echo "shmam: no pycparser for $(PYTHON) (python3-cffi): Python package not made"; fi
 
 check-python: $(SO) $(RUN) $(B)/tests/prog_pypeer python/shmam/_cdef.py
 ifneq ($(findstring sanitize,$(OPT)),)

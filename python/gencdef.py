@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 from pycparser import c_ast, c_generator, c_parser
 
@@ -53,18 +54,42 @@ def wanted(node):
     return not (isinstance(node, c_ast.Decl) and "static" in node.storage)
 
 
-def declarations(text):
-    """The header's declarations, one per line group, as C text cffi takes."""
-    ast = c_parser.CParser().parse(PRELUDE + preprocess(text), "shmam.h")
+def system_types(path, body):
+    """typedefs for the system's integer types the header uses that cffi does
+    not know (pid_t, uid_t, off_t...): the size and signedness the compiler
+    gives them, asked of it with the header's own includes."""
+    names = sorted(set(re.findall(r"\b([A-Za-z_]\w*_t)\b", body)) - set(KNOWN)
+                   - {n for n in re.findall(r"\b\w+\b", body) if n.lower().startswith("am_")})
+    if not names:
+        return []
+    prints = "".join(f'printf("%zu %d\\n", sizeof({n}), ({n})-1 < ({n})0);\n' for n in names)
+    with tempfile.TemporaryDirectory() as d:
+        c, exe = os.path.join(d, "t.c"), os.path.join(d, "t")
+        with open(c, "w") as f:
+            f.write(f'#include <stdio.h>\n#include "{os.path.abspath(path)}"\n'
+                    f"int main(void)\n{{\n{prints}return 0;\n}}\n")
+        subprocess.run([os.environ.get("CC", "cc"), c, "-o", exe], check=True)
+        rows = subprocess.run([exe], capture_output=True, text=True, check=True).stdout.split()
+    sizes = zip(rows[0::2], rows[1::2])
+    return [f"typedef {'' if int(neg) else 'u'}int{8 * int(n)}_t {name};"
+            for name, (n, neg) in zip(names, sizes)]
+
+
+def declarations(path, text):
+    """The header's declarations, one per line group, as C text cffi takes:
+    first the system types it uses (system_types)."""
+    body = preprocess(text)
+    extra = system_types(path, body)
+    ast = c_parser.CParser().parse(PRELUDE + "\n".join(extra) + "\n" + body, "shmam.h")
     gen = c_generator.CGenerator()
-    return [gen.visit(n) + ";" for n in ast.ext[len(KNOWN):] if wanted(n)]
+    return extra + [gen.visit(n) + ";" for n in ast.ext[len(KNOWN) + len(extra):] if wanted(n)]
 
 
 def generate(path):
     """The text of _cdef.py for the header at path."""
     with open(path) as f:
         text = f.read()
-    cdef = "\n".join(constants(text) + declarations(text))
+    cdef = "\n".join(constants(text) + declarations(path, text))
     return ('"""_cdef.py - made by python/gencdef.py from include/shmam.h: do not edit."""\n\n'
             f"CDEF = r'''\n{cdef}\n'''\n")
 

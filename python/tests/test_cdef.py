@@ -80,3 +80,38 @@ def test_every_option_is_settable(names, field):
              "send_timeout_ms": 500}.get(field, 0)
     with shmam.Endpoint(names(), **{field: value}) as ep:
         assert ep.name
+
+
+def test_generation_takes_what_the_header_may_gain(tmp_path):
+    """Declarations a header may gain go through gencdef into a cdef cffi
+    takes: a GCC attribute, a static inline function and a static assertion
+    (left out), an enum, a struct, system types (uid_t, pid_t, off_t)."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    try:
+        import gencdef
+    finally:
+        sys.path.pop(0)
+    with open(HEADER) as f:
+        text = f.read()
+    gained = """
+#include <sys/types.h>
+#define AM_GAINED 0x10u
+int am_gained_remap(am_ep_t *ep, unsigned index) __attribute__((warn_unused_result));
+static inline int am_gained_ok(int rc) { return rc >= 0; }
+enum am_gained { AM_GAINED_A = 1, AM_GAINED_B = 2 };
+struct am_gained_cred { uint64_t token; uid_t uid; pid_t pid; };
+int am_gained_cred(const am_token_t *tok, struct am_gained_cred *out, off_t at);
+_Static_assert(sizeof(int) == 4, "int");
+"""
+    end = text.rindex("#ifdef __cplusplus")
+    h = tmp_path / "shmam.h"
+    h.write_text(text[:end] + gained + text[end:])
+    ns = {}
+    exec(gencdef.generate(str(h)), ns)
+    from cffi import FFI
+
+    f = FFI()
+    f.cdef(ns["CDEF"])
+    assert "am_gained_ok" not in ns["CDEF"] and "_Static_assert" not in ns["CDEF"]
+    assert f.sizeof("struct am_gained_cred") == 16 and f.sizeof("uid_t") == 4
+    assert "am_gained_remap(am_ep_t *ep, unsigned index);" in ns["CDEF"]

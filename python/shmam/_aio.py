@@ -13,7 +13,7 @@ Handler exceptions go to the serve() awaiting (it raises them), else to one call
 in flight, else to the loop's exception handler.
 
 No C call the driver or call_async makes on the loop's thread waits for reply
-room (see PROBE_DEST).  What may still wait in C: a call's request to a server
+room (see PROBE_NARGS).  What may still wait in C: a call's request to a server
 whose queue is full (am_call_start's send, up to the call's deadline), and a
 handler's plain reply to a full queue (the endpoint's send_timeout_ms bounds it).
 """
@@ -29,12 +29,14 @@ from ._msg import _bytes_of, _call_error, _fill, _reply, _timeout_ms
 IDLE_SPINS = 200  # polls that found nothing before the task starts to sleep
 IDLE_MAX_S = 0.002  # the longest sleep between polls of the task
 # A call_async never lets am_call_start wait (for a record or reply room) on
-# the loop's thread: it first probes with a zero timeout and a destination no
-# endpoint can map (indexes stop at 65535), which takes and gives back the
-# room a start would take, and whose send then fails at once, nothing sent:
-# -ETIMEDOUT means room is short now, and the call waits in the loop, looking
-# again between ROOM_NAP_S sleeps, until room comes or its deadline passes.
-PROBE_DEST = 0xFFFFFFFE
+# the loop's thread: it first probes, a start with a zero timeout to the same
+# destination and cap but PROBE_NARGS arguments: it takes and gives back the
+# record and room the call would take (the destination's share of the room
+# too), and its send then fails at once (-EMSGSIZE before any queue is
+# touched, -EINVAL for an index not mapped), nothing sent.  -ETIMEDOUT means
+# room is short now: the call waits in the loop, looking again between
+# ROOM_NAP_S sleeps, until room comes or its deadline passes.
+PROBE_NARGS = 9  # one more than AM_MAX_ARGS: refused by the send, not the start
 ROOM_NAP_S = (0.0005, 0.02)  # the first and the longest sleep between looks
 room_waits = 0  # calls that found room short and waited in the loop (for tests)
 # While serve() is awaited on a descriptor, the driver also polls every
@@ -171,12 +173,12 @@ class AsyncMixin:
             d = self._driver = _Driver(self, loop)
         return d
 
-    async def _room(self, d, res, deadline):
-        """Wait in the loop until a start with res's cap finds room at once
-        (see PROBE_DEST); False if the deadline (loop time) passed first."""
+    async def _room(self, d, dest, res, deadline):
+        """Wait in the loop until a start to dest with res's cap finds room at
+        once (see PROBE_NARGS); False if the deadline (loop time) passed first."""
         global room_waits
         idp, nap, waited = ffi.new("am_call_t *"), ROOM_NAP_S[0], False
-        probe = (PROBE_DEST, 0, ffi.NULL, 0, ffi.NULL, 0, res, 0, idp)
+        probe = (dest, 0, self._probe_args, PROBE_NARGS, ffi.NULL, 0, res, 0, idp)
         while lib.am_call_start(self._p(), *probe) == -errno.ETIMEDOUT:
             room_waits += not waited
             waited = True
@@ -202,7 +204,7 @@ class AsyncMixin:
         else:
             res, buf = self._pool.pop() if self._pool else self._result()
         try:
-            if not await self._room(d, res, deadline):
+            if not await self._room(d, dest, res, deadline):
                 raise error(-errno.ETIMEDOUT, "call_async: no reply room before the deadline")
         except BaseException:
             self._pool_back(res, buf)

@@ -171,6 +171,7 @@ class Endpoint(AsyncMixin):
         self._pool = []  # (struct am_result *, buffer) free for async calls
         self._driver = None  # the asyncio driver (_aio.py)
         self._staging = []  # bytearrays free for handlers' payload copies
+        self._probe_args = ffi.new("uint32_t[9]")  # call_async's probe for room (_aio)
         _open.add(self)
 
     # -- life -------------------------------------------------------------
@@ -263,6 +264,16 @@ class Endpoint(AsyncMixin):
     def map(self, index, name):
         """Map the endpoint called name at index (what request/call's dest names)."""
         check(lib.am_ep_map(self._p(), index, name.encode()), f"map {name!r}")
+
+    def remap(self, index):
+        """Map index again by the name it has (a server that restarted):
+        returns once a live endpoint has that name; raises PeerGone while the
+        name is still its dead owner's, Error(ENOENT) while no endpoint has
+        it, leaving the index as it was (libraries with am_ep_remap only).
+        A client handles a call's PeerGone by remapping until this returns,
+        then calling again."""
+        _lib.need("am_ep_remap")
+        check(lib.am_ep_remap(self._p(), index), f"remap {index}")
 
     def set_handler(self, id, fn):
         """Run fn(token, *args, data=...) for messages to handler id (0..255);

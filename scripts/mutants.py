@@ -137,7 +137,7 @@ def read_mutants():
             elif line.startswith("- ") and mutants:
                 mutants[-1][3].append(line[2:].strip())
             elif line.startswith("+ ") and mutants:
-                mutants[-1][4].append(line[2:].strip())
+                mutants[-1][4].append(line[2:].rstrip())  # its blanks: indentation
             elif line.strip() and not line.startswith("#"):
                 sys.exit("tests/mutants.txt: cannot read %r" % line)
     for m in mutants:
@@ -148,16 +148,18 @@ def read_mutants():
 
 def apply(tree, path, old, new):
     """Put the lines `new` in place of the one run of lines `old` (leading blanks
-    ignored); return the original text, or None if `old` is not there once."""
+    ignored), each indented as the first of `old` was, plus its own leading
+    blanks (Python's blocks); return the original text, or None if `old` is
+    not there once."""
     full = os.path.join(tree, path)
     with open(full) as f:
         text = f.read()
-    pattern = re.compile("^[ \t]*" + "\n[ \t]*".join(re.escape(l) for l in old), re.M)
+    pattern = re.compile("^([ \t]*)" + "\n[ \t]*".join(re.escape(l) for l in old), re.M)
     found = pattern.findall(text)
     if len(found) != 1:
         return None
     with open(full, "w") as f:
-        f.write(pattern.sub(lambda _: "\n".join(new), text))
+        f.write(pattern.sub(lambda m: "\n".join(m.group(1) + l for l in new), text))
     return text
 
 

@@ -100,7 +100,7 @@ PROGRAMS := $(EXAMPLE_BIN) $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_bo
 
 .PHONY: all mpi deps deps-core programs check check-build check-run check-core bench-check \
         run bench stress asan tsan clean install check-python
-all: $(LIB) $(SO) $(RUN) $(STAT)
+all: $(LIB) $(SO) $(RUN) $(STAT) python/shmam/_cdef.py
 mpi: $(MPI_LIB) $(MPI_SO)
 
 deps:
@@ -286,7 +286,15 @@ endif
 PYTHON := /usr/bin/python3
 PY_SITE := $(PREFIX)/lib/python3/dist-packages
 
-check-python: $(SO) $(RUN) $(B)/tests/prog_pypeer
+# The package's cffi declarations, made from the header (python/gencdef.py,
+# with cffi's pycparser); without them a C-only build goes on, and says so.
+python/shmam/_cdef.py: include/shmam.h python/gencdef.py
+	@if $(PYTHON) -c 'import pycparser' 2>/dev/null; then \
+	    echo "python/gencdef.py include/shmam.h > $@"; \
+	    CC='$(CC)' $(PYTHON) python/gencdef.py include/shmam.h > $@.tmp && mv $@.tmp $@; \
+	else echo "shmam: no pycparser for $(PYTHON) (python3-cffi): Python package not made"; fi
+
+check-python: $(SO) $(RUN) $(B)/tests/prog_pypeer python/shmam/_cdef.py
 ifneq ($(findstring sanitize,$(OPT)),)
 	@echo "check-python: skipped in a sanitized build"
 else
@@ -371,6 +379,6 @@ endif
 	install -m 644 man/shmam-python.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan python/shmam/_cdef.py
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -117,7 +117,7 @@ def remove_new(before):
 def read_index():
     """Promise id -> (suite, case) from tests/README.md's index table."""
     index = {}
-    row = re.compile(r"^\|\s*`([a-z0-9_-]+)`\s*\|.*\|\s*`(check_[a-z0-9_]+):([a-z0-9_]+)`\s*\|\s*$")
+    row = re.compile(r"^\|\s*`([a-z0-9_-]+)`\s*\|.*\|\s*`((?:check|python)_[a-z0-9_]+):([a-z0-9_]+)`\s*\|\s*$")
     with open(os.path.join(TOP, "tests", "README.md")) as f:
         for line in f:
             m = row.match(line)
@@ -137,7 +137,7 @@ def read_mutants():
             elif line.startswith("- ") and mutants:
                 mutants[-1][3].append(line[2:].strip())
             elif line.startswith("+ ") and mutants:
-                mutants[-1][4].append(line[2:].strip())
+                mutants[-1][4].append(line[2:].rstrip())  # its blanks: indentation
             elif line.strip() and not line.startswith("#"):
                 sys.exit("tests/mutants.txt: cannot read %r" % line)
     for m in mutants:
@@ -148,21 +148,24 @@ def read_mutants():
 
 def apply(tree, path, old, new):
     """Put the lines `new` in place of the one run of lines `old` (leading blanks
-    ignored); return the original text, or None if `old` is not there once."""
+    ignored), each indented as the first of `old` was, plus its own leading
+    blanks (Python's blocks); return the original text, or None if `old` is
+    not there once."""
     full = os.path.join(tree, path)
     with open(full) as f:
         text = f.read()
-    pattern = re.compile("^[ \t]*" + "\n[ \t]*".join(re.escape(l) for l in old), re.M)
+    pattern = re.compile("^([ \t]*)" + "\n[ \t]*".join(re.escape(l) for l in old), re.M)
     found = pattern.findall(text)
     if len(found) != 1:
         return None
     with open(full, "w") as f:
-        f.write(pattern.sub(lambda _: "\n".join(new), text))
+        f.write(pattern.sub(lambda m: "\n".join(m.group(1) + l for l in new), text))
     return text
 
 
 def build(tree, suite):
-    targets = ["all", "build/tests/" + suite, "build/bin/shmamrun", "build/bin/shmamstat"]
+    targets = ["all"] + ([] if suite.startswith("python_") else ["build/tests/" + suite])
+    targets += ["build/bin/shmamrun", "build/bin/shmamstat"]
     targets += ["build/tests/" + p[:-2] for p in os.listdir(os.path.join(tree, "tests")) if p.startswith("prog_") and p.endswith(".c")]
     r = subprocess.run(["make", "-s", "-j2", "--no-print-directory"] + targets, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return r.returncode == 0, r.stderr
@@ -208,20 +211,30 @@ def kill_session(sid):
         time.sleep(0.05)
 
 
+def test_argv(tree, suite, case):
+    """The command running one test: a Check suite's, or python_X:test_Y for
+    the Python package's python/tests/test_X.py::test_Y (every parameter)."""
+    if not suite.startswith("python_"):
+        return [os.path.join(tree, "build", "tests", suite)]
+    path = "python/tests/test_%s.py" % suite[len("python_"):]
+    return ["/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", path, "-k", case]
+
+
 def run_test(tree, suite, case, timeout_s):
     """(passed, why, seconds) of one test, run in a session of its own, killed
     whole if it hangs."""
-    env = dict(os.environ, SHMAM_TEST=case)
+    env = dict(os.environ, SHMAM_TEST=case, SHMAM_BUILD=os.path.join(tree, "build"),
+               SHMAM_LIBRARY=os.path.join(tree, "build", "lib", "libshmam.so.1"))
     t0 = time.time()
-    p = subprocess.Popen([os.path.join(tree, "build", "tests", suite)], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    p = subprocess.Popen(test_argv(tree, suite, case), cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         out, _ = p.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         kill_session(p.pid)
         p.communicate()
         return False, "hung (over %.0f s)" % timeout_s, time.time() - t0
-    summary = [l for l in out.splitlines() if "Checks:" in l]
-    if summary and " Checks: 0," in summary[-1]:
+    summary = [l for l in out.splitlines() if "Checks:" in l or " passed" in l or " failed" in l]
+    if (summary and " Checks: 0," in summary[-1]) or (suite.startswith("python_") and p.returncode == 5):
         return None, "no test ran under that name", 0
     return p.returncode == 0, (summary[-1] if summary else out[-300:]), time.time() - t0
 

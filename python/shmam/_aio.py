@@ -11,6 +11,11 @@ correctness.
 
 Handler exceptions go to the serve() awaiting (it raises them), else to one call
 in flight, else to the loop's exception handler.
+
+No C call the driver or call_async makes on the loop's thread waits for reply
+room (see PROBE_NARGS).  What may still wait in C: a call's request to a server
+whose queue is full (am_call_start's send, up to the call's deadline), and a
+handler's plain reply to a full queue (the endpoint's send_timeout_ms bounds it).
 """
 
 import asyncio
@@ -19,10 +24,26 @@ import errno
 from . import _lib
 from ._errors import Error, error
 from ._lib import ffi, lib
-from ._msg import _bytes_of, _fill, _reply, _timeout_ms
+from ._msg import _bytes_of, _call_error, _fill, _reply, _timeout_ms
 
 IDLE_SPINS = 200  # polls that found nothing before the task starts to sleep
 IDLE_MAX_S = 0.002  # the longest sleep between polls of the task
+# A call_async never lets am_call_start wait (for a record or reply room) on
+# the loop's thread: it first probes, a start with a zero timeout to the same
+# destination and cap but PROBE_NARGS arguments: it takes and gives back the
+# record and room the call would take (the destination's share of the room
+# too), and its send then fails at once (-EMSGSIZE before any queue is
+# touched, -EINVAL for an index not mapped), nothing sent.  -ETIMEDOUT means
+# room is short now: the call waits in the loop, looking again between
+# ROOM_NAP_S sleeps, until room comes or its deadline passes.
+PROBE_NARGS = 9  # one more than AM_MAX_ARGS: refused by the send, not the start
+ROOM_NAP_S = (0.0005, 0.02)  # the first and the longest sleep between looks
+room_waits = 0  # calls that found room short and waited in the loop (for tests)
+# While serve() is awaited on a descriptor, the driver also polls every
+# SERVE_TICK_S: a call reply the endpoint had to keep (its caller's queue was
+# full) is placed only by a later poll, and no message need come to make the
+# descriptor readable for it.  An idle server's cost: one am_poll per tick.
+SERVE_TICK_S = 0.01
 
 
 class _Driver:
@@ -31,6 +52,7 @@ class _Driver:
         self.calls = {}  # call id -> (future, struct am_result *, buffer)
         self.serving = set()  # the futures of serve() calls awaiting
         self.task = None
+        self.tick = None  # the serve tick's timer handle (a descriptor only)
         self.fd = None
         if _lib.has("am_ep_fd"):
             fd = lib.am_ep_fd(ep._p())
@@ -53,6 +75,15 @@ class _Driver:
             self.task = self.loop.create_task(self._run())
         if self.fd is not None:
             self.loop.call_soon(self.pump)  # what came before the reader was armed
+            if self.serving and self.tick is None:
+                self.tick = self.loop.call_later(SERVE_TICK_S, self._tick)
+
+    def _tick(self):
+        """Poll while serving: kept call replies are placed (SERVE_TICK_S)."""
+        self.tick = None
+        if self.serving and self.fd is not None:
+            self.pump(test_calls=False)
+            self.tick = self.loop.call_later(SERVE_TICK_S, self._tick)
 
     def pump(self, test_calls=True):
         """Poll once and finish the calls that ended; True if anything happened."""
@@ -79,7 +110,7 @@ class _Driver:
         fut, res, buf = self.calls.pop(cid)
         if not fut.done():
             fut.set_result(_reply(res)) if rc == 0 else fut.set_exception(
-                error(rc, "call_async", call=True))
+                _call_error(self.ep, rc, "call_async", res, 0))
         self.ep._pool_back(res, buf)
 
     def _deliver(self, exc):
@@ -122,6 +153,8 @@ class _Driver:
             self.fd = None
         if self.task is not None:
             self.task.cancel()
+        if self.tick is not None:
+            self.tick.cancel()
         for cid in list(self.calls):
             lib.am_call_cancel(self.ep._ep, cid)
             self._finish(cid, -errno.ECANCELED)
@@ -140,24 +173,52 @@ class AsyncMixin:
             d = self._driver = _Driver(self, loop)
         return d
 
+    async def _room(self, d, dest, res, deadline):
+        """Wait in the loop until a start to dest with res's cap finds room at
+        once (see PROBE_NARGS); False if the deadline (loop time) passed first."""
+        global room_waits
+        idp, nap, waited = ffi.new("am_call_t *"), ROOM_NAP_S[0], False
+        probe = (dest, 0, self._probe_args, PROBE_NARGS, ffi.NULL, 0, res, 0, idp)
+        while lib.am_call_start(self._p(), *probe) == -errno.ETIMEDOUT:
+            room_waits += not waited
+            waited = True
+            d.pump()  # replies that end calls, handler exceptions
+            if deadline is not None and d.loop.time() >= deadline:
+                return False
+            await asyncio.sleep(nap)
+            nap = min(2 * nap, ROOM_NAP_S[1])
+        exc = self._take_exc()  # what a handler the probe's poll ran raised
+        if exc is not None:
+            d._deliver(exc)
+        return True
+
     async def call_async(self, dest, handler, *args, data=b"", timeout=1.0, max_reply=None):
-        """ep.call in an asyncio loop: await it; many may be in flight."""
+        """ep.call in an asyncio loop: await it; many may be in flight.  It
+        never blocks the loop waiting for reply room: it waits in the loop."""
         _lib.need("am_call_start", "am_call_test", "am_call_cancel")
         loop = asyncio.get_running_loop()
         d = self._driver_for(loop)
+        deadline = None if timeout is None or timeout < 0 else loop.time() + timeout
         if max_reply is not None:
             res, buf = self._result(max_reply)
         else:
             res, buf = self._pool.pop() if self._pool else self._result()
+        try:
+            if not await self._room(d, dest, res, deadline):
+                raise error(-errno.ETIMEDOUT, "call_async: no reply room before the deadline")
+        except BaseException:
+            self._pool_back(res, buf)
+            raise
         argv, n = _fill(self._req_args, args)
         data_p, ln = _bytes_of(data)
         idp = ffi.new("am_call_t *")
+        left = -1 if deadline is None else max(0.0, deadline - loop.time())
         rc = lib.am_call_start(self._p(), dest, handler, argv, n, data_p, ln, res,
-                               _timeout_ms(timeout), idp)
+                               _timeout_ms(left), idp)
         if rc < 0:
             self._pool_back(res, buf)
             exc = self._take_exc()
-            raise exc if exc is not None else error(rc, "call_async", call=True)
+            raise exc if exc is not None else _call_error(self, rc, "call_async", res, ln)
         cid = idp[0]
         fut = loop.create_future()
         d.calls[cid] = (fut, res, buf)

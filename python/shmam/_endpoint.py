@@ -1,17 +1,23 @@
 """_endpoint.py - shmam.Endpoint: an endpoint, its handlers, requests and calls.
 
 Contracts kept here (the C library's, include/shmam.h, plus Python's):
-- An endpoint belongs to the thread that created it; use it from that thread.
+- An endpoint belongs to the process and the thread that created it; use it
+  from that thread.  A fork child owns none of its parent's endpoints: every
+  method raises Error(EPERM) before any C call (the at-fork hook marks them,
+  in the child, as not ours), close() drops the child's copy only, and its
+  exit changes nothing of the parent's (the exit hook compares the pid too).
 - Handlers are Python callables fn(token, *args, data=None) run inside poll(),
   wait(), a call, or a send that waits for room.  An exception a handler raises
   never unwinds through C: the trampoline catches it, and the next return of
   one of those methods raises it (the first one; later ones before that return
   are dropped, and every one is counted in ep.handler_errors).
-- data is None for a short message, else a read-only memoryview of the bytes in
-  shared memory, valid only while the handler runs: the trampoline releases it
-  when the handler returns, and any use after that raises ValueError.  Copy
-  with bytes(data).  Slices or exports of it (numpy.frombuffer) must not outlive
-  the handler either: a view still exported at return is reported as an error.
+- data is None for a short message, else a read-only memoryview of a private
+  copy of the payload (never of shared memory), valid only while the handler
+  runs: the trampoline releases it when the handler returns, and any use of it
+  after that raises ValueError.  A view derived from it (data[:16],
+  memoryview(data)) kept past the return reads that message's bytes for ever:
+  its copy is then never reused.  Keep bytes(data).  An export still held at
+  return (ffi.from_buffer, numpy.frombuffer) is reported as an error (EBUSY).
 - The cffi callback objects live as long as the endpoint (self._cbs), so C never
   calls a freed closure.
 - Requests and replies take their arguments from two separate buffers: a
@@ -22,6 +28,7 @@ Contracts kept here (the C library's, include/shmam.h, plus Python's):
 import atexit
 import errno
 import math
+import os
 import threading
 import time
 import weakref
@@ -29,12 +36,14 @@ from . import _lib
 from ._aio import AsyncMixin
 from ._errors import Error, check, error
 from ._lib import ffi, lib
-from ._msg import Reply, _bytes_of, _fill, _reply, _signals, _timeout_ms
+from ._msg import Reply, _bytes_of, _call_error, _fill, _reply, _signals, _timeout_ms
 
 SLICE_MS = 200  # a blocking wait's or call's slice: Python's signal handlers run between
 _alloc = ffi.new_allocator(should_clear_after_alloc=False)
-_STR_OPTS = ("claim", "shm", "queue")
-_INT_OPTS = ("packets", "bulk_blocks", "max_senders", "abandon_ms", "long_max")
+# Every field of struct am_ep_opts is an option: its pointers (char *) take
+# strings, the rest ints.  From the generated declarations: a field the header
+# gains is an option at once.
+_OPTS = {name: f.type.kind == "pointer" for name, f in ffi.typeof("struct am_ep_opts").fields}
 
 
 def _opts(options):
@@ -42,17 +51,15 @@ def _opts(options):
     o = ffi.new("struct am_ep_opts *")
     keep = []
     for k, v in options.items():
-        if k in _STR_OPTS:
+        if k not in _OPTS:
+            raise TypeError(f"Endpoint: unknown option {k!r} (options: {', '.join(_OPTS)})")
+        if _OPTS[k]:
             s = ffi.new("char[]", str(v).encode())
             keep.append(s)
             setattr(o, k, s)
-        elif k in _INT_OPTS:
-            setattr(o, k, int(v))
         else:
-            raise TypeError(f"Endpoint: unknown option {k!r}")
+            setattr(o, k, int(v))
     return o, keep
-
-
 
 
 # The longest reply a call takes unless told (max_reply): 16 KiB.
@@ -69,7 +76,9 @@ class Token:
         self._t = t
 
     def _live(self):
-        if self._t is None:
+        if self._t is None or self._ep._ep is None:  # returned, or in a fork child
+            if self._ep._ep is None and self._ep._foreign():
+                raise _not_ours()
             raise Error(errno.EINVAL, "token used after its handler returned")
         return self._t
 
@@ -96,22 +105,40 @@ class Token:
 _open = weakref.WeakSet()  # endpoints to close at exit (the main thread's)
 
 
+def _not_ours():
+    return Error(errno.EPERM, "this endpoint is a fork parent's: a child may only close "
+                 "its copy (close() leaves the parent's as it is)")
+
+
 @atexit.register
 def _close_all():
-    main = threading.main_thread().ident
+    main, pid = threading.main_thread().ident, os.getpid()
     for ep in list(_open):
-        if ep._owner == main:
+        if ep._owner == main and ep._pid == pid:
             try:
                 ep.close()
             except Exception:
                 pass
 
 
+def _forked():
+    """In a fork child: its parent's endpoints are not its own.  Their handles
+    go (every method raises EPERM, before any C call); the C state is left as
+    it is, for the parent."""
+    for ep in list(_open):
+        ep._drop()
+    _open.clear()
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 class Endpoint(AsyncMixin):
     """A shmam endpoint.  Endpoint("name", **options) creates a named one;
     Endpoint() an anonymous one (libraries with anonymous endpoints only).
-    Options are struct am_ep_opts's fields: claim, shm, queue (strings),
-    packets, bulk_blocks, max_senders, abandon_ms, long_max (ints)."""
+    Options are struct am_ep_opts's fields, every one of them (shmam.h):
+    claim, shm, queue (strings), packets, bulk_blocks, max_senders,
+    abandon_ms, long_max, send_timeout_ms (ints)."""
 
     def __init__(self, name=None, **options):
         self._ep = None
@@ -134,6 +161,7 @@ class Endpoint(AsyncMixin):
     def _setup(self, ptr):
         self._ep = ptr
         self._owner = threading.get_ident()
+        self._pid = os.getpid()  # ownership is the process and the thread
         self._cbs = {}  # id -> cffi callback, alive while the endpoint is
         self._exc = None  # the first exception a handler raised, not yet raised
         self.handler_errors = 0  # handler exceptions caught (raised or dropped)
@@ -142,22 +170,38 @@ class Endpoint(AsyncMixin):
         self._res = None  # a blocking call's struct am_result, made on first use
         self._pool = []  # (struct am_result *, buffer) free for async calls
         self._driver = None  # the asyncio driver (_aio.py)
+        self._staging = []  # bytearrays free for handlers' payload copies
+        self._probe_args = ffi.new("uint32_t[9]")  # call_async's probe for room (_aio)
         _open.add(self)
 
     # -- life -------------------------------------------------------------
     def _p(self):
         if self._ep is None:
-            raise Error(errno.EINVAL, "endpoint is closed")
+            raise _not_ours() if self._foreign() else Error(errno.EINVAL, "endpoint is closed")
         return self._ep
 
+    def _foreign(self):
+        """Is this a fork parent's endpoint, seen from the child?"""
+        return self._pid != os.getpid()
+
+    def _drop(self):
+        """Forget the C endpoint without a call on it (a fork child's copy)."""
+        self._ep = None
+        self._driver = None  # the parent's loop's; the child's copy is not touched
+        _open.discard(self)
+
     def close(self):
-        """Destroy the endpoint (its segment goes; peers' sends get PeerGone)."""
+        """Destroy the endpoint (its segment goes; peers' sends get PeerGone).
+        In a fork child, drop the child's copy only: the parent's stays."""
         self._end(lib.am_ep_destroy, "am_ep_destroy")
 
     def _end(self, destroy, what):
         """End the endpoint with destroy (am_ep_destroy, or am_finalize, whose
         barrier still runs handlers: the callbacks are dropped only after it)."""
         if self._ep is None:
+            return
+        if self._foreign():  # a fork child's copy: no C call at all
+            self._drop()
             return
         if self._driver is not None:
             self._driver.detach()
@@ -221,6 +265,16 @@ class Endpoint(AsyncMixin):
         """Map the endpoint called name at index (what request/call's dest names)."""
         check(lib.am_ep_map(self._p(), index, name.encode()), f"map {name!r}")
 
+    def remap(self, index):
+        """Map index again by the name it has (a server that restarted):
+        returns once a live endpoint has that name; raises PeerGone while the
+        name is still its dead owner's, Error(ENOENT) while no endpoint has
+        it, leaving the index as it was (libraries with am_ep_remap only).
+        A client handles a call's PeerGone by remapping until this returns,
+        then calling again."""
+        _lib.need("am_ep_remap")
+        check(lib.am_ep_remap(self._p(), index), f"remap {index}")
+
     def set_handler(self, id, fn):
         """Run fn(token, *args, data=...) for messages to handler id (0..255);
         fn None removes it."""
@@ -243,30 +297,58 @@ class Endpoint(AsyncMixin):
         return deco
 
     def _trampoline(self, fn):
-        unpack, buffer, NULL = ffi.unpack, ffi.buffer, ffi.NULL
+        unpack, NULL = ffi.unpack, ffi.NULL
 
         def run(t, argp, nargs, datap, length):
             tok = Token(self, t)
-            view = None
+            view = copy = None
             try:
                 args = unpack(argp, nargs) if nargs > 0 else ()
                 if datap != NULL:
-                    view = memoryview(buffer(datap, length)).toreadonly()
+                    view, copy = self._stage(datap, length)
                 fn(tok, *args, data=view)
             except BaseException as e:  # never unwinds through C
                 self._caught(e)
             finally:
                 tok._t = None
                 if view is not None:
-                    try:
-                        view.release()
-                    except BufferError as e:
-                        err = Error(errno.EBUSY, "a handler kept an export of its data "
-                                    "view past its return (copy it with bytes(data))")
-                        err.__cause__ = e
-                        self._caught(err)
+                    self._unstage(view, copy)
 
         return run
+
+    def _stage(self, datap, length):
+        """(read-only view, its bytearray): a private copy of the payload, in
+        a staging buffer of this endpoint's.  Never a view of shared memory:
+        a view derived from it (a slice, memoryview(data)) that outlives the
+        handler reads this message's bytes, never the next's, and never
+        memory that close() unmapped."""
+        pool = self._staging
+        copy = pool.pop() if pool else None
+        if copy is None or len(copy) < length:
+            copy = bytearray(max(length, 4096))
+        whole = memoryview(copy)
+        ffi.memmove(whole, datap, length)
+        view = whole[:length].toreadonly()
+        whole.release()
+        return view, copy
+
+    def _unstage(self, view, copy):
+        """The handler returned: its view dies (later use: ValueError), and
+        its staging buffer is reused only if no view derived from it is left
+        (a bytearray with exports cannot grow: BufferError)."""
+        try:
+            view.release()
+        except BufferError as e:
+            err = Error(errno.EBUSY, "a handler kept an export of its data "
+                        "view past its return (copy it with bytes(data))")
+            err.__cause__ = e
+            self._caught(err)
+        try:
+            copy.append(0)
+        except BufferError:
+            return  # a derived view outlives the handler: the copy is its own now
+        copy.pop()
+        self._staging.append(copy)
 
     def _caught(self, e):
         self.handler_errors += 1
@@ -356,8 +438,8 @@ class Endpoint(AsyncMixin):
         signal lands, as for wait(); a handler that does not raise lets the
         call go on); every way out of it ends the call (a call left early is
         cancelled: its reply, if it comes, is dropped).  max_reply: the
-        longest reply taken (default REPLY_CAP, 16 KiB; a longer one raises
-        MessageTooLong).  Sending it may wait for room (while the server's
+        longest reply taken, the reply cap (default REPLY_CAP, 16 KiB; a
+        longer one raises MessageTooLong naming the cap and how to raise it).  Sending it may wait for room (while the server's
         queue is full, or this endpoint's reply room is taken by calls in
         flight) until the call's deadline, without looking at signals."""
         _lib.need("am_call_start", "am_call_wait", "am_call_cancel")
@@ -387,7 +469,7 @@ class Endpoint(AsyncMixin):
             raise
         self._after()
         if rc < 0:
-            raise error(rc, "call", call=True)
+            raise _call_error(self, rc, "call", res, ln)
         return _reply(res)
 
     # -- jobs -------------------------------------------------------------------

@@ -5,8 +5,10 @@ import errno
 import math
 from typing import NamedTuple
 
-from ._errors import error
-from ._lib import ffi
+from ._errors import MessageTooLong, error
+from ._lib import ffi, lib
+
+AM_MAX_BULK = lib.AM_MAX_BULK
 
 _nobuf = ffi.NULL
 
@@ -47,6 +49,23 @@ def _timeout_ms(timeout):
     if timeout is None or timeout < 0:
         return -1
     return min(int(math.ceil(timeout * 1000)), 2**31 - 1)
+
+
+def _call_error(ep, rc, what, res, sent):
+    """The exception for a call's end rc: -EMSGSIZE says which limit it hit,
+    the reply cap (res.cap, from max_reply) and how to raise it, or the
+    server's long_max for a request of `sent` bytes that went as long."""
+    if rc != -errno.EMSGSIZE:
+        return error(rc, what, call=True)
+    most = lib.am_ep_long_max(ep._p())
+    text = (f"{what}: the reply is longer than the call's reply cap, max_reply={res.cap} "
+            f"bytes (default 16384): pass a larger max_reply= (at most this endpoint's "
+            f"long_max, {most} bytes; a larger one takes Endpoint(long_max=...))")
+    if sent > AM_MAX_BULK:
+        text += f"; or the request, {sent} bytes, is longer than the server's long_max"
+    e = MessageTooLong(errno.EMSGSIZE, text)
+    e.reply_cap = res.cap
+    return e
 
 
 def _reply(res):

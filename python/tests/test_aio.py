@@ -117,3 +117,60 @@ def test_loop_watches_the_endpoint_fd(pair):
 
     asyncio.run(main())
     assert got == [9]
+
+
+@needs_calls
+@needs_fd
+def test_serve_places_a_kept_call_reply(names):
+    """A server under serve(), on its descriptor: a client (another thread)
+    fills its own reply queue (8 packets) with 8 plain replies it does not
+    take, then starts a call and waits until the server has replied to it:
+    that reply had to be kept (the caller's queue was full).  Only then does
+    the client take its replies; no message comes to make the server's
+    descriptor readable, yet the call must get its reply before its deadline."""
+    import threading
+
+    from shmam._lib import ffi, lib
+
+    server, client_name = names(), names()
+    out, handled, full, replied = {}, [0], threading.Event(), threading.Event()
+
+    def plain(tok, i, data=None):
+        tok.reply(H_REP, i)
+        handled[0] += 1
+        if handled[0] == 8:
+            full.set()
+
+    def double(tok, x, data=None):
+        tok.reply(0, 2 * x)
+        replied.set()
+
+    def client():
+        with shmam.Endpoint(client_name, packets=8) as c:  # a reply queue of 8
+            c.map(0, server)
+            c.set_handler(H_REP, lambda tok, i, data=None: None)
+            for i in range(8):
+                c.request(0, H_REQ, i)
+            assert full.wait(30)
+            res, idp = ffi.new("struct am_result *"), ffi.new("am_call_t *")
+            args = ffi.new("uint32_t[1]", [21])
+            out["start"] = lib.am_call_start(c._ep, 0, 3, args, 1, ffi.NULL, 0, res, 10000, idp)
+            assert replied.wait(30)  # kept by the server: our queue is full
+            out["end"] = lib.am_call_wait(c._ep, idp[0], 20000)
+            out["args"] = tuple(res.args[0:res.nargs])
+
+    with shmam.Endpoint(server) as s:
+        s.set_handler(H_REQ, plain)
+        s.set_handler(3, double)
+
+        async def main():
+            serving = asyncio.create_task(s.serve())
+            t = threading.Thread(target=client)
+            t.start()
+            while t.is_alive():
+                await asyncio.sleep(0.01)
+            serving.cancel()
+            await asyncio.gather(serving, return_exceptions=True)
+
+        asyncio.run(main())
+    assert out == {"start": 0, "end": 0, "args": (42,)}, out

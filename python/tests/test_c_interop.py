@@ -175,3 +175,34 @@ def test_python_client_killed_mid_call_server_goes_on(names, procs):
         serve_until(ep, [after])
         rc, out, err = after.finish()
         assert rc == 0 and "ok 30" in out, err
+
+
+@needs_calls
+@pytest.mark.skipif(not shmam.has("am_ep_remap"), reason="libshmam has no am_ep_remap")
+def test_remap_reaches_a_restarted_server(names, procs):
+    """A C server killed (SIGKILL) mid-run and started again under its name:
+    the client's calls end PeerGone, every time, until remap(0) returns;
+    then calls reach the new server.  Three restarts."""
+    name = names()
+    srv = procs(PYPEER, "server", name)
+    srv.expect("ready")
+    with shmam.Endpoint(names()) as ep:
+        ep.map(0, name)
+        for round_ in range(3):
+            assert ep.call(0, H_ECHO, round_, timeout=30).args == (round_,)
+            srv.kill()
+            for _ in range(3):  # gone, and stays gone until remapped
+                with pytest.raises(shmam.PeerGone):
+                    ep.call(0, H_ECHO, 1, timeout=30)
+            srv = procs(PYPEER, "server", name)
+            srv.expect("ready")
+            end = time.monotonic() + 30
+            while True:
+                try:
+                    ep.remap(0)
+                    break
+                except (shmam.PeerGone, FileNotFoundError, shmam.Error) as e:
+                    assert time.monotonic() < end, f"remap never succeeded: {e}"
+                    time.sleep(0.01)
+            assert ep.call(0, H_ECHO, 7, round_, timeout=30).args == (7, round_)
+    srv.kill()

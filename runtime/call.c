@@ -248,13 +248,17 @@ static uint64_t room_cost(uint64_t bytes)
     return c;
 }
 
-/* Charge awaiting record r's room to its destination (rec_launch), or take
- * the charge back once no reply can come. */
-static void held_charge(struct am_calls *c, struct am_call_rec *r)
+/* Charge record r's room of `bytes` to its destination: when got_room
+ * allocates it (in the same hold of calls_mu as held_over's test, so two
+ * threads cannot both pass the bound), or at rec_launch for a room a record
+ * had cached; taken back once no reply can come (held_uncharge).  Under
+ * calls_mu. */
+static void held_charge(struct am_calls *c, struct am_call_rec *r, uint64_t bytes)
 {
-    r->held = r->block && r->dest < c->held_n ? room_cost(AM_CALL_ROOM_HEAD + r->cap) : 0;
-    if (r->held)
-        c->held[r->dest] += r->held;
+    if (r->held || r->dest >= c->held_n)
+        return; /* charged already, or no count (memory was short) */
+    r->held = room_cost(bytes);
+    c->held[r->dest] += r->held;
 }
 
 static void held_uncharge(struct am_calls *c, struct am_call_rec *r)
@@ -621,6 +625,8 @@ static int got_room(am_ep_t *ep, int n, void *ctx)
     uint64_t off;
     calls_lock(ep);
     int over = held_over(s->c, s->dest, s->want);
+    if (!over)
+        held_charge(s->c, s->r, s->want); /* taken back below if no room */
     calls_unlock(ep);
     if (over)
         return 0; /* until a call to dest ends with no reply to come */
@@ -631,14 +637,20 @@ static int got_room(am_ep_t *ep, int n, void *ctx)
         calls_unlock(ep);
         rc = am_heap_alloc(reply_heap(ep), s->want, AM_OWN_WHO, &off);
     }
-    if (rc == -ENOMEM)
+    if (rc == -ENOMEM) {
+        calls_lock(ep);
+        held_uncharge(s->c, s->r);
+        calls_unlock(ep);
         return 0;
+    }
     if (rc == 0 && (off % 64 != 0 || off / 64 > UINT32_MAX)) {
         am_heap_free(reply_heap(ep), off, AM_OWN_WHO);
         rc = -EPROTO; /* a room the packet's field cannot name */
     }
     calls_lock(ep);
     s->r->block = rc == 0 ? off : 0;
+    if (rc != 0)
+        held_uncharge(s->c, s->r);
     calls_unlock(ep);
     return rc == 0 ? 1 : rc;
 }
@@ -735,7 +747,8 @@ static struct call_wire rec_launch(am_ep_t *ep, struct am_calls *c, struct am_ca
     calls_lock(ep);
     r->rc = -EINPROGRESS, r->user = 1, r->awaiting = 1, r->sending = 1;
     c->awaiting++;
-    held_charge(c, r);
+    if (r->block)
+        held_charge(c, r, AM_CALL_ROOM_HEAD + r->cap);
     struct call_wire w = {(uint32_t)r->id, r->block, r->cap, r->dest, r->deadline};
     calls_unlock(ep);
     return w;
@@ -805,9 +818,9 @@ int am_call_start(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *
     int rc = am__ep_use(ep);
     if (rc < 0)
         return rc;
-    if (!res || !id || handler >= AM_MAX_HANDLERS || (len && !data) ||
-        (res->cap && !res->data))
-        return -EINVAL;
+    if (!res || !id || handler >= AM_MAX_HANDLERS || dest >= AM_MAX_PEERS ||
+        (len && !data) || (res->cap && !res->data))
+        return -EINVAL; /* dest: no index is higher (held_over's table) */
     if (am__in_handler(ep))
         return -EDEADLK;
     if (ep->net && am__net_remote(ep->net, dest))

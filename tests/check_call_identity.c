@@ -32,11 +32,15 @@
  *   hung_server_starves_none  calls with a 16 KiB cap to a SIGSTOPped server
  *                        time out, eight of them; then calls with that cap
  *                        to a healthy server all end with their replies
+ *   far_index_refused    a call to an index no endpoint can have (65536,
+ *                        2^31, UINT_MAX - 1) is -EINVAL at once, with a cap
+ *                        (a room to count per destination) and without
  *
  * No test judges speed; time bounds are seconds.
  */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -534,6 +538,28 @@ START_TEST(hung_server_starves_none)
 }
 END_TEST
 
+/* ---- indexes past any peer table ---- */
+
+START_TEST(far_index_refused)
+{
+    names(_i, "a call to an index past any peer table");
+    am_ep_t *ep = create(NULL, 0);
+    static const unsigned far[] = {AM_MAX_PEERS, 1u << 31, UINT_MAX - 1};
+    static char buf[64];
+    for (unsigned k = 0; k < sizeof far / sizeof far[0]; k++)
+        for (int cap = 0; cap < 2; cap++) {
+            struct am_result res = {.data = buf, .cap = cap ? sizeof buf : 0};
+            am_call_t id;
+            uint32_t x = 1;
+            int rc = am_call_start(ep, far[k], H_ECHO, &x, 1, NULL, 0, &res, 1000, &id);
+            ck_assert_msg(rc == -EINVAL, "%s: index %u (cap %zu) gave %s", what, far[k],
+                          res.cap, am_err_name(rc));
+        }
+    ck_assert_int_eq(am_ep_destroy(ep), 0);
+    tu_assert_clean(what);
+}
+END_TEST
+
 static Suite *identity_suite(void)
 {
     Suite *s = suite_create("call_identity");
@@ -547,6 +573,7 @@ static Suite *identity_suite(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_loop_test(tc, wake_then_call_unsent, 0, 2);
     tcase_add_loop_test(tc, hung_server_starves_none, 0, 2);
+    tcase_add_loop_test(tc, far_index_refused, 0, 2);
     return s;
 }
 

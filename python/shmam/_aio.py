@@ -39,11 +39,6 @@ IDLE_MAX_S = 0.002  # the longest sleep between polls of the task
 PROBE_NARGS = 9  # one more than AM_MAX_ARGS: refused by the send, not the start
 ROOM_NAP_S = (0.0005, 0.02)  # the first and the longest sleep between looks
 room_waits = 0  # calls that found room short and waited in the loop (for tests)
-# While serve() is awaited on a descriptor, the driver also polls every
-# SERVE_TICK_S: a call reply the endpoint had to keep (its caller's queue was
-# full) is placed only by a later poll, and no message need come to make the
-# descriptor readable for it.  An idle server's cost: one am_poll per tick.
-SERVE_TICK_S = 0.01
 
 
 class _Driver:
@@ -52,7 +47,6 @@ class _Driver:
         self.calls = {}  # call id -> (future, struct am_result *, buffer)
         self.serving = set()  # the futures of serve() calls awaiting
         self.task = None
-        self.tick = None  # the serve tick's timer handle (a descriptor only)
         self.fd = None
         if _lib.has("am_ep_fd"):
             fd = lib.am_ep_fd(ep._p())
@@ -75,15 +69,6 @@ class _Driver:
             self.task = self.loop.create_task(self._run())
         if self.fd is not None:
             self.loop.call_soon(self.pump)  # what came before the reader was armed
-            if self.serving and self.tick is None:
-                self.tick = self.loop.call_later(SERVE_TICK_S, self._tick)
-
-    def _tick(self):
-        """Poll while serving: kept call replies are placed (SERVE_TICK_S)."""
-        self.tick = None
-        if self.serving and self.fd is not None:
-            self.pump(test_calls=False)
-            self.tick = self.loop.call_later(SERVE_TICK_S, self._tick)
 
     def pump(self, test_calls=True):
         """Poll once and finish the calls that ended; True if anything happened."""
@@ -153,8 +138,6 @@ class _Driver:
             self.fd = None
         if self.task is not None:
             self.task.cancel()
-        if self.tick is not None:
-            self.tick.cancel()
         for cid in list(self.calls):
             lib.am_call_cancel(self.ep._ep, cid)
             self._finish(cid, -errno.ECANCELED)

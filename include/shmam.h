@@ -35,8 +35,9 @@
  *                                                          call: never
  *   am_reply_kept              owner/any, once per handle  as am_reply
  *   am_call, am_call_start,    owner/any, not in a handler until the call ends;
- *     _test, _wait, _cancel                                _start: for room;
- *                                                          _test, _cancel: no
+ *     _try, _test, _wait,                                  _start: for room;
+ *     _cancel                                              _try, _test,
+ *                                                          _cancel: no
  *   am_poll                    owner/any, not in a handler no
  *   am_wait                    owner/any, not in a handler until a message, a
  *                                                          call's end, a signal,
@@ -390,7 +391,10 @@ int am_wait(am_ep_t *ep, int timeout_ms);
  * it: its end, -EINPROGRESS if timeout_ms passed first, or -EINTR if a signal
  * came or am_ep_wake was called (the call goes on in these cases: it ends at
  * its own deadline).  am_call_start's own waits (for room) do not end on a
- * signal or a wake: they end at the call's deadline.
+ * signal or a wake: they end at the call's deadline.  am_call_try is
+ * am_call_start for event loops: it never waits, nor polls; -EAGAIN
+ * (nothing sent, *id not set) when a call record, reply room, or room in the
+ * destination's queue (or heap) is not free at once: poll, then try again.
  * am_call_cancel ends it now: -ECANCELED, or the end it had already.  Once
  * test, wait or cancel has returned a call's end, its id is forgotten (then
  * -EINVAL).  Ids are unique for the endpoint's life.  A reply to a cancelled
@@ -418,6 +422,9 @@ int am_call(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args, 
 int am_call_start(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
                   int nargs, const void *data, size_t len, struct am_result *res,
                   int timeout_ms, am_call_t *id);
+int am_call_try(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
+                int nargs, const void *data, size_t len, struct am_result *res,
+                int timeout_ms, am_call_t *id);
 int am_call_test(am_ep_t *ep, am_call_t id);
 int am_call_wait(am_ep_t *ep, am_call_t id, int timeout_ms);
 int am_call_cancel(am_ep_t *ep, am_call_t id);

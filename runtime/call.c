@@ -606,6 +606,7 @@ struct start_ctx {
     unsigned dest;
     struct am_result *res;
     int64_t deadline;
+    int now; /* am_call_try: never wait (-EAGAIN instead) */
 };
 
 static int got_record(am_ep_t *ep, int n, void *ctx)
@@ -685,7 +686,7 @@ static int room_get(am_ep_t *ep, struct start_ctx *s, size_t cap)
     s->want = AM_CALL_ROOM_HEAD + cap;
     int rc = got_room(ep, 0, s);
     if (rc == 0)
-        rc = start_wait(ep, s->c, s, got_room);
+        rc = s->now ? -EAGAIN : start_wait(ep, s->c, s, got_room);
     if (rc == 1) {
         calls_lock(ep);
         r->cap = (uint32_t)cap;
@@ -709,6 +710,7 @@ struct call_wire {
     uint32_t cap;
     unsigned dest;
     int64_t deadline;
+    int now; /* am_call_try's: the send never waits for room (-EAGAIN) */
 };
 
 /* Send the request of call w: the kind its length takes. */
@@ -733,8 +735,11 @@ static int send_request(am_ep_t *ep, const struct call_wire *w, unsigned handler
         head->cap = w->cap;
     }
     struct am_send_limit outer = am__send_limit;
-    am__send_limit = (struct am_send_limit){
-        w->deadline == INT64_MAX ? AM_SEND_FOREVER : AM_SEND_DEADLINE, 0, w->deadline};
+    am__send_limit =
+        w->now ? (struct am_send_limit){AM_SEND_NOWAIT, 0, 0}
+               : (struct am_send_limit){w->deadline == INT64_MAX ? AM_SEND_FOREVER
+                                                                 : AM_SEND_DEADLINE,
+                                        0, w->deadline};
     int rc = am__send(ep, w->dest, AM_REQUEST, &m);
     am__send_limit = outer;
     return rc;
@@ -749,7 +754,7 @@ static struct call_wire rec_launch(am_ep_t *ep, struct am_calls *c, struct am_ca
     c->awaiting++;
     if (r->block)
         held_charge(c, r, AM_CALL_ROOM_HEAD + r->cap);
-    struct call_wire w = {(uint32_t)r->id, r->block, r->cap, r->dest, r->deadline};
+    struct call_wire w = {(uint32_t)r->id, r->block, r->cap, r->dest, r->deadline, 0};
     calls_unlock(ep);
     return w;
 }
@@ -777,7 +782,7 @@ static int call_start(am_ep_t *ep, struct am_calls *c, struct start_ctx *s,
                       unsigned handler, const uint32_t *args, int nargs, const void *data,
                       size_t len, am_call_t *id)
 {
-    int rc = got_record(ep, 0, s) ? 1 : start_wait(ep, c, s, got_record);
+    int rc = got_record(ep, 0, s) ? 1 : s->now ? -EAGAIN : start_wait(ep, c, s, got_record);
     if (rc != 1)
         return rc == 0 ? -ETIMEDOUT : rc;
     struct am_result *res = s->res;
@@ -789,6 +794,7 @@ static int call_start(am_ep_t *ep, struct am_calls *c, struct start_ctx *s,
     }
     am__hook(AM_HOOK_CALL_ROOMED);
     struct call_wire w = rec_launch(ep, c, s->r);
+    w.now = s->now;
     rc = send_request(ep, &w, handler, args, nargs, data, len);
     rec_sent(ep, c, s->r, rc);
     if (rc == 0)
@@ -811,9 +817,10 @@ static void calls_leave(am_ep_t *ep, int shared)
         am__mt_leave(ep);
 }
 
-int am_call_start(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
-                  int nargs, const void *data, size_t len, struct am_result *res,
-                  int timeout_ms, am_call_t *id)
+/* am_call_start and am_call_try: `now` says never wait. */
+static int start(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
+                 int nargs, const void *data, size_t len, struct am_result *res,
+                 int timeout_ms, am_call_t *id, int now)
 {
     int rc = am__ep_use(ep);
     if (rc < 0)
@@ -829,11 +836,25 @@ int am_call_start(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *
     if (!c)
         return -ENOMEM;
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : am__now_ns() + timeout_ms * 1000000LL;
-    struct start_ctx s = {c, NULL, 0, dest, res, deadline};
+    struct start_ctx s = {c, NULL, 0, dest, res, deadline, now};
     int shared = calls_enter(ep);
     rc = call_start(ep, c, &s, handler, args, nargs, data, len, id);
     calls_leave(ep, shared);
     return rc;
+}
+
+int am_call_start(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
+                  int nargs, const void *data, size_t len, struct am_result *res,
+                  int timeout_ms, am_call_t *id)
+{
+    return start(ep, dest, handler, args, nargs, data, len, res, timeout_ms, id, 0);
+}
+
+int am_call_try(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
+                int nargs, const void *data, size_t len, struct am_result *res,
+                int timeout_ms, am_call_t *id)
+{
+    return start(ep, dest, handler, args, nargs, data, len, res, timeout_ms, id, 1);
 }
 
 /* Collect the end of the user's call id in r: its result, and the id is the

@@ -32,6 +32,12 @@
  *   hung_server_starves_none  calls with a 16 KiB cap to a SIGSTOPped server
  *                        time out, eight of them; then calls with that cap
  *                        to a healthy server all end with their replies
+ *   try_never_waits      am_call_try to a SIGSTOPped server whose request
+ *                        queue is full: -EAGAIN at once (long before the
+ *                        call's deadline), nothing sent (the server's count
+ *                        after it runs again is the plain requests'); once
+ *                        it drained, am_call_try starts the call, which ends
+ *                        with its reply
  *   far_index_refused    a call to an index no endpoint can have (65536,
  *                        2^31, UINT_MAX - 1) is -EINVAL at once, with a cap
  *                        (a room to count per destination) and without
@@ -538,6 +544,52 @@ START_TEST(hung_server_starves_none)
 }
 END_TEST
 
+/* ---- a call that never waits ---- */
+
+START_TEST(try_never_waits)
+{
+    names(_i, "am_call_try to a stopped server's full queue");
+    AO_store(&sh->count, 0);
+    pid_t srv = start_server(0);
+    struct am_ep_opts o = {.shm = tu_backend_name(sh->backend), .send_timeout_ms = 200};
+    am_ep_t *ep;
+    ck_assert_int_eq(am_ep_create(NULL, &o, &ep), 0);
+    map(ep, 0, sh->srv);
+    kill(srv, SIGSTOP);
+    unsigned long sent = 0;
+    uint32_t x = 5;
+    int rc;
+    while ((rc = am_request(ep, 0, H_COUNT, &x, 1)) == 0)
+        sent++;
+    ck_assert_msg(rc == -ETIMEDOUT && sent > 0, "%s: filling the queue gave %s after %lu",
+                  what, am_err_name(rc), sent);
+    struct am_result res = {0};
+    am_call_t id = 0;
+    double t0 = tu_now_s();
+    rc = am_call_try(ep, 0, H_COUNT, &x, 1, NULL, 0, &res, 20000, &id);
+    double took = tu_now_s() - t0;
+    ck_assert_msg(rc == -EAGAIN && took < 10, "%s: am_call_try gave %s after %.1f s", what,
+                  am_err_name(rc), took);
+    kill(srv, SIGCONT);
+    poll_until(ep, &sh->count, sent, "the plain requests' handlers");
+    for (int i = 0; i < 50; i++)
+        am_wait(ep, 10); /* their replies: the queue has room again */
+    ck_assert_msg(AO_load(&sh->count) == sent, "%s: the server ran %lu, %lu were sent",
+                  what, (unsigned long)AO_load(&sh->count), sent);
+    rc = am_call_try(ep, 0, H_COUNT, &x, 1, NULL, 0, &res, 20000, &id);
+    ck_assert_msg(rc == 0, "%s: am_call_try to a drained queue gave %s", what,
+                  am_err_name(rc));
+    rc = am_call_wait(ep, id, 20000);
+    ck_assert_msg(rc == 0 && res.nargs == 1 && res.args[0] == x, "%s: the call ended %s",
+                  what, am_err_name(rc));
+    ck_assert_int_eq(AO_load(&sh->count), sent + 1);
+    ck_assert_int_eq(am_ep_destroy(ep), 0);
+    stop_servers(srv, 0);
+    tu_assert_no_errors(what, &sh->err);
+    tu_assert_clean(what);
+}
+END_TEST
+
 /* ---- indexes past any peer table ---- */
 
 START_TEST(far_index_refused)
@@ -573,6 +625,7 @@ static Suite *identity_suite(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_loop_test(tc, wake_then_call_unsent, 0, 2);
     tcase_add_loop_test(tc, hung_server_starves_none, 0, 2);
+    tcase_add_loop_test(tc, try_never_waits, 0, 2);
     tcase_add_loop_test(tc, far_index_refused, 0, 2);
     return s;
 }

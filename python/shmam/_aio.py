@@ -12,10 +12,11 @@ correctness.
 Handler exceptions go to the serve() awaiting (it raises them), else to one call
 in flight, else to the loop's exception handler.
 
-No C call the driver or call_async makes on the loop's thread waits for reply
-room (see PROBE_NARGS).  What may still wait in C: a call's request to a server
-whose queue is full (am_call_start's send, up to the call's deadline), and a
-handler's plain reply to a full queue (the endpoint's send_timeout_ms bounds it).
+No C call call_async makes on the loop's thread waits: it starts a call with
+am_call_try, which never waits, and waits in the loop while that finds no room
+(see TRY_NAP_S).  What may still wait in C: a handler's plain reply to a full
+queue (the endpoint's send_timeout_ms bounds it); with a library older than
+am_call_try, a call's start (am_call_start, up to the call's deadline).
 """
 
 import asyncio
@@ -28,17 +29,13 @@ from ._msg import _bytes_of, _call_error, _fill, _reply, _timeout_ms
 
 IDLE_SPINS = 200  # polls that found nothing before the task starts to sleep
 IDLE_MAX_S = 0.002  # the longest sleep between polls of the task
-# A call_async never lets am_call_start wait (for a record or reply room) on
-# the loop's thread: it first probes, a start with a zero timeout to the same
-# destination and cap but PROBE_NARGS arguments: it takes and gives back the
-# record and room the call would take (the destination's share of the room
-# too), and its send then fails at once (-EMSGSIZE before any queue is
-# touched, -EINVAL for an index not mapped), nothing sent.  -ETIMEDOUT means
-# room is short now: the call waits in the loop, looking again between
-# ROOM_NAP_S sleeps, until room comes or its deadline passes.
-PROBE_NARGS = 9  # one more than AM_MAX_ARGS: refused by the send, not the start
-ROOM_NAP_S = (0.0005, 0.02)  # the first and the longest sleep between looks
-room_waits = 0  # calls that found room short and waited in the loop (for tests)
+# call_async starts its call with am_call_try: -EAGAIN when a call record,
+# reply room or room in the destination's queue is not free now.  Then the
+# call waits in the loop, polling (replies end calls and free room) and
+# trying again between TRY_NAP_S sleeps, until it starts or its deadline
+# passes.
+TRY_NAP_S = (0.0005, 0.02)  # the first and the longest sleep between tries
+try_waits = 0  # calls that found no room at once and waited in the loop (for tests)
 
 
 class _Driver:
@@ -156,28 +153,29 @@ class AsyncMixin:
             d = self._driver = _Driver(self, loop)
         return d
 
-    async def _room(self, d, dest, res, deadline):
-        """Wait in the loop until a start to dest with res's cap finds room at
-        once (see PROBE_NARGS); False if the deadline (loop time) passed first."""
-        global room_waits
-        idp, nap, waited = ffi.new("am_call_t *"), ROOM_NAP_S[0], False
-        probe = (dest, 0, self._probe_args, PROBE_NARGS, ffi.NULL, 0, res, 0, idp)
-        while lib.am_call_start(self._p(), *probe) == -errno.ETIMEDOUT:
-            room_waits += not waited
+    async def _start(self, d, start, deadline):
+        """Start a call in the loop: start() is am_call_try's rc (or
+        am_call_start's, on a library without it), retried while -EAGAIN
+        (see TRY_NAP_S) until the deadline (loop time): then -ETIMEDOUT."""
+        global try_waits
+        nap, waited = TRY_NAP_S[0], False
+        while (rc := start()) == -errno.EAGAIN:
+            try_waits += not waited
             waited = True
             d.pump()  # replies that end calls, handler exceptions
+            exc = self._take_exc()
+            if exc is not None:
+                d._deliver(exc)
             if deadline is not None and d.loop.time() >= deadline:
-                return False
+                return -errno.ETIMEDOUT
             await asyncio.sleep(nap)
-            nap = min(2 * nap, ROOM_NAP_S[1])
-        exc = self._take_exc()  # what a handler the probe's poll ran raised
-        if exc is not None:
-            d._deliver(exc)
-        return True
+            nap = min(2 * nap, TRY_NAP_S[1])
+        return rc
 
     async def call_async(self, dest, handler, *args, data=b"", timeout=1.0, max_reply=None):
         """ep.call in an asyncio loop: await it; many may be in flight.  It
-        never blocks the loop waiting for reply room: it waits in the loop."""
+        never blocks the loop waiting for room (reply room, a full queue): it
+        waits in the loop."""
         _lib.need("am_call_start", "am_call_test", "am_call_cancel")
         loop = asyncio.get_running_loop()
         d = self._driver_for(loop)
@@ -186,18 +184,21 @@ class AsyncMixin:
             res, buf = self._result(max_reply)
         else:
             res, buf = self._pool.pop() if self._pool else self._result()
+        data_p, ln = _bytes_of(data)
+        idp = ffi.new("am_call_t *")
+        begin = lib.am_call_try if _lib.has("am_call_try") else lib.am_call_start
+
+        def start():  # the args buffer is the endpoint's: filled at each try
+            argv, n = _fill(self._req_args, args)
+            left = -1 if deadline is None else max(0.0, deadline - loop.time())
+            return begin(self._p(), dest, handler, argv, n, data_p, ln, res,
+                         _timeout_ms(left), idp)
+
         try:
-            if not await self._room(d, dest, res, deadline):
-                raise error(-errno.ETIMEDOUT, "call_async: no reply room before the deadline")
+            rc = await self._start(d, start, deadline)
         except BaseException:
             self._pool_back(res, buf)
             raise
-        argv, n = _fill(self._req_args, args)
-        data_p, ln = _bytes_of(data)
-        idp = ffi.new("am_call_t *")
-        left = -1 if deadline is None else max(0.0, deadline - loop.time())
-        rc = lib.am_call_start(self._p(), dest, handler, argv, n, data_p, ln, res,
-                               _timeout_ms(left), idp)
         if rc < 0:
             self._pool_back(res, buf)
             exc = self._take_exc()

@@ -171,7 +171,6 @@ class Endpoint(AsyncMixin):
         self._pool = []  # (struct am_result *, buffer) free for async calls
         self._driver = None  # the asyncio driver (_aio.py)
         self._staging = []  # bytearrays free for handlers' payload copies
-        self._probe_args = ffi.new("uint32_t[9]")  # call_async's probe for room (_aio)
         _open.add(self)
 
     # -- life -------------------------------------------------------------

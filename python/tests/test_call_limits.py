@@ -55,7 +55,7 @@ def test_call_async_waits_for_room_in_the_loop(names, c_server):
     call ends at its own deadline."""
     srv, server = c_server
     os.kill(srv.pid, signal.SIGSTOP)
-    waits = _aio.room_waits
+    waits = _aio.try_waits
     # long_max 4096: a reply heap of a few dozen rooms (32 today) for 100 calls.
     with shmam.Endpoint(names(), long_max=4096) as ep:
         ep.map(0, server)
@@ -80,6 +80,45 @@ def test_call_async_waits_for_room_in_the_loop(names, c_server):
 
         worst, ends = asyncio.run(main())
     os.kill(srv.pid, signal.SIGCONT)
-    assert _aio.room_waits > waits, "no call waited for room: the test proved nothing"
+    assert _aio.try_waits > waits, "no call waited for room: the test proved nothing"
+    assert all(isinstance(e, shmam.Timeout) for e in ends), ends
+    assert worst < LOOP_STEP_BOUND_S, f"a loop step took {worst:.3f} s"
+
+
+@needs_calls
+def test_call_async_waits_for_a_full_queue_in_the_loop(names, c_server):
+    """With the server stopped (SIGSTOP), calls that take no reply room
+    (max_reply=0) fill its request queue (128 packets); the calls after them
+    find no room in it and wait in the loop (am_call_try), not on it: no step
+    of the loop takes longer than LOOP_STEP_BOUND_S, and each call ends at its
+    own deadline."""
+    srv, server = c_server
+    os.kill(srv.pid, signal.SIGSTOP)
+    waits = _aio.try_waits
+    # 512 packets: records for more calls than the server's queue holds.
+    with shmam.Endpoint(names(), packets=512) as ep:
+        ep.map(0, server)
+
+        async def main():
+            loop = asyncio.get_running_loop()
+            worst, going = [0.0], [True]
+
+            async def ticker():
+                while going[0]:
+                    t = loop.time()
+                    await asyncio.sleep(0.01)
+                    worst[0] = max(worst[0], loop.time() - t)
+
+            tick = asyncio.create_task(ticker())
+            await asyncio.sleep(0.05)
+            calls = [ep.call_async(0, H_ECHO, i, timeout=5, max_reply=0) for i in range(200)]
+            ends = await asyncio.gather(*calls, return_exceptions=True)
+            going[0] = False
+            await tick
+            return worst[0], ends
+
+        worst, ends = asyncio.run(main())
+    os.kill(srv.pid, signal.SIGCONT)
+    assert _aio.try_waits > waits, "no call waited for the queue: the test proved nothing"
     assert all(isinstance(e, shmam.Timeout) for e in ends), ends
     assert worst < LOOP_STEP_BOUND_S, f"a loop step took {worst:.3f} s"

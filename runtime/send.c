@@ -340,24 +340,31 @@ static int send_limited(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_m
     return rc;
 }
 
-/* A handler's plain reply, under the send limit, to the peer of the token's
- * serial only (its sender at delivery: a new peer at its index is not it,
- * -EPIPE); serial 0 (a remote rank's): to the index. */
+/* A plain reply under the send limit (as send_limited) to the peer of that
+ * serial only: a new peer at its index is not it (-EPIPE). */
+static int reply_held(am_ep_t *ep, unsigned dest, unsigned long serial, struct am_msg *m)
+{
+    struct am_send_limit outer = am__send_limit;
+    am__send_limit = (struct am_send_limit){
+        ep->send_timeout_ms < 0 ? AM_SEND_FOREVER : AM_SEND_MS, ep->send_timeout_ms, 0};
+    int rc = am__send_held(ep, dest, serial, AM_REPLY, m);
+    am__send_limit = outer;
+    return rc;
+}
+
+/* A handler's plain reply to its sender at delivery (the token's serial);
+ * serial 0 (a remote rank's): to the index. */
 static int reply_to(am_token_t *tok, struct am_msg *m)
 {
     am_ep_t *ep = tok->ep;
     if (!tok->serial)
         return send_limited(ep, tok->source, AM_REPLY, m);
-    struct am_send_limit outer = am__send_limit;
-    am__send_limit = (struct am_send_limit){
-        ep->send_timeout_ms < 0 ? AM_SEND_FOREVER : AM_SEND_MS, ep->send_timeout_ms, 0};
     int shared = ep->mt.shared;
     if (shared)
         am__mt_enter(ep);
-    int rc = am__send_held(ep, tok->source, tok->serial, AM_REPLY, m);
+    int rc = reply_held(ep, tok->source, tok->serial, m);
     if (shared)
         am__mt_leave(ep);
-    am__send_limit = outer;
     return rc;
 }
 
@@ -434,12 +441,7 @@ int am__reply_kept(am_token_t *tok, unsigned long serial, struct am_msg *m)
         tok->replied = 0;                    /* the copy: kept, not yet replied */
         rc = am__call_reply(tok, serial, m); /* the caller of that serial only */
     } else {
-        struct am_send_limit outer = am__send_limit;
-        am__send_limit = (struct am_send_limit){
-            tok->ep->send_timeout_ms < 0 ? AM_SEND_FOREVER : AM_SEND_MS,
-            tok->ep->send_timeout_ms, 0};
-        rc = am__send_held(tok->ep, tok->source, serial, AM_REPLY, m);
-        am__send_limit = outer;
+        rc = reply_held(tok->ep, tok->source, serial, m);
     }
     am__mt_leave(tok->ep);
     return rc;

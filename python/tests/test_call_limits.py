@@ -47,6 +47,31 @@ def test_reply_over_the_cap_names_it(names, c_server):
             asyncio.run(later())
 
 
+def _calls_beside_a_ticker(ep, n, **kw):
+    """n call_async to index 0 (5 s deadlines) while a ticker measures the
+    loop's steps: (the longest step in seconds, the calls' ends)."""
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        worst, going = [0.0], [True]
+
+        async def ticker():
+            while going[0]:
+                t = loop.time()
+                await asyncio.sleep(0.01)
+                worst[0] = max(worst[0], loop.time() - t)
+
+        tick = asyncio.create_task(ticker())
+        await asyncio.sleep(0.05)
+        calls = [ep.call_async(0, H_ECHO, i, timeout=5, **kw) for i in range(n)]
+        ends = await asyncio.gather(*calls, return_exceptions=True)
+        going[0] = False
+        await tick
+        return worst[0], ends
+
+    return asyncio.run(main())
+
+
 @needs_calls
 def test_call_async_waits_for_room_in_the_loop(names, c_server):
     """With the server stopped (SIGSTOP) and the client's reply room taken by
@@ -59,26 +84,7 @@ def test_call_async_waits_for_room_in_the_loop(names, c_server):
     # long_max 4096: a reply heap of a few dozen rooms (32 today) for 100 calls.
     with shmam.Endpoint(names(), long_max=4096) as ep:
         ep.map(0, server)
-
-        async def main():
-            loop = asyncio.get_running_loop()
-            worst, going = [0.0], [True]
-
-            async def ticker():
-                while going[0]:
-                    t = loop.time()
-                    await asyncio.sleep(0.01)
-                    worst[0] = max(worst[0], loop.time() - t)
-
-            tick = asyncio.create_task(ticker())
-            await asyncio.sleep(0.05)
-            calls = [ep.call_async(0, H_ECHO, i, timeout=5) for i in range(100)]
-            ends = await asyncio.gather(*calls, return_exceptions=True)
-            going[0] = False
-            await tick
-            return worst[0], ends
-
-        worst, ends = asyncio.run(main())
+        worst, ends = _calls_beside_a_ticker(ep, 100)
     os.kill(srv.pid, signal.SIGCONT)
     assert _aio.try_waits > waits, "no call waited for room: the test proved nothing"
     assert all(isinstance(e, shmam.Timeout) for e in ends), ends
@@ -98,26 +104,7 @@ def test_call_async_waits_for_a_full_queue_in_the_loop(names, c_server):
     # 512 packets: records for more calls than the server's queue holds.
     with shmam.Endpoint(names(), packets=512) as ep:
         ep.map(0, server)
-
-        async def main():
-            loop = asyncio.get_running_loop()
-            worst, going = [0.0], [True]
-
-            async def ticker():
-                while going[0]:
-                    t = loop.time()
-                    await asyncio.sleep(0.01)
-                    worst[0] = max(worst[0], loop.time() - t)
-
-            tick = asyncio.create_task(ticker())
-            await asyncio.sleep(0.05)
-            calls = [ep.call_async(0, H_ECHO, i, timeout=5, max_reply=0) for i in range(200)]
-            ends = await asyncio.gather(*calls, return_exceptions=True)
-            going[0] = False
-            await tick
-            return worst[0], ends
-
-        worst, ends = asyncio.run(main())
+        worst, ends = _calls_beside_a_ticker(ep, 200, max_reply=0)
     os.kill(srv.pid, signal.SIGCONT)
     assert _aio.try_waits > waits, "no call waited for the queue: the test proved nothing"
     assert all(isinstance(e, shmam.Timeout) for e in ends), ends

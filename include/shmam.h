@@ -242,6 +242,25 @@ int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void 
 int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t len,
                      size_t offset, const uint32_t *args, int nargs);
 
+/* Sends that never wait (GASNet's IMMEDIATE).  am_request_try and
+ * am_reply_try send one message of the kind named (AM_MSG_SHORT: no data;
+ * AM_MSG_BULK: up to AM_MAX_BULK bytes; AM_MSG_LONG: into the destination's
+ * heap; AM_MSG_LONG_AT: into its region at `offset`, which the other kinds
+ * ignore) as the calls above do, except that where those would wait for room
+ * (a full queue, or a full heap) these return -EAGAIN at once, nothing sent
+ * and the token still unreplied.  They never poll: no handler runs inside
+ * them.  A one-copy message's bytes may have been written into the region
+ * though -EAGAIN says its message was not sent (the handler never ran for
+ * them).  Otherwise the errors of the call of that kind; -EINVAL for an
+ * unknown kind. */
+enum am_msg_kind { AM_MSG_SHORT, AM_MSG_BULK, AM_MSG_LONG, AM_MSG_LONG_AT };
+int am_request_try(am_ep_t *ep, unsigned dest, enum am_msg_kind kind, unsigned handler,
+                   const void *data, size_t len, size_t offset, const uint32_t *args,
+                   int nargs);
+int am_reply_try(am_token_t *tok, enum am_msg_kind kind, unsigned handler,
+                 const void *data, size_t len, size_t offset, const uint32_t *args,
+                 int nargs);
+
 /* Threads.  An endpoint is owned by the thread that created it until that
  * thread calls am_ep_share (outside handlers; not for an endpoint of a job
  * spanning nodes: -ENOTSUP); from then on every thread of the process may

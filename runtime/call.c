@@ -727,7 +727,8 @@ static int send_request(am_ep_t *ep, const struct call_wire *w, unsigned handler
                        len,
                        0,
                        w->call,
-                       (uint32_t)(w->block / 64)};
+                       (uint32_t)(w->block / 64),
+                       0};
     if (w->block) {
         struct am_call_room *head =
             am_heap_data(reply_heap(ep), w->block, AM_CALL_ROOM_HEAD, AM_OWN_WHO);
@@ -1110,7 +1111,7 @@ static struct am_msg reply_msg(const am_token_t *tok, int err, const uint32_t *a
                                int nargs, size_t len)
 {
     return (struct am_msg){
-        AM_CALL_REPLY, (unsigned)-err, args, nargs, NULL, len, 0, tok->call, 0};
+        AM_CALL_REPLY, (unsigned)-err, args, nargs, NULL, len, 0, tok->call, 0, 0};
 }
 
 int am__call_reply(am_token_t *tok, unsigned long serial, const struct am_msg *m)

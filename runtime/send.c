@@ -330,11 +330,18 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
 /* A public send: m to dest's queue qid, waiting for room at most the
  * endpoint's send_timeout_ms (a send run by a handler inside another's
  * backoff has its own limit; the outer one's is kept meanwhile). */
+static struct am_send_limit limit_of(const am_ep_t *ep, const struct am_msg *m)
+{
+    if (m->now)
+        return (struct am_send_limit){AM_SEND_NOWAIT, 0, 0};
+    return (struct am_send_limit){ep->send_timeout_ms < 0 ? AM_SEND_FOREVER : AM_SEND_MS,
+                                  ep->send_timeout_ms, 0};
+}
+
 static int send_limited(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
 {
     struct am_send_limit outer = am__send_limit;
-    am__send_limit = (struct am_send_limit){
-        ep->send_timeout_ms < 0 ? AM_SEND_FOREVER : AM_SEND_MS, ep->send_timeout_ms, 0};
+    am__send_limit = limit_of(ep, m);
     int rc = am__send(ep, dest, qid, m);
     am__send_limit = outer;
     return rc;
@@ -345,8 +352,7 @@ static int send_limited(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_m
 static int reply_held(am_ep_t *ep, unsigned dest, unsigned long serial, struct am_msg *m)
 {
     struct am_send_limit outer = am__send_limit;
-    am__send_limit = (struct am_send_limit){
-        ep->send_timeout_ms < 0 ? AM_SEND_FOREVER : AM_SEND_MS, ep->send_timeout_ms, 0};
+    am__send_limit = limit_of(ep, m);
     int rc = am__send_held(ep, dest, serial, AM_REPLY, m);
     am__send_limit = outer;
     return rc;
@@ -385,28 +391,28 @@ static int request(am_ep_t *ep, unsigned dest, struct am_msg *m)
 int am_request(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
                int nargs)
 {
-    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0, 0, 0};
+    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0, 0, 0, 0};
     return request(ep, dest, &m);
 }
 
 int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                     size_t len, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0, 0, 0};
+    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0, 0, 0, 0};
     return data ? request(ep, dest, &m) : -EINVAL;
 }
 
 int am_request_long(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                     size_t len, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0, 0, 0};
+    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0, 0, 0, 0};
     return request(ep, dest, &m);
 }
 
 int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,
                        size_t len, size_t offset, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset, 0, 0};
+    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset, 0, 0, 0};
     return request(ep, dest, &m);
 }
 
@@ -449,29 +455,62 @@ int am__reply_kept(am_token_t *tok, unsigned long serial, struct am_msg *m)
 
 int am_reply(am_token_t *tok, unsigned handler, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0, 0, 0};
+    struct am_msg m = {AM_SHORT, handler, args, nargs, NULL, 0, 0, 0, 0, 0};
     return reply(tok, &m);
 }
 
 int am_reply_bulk(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0, 0, 0};
+    struct am_msg m = {AM_BULK, handler, args, nargs, data, len, 0, 0, 0, 0};
     return data ? reply(tok, &m) : -EINVAL;
 }
 
 int am_reply_long(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0, 0, 0};
+    struct am_msg m = {AM_LONG, handler, args, nargs, data, len, 0, 0, 0, 0};
     return reply(tok, &m);
 }
 
 int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t len,
                      size_t offset, const uint32_t *args, int nargs)
 {
-    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset, 0, 0};
+    struct am_msg m = {AM_LONG_AT, handler, args, nargs, data, len, offset, 0, 0, 0};
     return reply(tok, &m);
+}
+
+/* The sends that never wait: a public kind to a message of ours. */
+static int msg_of(enum am_msg_kind kind, unsigned handler, const void *data, size_t len,
+                  size_t offset, const uint32_t *args, int nargs, struct am_msg *m)
+{
+    static const enum am_kind kinds[] = {
+        [AM_MSG_SHORT] = AM_SHORT, [AM_MSG_BULK] = AM_BULK,
+        [AM_MSG_LONG] = AM_LONG,   [AM_MSG_LONG_AT] = AM_LONG_AT};
+    if ((unsigned)kind >= sizeof kinds / sizeof kinds[0] || (kind == AM_MSG_BULK && !data))
+        return -EINVAL;
+    *m = (struct am_msg){kinds[kind], handler, args, nargs, kind == AM_MSG_SHORT ? NULL : data,
+                         kind == AM_MSG_SHORT ? 0 : len, kind == AM_MSG_LONG_AT ? offset : 0,
+                         0, 0, 1};
+    return 0;
+}
+
+int am_request_try(am_ep_t *ep, unsigned dest, enum am_msg_kind kind, unsigned handler,
+                   const void *data, size_t len, size_t offset, const uint32_t *args,
+                   int nargs)
+{
+    struct am_msg m;
+    int rc = msg_of(kind, handler, data, len, offset, args, nargs, &m);
+    return rc < 0 ? rc : request(ep, dest, &m);
+}
+
+int am_reply_try(am_token_t *tok, enum am_msg_kind kind, unsigned handler,
+                 const void *data, size_t len, size_t offset, const uint32_t *args,
+                 int nargs)
+{
+    struct am_msg m;
+    int rc = msg_of(kind, handler, data, len, offset, args, nargs, &m);
+    return rc < 0 ? rc : reply(tok, &m);
 }
 
 unsigned am_token_source(const am_token_t *handle)

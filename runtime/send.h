@@ -39,6 +39,7 @@ struct am_msg {
                           * offset in the destination's region */
     uint32_t call, room; /* the packet's call fields (layout.h); AM_CALL_REPLY:
                           * a call's reply, len bytes already in its room */
+    int now;             /* am_request_try, am_reply_try: never wait (-EAGAIN) */
 };
 
 struct spin;

@@ -243,7 +243,7 @@ programs: all $(PROGRAMS)
 # claim algorithm; the applications' suites under one kind.  check_chan covers
 # what is particular to channels (crashes, corruption, recycling, the summary).
 CHAN_KINDS  := lamport fastforward mcring bqueue
-CHAN_SUITES := check_delivery check_rpc check_wait check_deadlock check_long check_try
+CHAN_SUITES := check_delivery check_rpc check_wait check_deadlock check_long check_try check_loan
 CHAN_RERUNS := $(foreach k,$(CHAN_KINDS),$(addprefix $(k):$(B)/tests/,$(CHAN_SUITES))) \
                $(addprefix bqueue:$(B)/tests/,check_splitc check_fft check_con)
 

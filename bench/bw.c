@@ -34,6 +34,11 @@
  *          queue's own 16 bulk blocks bound it sooner: a full queue makes
  *          am_request_bulk back off and poll.  No message is answered one by
  *          one.
+ *   loan   am_request_prepare (n <= 8 KB), then the sender writes all n bytes
+ *          of message i (from its application slot, the bytes bulk sends)
+ *          into the bulk block lent, then am_request_commit: the copy-free
+ *          send's cost with a producer that writes every byte in place (the
+ *          runtime copies nothing); handler and credits as bulk.
  *   long   am_request_long, copied into a block of the receiver's shared heap
  *          (which holds two messages of long_max bytes), to the same handler,
  *          credited as bulk; a full heap makes the send back off and poll.
@@ -66,6 +71,7 @@
  * messages of all measured rounds):
  *   raw_flood_MBps_<n>, raw_copy_MBps_<n>   the floors
  *   bw_flood_MBps_<n>, bw_copy_MBps_<n>     bulk streams, n <= 8192
+ *   loan_flood_MBps_<n>, loan_copy_MBps_<n> loans (copy-free), n <= 8192
  *   long_flood_MBps_<n>, long_copy_MBps_<n>, longat_flood_MBps_<n>,
  *   longat_copy_MBps_<n>                    long streams, heap and one-copy
  *   flood_vs_raw_<n>, copy_vs_raw_<n>,      per round, stream over the floor
@@ -122,7 +128,7 @@ enum { AT_WINDOW = RAW_SLOTS, AT_CREDIT_EVERY = AT_WINDOW / 4 }; /* long_at's */
 enum { MIN_MSGS = 64, MAX_SIZES = 16, MAX_ROUNDS = 51, MAX_PHASES = 256 };
 #define RAW_MIN_SLOT 8192 /* the raw ring's slot spacing for n <= 8 KB */
 
-enum transport { T_RAW, T_BULK, T_LONG, T_LONGAT };
+enum transport { T_RAW, T_BULK, T_LOAN, T_LONG, T_LONGAT };
 
 /* The kinds of stream, in the order they run within a size. */
 static const struct kind {
@@ -134,9 +140,11 @@ static const struct kind {
 } kinds[] = {
     {"raw_flood", NULL, T_RAW, 0, SIZE_MAX},
     {"bw_flood", "flood", T_BULK, 0, AM_MAX_BULK},
+    {"loan_flood", "loan_flood", T_LOAN, 0, AM_MAX_BULK},
     {"long_flood", "long_flood", T_LONG, 0, SIZE_MAX},
     {"longat_flood", "longat_flood", T_LONGAT, 0, SIZE_MAX},
     {"bw_copy", "copy", T_BULK, 1, AM_MAX_BULK},
+    {"loan_copy", "loan_copy", T_LOAN, 1, AM_MAX_BULK},
     {"long_copy", "long_copy", T_LONG, 1, SIZE_MAX},
     {"longat_copy", "longat_copy", T_LONGAT, 1, SIZE_MAX},
     {"raw_copy", NULL, T_RAW, 1, SIZE_MAX},
@@ -340,6 +348,22 @@ static void am_send(enum transport t, const char *p, size_t n, const uint32_t *a
             "am_request_long_at");
 }
 
+/* Message seq as a loan: all n bytes written into the lent block (from the
+ * application's slot, as a producer writing its message in place writes
+ * every byte; the bulk stream's runtime copies the same bytes), then
+ * committed. */
+static void loan_send(long i, size_t n, uint32_t f, uint32_t credit)
+{
+    void *p;
+    uint64_t sum;
+    const char *src = prepare(i, n, f, &sum);
+    bm_check(am_request_prepare(ep, 1, n, &p), "am_request_prepare");
+    memcpy(p, src, n);
+    unspoil(i, (char *)src, n, f);
+    uint32_t a[3] = {seq, f | credit, (uint32_t)sum};
+    bm_check(am_request_commit(ep, H_DATA, n, a, 3), "am_request_commit");
+}
+
 /* A stream of `count` AM messages of n bytes through transport t; flags f
  * (F_COPY, F_VERIFY) for every message.  Returns MB/s from the first send until
  * the last message's credit is back.  long_at's window is its region's slots:
@@ -352,10 +376,14 @@ static double am_stream(enum transport t, size_t n, long count, uint32_t f)
     int64_t t0 = bm_now_ns();
     for (long i = 0; i < count; i++) {
         await_credit(window - 1);
-        uint64_t sum;
+        uint64_t sum = 0;
         ++seq;
-        char *p = prepare(i, n, f, &sum);
         int last = i + 1 == count || (i + 1) % every == 0;
+        if (t == T_LOAN) {
+            loan_send(i, n, f, last ? F_CREDIT : 0);
+            continue;
+        }
+        char *p = prepare(i, n, f, &sum);
         uint32_t a[3] = {seq, f | (last ? F_CREDIT : 0), (uint32_t)sum};
         am_send(t, p, n, a);
         unspoil(i, p, n, f);

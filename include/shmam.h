@@ -257,9 +257,43 @@ enum am_msg_kind { AM_MSG_SHORT, AM_MSG_BULK, AM_MSG_LONG, AM_MSG_LONG_AT };
 int am_request_try(am_ep_t *ep, unsigned dest, enum am_msg_kind kind, unsigned handler,
                    const void *data, size_t len, size_t offset, const uint32_t *args,
                    int nargs);
-int am_reply_try(am_token_t *tok, enum am_msg_kind kind, unsigned handler,
-                 const void *data, size_t len, size_t offset, const uint32_t *args,
-                 int nargs);
+int am_reply_try(am_token_t *tok, enum am_msg_kind kind, unsigned handler, const void *data,
+                 size_t len, size_t offset, const uint32_t *args, int nargs);
+
+/* Copy-free sends (a loan: GASNet-EX's negotiated payload).  am_request_prepare
+ * lends the caller room for up to len bytes in dest's request queue and sets
+ * *buf to it: the queue's next bulk block for up to AM_MAX_BULK bytes, else a
+ * block of its heap (a long message's, up to its long_max).  Write the data
+ * there, then am_request_commit sends it (len at most the prepared len; the
+ * arguments as for am_request_bulk) to handler, as a bulk or long message
+ * whose data the handler finds where it was written; or am_request_cancel
+ * gives the room back.  Prepare waits for room as a send does (the
+ * endpoint's send_timeout_ms); the commit then only waits for a packet.  A
+ * loan never holds up the queue for other senders: the message takes its
+ * place in the queue at commit, so one sender's messages arrive in the
+ * order of their sends and commits.  One loan per thread at a time (-EBUSY
+ * for a second prepare); a commit or cancel of none is -EINVAL; a commit's
+ * -EINVAL (handler, arguments) or -EMSGSIZE (len, nargs) leave the loan
+ * out, any other end ends it (-EPIPE if dest died meanwhile).  Polls and
+ * other sends may come between prepare and commit; *buf stays writable
+ * until the loan ends, even if dest dies.  A shared endpoint's loans, a
+ * remote rank's and a call's reply are a private buffer that the commit
+ * copies.  A process that dies holding a loan loses nothing but its
+ * message: the receiver takes the room back as for a send dying midway.
+ * am_ep_destroy gives back this thread's loan of the endpoint.
+ * The reply forms, in a request handler (-EDEADLK in a reply handler,
+ * -EALREADY once replied): the room is in the reply queue of the request's
+ * sender; a loan not committed when the handler returns is given back and
+ * the request left unreplied.  Otherwise the errors of the send of that
+ * kind. */
+int am_request_prepare(am_ep_t *ep, unsigned dest, size_t len, void **buf);
+int am_request_commit(am_ep_t *ep, unsigned handler, size_t len, const uint32_t *args,
+                      int nargs);
+int am_request_cancel(am_ep_t *ep);
+int am_reply_prepare(am_token_t *tok, size_t len, void **buf);
+int am_reply_commit(am_token_t *tok, unsigned handler, size_t len, const uint32_t *args,
+                    int nargs);
+int am_reply_cancel(am_token_t *tok);
 
 /* Threads.  An endpoint is owned by the thread that created it until that
  * thread calls am_ep_share (outside handlers; not for an endpoint of a job

@@ -145,3 +145,19 @@ int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_
         am__count_backoffs(peer, rounds);
     return 0;
 }
+
+int am__chan_lend(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, void **buf)
+{
+    struct am_seg_view *v = peer->view;
+    struct am_chan_tx *tx = &peer->tx[qid];
+    struct am_chan_view c;
+    unsigned rounds = 0;
+    if (!tx->open)
+        return -EPROTO;
+    am__chan_at(v, peer->sender_index, qid, &c);
+    int rc = wait_bulk(ep, peer, qid, &c, &rounds);
+    if (rc < 0)
+        return rc;
+    *buf = c.bulk + (tx->bulk_next & (v->q[qid].bulk_n - 1)) * AM_BULK_BYTES;
+    return 0;
+}

@@ -131,6 +131,11 @@ struct am_msg;
  * long data already staged. */
 int am__chan_open_tx(struct am_peer *peer);
 int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m);
+/* A loan (loan.c): the channel's next bulk block once it is free, backing off
+ * meanwhile (*buf its data); nothing is taken until am__chan_send sends a
+ * bulk message whose data is that block, so a loan given up needs nothing.
+ * 0, -EPIPE, -EPROTO, -ETIMEDOUT, -EAGAIN. */
+int am__chan_lend(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, void **buf);
 
 /* chan_poll.c: the owner's half.  open: at creation, before LIVE, every
  * entry's channels laid out for its first sender; 0 or -ENOMEM.  drain: every

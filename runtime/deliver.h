@@ -14,6 +14,7 @@
 
 #include "call.h"
 #include "internal.h"
+#include "loan.h"
 
 struct am_payload {
     void *data;
@@ -60,6 +61,8 @@ static inline void am__call_handler(am_ep_t *ep, am_handler_t h, am_token_t *tok
     am__tok_cur = tok->outer;
     am__handlers_running--;
     ep->in_handler--;
+    if (__builtin_expect(tok->lent, 0))
+        am__loan_unused(tok); /* a reply's loan not committed: given back */
     if (__builtin_expect(tok->call != 0, 0) && !tok->replied)
         am__call_unreplied(tok); /* every call ends: an empty reply */
 }

@@ -30,6 +30,7 @@
 #include "endpoint.h"
 #include "internal.h"
 #include "job.h"
+#include "loan.h"
 #include "net.h"
 #include "options.h"
 #include "peers.h"
@@ -177,6 +178,7 @@ int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
     ep->abandon_ms = cfg.abandon_ms;
     ep->send_timeout_ms = cfg.send_timeout_ms;
     am__barrier_handlers(ep);
+    ep->handlers[AM_H_GIVEN_BACK] = am__loan_given_back;
     if ((rc = am__mt_init(ep)) < 0) {
         ep_free(ep);
         return rc;
@@ -215,6 +217,7 @@ int am_ep_destroy(am_ep_t *ep)
         return -EDEADLK;
     if (ep->mt.shared && AO_load(&ep->mt.inside))
         return -EBUSY; /* another thread sends, polls or waits on it */
+    am__loan_drop(ep);
     int rc_net = ep->net ? ep->net->ops->close(ep) : 0; /* collective (net.h) */
     ep->net = NULL;
     AO_store_release(&ep->own.hdr->state, AM_SEG_CLOSED);

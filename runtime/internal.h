@@ -20,10 +20,11 @@
 #include "threads.h"
 #include "view.h"
 
-#define AM_INTERNAL_HANDLERS 2 /* the job barrier's */
+#define AM_INTERNAL_HANDLERS 3 /* the job barrier's; a loan given back's */
 #define AM_HANDLER_TOTAL (AM_MAX_HANDLERS + AM_INTERNAL_HANDLERS)
 #define AM_H_BARRIER_ARRIVE (AM_MAX_HANDLERS + 0)
 #define AM_H_BARRIER_RELEASE (AM_MAX_HANDLERS + 1)
+#define AM_H_GIVEN_BACK (AM_MAX_HANDLERS + 2) /* runs nothing (loan.c) */
 #define AM_MAX_PEERS 65536u
 #define AM_SOURCE_UNKNOWN (~0u) /* a sender whose endpoint can no longer be opened */
 
@@ -52,6 +53,8 @@ enum am_hook {
                            * not yet sent (call.c) */
     AM_HOOK_CALL_WRITTEN, /* a server: a call's reply data written into the
                            * caller's room, the reply not yet sent (call.c) */
+    AM_HOOK_LENT,         /* a loan's room taken (a bulk block claimed, a heap
+                           * block allocated), nothing written yet (loan.c) */
     AM_HOOK_COUNT
 };
 
@@ -113,6 +116,7 @@ struct am_token {
                              * unknown (a remote rank's) */
     uint8_t qid;            /* queue the message came in on */
     uint8_t replied;        /* replied, or kept for a later reply (kept.c) */
+    uint8_t lent;           /* a reply's loan is out (loan.c) */
     uint32_t call, room;    /* a call's request: its packet's call and room (call.c) */
     uintptr_t handle;       /* what its handler got as its am_token_t * (threads.h) */
     struct am_token *outer; /* the handler frame this one runs inside, on this

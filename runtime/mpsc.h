@@ -33,6 +33,7 @@ struct am_claim_state {
     uint64_t hint; /* onecas: where the sender's last claim left the tail */
     unsigned who;  /* the claimant's id in the destination segment */
     int want_bulk;
+    int bulk_only; /* a loan's claim: the bulk block alone (am__mpsc_lend) */
     int stage;
 };
 void am__claim_begin(struct am_claim_state *c, int want_bulk, unsigned who);
@@ -45,6 +46,17 @@ void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
                  const struct am_msg *m);
 int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
                   const struct am_msg *m);
+
+/* Loans (loan.c): lend claims a bulk block only, counted as a bulk claim in
+ * flight until lend_commit publishes a packet naming it (claiming that packet
+ * first, backing off while the queue is full) or lend_end gives it up (an
+ * idle claim the receiver frees once a sender waits for it).  0, or the
+ * errors of a send; lend_commit ends the count whatever it returns. */
+int am__mpsc_lend(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, uint64_t *bulk_ticket,
+                  void **buf);
+int am__mpsc_lend_commit(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
+                         uint64_t bulk_ticket, const struct am_msg *m);
+void am__mpsc_lend_end(struct am_peer *peer);
 
 int am__mpsc_drain(am_ep_t *ep, enum am_qid qid);
 int am__mpsc_chores(am_ep_t *ep, int due);

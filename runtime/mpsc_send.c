@@ -96,6 +96,7 @@ enum stage { CLAIM_BULK, CLAIM_PACKET, DONE };
 void am__claim_begin(struct am_claim_state *c, int want_bulk, unsigned who)
 {
     c->want_bulk = want_bulk;
+    c->bulk_only = 0;
     c->who = who;
     c->hint = 0;
     c->stage = want_bulk ? CLAIM_BULK : CLAIM_PACKET;
@@ -148,7 +149,9 @@ static int try_lockfree(struct am_queue_view *q, struct am_claim_state *c)
         if (!claim_lockfree(&q->send->bulk_tail, q->bulk_state, q->bulk_n, c->who,
                             AM_HOOK_BULK_CLAIMED, &c->bulk_ticket))
             return 0;
-        c->stage = CLAIM_PACKET;
+        c->stage = c->bulk_only ? DONE : CLAIM_PACKET;
+        if (c->bulk_only)
+            return 1;
         /* fall through */
     case CLAIM_PACKET:
         if (!claim_lockfree(&q->send->tail, q->packets, q->packets_n, c->who,
@@ -212,7 +215,9 @@ static int try_onecas(struct am_queue_view *q, struct am_claim_state *c)
         if (!claim_lockfree(&q->send->bulk_tail, q->bulk_state, q->bulk_n, c->who,
                             AM_HOOK_BULK_CLAIMED, &c->bulk_ticket))
             return 0;
-        c->stage = CLAIM_PACKET;
+        c->stage = c->bulk_only ? DONE : CLAIM_PACKET;
+        if (c->bulk_only)
+            return 1;
     }
     if (!claim_onecas(q, c->who, &c->hint, &c->ticket))
         return 0;
@@ -280,8 +285,8 @@ static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
     const struct am_lock_watch watch = {watch_dead, watch_give_up, v};
     struct am_lock_ctx ctx = {.self = c->who, .procs = v->max_senders, .watch = &watch};
     struct am_queue_send *s = q->send;
-    uint64_t t, bt = 0;
-    if (queue_full(&s->tail, q->packets, q->packets_n) ||
+    uint64_t t = 0, bt = 0;
+    if ((!c->bulk_only && queue_full(&s->tail, q->packets, q->packets_n)) ||
         (c->want_bulk && queue_full(&s->bulk_tail, q->bulk_state, q->bulk_n)))
         return 0;
     int rc = v->lock->lock(q->lock, &ctx);
@@ -291,13 +296,14 @@ static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
         return am__report_broken(v, "its queue's lock was overwritten");
     am__hook(AM_HOOK_LOCKED);
     int ok = (!c->want_bulk || tail_free(&s->bulk_tail, q->bulk_state, q->bulk_n, &bt)) &&
-             tail_free(&s->tail, q->packets, q->packets_n, &t);
+             (c->bulk_only || tail_free(&s->tail, q->packets, q->packets_n, &t));
     if (ok && c->want_bulk) {
         claim_under_lock(&s->bulk_tail, q->bulk_state, q->bulk_n, bt, c->who,
                          AM_HOOK_BULK_CLAIMED);
         c->bulk_ticket = bt;
+        c->stage = c->bulk_only ? DONE : c->stage;
     }
-    if (ok) {
+    if (ok && !c->bulk_only) {
         claim_under_lock(&s->tail, q->packets, q->packets_n, t, c->who, AM_HOOK_CLAIMED);
         c->ticket = t;
         c->stage = DONE;
@@ -416,7 +422,7 @@ void am__claim_bulk_ended(struct am_sender *me)
  * A bulk claim that took its block is ended by am__mpsc_send once published,
  * or here if the send gives up holding it (the receiver may then free it). */
 static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
-                 struct am_claim_state *c, int bulk)
+                 struct am_claim_state *c, int bulk, int bulk_only)
 {
     struct am_seg_view *v = peer->view;
     struct am_sender *me = am__sender(v, peer->sender_index);
@@ -424,11 +430,12 @@ static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     unsigned yields = 0, rounds = 0;
     int rc;
     am__claim_begin(c, bulk, peer->who);
+    c->bulk_only = bulk_only;
     c->hint = peer->tail_hint[qid];
     while ((rc = am__claim_try_counted(v, &v->q[qid], c, me)) <= 0) {
         if (rc < 0 || (rc = am__backoff(ep, peer, qid, bulk ? am__claim_orphans_ask : NULL,
                                         &sp, &yields)) < 0) {
-            if (bulk && c->stage != CLAIM_BULK)
+            if (bulk && c->stage != CLAIM_BULK) /* took its block, not the packet */
                 am__claim_bulk_ended(me);
             return rc;
         }
@@ -447,7 +454,7 @@ int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
 {
     struct am_seg_view *v = peer->view;
     struct am_claim_state c;
-    int rc = claim(ep, peer, qid, &c, m->kind == AM_BULK);
+    int rc = claim(ep, peer, qid, &c, m->kind == AM_BULK, 0);
     if (rc < 0)
         return rc;
     am__publish(&v->q[qid], &c, m);
@@ -457,4 +464,45 @@ int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     am__wake_if_asleep(peer);
     prefetch_ahead(ep, peer, qid, &v->q[qid], c.ticket);
     return 0;
+}
+
+/* A loan's bulk block: claimed alone (the packet is claimed at commit, so a
+ * loan never holds up the queue), counted as a bulk claim in flight until the
+ * commit publishes its packet or lend_end gives it up.  *buf: its data. */
+int am__mpsc_lend(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, uint64_t *bulk_ticket,
+                  void **buf)
+{
+    struct am_queue_view *q = &peer->view->q[qid];
+    struct am_claim_state c;
+    int rc = claim(ep, peer, qid, &c, 1, 1);
+    if (rc < 0)
+        return rc;
+    *bulk_ticket = c.bulk_ticket;
+    *buf = q->bulk + (c.bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES;
+    return 0;
+}
+
+/* Publish the loan's bulk message m (its data in the block already): claim
+ * a packet, backing off while the queue is full, name the block in it. */
+int am__mpsc_lend_commit(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
+                         uint64_t bulk_ticket, const struct am_msg *m)
+{
+    struct am_seg_view *v = peer->view;
+    struct am_claim_state c;
+    int rc = claim(ep, peer, qid, &c, 0, 0);
+    if (rc == 0) {
+        c.bulk_ticket = bulk_ticket;
+        am__publish(&v->q[qid], &c, m);
+    }
+    am__mpsc_lend_end(peer); /* after the publish: am__who_bulk_idle's acquire */
+    if (rc < 0)
+        return rc;
+    am__slip_sent(&ep->sends);
+    am__wake_if_asleep(peer);
+    return 0;
+}
+
+void am__mpsc_lend_end(struct am_peer *peer)
+{
+    am__claim_bulk_ended(am__sender(peer->view, peer->sender_index));
 }

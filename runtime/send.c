@@ -152,6 +152,8 @@ void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char 
     if (m->kind == AM_BULK) {
         const unsigned char *d = m->data;
         p->bulk_ticket = bulk_ticket;
+        if (d == bulk)
+            return; /* a loan's: written in place */
         memcpy(bulk, d, m->len / 2);
         am__hook(AM_HOOK_BULK_HALF);
         memcpy(bulk + m->len / 2, d + m->len / 2, m->len - m->len / 2);
@@ -206,20 +208,29 @@ int am__check_msg(const struct am_msg *m, size_t long_max)
  * never holds up the queue).  While the heap is full, back off and poll as for
  * a full queue; now and then ask the receiver to take back blocks that dead
  * senders hold.  0 (m->off names the block), or -EPIPE, -EMSGSIZE, -EPROTO. */
-static int stage_long(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m)
+int am__heap_room(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, size_t len,
+                  uint64_t *off, void **block)
 {
     struct am_seg_view *v = peer->view;
     struct spin sp = SPIN_INIT;
     unsigned yields = 0;
     int rc;
-    void *block;
-    while ((rc = am_heap_alloc(&v->q[qid].heap, m->len, peer->who, &m->off)) == -ENOMEM)
+    while ((rc = am_heap_alloc(&v->q[qid].heap, len, peer->who, off)) == -ENOMEM)
         if ((rc = am__backoff(ep, peer, qid, reclaim_ask, &sp, &yields)) < 0)
             return rc;
     if (rc == -EMSGSIZE)
         return rc;
-    if (rc < 0 || !(block = am_heap_data(&v->q[qid].heap, m->off, m->len, peer->who)))
+    if (rc < 0 || !(*block = am_heap_data(&v->q[qid].heap, *off, len, peer->who)))
         return am__report_broken(v, "its heap is corrupt");
+    return 0;
+}
+
+static int stage_long(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m)
+{
+    void *block;
+    int rc = am__heap_room(ep, peer, qid, m->len, &m->off, &block);
+    if (rc < 0)
+        return rc;
     if (m->len)
         memcpy(block, m->data, m->len);
     am__hook(AM_HOOK_LONG_STAGED);
@@ -330,7 +341,7 @@ int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
 /* A public send: m to dest's queue qid, waiting for room at most the
  * endpoint's send_timeout_ms (a send run by a handler inside another's
  * backoff has its own limit; the outer one's is kept meanwhile). */
-static struct am_send_limit limit_of(const am_ep_t *ep, const struct am_msg *m)
+struct am_send_limit am__limit_of(const am_ep_t *ep, const struct am_msg *m)
 {
     if (m->now)
         return (struct am_send_limit){AM_SEND_NOWAIT, 0, 0};
@@ -341,7 +352,7 @@ static struct am_send_limit limit_of(const am_ep_t *ep, const struct am_msg *m)
 static int send_limited(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m)
 {
     struct am_send_limit outer = am__send_limit;
-    am__send_limit = limit_of(ep, m);
+    am__send_limit = am__limit_of(ep, m);
     int rc = am__send(ep, dest, qid, m);
     am__send_limit = outer;
     return rc;
@@ -352,7 +363,7 @@ static int send_limited(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_m
 static int reply_held(am_ep_t *ep, unsigned dest, unsigned long serial, struct am_msg *m)
 {
     struct am_send_limit outer = am__send_limit;
-    am__send_limit = limit_of(ep, m);
+    am__send_limit = am__limit_of(ep, m);
     int rc = am__send_held(ep, dest, serial, AM_REPLY, m);
     am__send_limit = outer;
     return rc;
@@ -484,14 +495,22 @@ int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t
 static int msg_of(enum am_msg_kind kind, unsigned handler, const void *data, size_t len,
                   size_t offset, const uint32_t *args, int nargs, struct am_msg *m)
 {
-    static const enum am_kind kinds[] = {
-        [AM_MSG_SHORT] = AM_SHORT, [AM_MSG_BULK] = AM_BULK,
-        [AM_MSG_LONG] = AM_LONG,   [AM_MSG_LONG_AT] = AM_LONG_AT};
+    static const enum am_kind kinds[] = {[AM_MSG_SHORT] = AM_SHORT,
+                                         [AM_MSG_BULK] = AM_BULK,
+                                         [AM_MSG_LONG] = AM_LONG,
+                                         [AM_MSG_LONG_AT] = AM_LONG_AT};
     if ((unsigned)kind >= sizeof kinds / sizeof kinds[0] || (kind == AM_MSG_BULK && !data))
         return -EINVAL;
-    *m = (struct am_msg){kinds[kind], handler, args, nargs, kind == AM_MSG_SHORT ? NULL : data,
-                         kind == AM_MSG_SHORT ? 0 : len, kind == AM_MSG_LONG_AT ? offset : 0,
-                         0, 0, 1};
+    *m = (struct am_msg){kinds[kind],
+                         handler,
+                         args,
+                         nargs,
+                         kind == AM_MSG_SHORT ? NULL : data,
+                         kind == AM_MSG_SHORT ? 0 : len,
+                         kind == AM_MSG_LONG_AT ? offset : 0,
+                         0,
+                         0,
+                         1};
     return 0;
 }
 
@@ -504,9 +523,8 @@ int am_request_try(am_ep_t *ep, unsigned dest, enum am_msg_kind kind, unsigned h
     return rc < 0 ? rc : request(ep, dest, &m);
 }
 
-int am_reply_try(am_token_t *tok, enum am_msg_kind kind, unsigned handler,
-                 const void *data, size_t len, size_t offset, const uint32_t *args,
-                 int nargs)
+int am_reply_try(am_token_t *tok, enum am_msg_kind kind, unsigned handler, const void *data,
+                 size_t len, size_t offset, const uint32_t *args, int nargs)
 {
     struct am_msg m;
     int rc = msg_of(kind, handler, data, len, offset, args, nargs, &m);

@@ -70,6 +70,13 @@ _Static_assert(sizeof(((struct am_packet *)0)->bulk_len) == sizeof(uint32_t),
 _Static_assert(AM_MAX_LONG <= AM_PACKET_LEN_MAX && AM_BULK_BYTES <= AM_PACKET_LEN_MAX,
                "every long_max and a bulk length fit a packet's bulk_len");
 int am__check_msg(const struct am_msg *m, size_t long_max);
+/* heap_room: a block of len bytes in peer's queue qid's heap, ours (peer->who),
+ * backing off while the heap is full as a long send does: 0 (*off, *block),
+ * or the errors of a send.  limit_of: how long a public send of m from ep
+ * may wait (its send_timeout_ms; not at all for a try). */
+int am__heap_room(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, size_t len,
+                  uint64_t *off, void **block);
+struct am_send_limit am__limit_of(const am_ep_t *ep, const struct am_msg *m);
 int am__report_broken(const struct am_seg_view *v, const char *why);
 
 #endif

@@ -239,6 +239,8 @@ void am__call_handler_shared(am_ep_t *ep, am_handler_t h, am_token_t *tok,
     am__tok_cur = tok;
     pthread_mutex_unlock(&ep->mt.drain_mu);
     h((am_token_t *)tok->handle, args, nargs, data, len);
+    if (__builtin_expect(tok->lent, 0))
+        am__loan_unused(tok); /* a reply's loan not committed: given back */
     if (__builtin_expect(tok->call != 0, 0) && !tok->replied)
         am__call_unreplied(tok); /* every call ends: an empty reply */
     pthread_mutex_lock(&ep->mt.drain_mu);

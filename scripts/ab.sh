@@ -13,7 +13,9 @@
 #            data, each beside the raw ring floor (lockfree, tas)
 #   rpc      calls: the blocking and polling round trip of 8 bytes and 32
 #            calls in flight (rpcbench's shmam rows)
-# A build without a bench (an old commit) just has no rows of it.  Prints one
+# AB_BENCHES (default "rtt stress bw rpcbench") picks some of them, AB_ALGS
+# (default "lockfree tas") the claims.  A build without a bench (an old
+# commit) just has no rows of it.  Prints one
 # CSV row per measurement (round,build,bench,alg,metric,value) and, at the
 # end, each metric's median per build and their ratio new/old
 # (scripts/report/rows.py: the rows' one parser and the one median).
@@ -45,12 +47,15 @@ BW_METRICS=$(for n in $(echo $BW_SIZES | tr , ' '); do printf 'bw_flood_MBps_%s 
 for r in $(seq 1 "$rounds"); do
     for pair in "old:$old" "new:$new"; do
         label=${pair%%:*} b=${pair#*:}
-        for alg in lockfree tas; do
-            for bench in rtt stress bw; do
+        for alg in ${AB_ALGS:-lockfree tas}; do
+            for bench in ${AB_BENCHES:-rtt stress bw rpcbench}; do
+                [ "$bench" = rpcbench ] && continue
                 one "$b" "$label" $bench "$alg" | sed "s/^/$r,/"
             done
         done
-        one "$b" "$label" rpcbench - | sed "s/^/$r,/"
+        case " ${AB_BENCHES:-rpcbench} " in
+        *" rpcbench "*) one "$b" "$label" rpcbench - | sed "s/^/$r,/" ;;
+        esac
     done
 done | tee "$rows"
 # Medians per build, then new/old for each metric: the figure to quote, both

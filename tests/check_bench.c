@@ -618,12 +618,15 @@ START_TEST(test_bw)
                                 "bw_copy_MBps_# flood_vs_raw_# copy_vs_raw_# "
                                 "long_flood_MBps_# long_copy_MBps_# longat_flood_MBps_# "
                                 "longat_copy_MBps_# long_flood_vs_raw_# long_copy_vs_raw_# "
-                                "longat_flood_vs_raw_# longat_copy_vs_raw_#",
+                                "longat_flood_vs_raw_# longat_copy_vs_raw_# "
+                                "loan_flood_MBps_# loan_copy_MBps_# loan_flood_vs_raw_# "
+                                "loan_copy_vs_raw_#",
                        .needed =
                            "raw_flood_MBps_64 raw_copy_MBps_64 bw_flood_MBps_64 "
                            "bw_copy_MBps_64 flood_vs_raw_64 copy_vs_raw_64 "
                            "raw_flood_MBps_8192 raw_copy_MBps_8192 bw_flood_MBps_8192 "
                            "bw_copy_MBps_8192 flood_vs_raw_8192 copy_vs_raw_8192 "
+                           "loan_flood_MBps_8192 loan_copy_vs_raw_64 "
                            "raw_flood_MBps_65536 raw_copy_MBps_65536 "
                            "long_copy_MBps_64 longat_copy_MBps_64 "
                            "long_flood_MBps_65536 long_copy_MBps_65536 "

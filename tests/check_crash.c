@@ -93,6 +93,7 @@ struct shared {
     AO_t answered; /* clients that got their reply */
     int alg, b, hook, after;
     int park_short; /* the victim's parked send is a short one */
+    int park_loan;  /* the victim's parked send is a loan (am_request_prepare) */
     char rcv[AM_NAME_MAX];
     char snd[NSENDERS][AM_NAME_MAX];
     int rc; /* lock_waiter_dead_receiver: the waiter's send */
@@ -158,6 +159,19 @@ static void on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
 }
 
 /* Send message `seq` of sender `id` (bulk when msg_len says so, or `bulk`). */
+/* A bulk message as send_msg's, written into a loan. */
+static int send_loan(am_ep_t *ep, unsigned id, unsigned seq)
+{
+    void *buf;
+    size_t len = 3000;
+    int rc = am_request_prepare(ep, 0, len, &buf);
+    if (rc < 0)
+        return rc;
+    tu_pattern(buf, tu_mix32(id, seq), len);
+    uint32_t a[4] = {id, seq, (uint32_t)len, tu_fnv1a(buf, len)};
+    return am_request_commit(ep, H_MSG, len, a, 4);
+}
+
 static int send_msg(am_ep_t *ep, unsigned id, unsigned seq, int bulk)
 {
     static uint8_t buf[AM_MAX_BULK];
@@ -230,7 +244,8 @@ static void victim(void *arg)
     am__claim_stall_hook = park_hook;
     victim_armed = 1;
     if (rc == 0)
-        rc = send_msg(ep, VICTIM, seq++, !sh->park_short);
+        rc = sh->park_loan ? send_loan(ep, VICTIM, seq++)
+                           : send_msg(ep, VICTIM, seq++, !sh->park_short);
     am__claim_stall_hook = NULL;
     while (rc == 0 && seq < VICTIM_BEFORE + 1 + (unsigned)sh->after)
         rc = send_msg(ep, VICTIM, seq++, 0);
@@ -309,11 +324,14 @@ static void end_stream(am_ep_t *ep, pid_t p[2])
 /* Where the victim dies.  Each stage parks it in a bulk send, except ST_LOCKED
  * for the lock-free claims, which have no lock: there a short send parks with its slot
  * claimed and the tail not yet moved (a claim with no bulk block). */
-enum { ST_BULK_BLOCK, ST_CLAIMED, ST_FILLING, ST_BULK_HALF, ST_LOCKED, NSTAGES };
+enum { ST_BULK_BLOCK, ST_CLAIMED, ST_FILLING, ST_BULK_HALF, ST_LOCKED, ST_LENT, NSTAGES };
 static const char *const stage_names[NSTAGES] = {
-    "bulk block claimed, bulk tail not moved", "slot claimed, tail not moved",
-    "packet claimed, not filled", "half the bulk data copied",
-    "holding the lock / short message, tail not moved"};
+    "bulk block claimed, bulk tail not moved",
+    "slot claimed, tail not moved",
+    "packet claimed, not filled",
+    "half the bulk data copied",
+    "holding the lock / short message, tail not moved",
+    "a loan's bulk block claimed, not written nor committed"};
 
 /* The time process p has spent runnable but waiting for a CPU, in ms
  * (/proc/PID/schedstat, second field; 0 where the kernel does not say). */
@@ -333,8 +351,8 @@ static double run_delay_ms(pid_t p)
 static enum am_hook stage_hook(int stage, int lockfree)
 {
     static const enum am_hook hooks[NSTAGES] = {AM_HOOK_BULK_CLAIMED, AM_HOOK_CLAIMED,
-                                                AM_HOOK_FILLING, AM_HOOK_BULK_HALF,
-                                                AM_HOOK_LOCKED};
+                                                AM_HOOK_FILLING,      AM_HOOK_BULK_HALF,
+                                                AM_HOOK_LOCKED,       AM_HOOK_LENT};
     return stage == ST_LOCKED && lockfree ? AM_HOOK_CLAIMED : hooks[stage];
 }
 
@@ -343,7 +361,7 @@ static unsigned long stage_abandons(int stage, int lockfree)
 {
     if (stage == ST_LOCKED)
         return lockfree ? 1 : 0; /* a short claim; or the lock, and no claim yet */
-    return stage == ST_BULK_BLOCK ? 1 : 2;
+    return stage == ST_BULK_BLOCK || stage == ST_LENT ? 1 : 2;
 }
 
 START_TEST(parked_sender_killed)
@@ -354,6 +372,7 @@ START_TEST(parked_sender_killed)
              stage_names[stage]);
     sh->hook = (int)stage_hook(stage, lockfree);
     sh->park_short = stage == ST_LOCKED && lockfree;
+    sh->park_loan = stage == ST_LENT;
     pid_t vp, lp[2];
     am_ep_t *ep = start_stream(c.alg, c.backend, &vp);
     for (int i = 0; i < 2; i++)

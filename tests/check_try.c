@@ -164,10 +164,13 @@ START_TEST(try_errors)
     ck_assert_int_eq(am_request_try(rx, 0, (enum am_msg_kind)4, H_MSG, NULL, 0, 0, &a, 1),
                      -EINVAL);
     ck_assert_int_eq(am_request_try(rx, 0, AM_MSG_BULK, H_MSG, NULL, 4, 0, &a, 1), -EINVAL);
-    ck_assert_int_eq(am_request_try(rx, 0, AM_MSG_BULK, H_MSG, "x", AM_MAX_BULK + 1, 0, &a, 1),
-                     -EMSGSIZE);
-    ck_assert_int_eq(am_request_try(rx, 0, AM_MSG_LONG_AT, H_MSG, "x", 1, 0, &a, 1), -ENXIO);
-    ck_assert_int_eq(am_request_try(NULL, 0, AM_MSG_SHORT, H_MSG, NULL, 0, 0, &a, 1), -EINVAL);
+    ck_assert_int_eq(
+        am_request_try(rx, 0, AM_MSG_BULK, H_MSG, "x", AM_MAX_BULK + 1, 0, &a, 1),
+        -EMSGSIZE);
+    ck_assert_int_eq(am_request_try(rx, 0, AM_MSG_LONG_AT, H_MSG, "x", 1, 0, &a, 1),
+                     -ENXIO);
+    ck_assert_int_eq(am_request_try(NULL, 0, AM_MSG_SHORT, H_MSG, NULL, 0, 0, &a, 1),
+                     -EINVAL);
     ck_assert_int_eq(am_reply_try(NULL, AM_MSG_SHORT, H_MSG, NULL, 0, 0, &a, 1), -EINVAL);
     ck_assert_int_eq(am_poll(rx), 0);
     ck_assert_int_eq(am_ep_destroy(rx), 0);

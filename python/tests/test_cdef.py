@@ -54,9 +54,14 @@ def test_signatures_match_the_header(tmp_path):
     """Every declaration the cdef was made of (but the struct bodies, whose
     layouts the test above compares), declared again after the header: the
     compiler refuses any that differs (a parameter, a qualifier, a constant)."""
-    decls = re.sub(r"^struct \w+\n\{.*?^\};\n", "", _lib.CDEF, flags=re.M | re.S)
+    decls = re.sub(r"^(struct|enum) \w+\n\{.*?^\};\n", "", _lib.CDEF, flags=re.M | re.S)
     assert "am_call_start" in decls and "am_poll" in decls
-    compile_and_run(tmp_path, "#include <shmam.h>\n" + decls +
+    enums = []  # every enumerator's value, as the cdef has it, held to the header's
+    for name in re.findall(r"^enum (\w+)\n\{", _lib.CDEF, flags=re.M):
+        for v, k in ffi.typeof("enum " + name).elements.items():
+            enums.append(f'_Static_assert({k} == {v}, "{k}: the cdef says {v}");')
+    assert enums, "the cdef declares the header's enums"
+    compile_and_run(tmp_path, "#include <shmam.h>\n" + decls + "\n".join(enums) +
                     "\nint main(void) { return 0; }\n")
 
 

@@ -189,6 +189,9 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(TEST_COMMON) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
 
+# check_loggp runs the LogGP benchmarks: built with it (also in a mutant's tree)
+$(B)/tests/check_loggp: | $(B)/bench/loggp $(B)/bench/mpi_loggp
+
 $(B)/examples/%: $(B)/obj/examples/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)

@@ -16,7 +16,9 @@
  * on synthetic rows that follow LogGP (one with o_s + o_r above RTT/2, where
  * L must be clamped) and on the rows of one tiny run of bench/loggp and
  * bench/mpi_loggp (the model against that same run's round trip: no figure
- * of speed is judged).
+ * of speed is judged).  And the benchmarks' round estimator
+ * (bench/common/loggp.c, linked in) leaves out, says and counts a round
+ * that is more than LG_OFF_FACTOR off the others.
  */
 #include <check.h>
 #include <errno.h>
@@ -27,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/loggp.h"
 #include "testutil.h"
 
 #define RUN_TIMEOUT_S 180
@@ -224,6 +227,56 @@ START_TEST(test_loggopsim_measured)
 }
 END_TEST
 
+/* Five rounds of one size, figures as lg_drop_rounds reads them. */
+static double rounds_fig[5][LG_NFIG];
+
+static void fill_rounds(void)
+{
+    for (int k = 0; k < 5; k++)
+        for (int j = 0; j < LG_NFIG; j++)
+            rounds_fig[k][j] = 1.0 + 0.01 * k + j;
+}
+
+/* The benchmarks' estimator (bench/common/loggp.c): a round with a PRTT more
+ * than LG_OFF_FACTOR off the rounds' median is left out of every figure of
+ * its size, said in a comment line and counted; the median of the rest is
+ * the row; with no majority of rounds left, none is left out. */
+START_TEST(test_round_off_left_out)
+{
+    char said[4096] = "";
+    FILE *f = fmemopen(said, sizeof said, "w");
+    unsigned char keep[5];
+    fill_rounds();
+    rounds_fig[3][LG_PD] *= 5; /* round 3 preempted in PRTT(n, d, s) */
+    memset(keep, 1, sizeof keep);
+    int n = lg_drop_rounds(f, "lockfree", 64, rounds_fig[0], 5, LG_NFIG, keep);
+    fflush(f);
+    ck_assert_msg(n == 1 && !keep[3] && keep[0] && keep[1] && keep[2] && keep[4],
+                  "a round 5x off: %d left out (keep %d%d%d%d%d)", n, keep[0], keep[1],
+                  keep[2], keep[3], keep[4]);
+    ck_assert_msg(strstr(said, "# loggp: lockfree, 64 B: round 3 left out") == said,
+                  "not said in a comment: '%s'", said);
+    struct bm_stat g = lg_of_rounds(&rounds_fig[0][LG_G], 5, LG_NFIG, keep);
+    ck_assert_msg(g.n == 4 && fabs(g.hi - (1.04 + LG_G)) < 1e-9 &&
+                      fabs(g.lo - (1.0 + LG_G)) < 1e-9,
+                  "the row stands on %d rounds, %g .. %g", g.n, g.lo, g.hi);
+    /* 1.5x off is within the factor: nothing left out */
+    fill_rounds();
+    rounds_fig[1][LG_RTT] *= 1.5;
+    memset(keep, 1, sizeof keep);
+    ck_assert_msg(lg_drop_rounds(f, "lockfree", 64, rounds_fig[0], 5, LG_NFIG, keep) == 0,
+                  "a round 1.5x off was left out");
+    /* three of five rounds off, each in another PRTT: no majority, none out */
+    fill_rounds();
+    rounds_fig[0][LG_RTT] *= 5, rounds_fig[1][LG_PN] *= 5, rounds_fig[2][LG_RTT0] /= 5;
+    memset(keep, 1, sizeof keep);
+    ck_assert_msg(lg_drop_rounds(f, "lockfree", 64, rounds_fig[0], 5, LG_NFIG, keep) == 0 &&
+                      keep[0] && keep[1] && keep[2],
+                  "rounds left out with no majority of the rest");
+    fclose(f);
+}
+END_TEST
+
 static Suite *loggp_suite(void)
 {
     Suite *s = suite_create("loggp");
@@ -232,6 +285,9 @@ static Suite *loggp_suite(void)
     tcase_add_test(tc, test_loggopsim_synthetic);
     tcase_add_test(tc, test_loggopsim_measured);
     suite_add_tcase(s, tc);
+    TCase *rc = tcase_create("rounds");
+    tcase_add_test(rc, test_round_off_left_out);
+    suite_add_tcase(s, rc);
     return s;
 }
 

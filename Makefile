@@ -189,6 +189,12 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(TEST_COMMON) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(CHECK_LIBS) $(LDLIBS)
 
+# check_loggp runs the LogGP benchmarks: built with it (also in a mutant's tree);
+# it links the benchmarks' round estimator (bench/common/loggp.c) to test it
+$(B)/tests/check_loggp: $(patsubst %,$(B)/obj/bench/common/%.o,loggp measure stat) \
+    | $(B)/bench/loggp $(B)/bench/mpi_loggp
+$(B)/obj/tests/check_loggp.o: CFLAGS += -Ibench
+
 $(B)/examples/%: $(B)/obj/examples/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)

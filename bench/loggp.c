@@ -13,13 +13,19 @@
  * request (s = 0), am_request_bulk (to AM_MAX_BULK), am_request_long (to the
  * destination's long_max) or am_request_long_at into rank 1's region (above).
  * Rank 1's handler checks the message and copies its data out (what MPI_Recv
- * does), and replies to the last of each burst.  Per size, round and
- * algorithm (loggp.h): PRTT(1, 0, s), PRTT(n, 0, s), then PRTT(n, d, s) with
- * d = PRTT(1, 0, s), in which each send is timed alone (o_s) and rank 1 times
- * each poll (o_r: a poll that ran one message, not the last, less an empty
- * poll).  The fits (L, G, the protocol switches) are the report's
- * (scripts/report/loggp.py).  Method, rows and checks: bench/README.md,
- * "loggp".
+ * does), and replies to the last of each burst with s bytes (netgauge's
+ * reply; rank 0's handler copies them out), or with none (the labelled 0-byte
+ * variant).  Per size, round and algorithm (loggp.h), each PRTT the median of
+ * its bursts: PRTT(1, 0, s) (and with the 0-byte reply), PRTT(n, 0, s), then
+ * PRTT(n, d, s) with d = PRTT(1, 0, s) as netgauge runs it (rank 1 polling;
+ * it times each poll: the second method of o_r, a poll that ran one message,
+ * not the last, less an empty poll), then PRTT(n, d, s) again with rank 1
+ * not polling: it waits (until lg_recv_at, no poll) before each message but
+ * a burst's first and times the am_poll that runs it (o_r, netgauge's
+ * wait-then-receive), while rank 0 times each send alone (o_s, the median over
+ * the sends).  The fits (L, G, the protocol switches) and the LogGOPSim
+ * export are the report's (scripts/report/loggp.py).  Method, rows and
+ * checks: bench/README.md, "loggp".
  */
 #include <getopt.h>
 #include <math.h>
@@ -36,9 +42,10 @@
 
 /* Requests to rank 1, then the reply and the result message to rank 0. */
 enum { H_HELLO = 1, H_MSG, H_CTL, H_ACK, H_RESULT };
-enum { CTL_USE, CTL_OR_BEGIN, CTL_OR_END, CTL_INJECT, CTL_STOP };
-/* Figures per size, and of the signature sweep per delay. */
-enum { S_RTT, S_G, S_OS, S_OSP, S_OR, S_N };
+enum { CTL_USE, CTL_OR_BEGIN, CTL_WAIT_BEGIN, CTL_OR_END, CTL_INJECT, CTL_STOP };
+/* What a message asks of rank 1: no reply, a 0-byte one, one of its size. */
+enum { REPLY_NONE, REPLY_ZERO, REPLY_SIZE };
+/* Figures of the signature sweep per delay (per size: loggp.h's LG_*). */
 enum { W_T, W_OS, W_OR, W_WAIT, W_N };
 #define WARM LG_MAX_ROUNDS /* the warm-up round's index */
 #define SELF_D 2000        /* the self-check's injected wait, ns, if none is given */
@@ -57,23 +64,29 @@ static size_t long_max, sizes[LG_MAX_SIZES];
 static int nsizes;
 static char *src,
     *dst; /* max_size bytes each: rank 0 sends from src, rank 1 copies to dst */
-/* [algorithm][round][size][S_*] and [algorithm][round][delay][W_*]. */
-static double (*fig)[LG_MAX_ROUNDS + 1][LG_MAX_SIZES][S_N];
+/* [algorithm][round][size][LG_*] and [algorithm][round][delay][W_*]. */
+static double (*fig)[LG_MAX_ROUNDS + 1][LG_MAX_SIZES][LG_NFIG];
 static double sig[BM_MAX_ALGS][LG_MAX_ROUNDS + 1][LG_ND][W_N];
 /* Per-message samples (ns) at sig_size: [algorithm][round * count + i]. */
 static double *rtt_smp[BM_MAX_ALGS], *os_smp[BM_MAX_ALGS];
-static long rtt_m, os_m;           /* samples per round of each */
-static double *scratch, *scratch2; /* a phase's round trips, when not kept; a copy */
+static long rtt_m, os_m;                      /* samples per round of each */
+static double *scratch, *scratch2, *scratch3; /* bursts, a copy, sends' times */
 static unsigned long errors;
 /* Rank 0: messages sent, acks wanted and run, results. */
 static unsigned long sent, acks_due, acks, results;
+static size_t ack_len; /* the bytes the next ack carries */
+/* Per algorithm, rank 1's waited receives: those that found no message yet; all. */
+static unsigned long late[BM_MAX_ALGS], waited_n[BM_MAX_ALGS];
+static int cur_a; /* the index of cur */
 static uint32_t result[5];
 static int64_t spent_ns; /* injected waits' time actually spent, and how many */
 static long spent_n;
 /* Rank 1: messages run, polls timed (o_r), state. */
 static unsigned long seen;
-static int timing, result_due, stop, replied, greeted;
-static long n0, n1;
+static int timing, result_due, stop, replied, greeted, burst_k;
+static long n0, n1, period, or_n, or_late;
+static int64_t burst_t1; /* when the burst's first message ran */
+static double *or_smp;   /* the waited receives' times, ns */
 static int64_t sum0, sum1, rspent_ns;
 static long rspent_n;
 
@@ -132,22 +145,32 @@ static void on_msg(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t 
     busy_ns(inj_recv, &rspent_ns, &rspent_n);
     if (len)
         memcpy(dst, d, len);
-    if (a[2]) {
-        replied = 1;
-        bm_check(am_reply(t, H_ACK, a, 1), "am_reply");
-    }
+    if (a[2] == REPLY_NONE)
+        return;
+    replied = 1;
+    int rc;
+    if (len == 0 || a[2] == REPLY_ZERO)
+        rc = am_reply(t, H_ACK, a, 1);
+    else if (len <= AM_MAX_BULK)
+        rc = am_reply_bulk(t, H_ACK, dst, len, a, 1);
+    else if (len <= long_max)
+        rc = am_reply_long(t, H_ACK, dst, len, a, 1);
+    else
+        rc = am_reply_long_at(t, H_ACK, dst, len, 0, a, 1);
+    bm_check(rc, "a reply");
 }
 
-/* (CTL_OR_BEGIN, 0), (CTL_OR_END, 0), (CTL_INJECT, ns in the handler),
- * (CTL_USE, algorithm), (CTL_STOP, 0). */
+/* (CTL_OR_BEGIN, 0), (CTL_WAIT_BEGIN, wait in ns), (CTL_OR_END, 0),
+ * (CTL_INJECT, ns in the handler), (CTL_USE, algorithm), (CTL_STOP, 0). */
 static void on_ctl(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
 {
     if (nargs != 2)
         errors++;
-    else if (a[0] == CTL_OR_BEGIN)
-        timing = 1, n0 = n1 = 0, sum0 = sum1 = 0, rspent_ns = 0, rspent_n = 0;
+    else if (a[0] == CTL_OR_BEGIN || a[0] == CTL_WAIT_BEGIN)
+        timing = a[0] == CTL_OR_BEGIN ? 1 : 2, period = a[1], n0 = n1 = 0, sum0 = sum1 = 0,
+        rspent_ns = 0, rspent_n = 0, or_n = or_late = 0, burst_k = 0;
     else if (a[0] == CTL_OR_END)
-        timing = 0, result_due = 1;
+        result_due = 1;
     else if (a[0] == CTL_INJECT)
         inj_recv = a[1];
     else if (a[0] == CTL_USE && a[1] < (uint32_t)algs.n)
@@ -173,26 +196,62 @@ static void timed_poll(unsigned *spins)
         sum1 += dt, n1++;
 }
 
-/* To rank 0: 16 x (mean one-message poll, mean empty poll, injected wait), ns,
- * the one-message polls and the messages run. */
+/* o_r by waiting, then receiving (netgauge's): a burst's first message is
+ * polled for; before each later one rank 1 waits with no poll until
+ * lg_recv_at() (the sender's period rank 0 gave), then times the am_poll
+ * that runs it.  A poll that finds nothing yet counts as
+ * late (its message is then polled for, untimed); one that runs two is not a
+ * sample. */
+static void waited_poll(unsigned *spins)
+{
+    unsigned long before = seen;
+    replied = 0;
+    if (burst_k == 0) {
+        if (bm_poll(cur) == 0)
+            bm_relax(spins, yield_after);
+        else if (seen > before && !replied)
+            burst_t1 = bm_now_ns(), burst_k = 1;
+        return;
+    }
+    for (int64_t at = lg_recv_at(burst_t1, burst_k, period); bm_now_ns() < at;)
+        ;
+    int64_t t0 = bm_now_ns();
+    int n = bm_poll(cur);
+    int64_t dt = bm_now_ns() - t0;
+    if (n == 1 && seen == before + 1 && or_n < iters)
+        or_smp[or_n++] = (double)dt - clk;
+    else if (n == 0)
+        for (or_late++; seen == before && timing;)
+            if (bm_poll(cur) == 0)
+                bm_relax(spins, yield_after);
+    burst_k = replied ? 0 : burst_k + 1;
+}
+
+/* To rank 0: 16 x o_r (ns: the median waited receive, or the mean
+ * one-message poll less the mean empty one), its samples, the late receives,
+ * 16 x the mean injected wait (ns), the messages run. */
 static void send_result(void)
 {
     double m1 = n1 ? (double)sum1 / n1 : 0, m0 = n0 ? (double)sum0 / n0 : 0;
     double w = rspent_n ? (double)rspent_ns / rspent_n : 0;
-    uint32_t r[5] = {(uint32_t)fmin(m1 * 16, 4e9), (uint32_t)fmin(m0 * 16, 4e9),
-                     (uint32_t)fmin(w * 16, 4e9), (uint32_t)n1, (uint32_t)seen};
+    long k = timing == 2 ? or_n : n1;
+    double o = timing == 2 ? lg_median(or_smp, or_n) : m1 - m0;
+    uint32_t r[5] = {(uint32_t)fmax(0, fmin(o * 16, 4e9)), (uint32_t)k, (uint32_t)or_late,
+                     (uint32_t)fmin(w * 16, 4e9), (uint32_t)seen};
     bm_check(am_request(cur, 0, H_RESULT, r, 5), "am_request");
 }
 
 static void serve(void)
 {
     for (unsigned spins = 0; !stop;) {
-        if (timing)
+        if (timing == 2)
+            waited_poll(&spins);
+        else if (timing)
             timed_poll(&spins);
         else if (bm_poll(cur) == 0)
             bm_relax(&spins, yield_after);
         if (result_due)
-            result_due = 0, send_result();
+            result_due = 0, send_result(), timing = 0;
     }
     uint32_t r[5] = {(uint32_t)seen, (uint32_t)errors, (uint32_t)bm_bad_packets(ep, &algs),
                      0, 0};
@@ -203,8 +262,10 @@ static void serve(void)
 
 static void on_ack(am_token_t *t, const uint32_t *a, int nargs, void *d, size_t len)
 {
-    if (nargs < 1 || (nargs == 1 && a[0] != (uint32_t)sent))
+    if (nargs < 1 || (nargs == 1 && (a[0] != (uint32_t)sent || len != ack_len)))
         errors++;
+    if (len)
+        memcpy(dst, d, len);
     if (nargs == 2)
         peer_cpu = (int)a[1] - 1;
     acks++;
@@ -230,11 +291,14 @@ static void control(uint32_t what, uint32_t arg)
 }
 
 /* Message i of a burst, s bytes, by the protocol for s; the last one of a
- * burst asks for a reply.  long_at writes burst slot i of rank 1's region. */
-static void send_msg(size_t s, int i, int last)
+ * burst asks for a reply (REPLY_*).  long_at writes burst slot i of rank 1's
+ * region. */
+static void send_msg(size_t s, int i, int reply)
 {
-    uint32_t a[3] = {(uint32_t)++sent, (uint32_t)s, (uint32_t)last};
-    acks_due += last;
+    uint32_t a[3] = {(uint32_t)++sent, (uint32_t)s, (uint32_t)reply};
+    acks_due += reply != REPLY_NONE;
+    if (reply != REPLY_NONE)
+        ack_len = reply == REPLY_SIZE ? s : 0;
     if (s >= 8)
         bm_stamp(src, s, a[0]);
     int rc;
@@ -250,55 +314,62 @@ static void send_msg(size_t s, int i, int last)
     bm_check(rc, "a send");
 }
 
-/* What one run of PRTT(n, d, s) gives: its mean, and the means of the timed
- * sends and of the waits. */
+/* What one run of PRTT(n, d, s) gives: the median burst, the median timed
+ * send, the mean wait, ns. */
 struct prtt {
     double t, os, wait;
 };
 
-/* `bursts` x PRTT(n, d, s), mean in ns; if timed, each send timed alone
- * (samples into os_out if not NULL); each burst's time into rtt_out if not
- * NULL.  --inject-send-ns waits inside the timed send. */
-static struct prtt prtt(int n, long d, size_t s, long bursts, int timed, double *rtt_out,
+/* The median of v[0..n-1], v left as it was (samples kept in order). */
+static double median_of(const double *v, long n)
+{
+    memcpy(scratch2, v, (size_t)n * sizeof *v);
+    return lg_median(scratch2, n);
+}
+
+/* `bursts` x PRTT(n, d, s), the last message of each asking for a reply of
+ * `reply` (REPLY_ZERO or REPLY_SIZE); each burst's time into rtt_out if not
+ * NULL; if os_out, each send timed alone into it.  --inject-send-ns waits
+ * inside the timed send. */
+static struct prtt prtt(int n, long d, size_t s, int reply, long bursts, double *rtt_out,
                         double *os_out)
 {
-    int64_t sum = 0, os = 0, waited = 0;
+    int64_t waited = 0;
+    double *trip = rtt_out ? rtt_out : scratch;
     for (long b = 0; b < bursts; b++) {
         int64_t t0 = bm_now_ns();
         for (int i = 0; i < n; i++) {
-            int64_t ta = timed ? bm_now_ns() : 0;
+            int64_t ta = os_out ? bm_now_ns() : 0;
             busy_ns(inj_send, &spent_ns, &spent_n);
-            send_msg(s, i, i == n - 1);
-            if (timed) {
-                int64_t tb = bm_now_ns();
-                os += tb - ta;
-                if (os_out)
-                    os_out[b * n + i] = (double)(tb - ta) - clk;
-                if (i < n - 1)
-                    waited += wait_from(tb, d);
-            }
+            send_msg(s, i, i == n - 1 ? reply : REPLY_NONE);
+            int64_t tb = bm_now_ns();
+            if (os_out)
+                os_out[b * n + i] = (double)(tb - ta) - clk;
+            if (i < n - 1)
+                waited += wait_from(tb, d);
         }
         await_acks();
-        int64_t dt = bm_now_ns() - t0;
-        sum += dt;
-        if (rtt_out)
-            rtt_out[b] = (double)dt - clk;
+        trip[b] = (double)(bm_now_ns() - t0) - clk;
     }
-    double m = (double)bursts;
-    struct prtt r = {(double)sum / m - clk, timed ? (double)os / (m * n) - clk : 0,
-                     n > 1 ? (double)waited / (m * (n - 1)) : 0};
+    struct prtt r = {median_of(trip, bursts), os_out ? median_of(os_out, bursts * n) : NAN,
+                     n > 1 ? (double)waited / ((double)bursts * (n - 1)) : 0};
     return r;
 }
 
-/* PRTT(n, d, s) with rank 1 timing its polls: *or_ns its o_r (ns). */
-static struct prtt prtt_or(int n, long d, size_t s, long bursts, double *os_out,
+/* PRTT(n, d, s) with rank 1 timing its receives: polling and timing each
+ * poll (period 0), or waiting before each by the sender's period (ns,
+ * lg_recv_at), each send timed into os (n x bursts); *or_ns its o_r (ns). */
+static struct prtt prtt_or(int n, long d, size_t s, long bursts, long period_ns, double *os,
                            double *or_ns)
 {
-    control(CTL_OR_BEGIN, 0);
-    struct prtt p = prtt(n, d, s, bursts, 1, NULL, os_out);
+    int waits = period_ns > 0;
+    control(waits ? CTL_WAIT_BEGIN : CTL_OR_BEGIN, (uint32_t)period_ns);
+    struct prtt p = prtt(n, d, s, REPLY_SIZE, bursts, NULL, os);
     control(CTL_OR_END, 0);
     bm_await(cur, yield_after, &results, results + 1, "rank 1's o_r");
-    *or_ns = result[3] ? ((double)result[0] - (double)result[1]) / 16 : NAN;
+    *or_ns = result[1] ? result[0] / 16.0 : NAN;
+    if (waits)
+        late[cur_a] += result[2], waited_n[cur_a] += result[1] + result[2];
     return p;
 }
 
@@ -310,50 +381,50 @@ static void use(int a)
         return;
     await_acks();
     control(CTL_USE, (uint32_t)a);
-    cur = algs.ep[a];
-    prtt(1, 0, 0, 16, 0, NULL, NULL);
-}
-
-/* The median of v[0..n-1], v left as it was (samples kept in order). */
-static double median_of(const double *v, long n)
-{
-    memcpy(scratch2, v, (size_t)n * sizeof *v);
-    return bm_median(scratch2, n);
+    cur = algs.ep[a], cur_a = a;
+    prtt(1, 0, 0, REPLY_SIZE, 16, NULL, NULL);
 }
 
 /* Round k's figures of size index i for algorithm a (the counts of a round
- * of `per` operations).  Samples at sig_size in measured rounds. */
+ * of `per` operations), us.  Samples at sig_size in measured rounds. */
 static void cell(int a, int k, int i, long per)
 {
     size_t s = sizes[i];
     long m = lg_count(s, per, 4), bursts = m / LG_N > 2 ? m / LG_N : 2;
     int keep = s == (size_t)sig_size && k != WARM;
-    double *f = fig[a][k][i], or_ns;
+    double *f = fig[a][k][i], or_poll, or_ns;
     control(CTL_INJECT, (uint32_t)inj_recv);
-    double *trip = keep ? rtt_smp[a] + k * rtt_m : scratch;
-    struct prtt p1 = prtt(1, 0, s, m, 0, trip, NULL);
-    struct prtt pn = prtt(LG_N, 0, s, bursts, 0, NULL, NULL);
+    struct prtt p1 =
+        prtt(1, 0, s, REPLY_SIZE, m, keep ? rtt_smp[a] + k * rtt_m : NULL, NULL);
+    struct prtt p0 = prtt(1, 0, s, REPLY_ZERO, m, NULL, NULL);
+    struct prtt pn = prtt(LG_N, 0, s, REPLY_SIZE, bursts, NULL, NULL);
     long d =
-        lround(median_of(trip, m)); /* netgauge's d; a preempted trip does not stretch it */
-    struct prtt pd =
-        prtt_or(LG_N, d, s, bursts, keep ? os_smp[a] + k * os_m : NULL, &or_ns);
-    f[S_RTT] = p1.t / 1e3;
-    f[S_G] = (pn.t - p1.t) / (LG_N - 1) / 1e3;
-    f[S_OS] = pd.os / 1e3;
-    f[S_OSP] = ((pd.t - p1.t) / (LG_N - 1) - pd.wait - 2 * clk) / 1e3;
-    f[S_OR] = or_ns / 1e3;
+        lround(p1.t); /* netgauge's d, the median: a preempted trip does not stretch it */
+    struct prtt pd = prtt_or(LG_N, d, s, bursts, 0, NULL, &or_poll);
+    long p = lround((pd.t - p1.t) / (LG_N - 1)); /* the sender's period, d + o_s */
+    struct prtt pw = prtt_or(LG_N, d, s, bursts, p > d ? p : d,
+                             keep ? os_smp[a] + k * os_m : scratch3, &or_ns);
+    f[LG_RTT] = p1.t / 1e3;
+    f[LG_RTT0] = p0.t / 1e3;
+    f[LG_PN] = pn.t / 1e3;
+    f[LG_PD] = pd.t / 1e3;
+    f[LG_G] = (pn.t - p1.t) / (LG_N - 1) / 1e3;
+    f[LG_OS] = pw.os / 1e3;
+    f[LG_OSP] = ((pd.t - p1.t) / (LG_N - 1) - (double)d) / 1e3;
+    f[LG_OR] = or_ns / 1e3;
+    f[LG_ORP] = or_poll / 1e3;
 }
 
 /* Round k's signature sweep at sig_size for algorithm a. */
 static void sweep(int a, int k, long per)
 {
     long bursts = lg_count((size_t)sig_size, per, 4 * LG_SIG_N) / LG_SIG_N;
-    struct prtt p1 = prtt(1, 0, (size_t)sig_size, bursts * 4, 0, NULL, NULL);
+    struct prtt p1 = prtt(1, 0, (size_t)sig_size, REPLY_SIZE, bursts * 4, NULL, NULL);
     control(CTL_INJECT, (uint32_t)inj_recv);
     for (int j = 0; j < LG_ND; j++) {
         double or_ns, *w = sig[a][k][j];
         struct prtt p =
-            prtt_or(LG_SIG_N, lg_delays[j], (size_t)sig_size, bursts, NULL, &or_ns);
+            prtt_or(LG_SIG_N, lg_delays[j], (size_t)sig_size, bursts, 0, scratch3, &or_ns);
         w[W_T] = (p.t - p1.t) / (LG_SIG_N - 1) / 1e3;
         w[W_OS] = p.os / 1e3;
         w[W_OR] = or_ns / 1e3;
@@ -384,26 +455,20 @@ static struct bm_row row_of(const char *bench)
     return r;
 }
 
-/* The median over rounds of fig[a][*][i][m] or sig[a][*][j][m], of the
- * rounds that have one (o_r has none when rank 1 never found a message
- * alone in a poll): no row if none has. */
-static struct bm_stat of_rounds(int a, int i, int m, int sweep_fig)
+/* The median over rounds of sig[a][*][j][m], of the rounds that have one:
+ * no row if none has. */
+static struct bm_stat of_sweep(int a, int j, int m)
 {
-    double v[LG_MAX_ROUNDS];
-    int n = 0;
-    for (int k = 0; k < rounds; k++) {
-        double x = sweep_fig ? sig[a][k][i][m] : fig[a][k][i][m];
-        if (!isnan(x))
-            v[n++] = x;
-    }
-    return bm_stat_of(v, n);
+    unsigned char all[LG_MAX_ROUNDS + 1];
+    memset(all, 1, sizeof all);
+    return lg_of_rounds(&sig[a][0][j][m], (int)rounds, sizeof sig[a][0] / sizeof(double),
+                        all);
 }
 
 /* The configured limits, then per algorithm every size's figures, the
  * sweep's and the quantiles at sig_size. */
 static void report(long per)
 {
-    static const char *sname[S_N] = {"rtt", "g", "os", "os_prtt", "or"};
     static const char *wname[W_N] = {"sig_t", "sig_os", "sig_or", "sig_wait"};
     struct bm_row row = row_of("loggp");
     struct bm_stat one = {0, 0, 0, 1};
@@ -418,17 +483,30 @@ static void report(long per)
         bm_print(&row, al, 1, "prtt_n", one, "msgs", 0);
         one.median = one.lo = one.hi = (double)sig_size;
         bm_print(&row, al, 1, "sig_size", one, "bytes", 0);
+        int dropped = 0;
         for (int i = 0; i < nsizes; i++) {
             long m = lg_count(sizes[i], per, 4) * rounds;
-            for (int q = 0; q < S_N; q++) {
-                snprintf(name, sizeof name, "%s_%zu", sname[q], sizes[i]);
-                bm_print(&row, al, m, name, of_rounds(a, i, q, 0), "us", 4);
+            size_t stride = sizeof fig[a][0] / sizeof(double);
+            unsigned char keep[LG_MAX_ROUNDS + 1];
+            memset(keep, 1, sizeof keep);
+            dropped += lg_drop_rounds(stdout, al, sizes[i], fig[a][0][i], (int)rounds,
+                                      stride, keep);
+            for (int q = 0; q < LG_NFIG; q++) {
+                snprintf(name, sizeof name, "%s_%zu", lg_fig_name[q], sizes[i]);
+                bm_print(&row, al, m, name,
+                         lg_of_rounds(&fig[a][0][i][q], (int)rounds, stride, keep), "us",
+                         4);
             }
         }
+        one.median = one.lo = one.hi = dropped;
+        bm_print(&row, al, rounds * nsizes, "rounds_dropped", one, "rounds", 0);
+        one.median = one.lo = one.hi =
+            waited_n[a] ? 100.0 * (double)late[a] / (double)waited_n[a] : 0;
+        bm_print(&row, al, (long)waited_n[a], "or_late", one, "%", 2);
         for (int j = 0; j < LG_ND; j++)
             for (int q = 0; q < W_N; q++) {
                 snprintf(name, sizeof name, "%s_%ld", wname[q], lg_delays[j]);
-                bm_print(&row, al, per * rounds, name, of_rounds(a, j, q, 1), "us", 4);
+                bm_print(&row, al, per * rounds, name, of_sweep(a, j, q), "us", 4);
             }
         for (int q = 0; q < LG_NQ; q++) {
             struct bm_stat r = lg_quantile(rtt_smp[a], (int)rounds, rtt_m, lg_q[q]);
@@ -474,7 +552,7 @@ static void selfcheck(long per)
         for (int i = 0; i < nsizes; i++)
             for (int j = 0; j < algs.n; j++) {
                 int a = bm_abba(k, j, algs.n);
-                double f[2][S_N], *g[G_N];
+                double f[2][LG_NFIG], *g[G_N];
                 for (int q = 0; q < G_N; q++)
                     g[q] = &grow[a][i][q][k];
                 use(a);
@@ -486,11 +564,11 @@ static void selfcheck(long per)
                     memcpy(f[on], fig[a][WARM][i], sizeof f[on]);
                     if (on)
                         *g[G_SEND] = spent_n ? (double)spent_ns / spent_n : 0,
-                        *g[G_RECV] = result[2] / 16.0;
+                        *g[G_RECV] = result[3] / 16.0;
                 }
-                *g[G_OS] = (f[1][S_OS] - f[0][S_OS]) * 1e3;
-                *g[G_OR] = (f[1][S_OR] - f[0][S_OR]) * 1e3;
-                *g[G_RTT] = (f[1][S_RTT] - f[0][S_RTT]) * 1e3;
+                *g[G_OS] = (f[1][LG_OS] - f[0][LG_OS]) * 1e3;
+                *g[G_OR] = (f[1][LG_OR] - f[0][LG_OR]) * 1e3;
+                *g[G_RTT] = (f[1][LG_RTT] - f[0][LG_RTT]) * 1e3;
             }
     inj_send = inj_recv = 0;
 }
@@ -501,6 +579,8 @@ static void selfcheck_report(long per)
                                      "recv_spent"};
     struct bm_row row = row_of("loggp_selfcheck");
     struct bm_stat asked = {0, 0, 0, 1};
+    unsigned char all[LG_MAX_ROUNDS + 1]; /* a round without a figure (NaN) is left out */
+    memset(all, 1, sizeof all);
     char name[48];
     for (int a = 0; a < algs.n; a++) {
         asked.median = asked.lo = asked.hi = (double)d_asked[0];
@@ -511,7 +591,7 @@ static void selfcheck_report(long per)
             for (int q = 0; q < G_N; q++) {
                 snprintf(name, sizeof name, "%s_%zu", gname[q], sizes[i]);
                 bm_print(&row, algs.name[a], lg_count(sizes[i], per, 4) * rounds, name,
-                         bm_stat_of(grow[a][i][q], (int)rounds), "ns", 0);
+                         lg_of_rounds(grow[a][i][q], (int)rounds, 1, all), "ns", 0);
             }
     }
 }
@@ -538,7 +618,8 @@ static int requester(void)
     rtt_m = lg_count((size_t)sig_size, per, 4);
     scratch = calloc((size_t)per + 4, sizeof(double));
     scratch2 = calloc((size_t)per + 4, sizeof(double));
-    if (!scratch || !scratch2)
+    scratch3 = calloc((size_t)per + 4, sizeof(double));
+    if (!scratch || !scratch2 || !scratch3)
         bm_die("out of memory for the samples", 0);
     if (selfcheck_mode)
         keep_selfcheck_sizes();
@@ -605,8 +686,9 @@ static void parse(int argc, char **argv)
     }
 }
 
-/* An endpoint per algorithm with every handler; on rank 1 a region for
- * long_at of LG_N slots of the largest size, if any size is above long_max. */
+/* An endpoint per algorithm with every handler; if any size is above
+ * long_max, a region for long_at on each rank: LG_N slots of the largest size
+ * on rank 1, one (the reply) on rank 0. */
 static void open_endpoints(void)
 {
     static const struct bm_handler h[] = {{H_HELLO, on_hello},
@@ -623,10 +705,11 @@ static void open_endpoints(void)
     size_t lim[2] = {AM_MAX_BULK, long_max};
     nsizes = lg_sizes((size_t)max_size, lim, 2, sizes);
     size_t slot = ((size_t)max_size + 63) & ~(size_t)63;
-    for (int a = 0; rank == 1 && (size_t)max_size > long_max && a < algs.n; a++) {
+    size_t bytes = rank == 1 ? LG_N * slot : slot;
+    for (int a = 0; (size_t)max_size > long_max && a < algs.n; a++) {
         void *base;
-        bm_check(am_region_create(algs.ep[a], LG_N * slot, &base), "am_region_create");
-        memset(base, 0, LG_N * slot); /* every page mapped before timing */
+        bm_check(am_region_create(algs.ep[a], bytes, &base), "am_region_create");
+        memset(base, 0, bytes); /* every page mapped before timing */
     }
     bm_check(am_barrier(ep), "am_barrier");
 }
@@ -659,7 +742,8 @@ int main(int argc, char **argv)
     open_endpoints();
     src = malloc((size_t)max_size), dst = malloc((size_t)max_size);
     fig = calloc(BM_MAX_ALGS, sizeof *fig);
-    if (!src || !dst || !fig)
+    or_smp = calloc((size_t)iters, sizeof *or_smp);
+    if (!src || !dst || !fig || !or_smp)
         bm_die("out of memory", 0);
     memset(src, 0x5a, (size_t)max_size);
     memset(dst, 0xa5, (size_t)max_size);

@@ -23,7 +23,8 @@
 #                  compare with the paper's conclusions (scripts/report/report.py,
 #                  the paper's figures and claims in scripts/report/paper.toml,
 #                  judged by scripts/report/verdict.py)
-#   loggp/*.txt    LogGOPSim parameter files per algorithm and for MPICH
+#   loggp/*.txt    per algorithm, queue kind and MPICH: netgauge's loggp layout
+#                  with the LogGOPSim command line; loggp/*.goal its ping-pong
 #                  (scripts/report/loggp.py)
 #   *.png          plots (scripts/report/*.gp), referenced from report.md
 #   run.txt        the run's scale, time and programs' arguments, KEY=VALUE

@@ -437,8 +437,10 @@ END_TEST
 /* What loggp and mpi_loggp print per size (S: bytes), per quantile of the
  * round trip and of o_s, and once. */
 static const char *const loggp_known =
-    "limit_bulk limit_long limit_eager prtt_n sig_size rtt_# g_# os_# os_prtt_# or_# "
-    "sig_t_# sig_os_# sig_or_# sig_wait_# rtt_p# rtt_max os_p# os_max";
+    "limit_bulk limit_long limit_eager prtt_n sig_size rtt_# rtt0_# prttn_# prttd_# g_# "
+    "os_# "
+    "os_prtt_# or_# or_poll_# rounds_dropped or_late sig_t_# sig_os_# sig_or_# sig_wait_# "
+    "rtt_p# rtt_max os_p# os_max";
 static const char *const loggp_quantiles[] = {"p01", "p05", "p10", "p25",  "p50", "p75",
                                               "p90", "p95", "p99", "p999", "max"};
 

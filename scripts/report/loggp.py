@@ -1,32 +1,48 @@
+#!/usr/bin/python3
 """loggp.py - the LogGP section of the report: fits, protocol switches,
-LogGOPSim parameter files and the plots' data, from the rows of bench/loggp
-(shmam, one impl per claim algorithm or queue kind) and bench/mpi/loggp
-(MPICH).  report.py calls it; nothing here writes report.md.
+netgauge-layout files, the LogGOPSim export and its check, and the plots'
+data, from the rows of bench/loggp (shmam, one impl per claim algorithm or
+queue kind) and bench/mpi/loggp (MPICH).  report.py calls it; nothing here
+writes report.md.
 
-Per size s the rows give rtt_s (PRTT(1,0,s)), g_s, os_s, os_prtt_s and or_s
-in µs (bench/README.md, "loggp").  From them, per impl:
+Per size s the rows give, in µs (bench/README.md, "loggp"): rtt_s
+(PRTT(1,0,s), a reply of s bytes as netgauge's), rtt0_s (a 0-byte reply),
+prttn_s, prttd_s (PRTT(n,0,s), PRTT(n,d,s)), g_s, os_s (each send timed, the
+receiver waiting), os_prtt_s (netgauge's o_s), or_s (netgauge's
+wait-then-receive) and or_poll_s (timed polls, the second method).  From
+them, per impl:
 
-  L      intercept of the least-squares line through L(s) = (rtt(s) - o_s(s)
-         - o_r(s) - o_s(0) - o_r(0)) / 2 over the sizes up to the first
-         configured limit (the latency not spent in either overhead; the
-         reply is a short message), with its standard error
+  L      netgauge's: PRTT(1,0,1)/2 (its PRTT at the first size, 1 B)
+  L_fit  intercept of the least-squares line through (rtt(s) - 2 o_s(s) -
+         2 o_r(s)) / 2 over the sizes up to the first configured limit (the
+         latency not spent in either overhead, each way), ± standard error
   G      slope of the least-squares line through g(s) over every size >= 1
-         (ns per byte), with its standard error; G per kind the same over
-         each protocol's configured range
+         (ns per byte), with its standard error; per protocol the same over
+         each one's configured range (netgauge's g, G, lsqu per size)
   O      slope of o_s(s) the same way (LogGOPS's overhead per byte)
   S      the switches: where a line no longer fits rtt(s) (switches())
 
-Every fit is ordinary least squares; its error is the standard error of the
-coefficient and the root-mean-square residual.
+and the LogGOPSim export (loggopsim_params): integer options in one unit,
+one o = (o_s(1) + o_r(1)) / 2, L = PRTT(1,0,1)/2 - 2 o, checked by the
+LogGOPSim-compatible model of loggopsim.py on a GOAL ping-pong.
+
+`loggp.py check ROWS.csv` prints, per impl, "check IMPL RATIO MODEL_US
+MEASURED_US COMMAND..." (the model's 1-byte round trip over the measured
+one, and the LogGOPSim command line), for tests/check_loggp.c.
 """
 
 import math
 import os
+import sys
 from dataclasses import dataclass, field
+
+import loggopsim
 
 # One protocol per configured range: (name, the limit row that ends it).
 KINDS_SHMAM = (("bulk", "limit_bulk"), ("long", "limit_long"), ("long_at", None))
 KINDS_MPI = (("eager", "limit_eager"), ("rendezvous", None))
+# The per-size metrics of both programs (common/loggp.h's lg_fig_name).
+METRICS = ("rtt", "rtt0", "prttn", "prttd", "g", "os", "os_prtt", "or", "or_poll")
 
 
 @dataclass
@@ -37,6 +53,7 @@ class Fit:
     se_b: float
     rms: float  # root-mean-square residual (weighted as fitted)
     n: int
+    lsqu: float = 0.0  # netgauge's lsquares: sqrt(rss / (n - 2)), 0 for two points
 
 
 def lsq(xs, ys, ws=None):
@@ -59,7 +76,7 @@ def lsq(xs, ys, ws=None):
     s2 = rss / (n - 2) if n > 2 else 0.0
     se_b = math.sqrt(s2 / sxx)
     se_a = math.sqrt(s2 * (1 / sw + mx * mx / sxx))
-    return Fit(a, b, se_a, se_b, math.sqrt(rss / sw), n)
+    return Fit(a, b, se_a, se_b, math.sqrt(rss / sw), n, math.sqrt(s2))
 
 
 def _rel_rss(xs, ys):
@@ -141,7 +158,7 @@ def from_rows(rows, bench, impl, kinds):
         if b != bench or i != impl:
             continue
         head, _, tail = m.rpartition("_")
-        if head in ("rtt", "g", "os", "os_prtt", "or") and tail.isdigit():
+        if head in METRICS and tail.isdigit():
             v.setdefault(head, {})[int(tail)] = f.value
             sizes.add(int(tail))
     if not sizes:
@@ -166,54 +183,152 @@ def params(p):
     lim0 = next((l for _, l in p.limits if l is not None),
                 out["switches"][0] if out["switches"] else 8192)
     o0, r0 = p.v.get("os", {}).get(0), p.v.get("or", {}).get(0)
-    if o0 is not None and r0 is not None:
-        xs, ls = [], []
-        for s in p.sizes:
-            if s <= lim0 and all(s in p.v.get(m, {}) for m in ("rtt", "os", "or")):
-                xs.append(s)
-                ls.append((p.v["rtt"][s] - p.v["os"][s] - p.v["or"][s] - o0 - r0) / 2)
-        out["L"] = lsq(xs, ls)
+    xs, ls = [], []
+    for s in p.sizes:
+        if s <= lim0 and all(s in p.v.get(m, {}) for m in ("rtt", "os", "or")):
+            xs.append(s)
+            ls.append((p.v["rtt"][s] - 2 * p.v["os"][s] - 2 * p.v["or"][s]) / 2)
+    out["L_fit"] = lsq(xs, ls)
+    one = first_size(p)
+    out["L"] = p.v["rtt"][one] / 2 if one is not None else None
     out["G"] = lsq(*p.series("g", 1))
     out["O"] = lsq(*p.series("os", 1))
     out["o"], out["o_r"], out["g"] = o0, r0, p.v.get("g", {}).get(0)
+    out["one"] = one
     out["kinds"] = [(k, lo, hi, lsq(*p.series("g", lo, hi))) for k, lo, hi in p.kind_ranges()]
     out["configured"] = [l for _, l in p.limits if l is not None]
     return out
+
+
+def first_size(p):
+    """netgauge's first size: 1 B if measured with a round trip, else the
+    smallest above 0; None if there is none."""
+    got = [z for z in p.sizes if z >= 1 and z in p.v.get("rtt", {})]
+    return got[0] if got else None
 
 
 def ns(x, prec=0):
     return "–" if x is None else f"{x * 1e3:.{prec}f}"
 
 
-def param_file(p, q, source):
-    """A LogGOPSim-style parameter file for Impl p with params q: KEY=VALUE
-    in ns (G and O in ns per byte), the per-kind fits and the per-size data
-    as comments."""
-    sw, conf = q["switches"], q["configured"]
-    # S: the last configured limit (where data goes straight to the receiver's
-    # memory: long_at, or MPI's rendezvous), else the last switch detected
-    s = max(conf) if conf else (max(sw) if sw else 0)
-    L, G, O = q.get("L"), q["G"], q["O"]
-    lines = [f"# LogGOPSim parameters of {p.name}, from {source}",
-             "# times in ns; G and O in ns per byte; L, G and O by least squares "
-             "(value +- standard error)",
-             f"L={ns(L.a if L else None, 1)}", f"o={ns(q['o'], 1)}", f"g={ns(q['g'], 1)}",
-             f"G={ns(G.b if G else None, 5)}", f"O={ns(O.b if O else None, 5)}", f"S={s}",
-             f"# L +- {ns(L.se_a if L else None, 1)}, G +- {ns(G.se_b if G else None, 5)}, "
-             f"O +- {ns(O.se_b if O else None, 5)}; o_r={ns(q['o_r'], 1)}",
-             f"# LogGOPSim -L {ns(L.a if L else None)} -o {ns(q['o'])} -g {ns(q['g'])} "
-             f"-G {ns(G.b if G else None, 5)} -O {ns(O.b if O else None, 5)} -S {s}",
-             "# switches detected (bytes): " + (" ".join(map(str, sw)) or "none")
-             + "; configured: " + (" ".join(map(str, q["configured"])) or "none")]
+TRIPS = 10  # round trips of the GOAL ping-pong
+
+
+def eager_limit(p, q):
+    """LogGOPSim's S (bytes) and how it was chosen: the last configured limit
+    (shmam: long_max, above which long_at writes the receiver's memory; MPICH:
+    the eager limit UCX_RNDV_THRESH set), else the last switch found, else
+    (no switch found: every size measured went eagerly) the largest size."""
+    if q["configured"]:
+        return max(q["configured"]), "the configured limit"
+    if q["switches"]:
+        return max(q["switches"]), "the last switch found in RTT(s) (eager up to it)"
+    return max(p.sizes), "no switch found: the largest size measured"
+
+
+def loggopsim_params(p, q):
+    """The LogGOPSim export of Impl p with params q: a dict with the integer
+    options (L o g G O S), their unit, the notes (clamps, choices), the
+    command line, the GOAL ping-pong and the model's round trip against the
+    measured one.  None without a 1-byte round trip, o_s and o_r.
+
+    o = (o_s(1) + o_r(1)) / 2 (LogGOPSim has one o, paid at both ends of a
+    message: 2 o = o_s + o_r), L = PRTT(1,0,1)/2 - 2 o (so that the model's
+    round trip 2 L + 4 o is the measured one); g = g(1); G, O the slopes.
+    A negative value is said and clamped to 0; when L would be negative
+    (over shared memory the overheads overlap the transfer: the receiver's
+    wait-then-receive includes the cache misses that carry the message) L is
+    0 and o = PRTT(1,0,1)/4, which keeps the round trip.  Unit: ps when
+    G < 1 ns/B (else G and O vanish when rounded), else ns."""
+    one = q.get("one")
+    if one is None or any(one not in p.v.get(m, {}) for m in ("rtt", "os", "or")):
+        return None
+    rtt, os_, or_ = p.v["rtt"][one], p.v["os"][one], p.v["or"][one]  # µs
+    notes = []
+    G = q["G"].b if q["G"] else 0.0
+    O = q["O"].b if q["O"] else 0.0
+    g = p.v.get("g", {}).get(one, 0.0)
+    o = (os_ + or_) / 2
+    L = rtt / 2 - 2 * o
+    if L < 0:
+        notes.append(f"L = PRTT(1,0,{one})/2 − (o_s + o_r) = {L * 1e3:.1f} ns < 0: L clamped "
+                     f"to 0 and o = PRTT(1,0,{one})/4 (o_s + o_r = {(os_ + or_) * 1e3:.1f} ns "
+                     f"exceeds RTT/2 = {rtt * 1e3 / 2:.1f} ns: the overheads overlap the "
+                     "transfer)")
+        L, o = 0.0, rtt / 4
+    for name, v in (("g", g), ("G", G), ("O", O)):
+        if v < 0:
+            notes.append(f"{name} = {v * 1e3:.4g} ns{'/B' if name != 'g' else ''} < 0 by its "
+                         "fit: clamped to 0")
+    g, G, O = max(g, 0.0), max(G, 0.0), max(O, 0.0)
+    S, why = eager_limit(p, q)
+    notes.append(f"S = {S} B: {why}")
+    unit, scale = ("ps", 1e6) if G * 1e3 < 1 else ("ns", 1e3)
+    ints = {"L": round(L * scale), "o": round(o * scale), "g": round(g * scale),
+            "G": round(G * scale), "O": round(O * scale), "S": int(S)}
+    goal = loggopsim.pingpong(1, TRIPS)
+    argv = ["-f", f"{p.name}.bin"] + [x for k in loggopsim.OPTIONS
+                                      for x in (f"-{k}", str(ints[k]))]
+    back = loggopsim.parse_command(argv)  # the line as the simulator's parser reads it
+    model = loggopsim.simulate(loggopsim.parse_goal(goal),
+                               *(back[k] for k in loggopsim.OPTIONS)) / TRIPS / scale
+    # the model's round trip is of 1-byte messages: compare with PRTT(1,0,1)
+    return {"ints": ints, "unit": unit, "notes": notes, "argv": argv, "goal": goal,
+            "model": model, "measured": rtt, "ratio": model / rtt if rtt > 0 else math.nan,
+            "o_rule": "o = (o_s + o_r)/2", "one": one}
+
+
+def command(x):
+    return "LogGOPSim " + " ".join(x["argv"])
+
+
+def kind_fit(q, s):
+    """The fit of g(s) of the protocol range that holds size s (0: the first)."""
     for k, lo, hi, f in q["kinds"]:
-        lines.append(f"# G of {k} ({lo} .. {hi if hi != math.inf else 'max'} B): "
-                     + (f"{ns(f.b, 5)} +- {ns(f.se_b, 5)} ns/B, g0 {ns(f.a, 1)} ns"
-                        if f else "too few sizes"))
-    lines.append("# size rtt_us g_us os_us os_prtt_us or_us")
+        if lo <= max(s, 1) <= hi:
+            return f
+    return q["G"]
+
+
+def param_file(p, q, source):
+    """Impl p's file: netgauge's loggp layout (one line per size, µs) with
+    the LogGOPSim export, L_fit and shmam's own figures as comments."""
+    x = loggopsim_params(p, q)
+    Lf, G, O = q.get("L_fit"), q["G"], q["O"]
+    n = int(q.get("prtt_n") or 8)
+    lines = [f"# LogGP of {p.name}, from {source}: netgauge's loggp layout (µs)",
+             "# L is netgauge's, PRTT(1,0,1)/2; o_s netgauge's, (PRTT(n,d,s) - PRTT(1,0,s))/(n-1)"
+             " - d with d = PRTT(1,0,s); o_r by wait-then-receive (netgauge's); g, G the"
+             " least-squares line of (PRTT(n,0,s) - PRTT(1,0,s))/(n-1) over s's protocol range,"
+             " lsqu its residual"]
+    if x:
+        lines += [f"# LogGOPSim (times in {x['unit']}, G and O in {x['unit']}/B; "
+                  f"{x['o_rule']}, L = PRTT(1,0,1)/2 - 2 o): "
+                  f"txt2bin -i {p.name}.goal -o {p.name}.bin && {command(x)}",
+                  f"# its model's 1-byte round trip (loggopsim.py, {p.name}.goal): "
+                  f"{x['model']:.4f} us against {x['measured']:.4f} measured "
+                  f"({x['ratio']:.3f}x)"]
+        lines += [f"# note: {t}" for t in x["notes"]]
+    lines.append(f"# L_fit (intercept of (RTT(s) - 2 o_s(s) - 2 o_r(s))/2) = "
+                 f"{ns(Lf.a if Lf else None, 1)} +- {ns(Lf.se_a if Lf else None, 1)} ns; "
+                 f"G = {ns(G.b if G else None, 5)} +- {ns(G.se_b if G else None, 5)} ns/B; "
+                 f"O = {ns(O.b if O else None, 5)} +- {ns(O.se_b if O else None, 5)} ns/B")
+    lines.append("# switches detected (bytes): " + (" ".join(map(str, q["switches"])) or "none")
+                 + "; configured: " + (" ".join(map(str, q["configured"])) or "none"))
+    lines.append("# size n PRTT(1,0,s) PRTT(n,0,s) PRTT(n,PRTT(1,0,s),s) L o_s o_r g G lsqu(g,G)")
+    v = p.v
     for z in p.sizes:
-        lines.append(f"{z} " + " ".join(
-            f"{p.v[m][z]:.4f}" if z in p.v.get(m, {}) else "-"
-            for m in ("rtt", "g", "os", "os_prtt", "or")))
+        f = kind_fit(q, z)
+        cols = [v.get(m, {}).get(z) for m in ("rtt", "prttn", "prttd")]
+        cols += [q.get("L"), v.get("os_prtt", {}).get(z), v.get("or", {}).get(z),
+                 f.a if f else None, f.b if f else None, f.lsqu if f else None]
+        lines.append(f"{z} {n} " + " ".join("-" if c is None else f"{c:.6f}" for c in cols))
+    lines.append("# shmam's own per size (µs): size o_s(timed sends, receiver waiting) "
+                 "o_r(timed polls, second method) PRTT(1,0,s) with a 0-byte reply")
+    for z in p.sizes:
+        lines.append("#  " + f"{z} " + " ".join(
+            "-" if v.get(m, {}).get(z) is None else f"{v[m][z]:.4f}"
+            for m in ("os", "or_poll", "rtt0")))
     return "\n".join(lines) + "\n"
 
 
@@ -223,6 +338,7 @@ BENCHES = (("loggp", KINDS_SHMAM), ("mpi_loggp", KINDS_MPI))
 QUANTILES = ("p01", "p05", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p999", "max")
 Q_FRACTION = (0.01, 0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.95, 0.99, 0.999, 1.0)
 SELF_TOL = 0.10  # the self-check's stated error: a tenth of the wait spent
+MODEL_TOL = 0.10  # the LogGOPSim model's round trip within a tenth of the measured one
 
 
 def impls(rows):
@@ -232,7 +348,12 @@ def impls(rows):
         for i in rows.impls.get(bench, []):
             p = from_rows(rows, bench, i, kinds)
             if p:
-                out.append((bench, p, params(p)))
+                q = params(p)
+                for k, m in (("prtt_n", "prtt_n"), ("dropped", "rounds_dropped"),
+                             ("judged", "rounds_dropped"), ("or_late", "or_late")):
+                    f = rows.get(bench, i, m)
+                    q[k] = None if f is None else (f.iters if k == "judged" else f.value)
+                out.append((bench, p, q))
     return out
 
 
@@ -262,16 +383,39 @@ def _switch_cell(q, sizes):
 
 def table(rows):
     """The LogGP table: a line per impl."""
-    head = ["impl", "L (ns)", "o<sub>s</sub>(0) (ns)", "o<sub>r</sub>(0) (ns)", "g(0) (ns)",
-            "G (ps/B)", "G per kind (ps/B)", "O (ps/B)", "switches: configured (B)"]
+    head = ["impl", "L (ns, netgauge's)", "L<sub>fit</sub> (ns)", "o<sub>s</sub>(1) (ns)",
+            "o<sub>r</sub>(1) (ns)", "o<sub>r</sub>(1) by polls (ns)", "g(1) (ns)",
+            "G (ps/B)", "G per kind (ps/B)", "O (ps/B)", "switches: configured (B)",
+            "rounds left out"]
     out = []
     for bench, p, q in impls(rows):
         kinds = ", ".join(f"{k} {_pm(f, 'b', 1e6, 0)}" for k, _, _, f in q["kinds"])
         name = p.name if bench == "loggp" else f"MPICH ({p.name})"
-        out.append([name, _pm(q.get("L"), "a"), ns(q["o"]), ns(q["o_r"]), ns(q["g"]),
-                    _pm(q["G"], "b", 1e6, 0), kinds, _pm(q["O"], "b", 1e6, 0),
-                    _switch_cell(q, p.sizes)])
+        one = q.get("one")
+        at = lambda m: p.v.get(m, {}).get(one) if one is not None else None
+        drop = ("–" if q.get("dropped") is None
+                else f"{q['dropped']:.0f} of {q['judged']}")
+        out.append([name, ns(q.get("L")), _pm(q.get("L_fit"), "a"), ns(at("os")), ns(at("or")),
+                    ns(at("or_poll")), ns(at("g")), _pm(q["G"], "b", 1e6, 0), kinds,
+                    _pm(q["O"], "b", 1e6, 0), _switch_cell(q, p.sizes), drop])
     return _md(head, out)
+
+
+def export_table(rows):
+    """The LogGOPSim export and its check: a line per impl."""
+    head = ["impl", "LogGOPSim command line", "unit", "model RTT (µs)", "measured RTT (µs)",
+            "model / measured", "notes"]
+    out, verdicts = [], []
+    for bench, p, q in impls(rows):
+        x = loggopsim_params(p, q)
+        if x is None:
+            continue
+        ok = abs(x["ratio"] - 1) <= MODEL_TOL
+        verdicts.append(ok)
+        out.append([p.name if bench == "loggp" else f"MPICH ({p.name})", f"`{command(x)}`",
+                    x["unit"], f"{x['model']:.4f}", f"{x['measured']:.4f}",
+                    f"{x['ratio']:.3f}" + ("" if ok else " ✗"), "; ".join(x["notes"])])
+    return _md(head, out), (sum(verdicts), len(verdicts))
 
 
 def distributions(rows):
@@ -340,8 +484,9 @@ def _md(head, lines):
 
 
 def write_params(rows, out_dir, source):
-    """out_dir/loggp/<impl>.txt (MPICH: mpich.txt) for every impl; the
-    paths written."""
+    """out_dir/loggp/<impl>.txt (netgauge's layout, the LogGOPSim line) and
+    <impl>.goal (its ping-pong) for every impl (MPICH: mpich.*); the paths
+    written."""
     d = os.path.join(out_dir, "loggp")
     written = []
     for bench, p, q in impls(rows):
@@ -350,6 +495,11 @@ def write_params(rows, out_dir, source):
         with open(path, "w") as f:
             f.write(param_file(p, q, f"{bench} in {source}"))
         written.append(path)
+        x = loggopsim_params(p, q)
+        if x:
+            with open(os.path.join(d, f"{p.name}.goal"), "w") as f:
+                f.write(x["goal"])
+            written.append(os.path.join(d, f"{p.name}.goal"))
     return written
 
 
@@ -399,6 +549,7 @@ def section(rows, out, args):
     report.sh's run record (LOGGP_ARGS, LOGGP_SELF_ARGS, MPI_LOGGP_ARGS)."""
     a = lambda k: args.get(k) or "(defaults)"
     check, tally = selfcheck(rows)
+    etable, etally = export_table(rows)
     files = sorted(os.listdir(os.path.join(out, "loggp"))) if os.path.isdir(
         os.path.join(out, "loggp")) else []
     s = ["## LogGP: every message size\n",
@@ -408,18 +559,27 @@ def section(rows, out, args):
          "copying every message out: `loggp --algs all,channels "
          f"{a('LOGGP_ARGS')}` (every claim algorithm and per-sender kind in one job, "
          f"interleaved), MPICH by the same method (`mpi_loggp {a('MPI_LOGGP_ARGS')}`, "
-         "`MPI_Send`/`MPI_Recv`). Per size: PRTT(1,0,s) (the round trip, a short reply), "
-         "g(s) = (PRTT(8,0,s) − PRTT(1,0,s))/7, o<sub>s</sub>(s) each send timed alone "
-         "in PRTT(8,d,s) with d = PRTT(1,0,s), o<sub>r</sub>(s) the receiver's poll that "
-         "ran one message less an empty one (MPI: the `MPI_Recv` of a message already "
-         "there). L: intercept of the least-squares line through (RTT(s) − o<sub>s</sub>(s) "
-         "− o<sub>r</sub>(s) − o<sub>s</sub>(0) − o<sub>r</sub>(0))/2 up to the first "
-         "limit; G: slope of g(s) over every size ≥ 1 B, and per protocol over its "
+         "`MPI_Send`/`MPI_Recv`). Per size, each PRTT the median of its bursts: PRTT(1,0,s) "
+         "(the round trip, a reply of s bytes as netgauge's; a 0-byte reply is the labelled "
+         "variant `rtt0`), g(s) = (PRTT(8,0,s) − PRTT(1,0,s))/7, netgauge's o<sub>s</sub>(s) "
+         "= (PRTT(8,d,s) − PRTT(1,0,s))/7 − d with d = PRTT(1,0,s), and a second "
+         "PRTT(8,d,s) in which the receiver makes no library call between messages: it "
+         "waits (clock reads only, to the sender's schedule) and then times the receive of "
+         "a message already there (o<sub>r</sub>, netgauge's wait-then-receive; shmam: "
+         "the `am_poll` that runs it), while the sender times each send alone "
+         "(o<sub>s</sub>, the median). The older estimate of o<sub>r</sub> (a spinning "
+         "receiver's poll that ran one message less an empty one; MPI: the `MPI_Recv` "
+         "after `MPI_Iprobe` saw the message) is the column \"by polls\". L is "
+         "netgauge's, PRTT(1,0,1)/2; L<sub>fit</sub> the intercept of the least-squares "
+         "line through (RTT(s) − 2 o<sub>s</sub>(s) − 2 o<sub>r</sub>(s))/2 up to the "
+         "first limit; G: slope of g(s) over every size ≥ 1 B, and per protocol over its "
          "configured range; O: slope of o<sub>s</sub>(s); each ± its standard error. "
          "Switches: where one line (relative residuals) no longer fits RTT(s), against "
          "the configured limits (`AM_MAX_BULK`, the endpoint's `long_max`; MPICH's eager "
-         "limit where MPI_T tells it). bench/README.md, \"loggp\", has the method and "
-         "where it differs from netgauge's and GASNet's.\n",
+         "limit where `UCX_RNDV_THRESH` sets it). A round with a PRTT more than "
+         "2× off the rounds' median at its size is left out (the benchmark says which in "
+         "a comment); the last column counts them. bench/README.md, \"loggp\", has the "
+         "method beside netgauge's and LogGOPSim's.\n",
          table(rows) + "\n",
          "Distributions from per-message timestamps (a clock read's cost taken off each), "
          "all rounds pooled; the spread of each quantile over the rounds is in the "
@@ -428,9 +588,22 @@ def section(rows, out, args):
          _img(out, "loggp_sig.png", "Signature graph: overheads and gap against size "
               "and against the wait between sends")
          + _img(out, "loggp_cdf.png", "Round-trip distribution"),
-         "LogGOPSim parameter files (L, o, g, G, O, S in ns; the per-size data and per "
-         "protocol fits as comments): " + (", ".join(f"`loggp/{f}`" for f in files)
-                                          or "none written") + ".\n",
+         "**LogGOPSim.** The command line per impl (integer options only, one unit: ps "
+         "when G < 1 ns/B), from the 1-byte figures: o = (o<sub>s</sub> + o<sub>r</sub>)/2 "
+         "(LogGOPSim has one o, paid at both ends of a message), L = PRTT(1,0,1)/2 − 2 o, "
+         "g = g(1), G and O the slopes, S the configured eager limit or else the last "
+         "switch found; a negative value is said and clamped to 0 (L < 0: L = 0, "
+         "o = PRTT(1,0,1)/4). Each impl's `loggp/<impl>.goal` is a ping-pong of "
+         f"{TRIPS} round trips of 1 B (`txt2bin -i <impl>.goal -o <impl>.bin` makes the "
+         "simulator's input); the report's own LogGOPSim-compatible model "
+         "(`scripts/report/loggopsim.py`) runs it with the line's options, and its round "
+         f"trip is checked against the measured PRTT(1,0,1) (within {100 * MODEL_TOL:.0f} %"
+         + (f"; {etally[0]} of {etally[1]} within it" if etally[1] else "") + ").\n",
+         etable + "\n",
+         "netgauge-layout files (`size n PRTT(1,0,s) PRTT(n,0,s) PRTT(n,d,s) L o_s o_r g "
+         "G lsqu`, µs, the LogGOPSim line and shmam's own figures as comments): "
+         + (", ".join(f"`loggp/{f}`" for f in files if f.endswith(".txt"))
+            or "none written") + ".\n",
          "**Self-check.** `loggp --selfcheck " + a("LOGGP_SELF_ARGS") + "`: at one or "
          "two sizes per protocol, each round measures the size with no injected wait and "
          "with a busy wait in every send (`--inject-send-ns`) and in the receiver's "
@@ -443,3 +616,23 @@ def section(rows, out, args):
          + ". The round trip grows by both waits when no preemption hits its rounds.\n",
          check + "\n"]
     return "\n".join(s)
+
+
+def main(argv):
+    """loggp.py check ROWS.csv: the export's check per impl (module doc)."""
+    if len(argv) != 3 or argv[1] != "check":
+        print("usage: loggp.py check ROWS.csv", file=sys.stderr)
+        return 2
+    import verdict
+    n = 0
+    for bench, p, q in impls(verdict.Rows(argv[2])):
+        x = loggopsim_params(p, q)
+        if x:
+            print(f"check {p.name} {x['ratio']:.4f} {x['model']:.4f} {x['measured']:.4f} "
+                  f"{command(x)}")
+            n += 1
+    return 0 if n else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -198,7 +198,7 @@ $(B)/gasnet/%: compat/gasnet/tests/%.c $(GASNET_HDR) $(GASNET_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(INC_compat) $< -o $@ $(GASNET_LIB) $(LIB) $(LDLIBS)
 
-$(B)/tests/check_gasnet: $(GASNET_PROG)
+$(B)/tests/check_gasnet: | $(GASNET_PROG)
 
 # A test program linked against the shared library (check_abi runs it).
 $(B)/tests/prog_dyn: $(B)/obj/tests/prog_dyn.o $(SO)

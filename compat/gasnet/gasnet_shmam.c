@@ -209,6 +209,11 @@ void gex_shmam_wait_step(void)
     }
 }
 
+struct am_ep *gex_shmam_endpoint(void)
+{
+    return G.ep;
+}
+
 int gasnet_AMPoll(void)
 {
     if (!G.init)

@@ -361,6 +361,12 @@ int gasnet_barrier_wait(int id, int flags);
 int gasnet_barrier_try(int id, int flags);
 int gasnet_barrier(int id, int flags);
 
+/* shmam's own: the endpoint the layer runs on (NULL before gex_Client_Init),
+ * for programs that also use shmam's calls (shmam.h) in the same job: the
+ * layer uses shmam handler ids 1..12; others are free. */
+struct am_ep;
+struct am_ep *gex_shmam_endpoint(void);
+
 /* Argument counting for the counting forms (the last fixed parameter rides
  * in __VA_ARGS__, so zero arguments need no empty __VA_ARGS__). */
 #define GEX_SHMAM_NTH(x, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, \

@@ -196,11 +196,13 @@ static void register_all(void)
     for (int rep = 0; rep < 2; rep++)
         for (int kind = 0; kind < 3; kind++)
             hidx[rep][kind] = entries[(rep * 3 + kind) * 17].gex_index;
+    gex_System_SetVerboseErrors(0);
     gex_AM_Entry_t dup = entries[0], any = {0, (gex_AM_Fn_t)h_short, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "any"};
     CHECK(gex_EP_RegisterHandlers(gex_TM_QueryEP(tm), &dup, 1) == GASNET_ERR_BAD_ARG,
           "a taken index registered again");
     CHECK(gex_EP_RegisterHandlers(gex_TM_QueryEP(tm), &any, 1) == GASNET_OK && any.gex_index == 255,
           "a don't-care entry got index %u, want 255", (unsigned)any.gex_index);
+    gex_System_SetVerboseErrors(1);
 }
 
 /* One request to next, and its reply; the same test runs on every rank at
@@ -334,6 +336,7 @@ static void mode_am(void)
     /* bounds refused at the sender, nothing sent */
     void *nb;
     gex_Segment_QueryBound(tm, next, &nb, NULL, NULL);
+    gex_System_SetVerboseErrors(0);
     CHECK(gex_AM_RequestLong0(tm, next, hidx[0][K_LONG], src_buf, 2, (char *)nb + SEG - 1,
                               GEX_EVENT_NOW, 0) == GASNET_ERR_BAD_ARG,
           "a Long past the segment's end accepted");

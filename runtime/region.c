@@ -288,7 +288,7 @@ int am_region_map(am_ep_t *ep, unsigned dest, void **base, size_t *len)
     struct am_peer *peer = am__peer(ep, dest);
     if (!peer)
         rc = -EINVAL;
-    else if (peer->dropped || !am__peer_alive(peer->view))
+    else if (peer->dropped)
         rc = -EPIPE;
     else if (!peer->region_bytes)
         rc = map(peer);

@@ -409,7 +409,7 @@ endif
 	install -d $(DESTDIR)$(PY_SITE)/shmam $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 python/shmam/*.py $(DESTDIR)$(PY_SITE)/shmam/
 	echo 'LIBDIR = "$(PREFIX)/lib"  # written by make install' > $(DESTDIR)$(PY_SITE)/shmam/_installed.py
-	install -m 644 man/shmam-python.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -m 644 man/shmam-python.7 man/shmam-gasnet.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:
 	rm -rf build build-asan build-tsan python/shmam/_cdef.py

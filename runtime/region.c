@@ -268,7 +268,8 @@ void am__region_close(struct am_peer *peer)
  * owner's thread for the region's life) and the endpoint's own. */
 static int region_owner_alive(const struct am_peer *peer)
 {
-    return am__peer_alive(peer->view) && !am__lifeline_gone(&mark_of(&peer->region)->owner_life);
+    return am__peer_alive(peer->view) &&
+           !am__lifeline_gone(&mark_of(&peer->region)->owner_life);
 }
 
 /* am_region_map: the peer's region as mapped for one-copy sends (map()

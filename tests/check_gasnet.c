@@ -48,7 +48,8 @@ static int run(const char *prog, int np, const char *const *args, struct tu_outp
     tu_run_capture(argv, env, TU_ERR_MERGED, 0, o);
     char names[40], first[160];
     snprintf(names, sizeof names, "g%d-", (int)o->pid);
-    int left = tu_leftovers(names, 0, first, sizeof first) + tu_leftovers(names, 1, first, sizeof first);
+    int left = tu_leftovers(names, 0, first, sizeof first) +
+               tu_leftovers(names, 1, first, sizeof first);
     ck_assert_msg(left == 0, "%s: the job left %s", prog, first);
     return o->signal ? -1 : o->status;
 }
@@ -108,7 +109,8 @@ START_TEST(exit_ends_job)
     const char *args[] = {"exit", c, NULL};
     int st = run("gasnet/gex_check", np, args, &o);
     ck_assert_msg(st == code && strstr(o.out, ": exit "),
-                  "gasnet_exit(%d) under -n %d: the job ended with %d:\n%s", code, np, st, o.out);
+                  "gasnet_exit(%d) under -n %d: the job ended with %d:\n%s", code, np, st,
+                  o.out);
 }
 END_TEST
 

@@ -438,7 +438,8 @@ START_TEST(region_map_other_user)
 {
     int b = _i;
     char x[64], r[64], c_name[64];
-    snprintf(what, sizeof what, "%s: region map refuses another user's", tu_backend_name(b));
+    snprintf(what, sizeof what, "%s: region map refuses another user's",
+             tu_backend_name(b));
     name_of(x, sizeof x, "x", b, "");
     name_of(c_name, sizeof c_name, "c", b, "");
     ck_assert_int_eq(am__region_name(x, r, sizeof r), 0);
@@ -470,7 +471,8 @@ START_TEST(region_map_dead_owner)
 {
     int b = _i;
     char x[64], c_name[64], d_name[64];
-    snprintf(what, sizeof what, "%s: region map refuses a dead owner's", tu_backend_name(b));
+    snprintf(what, sizeof what, "%s: region map refuses a dead owner's",
+             tu_backend_name(b));
     name_of(x, sizeof x, "x", b, "");
     name_of(c_name, sizeof c_name, "c", b, "");
     name_of(d_name, sizeof d_name, "d", b, "");
@@ -487,8 +489,8 @@ START_TEST(region_map_dead_owner)
     ck_assert_msg(rc == -EPIPE && m2 == NULL, "%s: again after its owner died: %s", what,
                   am_err_name(rc));
     rc = region_map_of(d, &m2, &len);
-    ck_assert_msg(rc == -EPIPE && m2 == NULL, "%s: first map after its owner died: %s", what,
-                  am_err_name(rc));
+    ck_assert_msg(rc == -EPIPE && m2 == NULL, "%s: first map after its owner died: %s",
+                  what, am_err_name(rc));
     am_ep_destroy(c);
     am_ep_destroy(d);
     char r[64];

@@ -136,8 +136,8 @@ static struct {
 static int complain(int code, const char *what, int rc)
 {
     if (G.verbose)
-        fprintf(stderr, "gasnet-shmam[%u]: %s%s%s\n", (unsigned)G.rank, what, rc ? ": " : "",
-                rc ? am_strerror(rc) : "");
+        fprintf(stderr, "gasnet-shmam[%u]: %s%s%s\n", (unsigned)G.rank, what,
+                rc ? ": " : "", rc ? am_strerror(rc) : "");
     return code;
 }
 #define BAD(what) complain(GASNET_ERR_BAD_ARG, what, 0)
@@ -236,47 +236,194 @@ int gasnet_set_waitmode(int wait_mode)
 static void call_short(gex_AM_Fn_t fn, gex_Token_t t, unsigned nargs, const gex_AM_Arg_t *a)
 {
     switch (nargs) {
-    case 0: ((void (*)(gex_Token_t))fn)(t); break;
-    case 1: ((void (*)(gex_Token_t, gex_AM_Arg_t))fn)(t, a[0]); break;
-    case 2: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1]); break;
-    case 3: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2]); break;
-    case 4: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3]); break;
-    case 5: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4]); break;
-    case 6: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5]); break;
-    case 7: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6]); break;
-    case 8: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]); break;
-    case 9: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]); break;
-    case 10: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]); break;
-    case 11: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]); break;
-    case 12: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]); break;
-    case 13: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12]); break;
-    case 14: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13]); break;
-    case 15: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14]); break;
-    case 16: ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15]); break;
+    case 0:
+        ((void (*)(gex_Token_t))fn)(t);
+        break;
+    case 1:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t))fn)(t, a[0]);
+        break;
+    case 2:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1]);
+        break;
+    case 3:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1],
+                                                                              a[2]);
+        break;
+    case 4:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(
+            t, a[0], a[1], a[2], a[3]);
+        break;
+    case 5:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4]);
+        break;
+    case 6:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5]);
+        break;
+    case 7:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3],
+                                                                 a[4], a[5], a[6]);
+        break;
+    case 8:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(
+            t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+        break;
+    case 9:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                                     a[8]);
+        break;
+    case 10:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                                     a[8], a[9]);
+        break;
+    case 11:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5],
+                                                   a[6], a[7], a[8], a[9], a[10]);
+        break;
+    case 12:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(
+            t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+        break;
+    case 13:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(
+            t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
+            a[12]);
+        break;
+    case 14:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                                     a[8], a[9], a[10], a[11], a[12], a[13]);
+        break;
+    case 15:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                                     a[8], a[9], a[10], a[11], a[12], a[13], a[14]);
+        break;
+    case 16:
+        ((void (*)(gex_Token_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, a[0], a[1], a[2], a[3], a[4], a[5],
+                                                   a[6], a[7], a[8], a[9], a[10], a[11],
+                                                   a[12], a[13], a[14], a[15]);
+        break;
     }
 }
 
 static void call_medlong(gex_AM_Fn_t fn, gex_Token_t t, void *buf, size_t n, unsigned nargs,
-                        const gex_AM_Arg_t *a)
+                         const gex_AM_Arg_t *a)
 {
     switch (nargs) {
-    case 0: ((void (*)(gex_Token_t, void *, size_t))fn)(t, buf, n); break;
-    case 1: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t))fn)(t, buf, n, a[0]); break;
-    case 2: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1]); break;
-    case 3: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2]); break;
-    case 4: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3]); break;
-    case 5: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4]); break;
-    case 6: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5]); break;
-    case 7: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6]); break;
-    case 8: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]); break;
-    case 9: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]); break;
-    case 10: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]); break;
-    case 11: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]); break;
-    case 12: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]); break;
-    case 13: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12]); break;
-    case 14: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13]); break;
-    case 15: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14]); break;
-    case 16: ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15]); break;
+    case 0:
+        ((void (*)(gex_Token_t, void *, size_t))fn)(t, buf, n);
+        break;
+    case 1:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t))fn)(t, buf, n, a[0]);
+        break;
+    case 2:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n,
+                                                                                a[0], a[1]);
+        break;
+    case 3:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2]);
+        break;
+    case 4:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3]);
+        break;
+    case 5:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4]);
+        break;
+    case 6:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1],
+                                                                 a[2], a[3], a[4], a[5]);
+        break;
+    case 7:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(
+            t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+        break;
+    case 8:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                                     a[7]);
+        break;
+    case 9:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                                     a[7], a[8]);
+        break;
+    case 10:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4],
+                                                   a[5], a[6], a[7], a[8], a[9]);
+        break;
+    case 11:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(
+            t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+        break;
+    case 12:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(
+            t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
+            a[11]);
+        break;
+    case 13:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                                     a[7], a[8], a[9], a[10], a[11], a[12]);
+        break;
+    case 14:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                                     a[7], a[8], a[9], a[10], a[11], a[12], a[13]);
+        break;
+    case 15:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t))fn)(t, buf, n, a[0], a[1], a[2], a[3], a[4],
+                                                   a[5], a[6], a[7], a[8], a[9], a[10],
+                                                   a[11], a[12], a[13], a[14]);
+        break;
+    case 16:
+        ((void (*)(gex_Token_t, void *, size_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t,
+                   gex_AM_Arg_t, gex_AM_Arg_t, gex_AM_Arg_t))fn)(
+            t, buf, n, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
+            a[11], a[12], a[13], a[14], a[15]);
+        break;
     }
 }
 
@@ -290,7 +437,8 @@ static unsigned shmam_id(int cat, int reply)
 /* One shmam message, a request to dest or a reply through tok: 0 sent, 1 not
  * sent (imm and no room now), else a GASNET_ERR_* code. */
 static int xmit(am_token_t *tok, unsigned dest, unsigned id, enum am_msg_kind kind,
-                const void *data, size_t len, size_t off, const uint32_t *a, int na, int imm)
+                const void *data, size_t len, size_t off, const uint32_t *a, int na,
+                int imm)
 {
     int rc;
     if (imm)
@@ -304,8 +452,9 @@ static int xmit(am_token_t *tok, unsigned dest, unsigned id, enum am_msg_kind ki
     else
         rc = kind == AM_MSG_SHORT  ? am_request(G.ep, dest, id, a, na)
              : kind == AM_MSG_BULK ? am_request_bulk(G.ep, dest, id, data, len, a, na)
-             : kind == AM_MSG_LONG ? am_request_long(G.ep, dest, id, data, len, a, na)
-                                   : am_request_long_at(G.ep, dest, id, data, len, off, a, na);
+             : kind == AM_MSG_LONG
+                 ? am_request_long(G.ep, dest, id, data, len, a, na)
+                 : am_request_long_at(G.ep, dest, id, data, len, off, a, na);
     if (rc == -EAGAIN && imm)
         return 1;
     if (rc == -EMSGSIZE || rc == -EINVAL || rc == -ENXIO)
@@ -320,9 +469,9 @@ static int lc_real(gex_Event_t *lc)
 
 /* The one send of every AM: category cat, to rank (a request) or through
  * token t (a reply), nargs GASNet arguments from ap. */
-static int am_send(gex_Token_t t, gex_Rank_t rank, int cat, gex_AM_Index_t h, const void *src,
-                   size_t n, void *dst, gex_Event_t *lc, gex_Flags_t flags, unsigned nargs,
-                   va_list ap)
+static int am_send(gex_Token_t t, gex_Rank_t rank, int cat, gex_AM_Index_t h,
+                   const void *src, size_t n, void *dst, gex_Event_t *lc, gex_Flags_t flags,
+                   unsigned nargs, va_list ap)
 {
     if (!G.init)
         return GASNET_ERR_NOT_INIT;
@@ -347,7 +496,8 @@ static int am_send(gex_Token_t t, gex_Rank_t rank, int cat, gex_AM_Index_t h, co
     if (cat == CAT_SHORT) {
         rc = extra ? xmit(tok, to, shmam_id(CAT_SHORT, !!t), AM_MSG_BULK, args + inpk,
                           extra * sizeof *args, 0, a, na, imm)
-                   : xmit(tok, to, shmam_id(CAT_SHORT, !!t), AM_MSG_SHORT, NULL, 0, 0, a, na, imm);
+                   : xmit(tok, to, shmam_id(CAT_SHORT, !!t), AM_MSG_SHORT, NULL, 0, 0, a,
+                          na, imm);
     } else if (cat == CAT_MEDIUM) {
         size_t pre = med_prefix(nargs);
         if (n > max_medium(nargs))
@@ -362,16 +512,17 @@ static int am_send(gex_Token_t t, gex_Rank_t rank, int cat, gex_AM_Index_t h, co
                 memcpy(b + pre, src, n);
             data = b;
         }
-        rc = xmit(tok, to, shmam_id(CAT_MEDIUM, !!t), pre + n <= AM_MAX_BULK ? AM_MSG_BULK
-                                                                             : AM_MSG_LONG,
-                  data, pre + n, 0, a, na, imm);
+        rc = xmit(tok, to, shmam_id(CAT_MEDIUM, !!t),
+                  pre + n <= AM_MAX_BULK ? AM_MSG_BULK : AM_MSG_LONG, data, pre + n, 0, a,
+                  na, imm);
     } else {
         const struct peer_seg *p = &G.peer[to];
         uintptr_t d = (uintptr_t)dst, off = d - p->base;
         if (!p->size || d < p->base || off > p->size || n > p->size - off)
             return BAD("a Long outside the target's segment");
         if (!extra) {
-            rc = xmit(tok, to, shmam_id(CAT_LONG, !!t), AM_MSG_LONG_AT, src, n, off, a, na, imm);
+            rc = xmit(tok, to, shmam_id(CAT_LONG, !!t), AM_MSG_LONG_AT, src, n, off, a, na,
+                      imm);
         } else {
             size_t pre = long_prefix(nargs);
             if (n > max_long(nargs))
@@ -384,8 +535,8 @@ static int am_send(gex_Token_t t, gex_Rank_t rank, int cat, gex_AM_Index_t h, co
             memcpy(b + sizeof o, args + inpk, extra * sizeof *args);
             if (n)
                 memcpy(b + pre, src, n);
-            rc = xmit(tok, to, shmam_id(CAT_LONG_HEAP, !!t), AM_MSG_LONG, b, pre + n, 0, a, na,
-                      imm);
+            rc = xmit(tok, to, shmam_id(CAT_LONG_HEAP, !!t), AM_MSG_LONG, b, pre + n, 0, a,
+                      na, imm);
         }
     }
     if (rc == 0 && lc_real(lc))
@@ -398,7 +549,8 @@ int gex_shmam_RequestShort(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
 {
     va_list ap;
     va_start(ap, numargs);
-    int rc = am_send(NULL, rank, CAT_SHORT, handler, NULL, 0, NULL, NULL, flags, numargs, ap);
+    int rc =
+        am_send(NULL, rank, CAT_SHORT, handler, NULL, 0, NULL, NULL, flags, numargs, ap);
     va_end(ap);
     return rc;
 }
@@ -408,7 +560,8 @@ int gex_shmam_ReplyShort(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t 
 {
     va_list ap;
     va_start(ap, numargs);
-    int rc = token ? am_send(token, 0, CAT_SHORT, handler, NULL, 0, NULL, NULL, flags, numargs, ap)
+    int rc = token ? am_send(token, 0, CAT_SHORT, handler, NULL, 0, NULL, NULL, flags,
+                             numargs, ap)
                    : BAD("a reply without a token");
     va_end(ap);
     return rc;
@@ -420,20 +573,20 @@ int gex_shmam_RequestMedium(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler
 {
     va_list ap;
     va_start(ap, numargs);
-    int rc = am_send(NULL, rank, CAT_MEDIUM, handler, source_addr, nbytes, NULL, lc_opt, flags,
-                     numargs, ap);
+    int rc = am_send(NULL, rank, CAT_MEDIUM, handler, source_addr, nbytes, NULL, lc_opt,
+                     flags, numargs, ap);
     va_end(ap);
     return rc;
 }
 
-int gex_shmam_ReplyMedium(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr,
-                          size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags,
-                          unsigned int numargs, ...)
+int gex_shmam_ReplyMedium(gex_Token_t token, gex_AM_Index_t handler,
+                          const void *source_addr, size_t nbytes, gex_Event_t *lc_opt,
+                          gex_Flags_t flags, unsigned int numargs, ...)
 {
     va_list ap;
     va_start(ap, numargs);
-    int rc = token ? am_send(token, 0, CAT_MEDIUM, handler, source_addr, nbytes, NULL, lc_opt,
-                             flags, numargs, ap)
+    int rc = token ? am_send(token, 0, CAT_MEDIUM, handler, source_addr, nbytes, NULL,
+                             lc_opt, flags, numargs, ap)
                    : BAD("a reply without a token");
     va_end(ap);
     return rc;
@@ -445,8 +598,8 @@ int gex_shmam_RequestLong(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
 {
     va_list ap;
     va_start(ap, numargs);
-    int rc = am_send(NULL, rank, CAT_LONG, handler, source_addr, nbytes, dest_addr, lc_opt, flags,
-                     numargs, ap);
+    int rc = am_send(NULL, rank, CAT_LONG, handler, source_addr, nbytes, dest_addr, lc_opt,
+                     flags, numargs, ap);
     va_end(ap);
     return rc;
 }
@@ -457,8 +610,8 @@ int gex_shmam_ReplyLong(gex_Token_t token, gex_AM_Index_t handler, const void *s
 {
     va_list ap;
     va_start(ap, numargs);
-    int rc = token ? am_send(token, 0, CAT_LONG, handler, source_addr, nbytes, dest_addr, lc_opt,
-                             flags, numargs, ap)
+    int rc = token ? am_send(token, 0, CAT_LONG, handler, source_addr, nbytes, dest_addr,
+                             lc_opt, flags, numargs, ap)
                    : BAD("a reply without a token");
     va_end(ap);
     return rc;
@@ -467,8 +620,9 @@ int gex_shmam_ReplyLong(gex_Token_t token, gex_AM_Index_t handler, const void *s
 /* ---- negotiated payload: copies through a layer buffer (for now) ---- */
 
 static gex_AM_SrcDesc_t prepare(gex_Token_t token, gex_Rank_t rank, int is_long,
-                                const void *client_buf, size_t least, size_t most, void *dest,
-                                gex_Event_t *lc, gex_Flags_t flags, unsigned nargs)
+                                const void *client_buf, size_t least, size_t most,
+                                void *dest, gex_Event_t *lc, gex_Flags_t flags,
+                                unsigned nargs)
 {
     struct gex_shmam_srcdesc *sd = &G.sd;
     size_t max = is_long ? max_long(nargs) : max_medium(nargs);
@@ -486,9 +640,15 @@ static gex_AM_SrcDesc_t prepare(gex_Token_t token, gex_Rank_t rank, int is_long,
             return GEX_AM_SRCDESC_NO_OP;
         }
     }
-    *sd = (struct gex_shmam_srcdesc){.in_use = 1, .is_long = is_long, .rank = rank,
-                                     .token = token, .addr = addr, .size = size, .dest = dest,
-                                     .lc = lc, .nargs = nargs};
+    *sd = (struct gex_shmam_srcdesc){.in_use = 1,
+                                     .is_long = is_long,
+                                     .rank = rank,
+                                     .token = token,
+                                     .addr = addr,
+                                     .size = size,
+                                     .dest = dest,
+                                     .lc = lc,
+                                     .nargs = nargs};
     return sd;
 }
 
@@ -497,8 +657,8 @@ gex_AM_SrcDesc_t gex_AM_PrepareRequestMedium(gex_TM_t tm, gex_Rank_t rank,
                                              size_t most_payload, gex_Event_t *lc_opt,
                                              gex_Flags_t flags, unsigned int numargs)
 {
-    return prepare(NULL, rank, 0, client_buf, least_payload, most_payload, NULL, lc_opt, flags,
-                   numargs);
+    return prepare(NULL, rank, 0, client_buf, least_payload, most_payload, NULL, lc_opt,
+                   flags, numargs);
 }
 
 gex_AM_SrcDesc_t gex_AM_PrepareReplyMedium(gex_Token_t token, const void *client_buf,
@@ -506,8 +666,8 @@ gex_AM_SrcDesc_t gex_AM_PrepareReplyMedium(gex_Token_t token, const void *client
                                            gex_Event_t *lc_opt, gex_Flags_t flags,
                                            unsigned int numargs)
 {
-    return prepare(token, 0, 0, client_buf, least_payload, most_payload, NULL, lc_opt, flags,
-                   numargs);
+    return prepare(token, 0, 0, client_buf, least_payload, most_payload, NULL, lc_opt,
+                   flags, numargs);
 }
 
 gex_AM_SrcDesc_t gex_AM_PrepareRequestLong(gex_TM_t tm, gex_Rank_t rank,
@@ -516,8 +676,8 @@ gex_AM_SrcDesc_t gex_AM_PrepareRequestLong(gex_TM_t tm, gex_Rank_t rank,
                                            gex_Event_t *lc_opt, gex_Flags_t flags,
                                            unsigned int numargs)
 {
-    return prepare(NULL, rank, 1, client_buf, least_payload, most_payload, dest_addr, lc_opt,
-                   flags, numargs);
+    return prepare(NULL, rank, 1, client_buf, least_payload, most_payload, dest_addr,
+                   lc_opt, flags, numargs);
 }
 
 gex_AM_SrcDesc_t gex_AM_PrepareReplyLong(gex_Token_t token, const void *client_buf,
@@ -525,8 +685,8 @@ gex_AM_SrcDesc_t gex_AM_PrepareReplyLong(gex_Token_t token, const void *client_b
                                          void *dest_addr, gex_Event_t *lc_opt,
                                          gex_Flags_t flags, unsigned int numargs)
 {
-    return prepare(token, 0, 1, client_buf, least_payload, most_payload, dest_addr, lc_opt, flags,
-                   numargs);
+    return prepare(token, 0, 1, client_buf, least_payload, most_payload, dest_addr, lc_opt,
+                   flags, numargs);
 }
 
 void *gex_AM_SrcDescAddr(gex_AM_SrcDesc_t sd)
@@ -548,8 +708,8 @@ int gex_shmam_Commit(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes,
         return BAD("a Commit to another dest_addr than its Prepare's");
     va_list ap;
     va_start(ap, numargs);
-    int rc = am_send(sd->token, sd->rank, sd->is_long ? CAT_LONG : CAT_MEDIUM, handler, sd->addr,
-                     nbytes, dest_addr, sd->lc, flags, numargs, ap);
+    int rc = am_send(sd->token, sd->rank, sd->is_long ? CAT_LONG : CAT_MEDIUM, handler,
+                     sd->addr, nbytes, dest_addr, sd->lc, flags, numargs, ap);
     va_end(ap);
     if (rc != 1) /* sent, or failed: the descriptor is spent; 1 keeps it */
         sd->in_use = 0;
@@ -629,7 +789,7 @@ static void on_am(am_token_t *t, const uint32_t *a, int n, void *d, size_t len, 
     call_medlong(e->gex_fnptr, &tk, at, nb, nargs, args);
 }
 
-#define ON(name, cat, reply)                                                                \
+#define ON(name, cat, reply)                                                               \
     static void name(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)         \
     {                                                                                      \
         on_am(t, a, n, d, len, cat, reply);                                                \
@@ -687,8 +847,9 @@ int gex_Client_Init(gex_Client_t *client_p, gex_EP_t *ep_p, gex_TM_t *tm_p,
     for (gex_Rank_t r = 0; r < G.size; r++)
         info[r] = r;
     G.info = (gex_RankInfo_t *)info;
-    static const am_handler_t am[] = {on_short_req, on_medium_req, on_long_req, on_longh_req,
-                                      on_short_rep, on_medium_rep, on_long_rep, on_longh_rep};
+    static const am_handler_t am[] = {on_short_req, on_medium_req, on_long_req,
+                                      on_longh_req, on_short_rep,  on_medium_rep,
+                                      on_long_rep,  on_longh_rep};
     for (unsigned i = 0; i < sizeof am / sizeof am[0]; i++)
         am_set_handler(G.ep, H_AM + i, am[i]);
     am_set_handler(G.ep, H_EXIT, on_exit_msg);
@@ -807,7 +968,8 @@ gex_Event_t gex_EP_QueryBoundSegmentNB(gex_TM_t tm, gex_Rank_t rank, void **owne
                : GEX_EVENT_NO_OP;
 }
 
-int gex_EP_PublishBoundSegment(gex_TM_t tm, gex_EP_t *eps, size_t num_eps, gex_Flags_t flags)
+int gex_EP_PublishBoundSegment(gex_TM_t tm, gex_EP_t *eps, size_t num_eps,
+                               gex_Flags_t flags)
 {
     return GASNET_OK; /* gex_Segment_Attach published it */
 }
@@ -820,8 +982,8 @@ int gex_EP_RegisterHandlers(gex_EP_t ep, gex_AM_Entry_t *table, size_t numentrie
             gex_AM_Entry_t *e = &table[i];
             if ((e->gex_index == 0) != (pass == 1))
                 continue;
-            if (!e->gex_fnptr || !(e->gex_flags & cats) || !(e->gex_flags & GEX_FLAG_AM_REQREP) ||
-                e->gex_nargs > MAX_GEX_ARGS)
+            if (!e->gex_fnptr || !(e->gex_flags & cats) ||
+                !(e->gex_flags & GEX_FLAG_AM_REQREP) || e->gex_nargs > MAX_GEX_ARGS)
                 return BAD("a handler entry with bad flags, arguments or function");
             unsigned idx = e->gex_index;
             if (pass == 1)
@@ -984,8 +1146,9 @@ size_t gex_AM_MaxReplyLong(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event_t
 {
     return max_long(numargs);
 }
-size_t gex_AM_MaxRequestMedium(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event_t *lc_opt,
-                               gex_Flags_t flags, unsigned int numargs)
+size_t gex_AM_MaxRequestMedium(gex_TM_t tm, gex_Rank_t other_rank,
+                               const gex_Event_t *lc_opt, gex_Flags_t flags,
+                               unsigned int numargs)
 {
     return max_medium(numargs);
 }
@@ -994,8 +1157,8 @@ size_t gex_AM_MaxReplyMedium(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event
 {
     return max_medium(numargs);
 }
-size_t gex_Token_MaxReplyLong(gex_Token_t token, const gex_Event_t *lc_opt, gex_Flags_t flags,
-                              unsigned int numargs)
+size_t gex_Token_MaxReplyLong(gex_Token_t token, const gex_Event_t *lc_opt,
+                              gex_Flags_t flags, unsigned int numargs)
 {
     return max_long(numargs);
 }
@@ -1077,16 +1240,16 @@ int gex_RMA_GetNBI(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src, size_t n
     return gex_RMA_GetBlocking(tm, dest, rank, src, nbytes, flags);
 }
 
-gex_Event_t gex_RMA_GetNB(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src, size_t nbytes,
-                          gex_Flags_t flags)
+gex_Event_t gex_RMA_GetNB(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                          size_t nbytes, gex_Flags_t flags)
 {
     gex_RMA_GetBlocking(tm, dest, rank, src, nbytes, flags);
     return GEX_EVENT_INVALID;
 }
 
 /* A value of nbytes (1, 2, 4, 8) as the C type of that size holds it. */
-gex_RMA_Value_t gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *src, size_t nbytes,
-                                       gex_Flags_t flags)
+gex_RMA_Value_t gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *src,
+                                       size_t nbytes, gex_Flags_t flags)
 {
     const char *s = rma_at(rank, src, nbytes);
     uint8_t v1;
@@ -1096,10 +1259,14 @@ gex_RMA_Value_t gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *src, 
     if (!s || (nbytes != 1 && nbytes != 2 && nbytes != 4 && nbytes != 8))
         return BAD("a get of a value outside the segment or of a bad size"), 0;
     switch (nbytes) {
-    case 1: return memcpy(&v1, s, 1), v1;
-    case 2: return memcpy(&v2, s, 2), v2;
-    case 4: return memcpy(&v4, s, 4), v4;
-    default: return memcpy(&v8, s, 8), v8;
+    case 1:
+        return memcpy(&v1, s, 1), v1;
+    case 2:
+        return memcpy(&v2, s, 2), v2;
+    case 4:
+        return memcpy(&v4, s, 4), v4;
+    default:
+        return memcpy(&v8, s, 8), v8;
     }
 }
 
@@ -1109,8 +1276,10 @@ int gex_RMA_PutBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Val
     uint8_t v1 = (uint8_t)value;
     uint16_t v2 = (uint16_t)value;
     uint32_t v4 = (uint32_t)value;
-    const void *src = nbytes == 1 ? (void *)&v1 : nbytes == 2 ? (void *)&v2
-                      : nbytes == 4 ? (void *)&v4 : (void *)&value;
+    const void *src = nbytes == 1   ? (void *)&v1
+                      : nbytes == 2 ? (void *)&v2
+                      : nbytes == 4 ? (void *)&v4
+                                    : (void *)&value;
     if (nbytes != 1 && nbytes != 2 && nbytes != 4 && nbytes != 8)
         return BAD("a put of a value of a bad size");
     return gex_RMA_PutBlocking(tm, rank, dest, src, nbytes, flags);
@@ -1122,8 +1291,8 @@ int gex_RMA_PutNBIVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t 
     return gex_RMA_PutBlockingVal(tm, rank, dest, value, nbytes, flags);
 }
 
-gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t value,
-                             size_t nbytes, gex_Flags_t flags)
+gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                             gex_RMA_Value_t value, size_t nbytes, gex_Flags_t flags)
 {
     gex_RMA_PutBlockingVal(tm, rank, dest, value, nbytes, flags);
     return GEX_EVENT_INVALID;
@@ -1241,8 +1410,9 @@ static int bcast_send(gex_Rank_t r, uint32_t seq, const char *src, size_t nbytes
     for (size_t off = 0; off < nbytes; off += chunk) {
         size_t len = nbytes - off < chunk ? nbytes - off : chunk;
         uint32_t a[3] = {seq, (uint32_t)off, (uint32_t)((uint64_t)off >> 32)};
-        int rc = len <= AM_MAX_BULK ? am_request_bulk(G.ep, r, H_BCAST, src + off, len, a, 3)
-                                    : am_request_long(G.ep, r, H_BCAST, src + off, len, a, 3);
+        int rc = len <= AM_MAX_BULK
+                     ? am_request_bulk(G.ep, r, H_BCAST, src + off, len, a, 3)
+                     : am_request_long(G.ep, r, H_BCAST, src + off, len, a, 3);
         if (rc < 0)
             return complain(GASNET_ERR_RESOURCE, "broadcast", rc);
     }

@@ -49,7 +49,8 @@ extern "C" {
 #define GASNETT_UNUSED __attribute__((unused))
 #define GASNETT_NORETURN __attribute__((noreturn))
 #define GASNETT_FORMAT_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
-#define GASNETT_IDENT(identName, identText) static const char identName[] GASNETT_UNUSED = identText
+#define GASNETT_IDENT(identName, identText)                                                \
+    static const char identName[] GASNETT_UNUSED = identText
 #define GASNETT_PRIu64 PRIu64
 #define GASNETT_PRId64 PRId64
 #define GASNETT_PRIx64 PRIx64
@@ -106,7 +107,7 @@ static inline double gasnett_tick_overheadus(void)
 #define GASNETT_ATOMIC_ACQ GASNETT_ATOMIC_RMB_POST
 #define GASNETT_HAVE_ATOMIC_CAS 1
 #define GASNETT_HAVE_ATOMIC_ADD_SUB 1
-#if !defined(AO_HAVE_fetch_and_add_full) || !defined(AO_HAVE_compare_and_swap_full) ||      \
+#if !defined(AO_HAVE_fetch_and_add_full) || !defined(AO_HAVE_compare_and_swap_full) ||     \
     !defined(AO_HAVE_load_full) || !defined(AO_HAVE_store_full)
 #error "gasnet_tools.h needs libatomic_ops' full-fenced fetch_and_add, CAS, load, store"
 #endif
@@ -114,13 +115,17 @@ typedef AO_t gasnett_atomic_val_t;
 typedef struct {
     volatile AO_t ctr;
 } gasnett_atomic_t;
-#define gasnett_atomic_init(v) {(AO_t)(v)}
+#define gasnett_atomic_init(v)                                                             \
+    {                                                                                      \
+        (AO_t)(v)                                                                          \
+    }
 #define GASNETT_ATOMIC_MAX (~(gasnett_atomic_val_t)0)
 static inline gasnett_atomic_val_t gasnett_atomic_read(gasnett_atomic_t *p, int flags)
 {
     return AO_load_full(&p->ctr);
 }
-static inline void gasnett_atomic_set(gasnett_atomic_t *p, gasnett_atomic_val_t v, int flags)
+static inline void gasnett_atomic_set(gasnett_atomic_t *p, gasnett_atomic_val_t v,
+                                      int flags)
 {
     AO_store_full(&p->ctr, v);
 }
@@ -129,8 +134,8 @@ static inline gasnett_atomic_val_t gasnett_atomic_add(gasnett_atomic_t *p,
 {
     return AO_fetch_and_add_full(&p->ctr, v) + v;
 }
-static inline gasnett_atomic_val_t gasnett_atomic_subtract(gasnett_atomic_t *p,
-                                                           gasnett_atomic_val_t v, int flags)
+static inline gasnett_atomic_val_t
+gasnett_atomic_subtract(gasnett_atomic_t *p, gasnett_atomic_val_t v, int flags)
 {
     return AO_fetch_and_add_full(&p->ctr, (AO_t)0 - v) - v;
 }
@@ -146,7 +151,8 @@ static inline int gasnett_atomic_decrement_and_test(gasnett_atomic_t *p, int fla
 {
     return AO_fetch_and_add_full(&p->ctr, (AO_t)-1) == 1;
 }
-static inline int gasnett_atomic_compare_and_swap(gasnett_atomic_t *p, gasnett_atomic_val_t oldval,
+static inline int gasnett_atomic_compare_and_swap(gasnett_atomic_t *p,
+                                                  gasnett_atomic_val_t oldval,
                                                   gasnett_atomic_val_t newval, int flags)
 {
     return AO_compare_and_swap_full(&p->ctr, oldval, newval);
@@ -158,7 +164,8 @@ static inline const char *gasnett_getenv(const char *keyname)
 {
     return getenv(keyname);
 }
-static inline const char *gasnett_getenv_withdefault(const char *keyname, const char *defaultval)
+static inline const char *gasnett_getenv_withdefault(const char *keyname,
+                                                     const char *defaultval)
 {
     const char *v = getenv(keyname);
     return v ? v : defaultval;
@@ -170,7 +177,8 @@ static inline int gasnett_getenv_yesno_withdefault(const char *keyname, int defa
         return defaultval;
     return strchr("yYtT1", v[0]) != NULL || strcasecmp(v, "on") == 0;
 }
-static inline int64_t gasnett_getenv_int_withdefault(const char *keyname, int64_t defaultval,
+static inline int64_t gasnett_getenv_int_withdefault(const char *keyname,
+                                                     int64_t defaultval,
                                                      uint64_t mem_size_multiplier)
 {
     const char *v = getenv(keyname);
@@ -180,9 +188,18 @@ static inline int64_t gasnett_getenv_int_withdefault(const char *keyname, int64_
     double d = strtod(v, &end);
     uint64_t mult = mem_size_multiplier ? mem_size_multiplier : 1;
     switch (mem_size_multiplier ? *end : 0) {
-    case 'k': case 'K': mult = 1u << 10; break;
-    case 'm': case 'M': mult = 1u << 20; break;
-    case 'g': case 'G': mult = 1u << 30; break;
+    case 'k':
+    case 'K':
+        mult = 1u << 10;
+        break;
+    case 'm':
+    case 'M':
+        mult = 1u << 20;
+        break;
+    case 'g':
+    case 'G':
+        mult = 1u << 30;
+        break;
     }
     return (int64_t)(d * (double)mult);
 }
@@ -212,8 +229,8 @@ static inline void gasnett_flush_streams(void)
 {
     fflush(NULL);
 }
-static inline GASNETT_NORETURN GASNETT_FORMAT_PRINTF(1, 2) void gasnett_fatalerror(
-    const char *msg, ...)
+static inline GASNETT_NORETURN
+    GASNETT_FORMAT_PRINTF(1, 2) void gasnett_fatalerror(const char *msg, ...)
 {
     va_list ap;
     va_start(ap, msg);

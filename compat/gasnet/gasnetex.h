@@ -215,7 +215,8 @@ gex_Segment_t gex_EP_QuerySegment(gex_EP_t ep);
 gex_EP_Index_t gex_EP_QueryIndex(gex_EP_t ep);
 void gex_EP_SetCData(gex_EP_t ep, const void *val);
 void *gex_EP_QueryCData(gex_EP_t ep);
-int gex_EP_PublishBoundSegment(gex_TM_t tm, gex_EP_t *eps, size_t num_eps, gex_Flags_t flags);
+int gex_EP_PublishBoundSegment(gex_TM_t tm, gex_EP_t *eps, size_t num_eps,
+                               gex_Flags_t flags);
 int gex_EP_RegisterHandlers(gex_EP_t ep, gex_AM_Entry_t *table, size_t numentries);
 
 /* Limits: shmam's, told as they are (man/shmam-gasnet.7). */
@@ -224,12 +225,13 @@ size_t gex_AM_MaxRequestLong(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event
                              gex_Flags_t flags, unsigned int numargs);
 size_t gex_AM_MaxReplyLong(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event_t *lc_opt,
                            gex_Flags_t flags, unsigned int numargs);
-size_t gex_AM_MaxRequestMedium(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event_t *lc_opt,
-                               gex_Flags_t flags, unsigned int numargs);
+size_t gex_AM_MaxRequestMedium(gex_TM_t tm, gex_Rank_t other_rank,
+                               const gex_Event_t *lc_opt, gex_Flags_t flags,
+                               unsigned int numargs);
 size_t gex_AM_MaxReplyMedium(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event_t *lc_opt,
                              gex_Flags_t flags, unsigned int numargs);
-size_t gex_Token_MaxReplyLong(gex_Token_t token, const gex_Event_t *lc_opt, gex_Flags_t flags,
-                              unsigned int numargs);
+size_t gex_Token_MaxReplyLong(gex_Token_t token, const gex_Event_t *lc_opt,
+                              gex_Flags_t flags, unsigned int numargs);
 size_t gex_Token_MaxReplyMedium(gex_Token_t token, const gex_Event_t *lc_opt,
                                 gex_Flags_t flags, unsigned int numargs);
 size_t gex_AM_LUBRequestLong(void);
@@ -250,12 +252,13 @@ int gex_shmam_ReplyShort(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t 
 int gex_shmam_RequestMedium(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
                             const void *source_addr, size_t nbytes, gex_Event_t *lc_opt,
                             gex_Flags_t flags, unsigned int numargs, ...);
-int gex_shmam_ReplyMedium(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr,
-                          size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags,
-                          unsigned int numargs, ...);
+int gex_shmam_ReplyMedium(gex_Token_t token, gex_AM_Index_t handler,
+                          const void *source_addr, size_t nbytes, gex_Event_t *lc_opt,
+                          gex_Flags_t flags, unsigned int numargs, ...);
 int gex_shmam_RequestLong(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
                           const void *source_addr, size_t nbytes, void *dest_addr,
-                          gex_Event_t *lc_opt, gex_Flags_t flags, unsigned int numargs, ...);
+                          gex_Event_t *lc_opt, gex_Flags_t flags, unsigned int numargs,
+                          ...);
 int gex_shmam_ReplyLong(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr,
                         size_t nbytes, void *dest_addr, gex_Event_t *lc_opt,
                         gex_Flags_t flags, unsigned int numargs, ...);
@@ -303,16 +306,16 @@ int gex_RMA_GetBlocking(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src, siz
                         gex_Flags_t flags);
 int gex_RMA_GetNBI(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src, size_t nbytes,
                    gex_Flags_t flags);
-gex_Event_t gex_RMA_GetNB(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src, size_t nbytes,
-                          gex_Flags_t flags);
-gex_RMA_Value_t gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *src, size_t nbytes,
-                                       gex_Flags_t flags);
+gex_Event_t gex_RMA_GetNB(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                          size_t nbytes, gex_Flags_t flags);
+gex_RMA_Value_t gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *src,
+                                       size_t nbytes, gex_Flags_t flags);
 int gex_RMA_PutBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t value,
                            size_t nbytes, gex_Flags_t flags);
 int gex_RMA_PutNBIVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t value,
                       size_t nbytes, gex_Flags_t flags);
-gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t value,
-                             size_t nbytes, gex_Flags_t flags);
+gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                             gex_RMA_Value_t value, size_t nbytes, gex_Flags_t flags);
 
 /* Events and NBI. */
 void gex_NBI_BeginAccessRegion(gex_Flags_t flags);
@@ -331,7 +334,10 @@ void gex_NBI_Wait(gex_EC_t event_mask, gex_Flags_t flags);
 typedef struct {
     pthread_mutex_t lock;
 } gex_HSL_t;
-#define GEX_HSL_INITIALIZER {PTHREAD_MUTEX_INITIALIZER}
+#define GEX_HSL_INITIALIZER                                                                \
+    {                                                                                      \
+        PTHREAD_MUTEX_INITIALIZER                                                          \
+    }
 void gex_HSL_Init(gex_HSL_t *hsl);
 void gex_HSL_Destroy(gex_HSL_t *hsl);
 void gex_HSL_Lock(gex_HSL_t *hsl);
@@ -370,9 +376,9 @@ struct am_ep *gex_shmam_endpoint(void);
 /* Argument counting for the counting forms (the last fixed parameter rides
  * in __VA_ARGS__, so zero arguments need no empty __VA_ARGS__). */
 #define GEX_SHMAM_NTH(x, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, \
-                      _16, N, ...)                                                          \
+                      _16, N, ...)                                                         \
     N
-#define GEX_SHMAM_COUNT(...)                                                              \
+#define GEX_SHMAM_COUNT(...)                                                               \
     GEX_SHMAM_NTH(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, ~)
 #define GEX_SHMAM_CAT_(a, b) a##b
 #define GEX_SHMAM_CAT(a, b) GEX_SHMAM_CAT_(a, b)

@@ -38,16 +38,16 @@ static char *seg;
 static unsigned long checks, bad;
 static const char *mode;
 
-#define CHECK(c, ...)                                                                       \
-    do {                                                                                    \
-        checks++;                                                                           \
-        if (!(c)) {                                                                         \
-            if (bad++ < 10) {                                                               \
-                printf("rank %u: %s FAIL: ", (unsigned)me, mode);                           \
-                printf(__VA_ARGS__);                                                        \
-                printf("\n");                                                               \
-            }                                                                               \
-        }                                                                                   \
+#define CHECK(c, ...)                                                                      \
+    do {                                                                                   \
+        checks++;                                                                          \
+        if (!(c)) {                                                                        \
+            if (bad++ < 10) {                                                              \
+                printf("rank %u: %s FAIL: ", (unsigned)me, mode);                          \
+                printf(__VA_ARGS__);                                                       \
+                printf("\n");                                                              \
+            }                                                                              \
+        }                                                                                  \
     } while (0)
 
 static gex_AM_Arg_t arg_of(unsigned seed, unsigned i)
@@ -89,15 +89,18 @@ static gex_AM_Index_t hidx[2][3]; /* [reply][kind]: + nargs is the entry for tha
  * (gex_nargs), and read only that many (the count comes from the entry,
  * through gex_Token_Info): the x86-64 and AArch64 calling conventions let a
  * function read fewer arguments than declared without harm. */
-#define ARGS16                                                                              \
-    gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4,     \
-        gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, \
-        gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13,             \
-        gex_AM_Arg_t a14, gex_AM_Arg_t a15
-#define LIST16 {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15}
-#define R16(r)                                                                              \
-    r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], \
-        r[14], r[15]
+#define ARGS16                                                                             \
+    gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4,   \
+        gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8,                \
+        gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12,             \
+        gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15
+#define LIST16                                                                             \
+    {                                                                                      \
+        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15               \
+    }
+#define R16(r)                                                                             \
+    r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],       \
+        r[13], r[14], r[15]
 
 static void got(gex_Token_t t, int kind, void *buf, size_t n, const gex_AM_Arg_t *a)
 {
@@ -109,7 +112,8 @@ static void got(gex_Token_t t, int kind, void *buf, size_t n, const gex_AM_Arg_t
     CHECK((ti & GEX_TI_ALL) == GEX_TI_ALL, "token info %x", (unsigned)ti);
     CHECK(info.gex_srcrank == (is_req ? prev : next), "%s from %u", what,
           (unsigned)info.gex_srcrank);
-    CHECK((int)info.gex_is_long == (kind == K_LONG), "%s is_long %d", what, (int)info.gex_is_long);
+    CHECK((int)info.gex_is_long == (kind == K_LONG), "%s is_long %d", what,
+          (int)info.gex_is_long);
     CHECK(nargs == cur.nargs, "%s entry of %u args, want %u", what, nargs, cur.nargs);
     unsigned seed = cur.seed + (is_req ? 0 : 1);
     int ok = 1;
@@ -117,13 +121,14 @@ static void got(gex_Token_t t, int kind, void *buf, size_t n, const gex_AM_Arg_t
         ok &= a[i] == arg_of(seed, i);
     CHECK(ok, "%s kind %d: its %u arguments wrong", what, kind, nargs);
     if (kind != K_SHORT) {
-        CHECK(n == cur.n, "%s kind %d nargs %u: %zu bytes, want %zu", what, kind, nargs, n, cur.n);
-        CHECK(n != cur.n || n == 0 || same(buf, seed, n), "%s kind %d nargs %u: %zu bytes wrong",
-              what, kind, nargs, n);
+        CHECK(n == cur.n, "%s kind %d nargs %u: %zu bytes, want %zu", what, kind, nargs, n,
+              cur.n);
+        CHECK(n != cur.n || n == 0 || same(buf, seed, n),
+              "%s kind %d nargs %u: %zu bytes wrong", what, kind, nargs, n);
     }
     if (kind == K_LONG)
-        CHECK(buf == seg + (is_req ? cur.dest_off : REP_OFF(cur.dest_off)), "%s Long at +%td",
-              what, (char *)buf - seg);
+        CHECK(buf == seg + (is_req ? cur.dest_off : REP_OFF(cur.dest_off)),
+              "%s Long at +%td", what, (char *)buf - seg);
     if (kind == K_MEDIUM)
         CHECK(((uintptr_t)buf & 7) == 0, "Medium buffer not 8-byte aligned");
     if (!is_req) {
@@ -142,9 +147,10 @@ static void got(gex_Token_t t, int kind, void *buf, size_t n, const gex_AM_Arg_t
         rc = nargs == 16 ? gex_AM_ReplyShort(t, h, 0, R16(r))
                          : gex_shmam_ReplyShort(t, h, 0, nargs, R16(r));
     else if (kind == K_MEDIUM)
-        rc = nargs == 2 ? gex_AM_ReplyMedium2(t, h, rep_buf, cur.n, GEX_EVENT_NOW, 0, r[0], r[1])
-                        : gex_shmam_ReplyMedium(t, h, rep_buf, cur.n, GEX_EVENT_NOW, 0, nargs,
-                                                R16(r));
+        rc = nargs == 2
+                 ? gex_AM_ReplyMedium2(t, h, rep_buf, cur.n, GEX_EVENT_NOW, 0, r[0], r[1])
+                 : gex_shmam_ReplyMedium(t, h, rep_buf, cur.n, GEX_EVENT_NOW, 0, nargs,
+                                         R16(r));
     else
         rc = gex_shmam_ReplyLong(t, h, rep_buf, cur.n, (char *)pb + REP_OFF(cur.dest_off),
                                  GEX_EVENT_NOW, 0, nargs, R16(r));
@@ -172,7 +178,8 @@ static gex_AM_Entry_t entries[2 * 3 * 17];
 static void register_all(void)
 {
     int k = 0;
-    static const gex_Flags_t cat[3] = {GEX_FLAG_AM_SHORT, GEX_FLAG_AM_MEDIUM, GEX_FLAG_AM_LONG};
+    static const gex_Flags_t cat[3] = {GEX_FLAG_AM_SHORT, GEX_FLAG_AM_MEDIUM,
+                                       GEX_FLAG_AM_LONG};
     static const gex_AM_Fn_t fn[3] = {(gex_AM_Fn_t)h_short, (gex_AM_Fn_t)h_medium,
                                       (gex_AM_Fn_t)h_long};
     for (int rep = 0; rep < 2; rep++)
@@ -197,10 +204,16 @@ static void register_all(void)
         for (int kind = 0; kind < 3; kind++)
             hidx[rep][kind] = entries[(rep * 3 + kind) * 17].gex_index;
     gex_System_SetVerboseErrors(0);
-    gex_AM_Entry_t dup = entries[0], any = {0, (gex_AM_Fn_t)h_short, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "any"};
+    gex_AM_Entry_t dup = entries[0], any = {0,
+                                            (gex_AM_Fn_t)h_short,
+                                            GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST,
+                                            0,
+                                            NULL,
+                                            "any"};
     CHECK(gex_EP_RegisterHandlers(gex_TM_QueryEP(tm), &dup, 1) == GASNET_ERR_BAD_ARG,
           "a taken index registered again");
-    CHECK(gex_EP_RegisterHandlers(gex_TM_QueryEP(tm), &any, 1) == GASNET_OK && any.gex_index == 255,
+    CHECK(gex_EP_RegisterHandlers(gex_TM_QueryEP(tm), &any, 1) == GASNET_OK &&
+              any.gex_index == 255,
           "a don't-care entry got index %u, want 255", (unsigned)any.gex_index);
     gex_System_SetVerboseErrors(1);
 }
@@ -234,15 +247,17 @@ static void am_test(int kind, unsigned nargs, size_t n, size_t dest_off)
     else if (kind == K_SHORT)
         rc = gex_shmam_RequestShort(tm, next, h, 0, nargs, R16(a));
     else if (kind == K_MEDIUM && nargs == 3)
-        rc = gex_AM_RequestMedium3(tm, next, h, src_buf, n, GEX_EVENT_NOW, 0, a[0], a[1], a[2]);
+        rc = gex_AM_RequestMedium3(tm, next, h, src_buf, n, GEX_EVENT_NOW, 0, a[0], a[1],
+                                   a[2]);
     else if (kind == K_MEDIUM) {
         rc = gex_shmam_RequestMedium(tm, next, h, src_buf, n, &lc, 0, nargs, R16(a));
         CHECK(rc != 0 || lc == GEX_EVENT_INVALID, "Medium's lc event not complete");
     } else if (kind == K_LONG && nargs == 9)
-        rc = gex_AM_RequestLong9(tm, next, h, src_buf, n, dest, GEX_EVENT_NOW, 0, a[0], a[1], a[2],
-                                 a[3], a[4], a[5], a[6], a[7], a[8]);
+        rc = gex_AM_RequestLong9(tm, next, h, src_buf, n, dest, GEX_EVENT_NOW, 0, a[0],
+                                 a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
     else
-        rc = gex_shmam_RequestLong(tm, next, h, src_buf, n, dest, GEX_EVENT_GROUP, 0, nargs, R16(a));
+        rc = gex_shmam_RequestLong(tm, next, h, src_buf, n, dest, GEX_EVENT_GROUP, 0, nargs,
+                                   R16(a));
     CHECK(rc == 0, "request kind %d nargs %u n %zu returned %d", kind, nargs, n, rc);
     if (rc == 0)
         GASNET_BLOCKUNTIL(replied);
@@ -259,24 +274,27 @@ static void np_test(void)
     for (int client = 0; client < 2; client++) {
         cur = (__typeof__(cur)){K_MEDIUM, 4, seed += 2, 777, 0};
         gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
-        gex_AM_SrcDesc_t sd = gex_AM_PrepareRequestMedium(
-            tm, next, client ? src_buf : NULL, 100, maxm * 2, client ? GEX_EVENT_NOW : NULL, 0, 4);
+        gex_AM_SrcDesc_t sd =
+            gex_AM_PrepareRequestMedium(tm, next, client ? src_buf : NULL, 100, maxm * 2,
+                                        client ? GEX_EVENT_NOW : NULL, 0, 4);
         CHECK(sd != GEX_AM_SRCDESC_NO_OP, "prepare refused");
-        CHECK(gex_AM_SrcDescSize(sd) >= 100 && gex_AM_SrcDescSize(sd) <= maxm, "prepared %zu",
-              gex_AM_SrcDescSize(sd));
+        CHECK(gex_AM_SrcDescSize(sd) >= 100 && gex_AM_SrcDescSize(sd) <= maxm,
+              "prepared %zu", gex_AM_SrcDescSize(sd));
         CHECK(!client || gex_AM_SrcDescAddr(sd) == src_buf, "client buffer not kept");
         fill(gex_AM_SrcDescAddr(sd), cur.seed, 777);
         replied = 0;
         gex_AM_Arg_t a[4] = {arg_of(cur.seed, 0), arg_of(cur.seed, 1), arg_of(cur.seed, 2),
                              arg_of(cur.seed, 3)};
         if (client)
-            gex_AM_CommitRequestMedium4(sd, (gex_AM_Index_t)(hidx[0][K_MEDIUM] + 4), 777, a[0],
-                                        a[1], a[2], a[3]);
+            gex_AM_CommitRequestMedium4(sd, (gex_AM_Index_t)(hidx[0][K_MEDIUM] + 4), 777,
+                                        a[0], a[1], a[2], a[3]);
         else
-            CHECK(gex_AM_CommitRequestMedium_v2(sd, (gex_AM_Index_t)(hidx[0][K_MEDIUM] + 4), 777,
-                                                GEX_FLAG_IMMEDIATE, a[0], a[1], a[2], a[3]) == 0 ||
-                      (gex_AM_CommitRequestMedium4_v2(sd, (gex_AM_Index_t)(hidx[0][K_MEDIUM] + 4),
-                                                      777, 0, a[0], a[1], a[2], a[3]),
+            CHECK(gex_AM_CommitRequestMedium_v2(sd, (gex_AM_Index_t)(hidx[0][K_MEDIUM] + 4),
+                                                777, GEX_FLAG_IMMEDIATE, a[0], a[1], a[2],
+                                                a[3]) == 0 ||
+                      (gex_AM_CommitRequestMedium4_v2(
+                           sd, (gex_AM_Index_t)(hidx[0][K_MEDIUM] + 4), 777, 0, a[0], a[1],
+                           a[2], a[3]),
                        1),
                   "commit_v2");
         GASNET_BLOCKUNTIL(replied);
@@ -294,9 +312,9 @@ static void np_test(void)
     for (unsigned i = 0; i < 16; i++)
         a[i] = arg_of(cur.seed, i);
     replied = 0;
-    gex_AM_CommitRequestLong(sd, (gex_AM_Index_t)(hidx[0][K_LONG] + 12), 5000, (char *)nb + 12345,
-                             a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
-                             a[11]);
+    gex_AM_CommitRequestLong(sd, (gex_AM_Index_t)(hidx[0][K_LONG] + 12), 5000,
+                             (char *)nb + 12345, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                             a[7], a[8], a[9], a[10], a[11]);
     GASNET_BLOCKUNTIL(replied);
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
     sd = gex_AM_PrepareRequestMedium(tm, next, NULL, 10, 10, NULL, 0, 0);
@@ -313,12 +331,14 @@ static void mode_am(void)
     rep_buf = malloc(SEG);
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
     CHECK(gex_AM_MaxArgs() == 16, "MaxArgs");
-    CHECK(gex_AM_LUBRequestMedium() >= 8192 && gex_AM_LUBReplyMedium() >= 8192, "LUB medium");
+    CHECK(gex_AM_LUBRequestMedium() >= 8192 && gex_AM_LUBReplyMedium() >= 8192,
+          "LUB medium");
     for (unsigned nargs = 0; nargs <= 16; nargs++) {
         size_t pre = nargs > 7 ? ((nargs - 7) * 4 + 7) / 8 * 8 : 0;
         size_t maxm = gex_AM_MaxRequestMedium(tm, next, GEX_EVENT_NOW, 0, nargs);
         size_t maxl = gex_AM_MaxRequestLong(tm, next, GEX_EVENT_NOW, 0, nargs);
-        CHECK(maxm >= 8192 && maxm >= gex_AM_LUBRequestMedium(), "MaxRequestMedium %zu", maxm);
+        CHECK(maxm >= 8192 && maxm >= gex_AM_LUBRequestMedium(), "MaxRequestMedium %zu",
+              maxm);
         CHECK(maxl >= gex_AM_LUBRequestLong(), "MaxRequestLong %zu", maxl);
         CHECK(gex_AM_MaxReplyMedium(tm, next, NULL, 0, nargs) == maxm, "MaxReplyMedium");
         am_test(K_SHORT, nargs, 0, 0);
@@ -342,8 +362,8 @@ static void mode_am(void)
           "a Long past the segment's end accepted");
     size_t maxm0 = gex_AM_MaxRequestMedium(tm, next, GEX_EVENT_NOW, 0, 0);
     gex_System_SetVerboseErrors(0);
-    CHECK(gex_AM_RequestMedium0(tm, next, hidx[0][K_MEDIUM], src_buf, maxm0 + 1, GEX_EVENT_NOW,
-                                0) == GASNET_ERR_BAD_ARG,
+    CHECK(gex_AM_RequestMedium0(tm, next, hidx[0][K_MEDIUM], src_buf, maxm0 + 1,
+                                GEX_EVENT_NOW, 0) == GASNET_ERR_BAD_ARG,
           "a Medium over the max accepted");
     gex_System_SetVerboseErrors(1);
     np_test();
@@ -370,8 +390,10 @@ static void mode_imm(void)
 {
     gex_AM_Entry_t e[] = {
         {200, (gex_AM_Fn_t)h_imm, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 1, NULL, "imm"},
-        {201, (gex_AM_Fn_t)h_imm_end, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 1, NULL, "end"},
-        {202, (gex_AM_Fn_t)h_imm_medium, GEX_FLAG_AM_MEDLONG | GEX_FLAG_AM_REQUEST, 1, NULL, "m"},
+        {201, (gex_AM_Fn_t)h_imm_end, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 1, NULL,
+         "end"},
+        {202, (gex_AM_Fn_t)h_imm_medium, GEX_FLAG_AM_MEDLONG | GEX_FLAG_AM_REQUEST, 1, NULL,
+         "m"},
     };
     gex_EP_RegisterHandlers(gex_TM_QueryEP(tm), e, 3);
     volatile uint64_t *flag = (volatile uint64_t *)(seg + FLAG_OFF);
@@ -382,7 +404,8 @@ static void mode_imm(void)
             gasnett_sched_yield();
         gasnett_local_rmb();
         GASNET_BLOCKUNTIL(imm_total != ~0u);
-        CHECK(imm_got == imm_total, "%u of %u IMMEDIATE messages arrived", imm_got, imm_total);
+        CHECK(imm_got == imm_total, "%u of %u IMMEDIATE messages arrived", imm_got,
+              imm_total);
         CHECK(imm_order_bad == 0, "%u out of order", imm_order_bad);
     } else if (me == 0) {
         static char buf[16384];
@@ -391,7 +414,8 @@ static void mode_imm(void)
         unsigned sent = 0;
         int refused = 0;
         for (unsigned i = 0; i < 1000000 && !refused; i++) {
-            int rc = gex_AM_RequestShort1(tm, 1, 200, GEX_FLAG_IMMEDIATE, (gex_AM_Arg_t)sent);
+            int rc =
+                gex_AM_RequestShort1(tm, 1, 200, GEX_FLAG_IMMEDIATE, (gex_AM_Arg_t)sent);
             CHECK(rc == 0 || rc == 1, "IMMEDIATE Short returned %d", rc);
             if (rc == 0)
                 sent++;
@@ -402,8 +426,8 @@ static void mode_imm(void)
         CHECK(gex_AM_RequestMedium1(tm, 1, 202, buf, 100, GEX_EVENT_NOW, GEX_FLAG_IMMEDIATE,
                                     (gex_AM_Arg_t)sent) == 1,
               "IMMEDIATE Medium into a full queue sent");
-        CHECK(gex_AM_RequestMedium1(tm, 1, 202, buf, sizeof buf, GEX_EVENT_NOW, GEX_FLAG_IMMEDIATE,
-                                    (gex_AM_Arg_t)sent) == 1,
+        CHECK(gex_AM_RequestMedium1(tm, 1, 202, buf, sizeof buf, GEX_EVENT_NOW,
+                                    GEX_FLAG_IMMEDIATE, (gex_AM_Arg_t)sent) == 1,
               "IMMEDIATE heap Medium into a full queue sent");
         CHECK(gex_AM_RequestLong1(tm, 1, 202, buf, 64, (char *)nb + 4096, GEX_EVENT_NOW,
                                   GEX_FLAG_IMMEDIATE, (gex_AM_Arg_t)sent) == 1,
@@ -411,7 +435,8 @@ static void mode_imm(void)
         CHECK(gex_AM_RequestShort(tm, 1, 200, GEX_FLAG_IMMEDIATE, (gex_AM_Arg_t)sent) == 1,
               "IMMEDIATE Short into a full queue sent");
         uint64_t one = 1;
-        CHECK(gex_RMA_PutBlocking(tm, 1, (char *)nb + FLAG_OFF, &one, sizeof one, 0) == 0, "put");
+        CHECK(gex_RMA_PutBlocking(tm, 1, (char *)nb + FLAG_OFF, &one, sizeof one, 0) == 0,
+              "put");
         gex_AM_RequestShort1(tm, 1, 201, 0, (gex_AM_Arg_t)sent); /* waits for room */
         printf("rank 0: imm: %u IMMEDIATE sends went before one was refused\n", sent);
     }
@@ -421,7 +446,8 @@ static void mode_imm(void)
 
 static void mode_rma(void)
 {
-    static const size_t lens[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65, 255, 4099};
+    static const size_t lens[] = {0,  1,  2,  3,  4,  5,  7,  8,   9,
+                                  15, 16, 17, 31, 63, 64, 65, 255, 4099};
     enum { NL = sizeof lens / sizeof lens[0], SLOT = 8192 };
     char *buf = malloc(SLOT), *back = malloc(SLOT);
     void *nb;
@@ -465,11 +491,14 @@ static void mode_rma(void)
     char *vdst = (char *)nb + (size_t)slot * SLOT;
     for (size_t w = 1; w <= 8; w *= 2) {
         gex_RMA_Value_t v = 0x0102030405060708ull >> (8 * (8 - w));
-        CHECK(gex_RMA_PutBlockingVal(tm, next, vdst + w * 16 + 1, v, w, 0) == 0, "put val %zu", w);
-        CHECK(gex_RMA_GetBlockingVal(tm, next, vdst + w * 16 + 1, w, 0) == v, "get val %zu", w);
+        CHECK(gex_RMA_PutBlockingVal(tm, next, vdst + w * 16 + 1, v, w, 0) == 0,
+              "put val %zu", w);
+        CHECK(gex_RMA_GetBlockingVal(tm, next, vdst + w * 16 + 1, w, 0) == v, "get val %zu",
+              w);
     }
     gex_System_SetVerboseErrors(0);
-    CHECK(gex_RMA_PutBlocking(tm, next, (char *)nb + SEG - 3, buf, 4, 0) == GASNET_ERR_BAD_ARG,
+    CHECK(gex_RMA_PutBlocking(tm, next, (char *)nb + SEG - 3, buf, 4, 0) ==
+              GASNET_ERR_BAD_ARG,
           "a put past the segment's end accepted");
     gex_System_SetVerboseErrors(1);
     /* after a barrier, what prev put is in our segment */
@@ -478,7 +507,8 @@ static void mode_rma(void)
     for (unsigned al = 0; al < 16; al++)
         for (unsigned li = 0; li < NL; li++, slot++)
             CHECK(same(seg + (size_t)slot * SLOT + al, slot * 3 + prev, lens[li]),
-                  "prev's put of %zu at alignment %u not seen after the barrier", lens[li], al);
+                  "prev's put of %zu at alignment %u not seen after the barrier", lens[li],
+                  al);
 }
 
 /* ---- barrier and broadcast ---- */
@@ -496,7 +526,8 @@ static void mode_barrier(void)
             gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
         else if (round % 3 == 1) {
             gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
-            CHECK(gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS) == GASNET_OK, "wait");
+            CHECK(gasnet_barrier_wait(0, GASNET_BARRIERFLAG_ANONYMOUS) == GASNET_OK,
+                  "wait");
         } else
             gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
         int ok = 1;
@@ -515,7 +546,8 @@ static void mode_barrier(void)
             memset(dst, 0, sizes[i]);
             gex_Event_t ev = gex_Coll_BroadcastNB(tm, root, dst, src, sizes[i], 0);
             gex_Event_Wait(ev);
-            CHECK(same(dst, seed, sizes[i]), "broadcast of %zu from %u", sizes[i], (unsigned)root);
+            CHECK(same(dst, seed, sizes[i]), "broadcast of %zu from %u", sizes[i],
+                  (unsigned)root);
         }
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
 }
@@ -533,7 +565,8 @@ int main(int argc, char **argv)
     np = gex_TM_QuerySize(tm);
     next = (me + 1) % np;
     prev = (me + np - 1) % np;
-    CHECK(me == gex_System_QueryJobRank() && np == gex_System_QueryJobSize(), "job rank/size");
+    CHECK(me == gex_System_QueryJobRank() && np == gex_System_QueryJobSize(),
+          "job rank/size");
     CHECK(gex_Segment_Attach(&segment, tm, SEG) == GASNET_OK, "attach");
     seg = gex_Segment_QueryAddr(segment);
     CHECK(gex_Segment_QuerySize(segment) == SEG, "segment size");

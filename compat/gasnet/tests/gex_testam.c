@@ -163,11 +163,15 @@ int main(int argc, char **argv)
         gex_Segment_QueryBound(tm, peer, (void **)&peer_seg, NULL, NULL);
     buf = calloc(1, SEG);
     gex_AM_Entry_t h[] = {
-        {200, (gex_AM_Fn_t)g_req_short, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "rs"},
+        {200, (gex_AM_Fn_t)g_req_short, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL,
+         "rs"},
         {201, (gex_AM_Fn_t)g_rep, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REPLY, 0, NULL, "ps"},
-        {202, (gex_AM_Fn_t)g_req_medium, GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REQUEST, 0, NULL, "rm"},
-        {203, (gex_AM_Fn_t)g_rep_data, GEX_FLAG_AM_MEDLONG | GEX_FLAG_AM_REPLY, 0, NULL, "pd"},
-        {204, (gex_AM_Fn_t)g_req_long, GEX_FLAG_AM_LONG | GEX_FLAG_AM_REQUEST, 0, NULL, "rl"},
+        {202, (gex_AM_Fn_t)g_req_medium, GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REQUEST, 0, NULL,
+         "rm"},
+        {203, (gex_AM_Fn_t)g_rep_data, GEX_FLAG_AM_MEDLONG | GEX_FLAG_AM_REPLY, 0, NULL,
+         "pd"},
+        {204, (gex_AM_Fn_t)g_req_long, GEX_FLAG_AM_LONG | GEX_FLAG_AM_REQUEST, 0, NULL,
+         "rl"},
     };
     gex_EP_RegisterHandlers(gep, h, sizeof h / sizeof h[0]);
     ep = gex_shmam_endpoint();

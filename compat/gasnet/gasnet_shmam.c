@@ -748,41 +748,65 @@ int gex_AM_CancelReplyLong(gex_AM_SrcDesc_t sd, gex_Flags_t flags)
 static void on_am(am_token_t *t, const uint32_t *a, int n, void *d, size_t len, int cat,
                   int reply)
 {
+    if (n < 1) {
+        drop("an AM without its header dropped");
+        return;
+    }
     unsigned h = a[0] & 0xFF, nargs = a[0] >> 8;
     unsigned inpk = nargs < PACKED_ARGS ? nargs : PACKED_ARGS, extra = nargs - inpk;
-    if (n < 1 || nargs > MAX_GEX_ARGS || (unsigned)n != 1 + inpk)
-        return drop("an AM with a bad header dropped");
-    if (!G.used[h])
-        return drop("an AM to a handler never registered dropped");
+    if (nargs > MAX_GEX_ARGS || (unsigned)n != 1 + inpk) {
+        drop("an AM with a bad header dropped");
+        return;
+    }
+    if (!G.used[h]) {
+        drop("an AM to a handler never registered dropped");
+        return;
+    }
     const gex_AM_Entry_t *e = &G.table[h];
     gex_AM_Arg_t args[MAX_GEX_ARGS];
     memcpy(args, a + 1, inpk * sizeof *args);
     struct gex_shmam_token tk = {t, am_token_source(t), e, !reply, cat >= CAT_LONG};
     char *p = d;
     if (cat == CAT_SHORT) {
-        if (len != extra * sizeof *args)
-            return drop("a Short with a bad payload dropped");
+        if (len != extra * sizeof *args) {
+            drop("a Short with a bad payload dropped");
+            return;
+        }
         memcpy(args + inpk, p, len);
-        return call_short(e->gex_fnptr, &tk, nargs, args);
+        {
+            call_short(e->gex_fnptr, &tk, nargs, args);
+            return;
+        }
     }
     if (cat == CAT_MEDIUM) {
         size_t pre = med_prefix(nargs);
-        if (len < pre)
-            return drop("a Medium with a short payload dropped");
+        if (len < pre) {
+            drop("a Medium with a short payload dropped");
+            return;
+        }
         memcpy(args + inpk, p, extra * sizeof *args);
-        return call_medlong(e->gex_fnptr, &tk, p + pre, len - pre, nargs, args);
+        {
+            call_medlong(e->gex_fnptr, &tk, p + pre, len - pre, nargs, args);
+            return;
+        }
     }
-    if (cat == CAT_LONG)
-        return call_medlong(e->gex_fnptr, &tk, d, len, nargs, args);
+    if (cat == CAT_LONG) {
+        call_medlong(e->gex_fnptr, &tk, d, len, nargs, args);
+        return;
+    }
     size_t pre = long_prefix(nargs);
     uint64_t off;
-    if (!extra || len < pre)
-        return drop("a Long with a short payload dropped");
+    if (!extra || len < pre) {
+        drop("a Long with a short payload dropped");
+        return;
+    }
     memcpy(&off, p, sizeof off);
     memcpy(args + inpk, p + sizeof off, extra * sizeof *args);
     size_t nb = len - pre;
-    if (off > G.seg.size || nb > G.seg.size - off)
-        return drop("a Long outside this rank's segment dropped");
+    if (off > G.seg.size || nb > G.seg.size - off) {
+        drop("a Long outside this rank's segment dropped");
+        return;
+    }
     char *at = (char *)G.seg.base + off;
     if (nb)
         memcpy(at, p + pre, nb);
@@ -812,8 +836,10 @@ static void on_exit_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t
 static void on_seg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
 {
     unsigned src = am_token_source(t);
-    if (n != 4 || src >= G.size)
-        return drop("a bad segment notice dropped");
+    if (n != 4 || src >= G.size) {
+        drop("a bad segment notice dropped");
+        return;
+    }
     G.peer[src].base = (uintptr_t)((uint64_t)a[1] << 32 | a[0]);
     G.peer[src].size = (uintptr_t)((uint64_t)a[3] << 32 | a[2]);
     G.seg_known++;
@@ -1382,23 +1408,31 @@ gex_Event_t gex_Coll_BarrierNB(gex_TM_t tm, gex_Flags_t flags)
 
 static void bcast_put(struct bcast *op, size_t off, const void *data, size_t len)
 {
-    if (off > op->n || len > op->n - off)
-        return drop("a broadcast chunk outside its buffer dropped");
+    if (off > op->n || len > op->n - off) {
+        drop("a broadcast chunk outside its buffer dropped");
+        return;
+    }
     memcpy(op->dst + off, data, len);
     op->got += len;
 }
 
 static void on_bcast(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
 {
-    if (n != 3)
-        return drop("a bad broadcast chunk dropped");
+    if (n != 3) {
+        drop("a bad broadcast chunk dropped");
+        return;
+    }
     size_t off = (size_t)((uint64_t)a[2] << 32 | a[1]);
     for (struct bcast *op = G.bcasts; op; op = op->next)
-        if (op->posted && op->seq == a[0])
-            return bcast_put(op, off, d, len);
+        if (op->posted && op->seq == a[0]) {
+            bcast_put(op, off, d, len);
+            return;
+        }
     struct bcast *c = malloc(sizeof *c + len); /* before its call: kept */
-    if (!c)
-        return drop("no memory to keep a broadcast chunk");
+    if (!c) {
+        drop("no memory to keep a broadcast chunk");
+        return;
+    }
     *c = (struct bcast){.seq = a[0], .off = off, .len = len, .next = G.bcasts};
     memcpy(c->data, d, len);
     G.bcasts = c;

@@ -4,11 +4,12 @@
  * reply, repeat) and flood (a window of requests, each replied) of Short,
  * Medium and Long across sizes, between rank pairs (0,1), (2,3), ...; an odd
  * rank out idles in the barriers.  Each row runs the layer and native
- * blocks alternately (REPS times each, best kept) and prints
+ * blocks alternately, ABBA (REPS times each, best kept) and prints
  *   testam,PATTERN,KIND,BYTES,ITERS,layer_us,X,native_us,Y,ratio,X/Y
  * (microseconds per round trip for ping-pong, per message for flood) from
  * the sender; every reply is counted and its size checked, and a count that
- * is off prints FAIL and exits non-zero.  --quick: few iterations (tests).
+ * is off prints FAIL and exits non-zero.  --quick: few iterations (tests);
+ * a last argument PATTERN,KIND,BYTES runs that row alone.
  */
 #include <gasnetex.h>
 #include <gasnet_tools.h>
@@ -19,7 +20,7 @@
 #include <string.h>
 
 #define SEG (2u << 20)
-#define REPS 3
+#define REPS 4
 enum { K_SHORT, K_MEDIUM, K_LONG };
 static const char *const kind_name[] = {"short", "medium", "long"};
 /* native shmam handler ids, apart from the layer's 1..12 */
@@ -124,14 +125,22 @@ static double block(int native, int flood, int kind, size_t n, unsigned long ite
     return us;
 }
 
+static const char *only; /* "PATTERN,KIND,BYTES": that row alone */
+
 static void row(int flood, int kind, size_t n, unsigned long iters)
 {
+    char name[64];
+    snprintf(name, sizeof name, "%s,%s,%zu", flood ? "flood" : "pingpong", kind_name[kind],
+             n);
+    if (only && strcmp(only, name) != 0)
+        return;
     double best[2] = {1e30, 1e30};
     int sender = me % 2 == 0 && peer < np;
     cur_n = n;
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
-    for (int rep = 0; rep < REPS; rep++)
-        for (int native = 0; native < 2; native++) {
+    for (int rep = 0; rep < REPS; rep++) /* ABBA: layer first, then native first */
+        for (int step = 0; step < 2; step++) {
+            int native = step ^ (rep & 1);
             if (sender) {
                 double us = block(native, flood, kind, n, iters);
                 best[native] = us < best[native] ? us : best[native];
@@ -153,6 +162,7 @@ int main(int argc, char **argv)
     if (gex_Client_Init(&client, &gep, &tm, "GEX_TESTAM", &argc, &argv, 0) != GASNET_OK)
         return 2;
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    only = argc > 1 + quick ? argv[1 + quick] : NULL;
     unsigned long iters = quick ? 200 : 20000;
     me = gex_TM_QueryRank(tm);
     np = gex_TM_QuerySize(tm);

@@ -1586,7 +1586,9 @@ void gex_NBI_Wait(gex_EC_t event_mask, gex_Flags_t flags)
 
 /* Ends the job with exitcode: every other rank is told (a try-send each,
  * so a full queue never holds the exit up) and exits with the same code
- * when it next polls; shmamrun also stops the job at a non-zero code. */
+ * when it next polls; shmamrun also stops the job at a non-zero code.  From
+ * a handler the try-sends are refused (-EDEADLK): then only shmamrun's stop
+ * reaches the others, for a non-zero code. */
 void gasnet_exit(int exitcode)
 {
     uint32_t code = (uint32_t)exitcode & 0xFF;

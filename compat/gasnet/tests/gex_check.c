@@ -13,7 +13,9 @@
  *   rma      put/get (blocking, NB, NBI, Val) at every alignment 0..15 and
  *            many lengths into a target that does not poll
  *   barrier  rounds of gasnet_barrier, notify/wait and gex_Coll_BarrierNB
- *            ordering RMA puts, and gex_Coll_BroadcastNB from every root
+ *            ordering RMA puts, gex_Coll_BroadcastNB from every root, two at
+ *            once (gex_Event_WaitAll), barrier_try under GASNET_WAIT_BLOCK,
+ *            a named barrier refused, error names, handler-safe locks
  *   exit N   the last rank calls gasnet_exit(N) while the others wait
  * Each rank prints "rank R: MODE ok (N checks)" or "rank R: MODE FAIL ..."
  * and the job ends with gasnet_exit (0 if every check held on that rank).
@@ -549,6 +551,37 @@ static void mode_barrier(void)
             CHECK(same(dst, seed, sizes[i]), "broadcast of %zu from %u", sizes[i],
                   (unsigned)root);
         }
+    /* two broadcasts at once, from two roots, waited for together */
+    char *dst2 = malloc(100000);
+    gex_Rank_t r1 = np - 1;
+    fill(src, 77, 100000);
+    gex_Event_t evs[2] = {gex_Coll_BroadcastNB(tm, 0, dst, src, 100000, 0),
+                          gex_Coll_BroadcastNB(tm, r1, dst2, src, 50000, 0)};
+    gex_Event_WaitAll(evs, 2, 0);
+    CHECK(evs[0] == GEX_EVENT_INVALID && evs[1] == GEX_EVENT_INVALID,
+          "WaitAll left events");
+    CHECK(same(dst, 77, 100000) && same(dst2, 77, 50000), "two broadcasts at once");
+    /* sleeping waits, split-phase tries, a named barrier refused */
+    CHECK(gasnet_set_waitmode(GASNET_WAIT_BLOCK) == GASNET_OK, "waitmode");
+    gasnet_barrier_notify(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    int rc;
+    while ((rc = gasnet_barrier_try(0, GASNET_BARRIERFLAG_ANONYMOUS)) ==
+           GASNET_ERR_NOT_READY)
+        gex_shmam_wait_step();
+    CHECK(rc == GASNET_OK, "barrier_try: %d", rc);
+    gasnet_set_waitmode(GASNET_WAIT_SPIN);
+    gex_System_SetVerboseErrors(0);
+    CHECK(gasnet_barrier(5, 0) == GASNET_ERR_BAD_ARG, "a named barrier was not refused");
+    gex_System_SetVerboseErrors(1);
+    CHECK(!strcmp(gasnet_ErrorName(GASNET_ERR_NOT_READY), "GASNET_ERR_NOT_READY") &&
+              strlen(gasnet_ErrorDesc(GASNET_ERR_BAD_ARG)) > 0,
+          "error names");
+    static gex_HSL_t hsl = GEX_HSL_INITIALIZER;
+    gex_HSL_Lock(&hsl);
+    CHECK(gex_HSL_Trylock(&hsl) != GASNET_OK, "an HSL taken twice");
+    gex_HSL_Unlock(&hsl);
+    CHECK(gex_HSL_Trylock(&hsl) == GASNET_OK, "a free HSL refused");
+    gex_HSL_Unlock(&hsl);
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
 }
 

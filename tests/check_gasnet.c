@@ -10,7 +10,8 @@
  *                      negotiated payload (Prepare, Commit, _v2, Cancel)
  *   immediate_full_queue  GEX_FLAG_IMMEDIATE into a target that does not
  *                      poll is refused once its queue is full (every kind),
- *                      and what went arrives once, in order
+ *                      and what went arrives once, in order; so are
+ *                      IMMEDIATE replies into a requester that does not poll
  *   rma_every_alignment  put/get (blocking, NB, NBI, Val) at alignments
  *                      0..15 into a target that does not poll; seen by the
  *                      target after a barrier

@@ -9,7 +9,9 @@
  *            every byte and argument checked at both ends; rank r sends to
  *            r + 1 and serves r - 1
  *   imm      GEX_FLAG_IMMEDIATE into a target that does not poll: refused
- *            once its queue is full, and what went arrives once, in order
+ *            once its queue is full, and what went arrives once, in order;
+ *            IMMEDIATE replies into a requester that does not poll: refused
+ *            once its reply queue is full, the ones that went arrive
  *   rma      put/get (blocking, NB, NBI, Val) at every alignment 0..15 and
  *            many lengths into a target that does not poll
  *   barrier  rounds of gasnet_barrier, notify/wait and gex_Coll_BarrierNB
@@ -388,6 +390,57 @@ static void h_imm_end(gex_Token_t t, gex_AM_Arg_t total)
     imm_total = (unsigned)total;
 }
 
+/* Phase 2: replies with GEX_FLAG_IMMEDIATE into a requester that does not
+ * poll: refused once its reply queue is full; the ones that went arrive. */
+enum { IMM_REQS = 400 };
+static volatile unsigned rq_handled, rq_replied, rq_refused, rp_got;
+static void h_imm_req(gex_Token_t t, gex_AM_Arg_t seq)
+{
+    rq_handled++;
+    int rc = gex_AM_ReplyShort1(t, 204, GEX_FLAG_IMMEDIATE, seq);
+    CHECK(rc == 0 || rc == 1, "IMMEDIATE reply returned %d", rc);
+    if (rc == 0)
+        rq_replied++;
+    else
+        rq_refused++;
+}
+static void h_imm_rep(gex_Token_t t, gex_AM_Arg_t seq)
+{
+    rp_got++;
+}
+
+static void imm_replies(void)
+{
+    volatile uint64_t *flag = (volatile uint64_t *)(seg + FLAG_OFF);
+    *flag = 0;
+    gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    if (me == 0) { /* requests that never poll, then wait for rank 1's word */
+        for (unsigned sent = 0; sent < IMM_REQS;)
+            if (gex_AM_RequestShort1(tm, 1, 203, GEX_FLAG_IMMEDIATE, (gex_AM_Arg_t)sent) ==
+                0)
+                sent++;
+            else
+                gasnett_sched_yield();
+        while (*flag == 0)
+            gasnett_sched_yield();
+        gasnett_local_rmb();
+        unsigned went = (unsigned)(*flag - 1);
+        GASNET_BLOCKUNTIL(rp_got >= went);
+        CHECK(rp_got == went, "%u replies arrived, %u went", rp_got, went);
+        CHECK(went < IMM_REQS, "no IMMEDIATE reply was refused (%u went)", went);
+        printf("rank 0: imm: %u of %u IMMEDIATE replies went\n", went, IMM_REQS);
+    } else if (me == 1) {
+        GASNET_BLOCKUNTIL(rq_handled == IMM_REQS);
+        CHECK(rq_replied + rq_refused == IMM_REQS, "replies %u + refused %u", rq_replied,
+              rq_refused);
+        void *nb;
+        gex_Segment_QueryBound(tm, 0, &nb, NULL, NULL);
+        uint64_t word = (uint64_t)rq_replied + 1;
+        gex_RMA_PutBlocking(tm, 0, (char *)nb + FLAG_OFF, &word, sizeof word, 0);
+    }
+    gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
+}
+
 static void mode_imm(void)
 {
     gex_AM_Entry_t e[] = {
@@ -396,8 +449,11 @@ static void mode_imm(void)
          "end"},
         {202, (gex_AM_Fn_t)h_imm_medium, GEX_FLAG_AM_MEDLONG | GEX_FLAG_AM_REQUEST, 1, NULL,
          "m"},
+        {203, (gex_AM_Fn_t)h_imm_req, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 1, NULL,
+         "rq"},
+        {204, (gex_AM_Fn_t)h_imm_rep, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REPLY, 1, NULL, "rp"},
     };
-    gex_EP_RegisterHandlers(gex_TM_QueryEP(tm), e, 3);
+    gex_EP_RegisterHandlers(gex_TM_QueryEP(tm), e, 5);
     volatile uint64_t *flag = (volatile uint64_t *)(seg + FLAG_OFF);
     *flag = 0;
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
@@ -442,6 +498,7 @@ static void mode_imm(void)
         gex_AM_RequestShort1(tm, 1, 201, 0, (gex_AM_Arg_t)sent); /* waits for room */
         printf("rank 0: imm: %u IMMEDIATE sends went before one was refused\n", sent);
     }
+    imm_replies();
 }
 
 /* ---- rma: every alignment, target not polling ---- */

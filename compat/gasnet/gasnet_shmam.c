@@ -772,11 +772,10 @@ static void on_am(am_token_t *t, const uint32_t *a, int n, void *d, size_t len, 
             drop("a Short with a bad payload dropped");
             return;
         }
-        memcpy(args + inpk, p, len);
-        {
-            call_short(e->gex_fnptr, &tk, nargs, args);
-            return;
-        }
+        if (len)
+            memcpy(args + inpk, p, len);
+        call_short(e->gex_fnptr, &tk, nargs, args);
+        return;
     }
     if (cat == CAT_MEDIUM) {
         size_t pre = med_prefix(nargs);
@@ -784,11 +783,10 @@ static void on_am(am_token_t *t, const uint32_t *a, int n, void *d, size_t len, 
             drop("a Medium with a short payload dropped");
             return;
         }
-        memcpy(args + inpk, p, extra * sizeof *args);
-        {
-            call_medlong(e->gex_fnptr, &tk, p + pre, len - pre, nargs, args);
-            return;
-        }
+        if (extra)
+            memcpy(args + inpk, p, extra * sizeof *args);
+        call_medlong(e->gex_fnptr, &tk, p + pre, len - pre, nargs, args);
+        return;
     }
     if (cat == CAT_LONG) {
         call_medlong(e->gex_fnptr, &tk, d, len, nargs, args);
@@ -1434,7 +1432,8 @@ static void on_bcast(am_token_t *t, const uint32_t *a, int n, void *d, size_t le
         return;
     }
     *c = (struct bcast){.seq = a[0], .off = off, .len = len, .next = G.bcasts};
-    memcpy(c->data, d, len);
+    if (len)
+        memcpy(c->data, d, len);
     G.bcasts = c;
 }
 

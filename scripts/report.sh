@@ -353,7 +353,8 @@ if [ -s "$OUT/gasnet.txt" ]; then
         echo
         echo "gex_testam under shmamrun -n 2 --bind: ping-pong (us per round trip) and flood"
         echo "(us per message, 64 in flight) of each AM kind, the layer's and shmam's native"
-        echo "calls alternated ABBA in one job (best of 4 blocks each); ratio = layer / native."
+        echo "calls in 8 pairs of blocks run back to back (ABBA) in one job: the medians, and"
+        echo "the median of the pairs' ratios layer / native."
         echo
         echo "| pattern | kind | bytes | layer us | native us | layer/native |"
         echo "|---|---|---:|---:|---:|---:|"

@@ -3,10 +3,13 @@
  * same traffic on shmam's native calls in the same job: ping-pong (request,
  * reply, repeat) and flood (a window of requests, each replied) of Short,
  * Medium and Long across sizes, between rank pairs (0,1), (2,3), ...; an odd
- * rank out idles in the barriers.  Each row runs the layer and native
- * blocks alternately, ABBA (REPS times each, best kept) and prints
- *   testam,PATTERN,KIND,BYTES,ITERS,layer_us,X,native_us,Y,ratio,X/Y
- * (microseconds per round trip for ping-pong, per message for flood) from
+ * rank out idles in the barriers.  Each row runs REPS pairs of blocks, the
+ * layer's and native, back to back in ABBA order, and prints
+ *   testam,PATTERN,KIND,BYTES,ITERS,layer_us,X,native_us,Y,ratio,R
+ * X and Y the medians of the blocks (microseconds per round trip for
+ * ping-pong, per message for flood), R the median of the pairs' ratios
+ * layer / native (each pair ran back to back, so drifts of a busy machine
+ * cancel more than between medians); from
  * the sender; every reply is counted and its size checked, and a count that
  * is off prints FAIL and exits non-zero.  --quick: few iterations (tests);
  * a last argument PATTERN,KIND,BYTES runs that row alone.
@@ -20,7 +23,7 @@
 #include <string.h>
 
 #define SEG (2u << 20)
-#define REPS 4
+#define REPS 8
 enum { K_SHORT, K_MEDIUM, K_LONG };
 static const char *const kind_name[] = {"short", "medium", "long"};
 /* native shmam handler ids, apart from the layer's 1..12 */
@@ -125,6 +128,18 @@ static double block(int native, int flood, int kind, size_t n, unsigned long ite
     return us;
 }
 
+/* The median of REPS values (sorts them). */
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v)
+{
+    qsort(v, REPS, sizeof *v, cmp);
+    return (v[REPS / 2 - 1] + v[REPS / 2]) / 2;
+}
+
 static const char *only; /* "PATTERN,KIND,BYTES": that row alone */
 
 static void row(int flood, int kind, size_t n, unsigned long iters)
@@ -134,23 +149,24 @@ static void row(int flood, int kind, size_t n, unsigned long iters)
              n);
     if (only && strcmp(only, name) != 0)
         return;
-    double best[2] = {1e30, 1e30};
+    double t[2][REPS], ratio[REPS];
     int sender = me % 2 == 0 && peer < np;
     cur_n = n;
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
     for (int rep = 0; rep < REPS; rep++) /* ABBA: layer first, then native first */
         for (int step = 0; step < 2; step++) {
             int native = step ^ (rep & 1);
-            if (sender) {
-                double us = block(native, flood, kind, n, iters);
-                best[native] = us < best[native] ? us : best[native];
-            }
+            if (sender)
+                t[native][rep] = block(native, flood, kind, n, iters);
             gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
         }
-    if (sender)
-        printf("testam,%s,%s,%zu,%lu,layer_us,%.3f,native_us,%.3f,ratio,%.3f\n",
-               flood ? "flood" : "pingpong", kind_name[kind], n, iters, best[0], best[1],
-               best[0] / best[1]);
+    if (!sender)
+        return;
+    for (int rep = 0; rep < REPS; rep++)
+        ratio[rep] = t[0][rep] / t[1][rep]; /* each pair ran back to back */
+    printf("testam,%s,%s,%zu,%lu,layer_us,%.3f,native_us,%.3f,ratio,%.3f\n",
+           flood ? "flood" : "pingpong", kind_name[kind], n, iters, median(t[0]),
+           median(t[1]), median(ratio));
 }
 
 int main(int argc, char **argv)
@@ -163,7 +179,7 @@ int main(int argc, char **argv)
         return 2;
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
     only = argc > 1 + quick ? argv[1 + quick] : NULL;
-    unsigned long iters = quick ? 200 : 20000;
+    unsigned long iters = quick ? 200 : 10000;
     me = gex_TM_QueryRank(tm);
     np = gex_TM_QuerySize(tm);
     peer = me ^ 1;

@@ -8,6 +8,8 @@
  *                      arguments, payloads at the bulk/heap switch, at
  *                      gex_AM_Max*, at the segment's end, zero bytes;
  *                      negotiated payload (Prepare, Commit, _v2, Cancel)
+ *   am_to_self         the same, and RMA, in a job of one rank: every AM and
+ *                      put to itself
  *   immediate_full_queue  GEX_FLAG_IMMEDIATE into a target that does not
  *                      poll is refused once its queue is full (every kind),
  *                      and what went arrives once, in order; so are
@@ -83,6 +85,13 @@ START_TEST(am_every_kind_and_count)
 }
 END_TEST
 
+START_TEST(am_to_self)
+{
+    check_mode("am", 1);
+    check_mode("rma", 1);
+}
+END_TEST
+
 START_TEST(immediate_full_queue)
 {
     check_mode("imm", nprocs_of(_i));
@@ -132,6 +141,7 @@ static Suite *gasnet_suite(void)
     TCase *tc = tcase_create("gasnet");
     tcase_set_timeout(tc, 240);
     tcase_add_loop_test(tc, am_every_kind_and_count, 0, 2);
+    tcase_add_test(tc, am_to_self);
     tcase_add_loop_test(tc, immediate_full_queue, 0, 2);
     tcase_add_loop_test(tc, rma_every_alignment, 0, 2);
     tcase_add_loop_test(tc, barriers_and_broadcast, 0, 2);

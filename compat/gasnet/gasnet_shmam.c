@@ -492,6 +492,8 @@ static int am_send(gex_Token_t t, gex_Rank_t rank, int cat, gex_AM_Index_t h,
     am_token_t *tok = t ? t->tok : NULL;
     struct stage *st = t ? &G.rep_stage : &G.req_stage;
     gex_Rank_t to = t ? t->src : rank;
+    if (to >= G.size)
+        return BAD("a reply to a sender outside the team");
     int rc;
     if (cat == CAT_SHORT) {
         rc = extra ? xmit(tok, to, shmam_id(CAT_SHORT, !!t), AM_MSG_BULK, args + inpk,

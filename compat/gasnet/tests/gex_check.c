@@ -443,6 +443,8 @@ static void imm_replies(void)
 
 static void mode_imm(void)
 {
+    if (np < 2)
+        return; /* needs a target that is not the sender */
     gex_AM_Entry_t e[] = {
         {200, (gex_AM_Fn_t)h_imm, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 1, NULL, "imm"},
         {201, (gex_AM_Fn_t)h_imm_end, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 1, NULL,

@@ -53,6 +53,7 @@ enum { CAT_SHORT, CAT_MEDIUM, CAT_LONG, CAT_LONG_HEAP };
 enum { H_AM = 1, H_EXIT = 9, H_SEG, H_BAR, H_BCAST };
 #define PACKED_ARGS (AM_MAX_ARGS - 1) /* GASNet args in the packet, after the header */
 #define MAX_GEX_ARGS 16
+#define SRC_UNKNOWN GEX_RANK_INVALID
 
 struct gex_shmam_client {
     const char *name;
@@ -72,7 +73,7 @@ struct gex_shmam_segment {
 };
 struct gex_shmam_token {
     am_token_t *tok;
-    gex_Rank_t src;
+    gex_Rank_t src; /* SRC_UNKNOWN until asked (token_src) */
     const gex_AM_Entry_t *entry;
     int is_req, is_long;
 };
@@ -132,6 +133,14 @@ static struct {
     gex_RankInfo_t *info;
     unsigned long dropped;
 } G = {.verbose = 1};
+
+/* The token's source rank, looked up once (most handlers never ask). */
+static gex_Rank_t token_src(struct gex_shmam_token *t)
+{
+    if (t->src == SRC_UNKNOWN)
+        t->src = (gex_Rank_t)am_token_source(t->tok);
+    return t->src;
+}
 
 static int complain(int code, const char *what, int rc)
 {
@@ -491,7 +500,7 @@ static int am_send(gex_Token_t t, gex_Rank_t rank, int cat, gex_AM_Index_t h,
     int na = 1 + (int)inpk, imm = !!(flags & GEX_FLAG_IMMEDIATE);
     am_token_t *tok = t ? t->tok : NULL;
     struct stage *st = t ? &G.rep_stage : &G.req_stage;
-    gex_Rank_t to = t ? t->src : rank;
+    gex_Rank_t to = t ? (cat == CAT_LONG ? token_src(t) : 0) : rank;
     if (to >= G.size)
         return BAD("a reply to a sender outside the team");
     int rc;
@@ -766,8 +775,9 @@ static void on_am(am_token_t *t, const uint32_t *a, int n, void *d, size_t len, 
     }
     const gex_AM_Entry_t *e = &G.table[h];
     gex_AM_Arg_t args[MAX_GEX_ARGS];
-    memcpy(args, a + 1, inpk * sizeof *args);
-    struct gex_shmam_token tk = {t, am_token_source(t), e, !reply, cat >= CAT_LONG};
+    for (unsigned i = 0; i < inpk; i++)
+        args[i] = (gex_AM_Arg_t)a[1 + i];
+    struct gex_shmam_token tk = {t, SRC_UNKNOWN, e, !reply, cat >= CAT_LONG};
     char *p = d;
     if (cat == CAT_SHORT) {
         if (len != extra * sizeof *args) {
@@ -1028,7 +1038,7 @@ gex_TI_t gex_Token_Info(gex_Token_t token, gex_Token_Info_t *info, gex_TI_t mask
 {
     if (!token || !info)
         return 0;
-    info->gex_srcrank = token->src;
+    info->gex_srcrank = token_src(token);
     info->gex_ep = &G.gep;
     info->gex_entry = token->entry;
     info->gex_is_req = token->is_req;

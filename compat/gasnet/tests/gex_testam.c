@@ -182,7 +182,7 @@ int main(int argc, char **argv)
     unsigned long iters = quick ? 200 : 10000;
     me = gex_TM_QueryRank(tm);
     np = gex_TM_QuerySize(tm);
-    peer = me ^ 1;
+    peer = np == 1 ? me : me ^ 1; /* alone: to itself (the layer's CPU cost, no peer) */
     gex_Segment_Attach(&segment, tm, SEG);
     seg = gex_Segment_QueryAddr(segment);
     if (peer < np)

@@ -25,6 +25,7 @@ INC_apps    := -Iinclude -Iapps
 INC_net     := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc
 INC_tools   := -Iinclude -Iruntime -Ilocks -Iheap -Ispsc -Itools
 INC_examples := -Iinclude
+INC_compat  := -Iinclude -Icompat/gasnet
 LDLIBS  := -latomic_ops -lrt -pthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt)
 
@@ -93,14 +94,23 @@ MPICC ?= mpicc
 MPI_OPT := -O2 -g # never sanitized: LeakSanitizer would report MPICH's own allocations
 HYB_APP_BIN := $(patsubst apps/%.c,$(B)/apps/hyb_%,$(filter-out apps/splitc_selftest.c,$(APP_SRC)))
 HYB_BENCH_BIN := $(if $(wildcard bench/clumps.c),$(B)/bench/clumps)
+# compat/gasnet/: the GASNet-EX core API over shmam's public API, as
+# libgasnet-shmam (.a, and a .so over libshmam.so exporting the gex_ and
+# gasnet_ names only); compat/gasnet/tests/X.c -> build/gasnet/X, GASNet-EX
+# programs that check_gasnet runs under shmamrun.
+GASNET_LIB := $(B)/lib/libgasnet-shmam.a
+GASNET_SO_NAME := libgasnet-shmam.so.1
+GASNET_SO := $(B)/lib/$(GASNET_SO_NAME)
+GASNET_HDR := $(wildcard compat/gasnet/*.h)
+GASNET_PROG := $(patsubst compat/gasnet/tests/%.c,$(B)/gasnet/%,$(wildcard compat/gasnet/tests/*.c))
 # examples/X.c -> build/examples/X: small programs that show one use.
 EXAMPLE_BIN := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
-PROGRAMS := $(EXAMPLE_BIN) $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_boost $(MPI_BENCH_BIN) \
+PROGRAMS := $(EXAMPLE_BIN) $(GASNET_PROG) $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_boost $(MPI_BENCH_BIN) \
             $(APP_BIN) $(MPI_APP_BIN) $(MPI_LIB) $(MPI_SO) $(HYB_APP_BIN) $(HYB_BENCH_BIN) $(HYB_TEST_BIN)
 
 .PHONY: all mpi deps deps-core programs check check-build check-run check-core bench-check \
         run bench stress asan tsan clean install check-python
-all: $(LIB) $(SO) $(RUN) $(STAT) python/shmam/_cdef.py
+all: $(LIB) $(SO) $(RUN) $(STAT) $(GASNET_LIB) $(GASNET_SO) python/shmam/_cdef.py
 mpi: $(MPI_LIB) $(MPI_SO)
 
 deps:
@@ -172,6 +182,23 @@ $(SO): $(PIC_OBJ) $(SO_MAP)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SO_NAME) -Wl,--version-script=$(SO_MAP) \
 	  $(PIC_OBJ) -o $@ $(LDLIBS)
 	ln -sf $(SO_NAME) $(B)/lib/libshmam.so
+
+$(GASNET_LIB): $(B)/obj/compat/gasnet/gasnet_shmam.o
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(GASNET_SO): $(B)/pic/compat/gasnet/gasnet_shmam.o $(SO)
+	@mkdir -p $(@D)
+	{ echo '{ global: gex_*; gasnet_*;'; echo '  local: *; };'; } > $(B)/lib/libgasnet-shmam.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(GASNET_SO_NAME) \
+	  -Wl,--version-script=$(B)/lib/libgasnet-shmam.map $< -o $@ -L$(B)/lib -lshmam $(LDLIBS)
+	ln -sf $(GASNET_SO_NAME) $(B)/lib/libgasnet-shmam.so
+
+$(B)/gasnet/%: compat/gasnet/tests/%.c $(GASNET_HDR) $(GASNET_LIB) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(INC_compat) $< -o $@ $(GASNET_LIB) $(LIB) $(LDLIBS)
+
+$(B)/tests/check_gasnet: | $(GASNET_PROG)
 
 # A test program linked against the shared library (check_abi runs it).
 $(B)/tests/prog_dyn: $(B)/obj/tests/prog_dyn.o $(SO)
@@ -374,6 +401,12 @@ ifneq ($(HAVE_MPICC),)
 else
 	@echo "shmam: $(MPICC) not found: libshmam-mpi (MPI between nodes) not built nor installed"
 endif
+	install -d $(DESTDIR)$(PREFIX)/include/shmam-gasnet
+	install -m 644 $(GASNET_HDR) $(DESTDIR)$(PREFIX)/include/shmam-gasnet/
+	install -m 644 $(GASNET_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(GASNET_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(GASNET_SO_NAME) $(DESTDIR)$(PREFIX)/lib/libgasnet-shmam.so
+	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam-gasnet.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam-gasnet.pc
 	install -m 755 $(RUN) $(STAT) $(DESTDIR)$(PREFIX)/bin/
 	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam.pc
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
@@ -382,7 +415,7 @@ endif
 	install -d $(DESTDIR)$(PY_SITE)/shmam $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 python/shmam/*.py $(DESTDIR)$(PY_SITE)/shmam/
 	echo 'LIBDIR = "$(PREFIX)/lib"  # written by make install' > $(DESTDIR)$(PY_SITE)/shmam/_installed.py
-	install -m 644 man/shmam-python.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -m 644 man/shmam-python.7 man/shmam-gasnet.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:
 	rm -rf build build-asan build-tsan python/shmam/_cdef.py

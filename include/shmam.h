@@ -242,6 +242,24 @@ int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void 
 int am_reply_long_at(am_token_t *tok, unsigned handler, const void *data, size_t len,
                      size_t offset, const uint32_t *args, int nargs);
 
+/* Direct load/store into a peer's region (GASNet's RMA on one machine).
+ * am_region_map maps the region that the peer at index dest made with
+ * am_region_create (read-write, as for one-copy sends) and sets *base to it
+ * in this process and *len to its size; the same mapping on every call.  It
+ * is checked as every attach is: the segment must be this user's with mode
+ * 0600 (-EACCES otherwise) and carry the mark naming that peer and the size
+ * its endpoint published (-EPROTO otherwise; -ENXIO if the peer has no
+ * region).  -EPIPE once the peer's owner has gone (closed or died): no new
+ * map is given, though a mapping given before stays valid memory until the
+ * index is mapped again (am_ep_map, am_ep_remap) or ep is destroyed, which
+ * unmap it.  -EINVAL for an index never mapped, -EDEADLK in a handler,
+ * -EPERM from a thread not allowed on ep.  Ordering: plain stores to the
+ * mapping are visible to the owner once it has run a handler of a message
+ * sent after them (the send releases, the poll acquires), e.g. a put then
+ * an AM to the target; to see the owner's stores, receive a message it
+ * sent after them.  Two writers of the same bytes order themselves. */
+int am_region_map(am_ep_t *ep, unsigned dest, void **base, size_t *len);
+
 /* Sends that never wait (GASNet's IMMEDIATE).  am_request_try and
  * am_reply_try send one message of the kind named (AM_MSG_SHORT: no data;
  * AM_MSG_BULK: up to AM_MAX_BULK bytes; AM_MSG_LONG: into the destination's

@@ -42,8 +42,11 @@
 #include "internal.h"
 #include "job.h"
 #include "options.h"
+#include "peers.h"
 #include "region.h"
 #include "send.h"
+#include "senders.h"
+#include "threads.h"
 
 #define AM_MAX_REGION ((size_t)1 << 40)
 #define REGION_SUFFIX ":r"
@@ -259,4 +262,43 @@ void am__region_close(struct am_peer *peer)
     if (peer->region_bytes)
         am__segment_unmap(&peer->region);
     peer->region_bytes = 0;
+}
+
+/* Is peer's region still its owner's?  The mark's lifeline (held by the
+ * owner's thread for the region's life) and the endpoint's own. */
+static int region_owner_alive(const struct am_peer *peer)
+{
+    return am__peer_alive(peer->view) &&
+           !am__lifeline_gone(&mark_of(&peer->region)->owner_life);
+}
+
+/* am_region_map: the peer's region as mapped for one-copy sends (map()
+ * checks the segment's owner, uid and mode as every open does, then its
+ * mark), refused once its owner has gone.  Under peers_mu (a shared
+ * endpoint's threads map once), not in a handler. */
+int am_region_map(am_ep_t *ep, unsigned dest, void **base, size_t *len)
+{
+    int rc = am__ep_use(ep);
+    if (rc < 0)
+        return rc;
+    if (!base || !len)
+        return -EINVAL;
+    if (am__in_handler(ep))
+        return -EDEADLK;
+    am__mt_lock(&ep->mt, &ep->mt.peers_mu);
+    struct am_peer *peer = am__peer(ep, dest);
+    if (!peer)
+        rc = -EINVAL;
+    else if (peer->dropped)
+        rc = -EPIPE;
+    else if (!peer->region_bytes)
+        rc = map(peer);
+    if (rc == 0 && !region_owner_alive(peer))
+        rc = -EPIPE;
+    if (rc == 0) {
+        *base = peer->region.base;
+        *len = peer->region_bytes;
+    }
+    am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
+    return rc;
 }

@@ -4,7 +4,7 @@
 # that differ), `scripts/format.sh -i` rewrites them (make format).
 set -u
 cd "$(dirname "$0")/.." || exit 1
-files=$(find include runtime locks heap spsc net tools tests bench apps -name '*.[ch]' | sort)
+files=$(find include runtime locks heap spsc net tools tests bench apps compat -name '*.[ch]' | sort)
 if [ "${1:-}" = "-i" ]; then
     # shellcheck disable=SC2086 # paths have no blanks
     exec clang-format -i $files

@@ -29,6 +29,8 @@
 #   *.png          plots (scripts/report/*.gp), referenced from report.md
 #   run.txt        the run's scale, time and programs' arguments, KEY=VALUE
 #   log.txt        everything the programs wrote on stderr
+#   gasnet.txt     gex_testam's rows: the GASNet-EX layer (compat/gasnet/) and
+#                  native shmam in one job, tabled at the end of report.md
 # How it measures (bench/README.md): one estimator everywhere (each round's
 # mean; the median over rounds; the lowest-highest round as spread); the claim
 # algorithms and the per-sender queue kinds compared within one job each (an
@@ -294,6 +296,19 @@ measure() {
         env SHMAM_LIBRARY="$B/lib/libshmam.so.1" timeout -k 10 $TIMEOUT \
         /usr/bin/python3 python/bench/pyrpc.py --bind $PYRPC_ARGS
 
+    # The GASNet-EX layer (compat/gasnet/): gex_testam times the layer and
+    # shmam's native calls in the same job, blocks alternated; its own rows
+    # (testam,PATTERN,KIND,BYTES,ITERS,layer_us,X,native_us,Y,ratio,R) go to
+    # gasnet.txt, tabled after report.md below.
+    say "GASNet-EX layer (gex_testam: the layer beside native shmam, one job)"
+    if [ -x $B/gasnet/gex_testam ]; then
+        echo "== gex_testam" >>"$LOG"
+        timeout -k 10 $TIMEOUT $RUN -n 2 --bind $B/gasnet/gex_testam >"$OUT/gasnet.txt" 2>>"$LOG" ||
+            fail "gasnet" "gex_testam exit status $?"
+    else
+        fail "gasnet" "$B/gasnet/gex_testam was not built"
+    fi
+
     # Applications: Tables 3 and 4 (apps.sh writes apps.csv and its tables here).
     if [ -x scripts/apps.sh ]; then
         say "applications (scripts/apps.sh)"
@@ -331,6 +346,23 @@ ELAPSED=$(($(date +%s) - T0))
     eval "echo \"$v=\$$v\""
 done >"$OUT/run.txt"
 py report "$OUT" 2>>"$LOG" || fail "report" "report.py could not write report.md"
+# The GASNet-EX layer's section, from gasnet.txt (also with REPORT_ONLY).
+if [ -s "$OUT/gasnet.txt" ]; then
+    {
+        echo
+        echo "## GASNet-EX layer (compat/gasnet/) against native shmam"
+        echo
+        echo "gex_testam under shmamrun -n 2 --bind: ping-pong (us per round trip) and flood"
+        echo "(us per message, 64 in flight) of each AM kind, the layer's and shmam's native"
+        echo "calls in 8 pairs of blocks run back to back (ABBA) in one job: the medians, and"
+        echo "the median of the pairs' ratios layer / native."
+        echo
+        echo "| pattern | kind | bytes | layer us | native us | layer/native |"
+        echo "|---|---|---:|---:|---:|---:|"
+        awk -F, '/^testam,/ { printf "| %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $7, $9, $11 }' \
+            "$OUT/gasnet.txt"
+    } >>"$OUT/report.md"
+fi
 
 say "done in $((ELAPSED / 60)) min $((ELAPSED % 60)) s: $OUT/report.md"
 echo

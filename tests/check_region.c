@@ -18,7 +18,15 @@
  *                      job, after am_init): another X's am_region_create is
  *                      -EEXIST, and succeeds once that owner is dead
  *   map_checks_mark    a segment under X:r that is not X's region (no mark)
- *                      is never written: the one-copy send is -EPROTO
+ *                      is never written: the one-copy send is -EPROTO, and
+ *                      am_region_map is -EPROTO, mapping nothing
+ *   region_map_loads_stores  am_region_map gives X's region, the same
+ *                      bytes X sees: a store through it is seen by X's
+ *                      handler of a later message, and X's stores by us
+ *   region_map_other_user  ... X:r open to group or others, or (as root)
+ *                      another user's: -EACCES
+ *   region_map_dead_owner  ... once X's owner died (SIGKILL): -EPIPE, also
+ *                      for a peer whose region was mapped before the death
  *
  * The owners that die are children killed with SIGKILL; everything else is
  * in the test process.
@@ -28,6 +36,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -326,10 +336,125 @@ START_TEST(map_checks_mark)
                   am_err_name(rc));
     ck_assert_msg(tu_fnv1a(fake.base, size) == sum, "%s: the unmarked segment was written",
                   what);
+    void *m = NULL;
+    size_t len;
+    rc = am_region_map(c, 0, &m, &len);
+    ck_assert_msg(rc == -EPROTO && m == NULL,
+                  "%s: am_region_map of an unmarked segment: %s", what, am_err_name(rc));
     am__segment_unmap(&fake);
     am_ep_destroy(c);
     am_ep_destroy(ex); /* removes the name X:r: the fake segment goes */
     am__segment_unlink(b, r);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* X's region through am_region_map, or its error. */
+static int region_map_of(am_ep_t *c, void **base, size_t *len)
+{
+    *base = NULL;
+    *len = 0;
+    return am_region_map(c, 0, base, len);
+}
+
+START_TEST(region_map_loads_stores)
+{
+    int b = _i;
+    char x[64], c_name[64];
+    snprintf(what, sizeof what, "%s: region map loads and stores", tu_backend_name(b));
+    name_of(x, sizeof x, "x", b, "");
+    name_of(c_name, sizeof c_name, "c", b, "");
+    am_ep_t *ex = ep_of(x, b), *c = ep_of(c_name, b);
+    void *base, *m, *m2;
+    size_t len, len2;
+    ck_assert_int_eq(am_ep_map(c, 0, x), 0);
+    ck_assert_msg(region_map_of(c, &m, &len) == -ENXIO, "%s: a region before it was made",
+                  what);
+    ck_assert_int_eq(am_region_create(ex, REGION, &base), 0);
+    int rc = region_map_of(c, &m, &len);
+    ck_assert_msg(rc == 0 && len == REGION, "%s: map: %s, %zu bytes", what, am_err_name(rc),
+                  len);
+    ck_assert_msg(region_map_of(c, &m2, &len2) == 0 && m2 == m && len2 == len,
+                  "%s: a second map gave another mapping", what);
+    ck_assert_int_eq(am_region_map(c, 7, &m2, &len2), -EINVAL);
+    tu_pattern(m, 7, DATA);
+    short_arrives(c, 0, ex, x, "after a store through the map");
+    static unsigned char want[DATA];
+    tu_pattern(want, 7, DATA);
+    ck_assert_msg(memcmp(base, want, DATA) == 0, "%s: X does not see the store", what);
+    tu_pattern((char *)base + REGION - DATA, 9, DATA);
+    tu_pattern(want, 9, DATA);
+    ck_assert_msg(memcmp((char *)m + REGION - DATA, want, DATA) == 0,
+                  "%s: the map does not see X's store", what);
+    am_ep_destroy(c);
+    am_ep_destroy(ex);
+    tu_assert_clean(what);
+}
+END_TEST
+
+START_TEST(region_map_other_user)
+{
+    int b = _i;
+    char x[64], r[64], c_name[64];
+    snprintf(what, sizeof what, "%s: region map refuses another user's",
+             tu_backend_name(b));
+    name_of(x, sizeof x, "x", b, "");
+    name_of(c_name, sizeof c_name, "c", b, "");
+    ck_assert_int_eq(am__region_name(x, r, sizeof r), 0);
+    am_ep_t *ex = ep_of(x, b), *c1 = ep_of(c_name, b);
+    void *base, *m;
+    size_t len;
+    ck_assert_int_eq(am_region_create(ex, REGION, &base), 0);
+    ck_assert_int_eq(am_ep_map(c1, 0, x), 0);
+    ck_assert_int_eq(tu_set_perm(b, r, 0660, geteuid()), 0);
+    int rc = region_map_of(c1, &m, &len);
+    ck_assert_msg(rc == -EACCES && m == NULL, "%s: a region of mode 0660: %s", what,
+                  am_err_name(rc));
+    if (geteuid() == 0) { /* giving it away needs root */
+        ck_assert_int_eq(tu_set_perm(b, r, 0600, 65534), 0);
+        rc = region_map_of(c1, &m, &len);
+        ck_assert_msg(rc == -EACCES && m == NULL, "%s: uid 65534's region: %s", what,
+                      am_err_name(rc));
+    }
+    ck_assert_int_eq(tu_set_perm(b, r, 0600, geteuid()), 0);
+    rc = region_map_of(c1, &m, &len);
+    ck_assert_msg(rc == 0, "%s: the region ours again: %s", what, am_err_name(rc));
+    am_ep_destroy(c1);
+    am_ep_destroy(ex);
+    tu_assert_clean(what);
+}
+END_TEST
+
+START_TEST(region_map_dead_owner)
+{
+    int b = _i;
+    char x[64], c_name[64], d_name[64];
+    snprintf(what, sizeof what, "%s: region map refuses a dead owner's",
+             tu_backend_name(b));
+    name_of(x, sizeof x, "x", b, "");
+    name_of(c_name, sizeof c_name, "c", b, "");
+    name_of(d_name, sizeof d_name, "d", b, "");
+    am_ep_t *c = ep_of(c_name, b), *d = ep_of(d_name, b);
+    pid_t p = owner_start(x, b, 1);
+    void *m, *m2;
+    size_t len;
+    ck_assert_int_eq(am_ep_map(c, 0, x), 0);
+    ck_assert_int_eq(am_ep_map(d, 0, x), 0);
+    int rc = region_map_of(c, &m, &len); /* mapped before the death */
+    ck_assert_msg(rc == 0, "%s: map of a live owner's: %s", what, am_err_name(rc));
+    owner_kill(p);
+    rc = region_map_of(c, &m2, &len);
+    ck_assert_msg(rc == -EPIPE && m2 == NULL, "%s: again after its owner died: %s", what,
+                  am_err_name(rc));
+    rc = region_map_of(d, &m2, &len);
+    ck_assert_msg(rc == -EPIPE && m2 == NULL, "%s: first map after its owner died: %s",
+                  what, am_err_name(rc));
+    am_ep_destroy(c);
+    am_ep_destroy(d);
+    char r[64];
+    am__region_name(x, r, sizeof r);
+    am__segment_unlink(b, r);
+    am__segment_unlink(b, x);
     tu_assert_clean(what);
 }
 END_TEST
@@ -346,6 +471,9 @@ static Suite *region_suite(void)
     tcase_add_loop_test(tc, recreate_removes_dead_region, 0, 2);
     tcase_add_loop_test(tc, region_create_spares_live_region, 0, 2);
     tcase_add_loop_test(tc, map_checks_mark, 0, 2);
+    tcase_add_loop_test(tc, region_map_loads_stores, 0, 2);
+    tcase_add_loop_test(tc, region_map_other_user, 0, 2);
+    tcase_add_loop_test(tc, region_map_dead_owner, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

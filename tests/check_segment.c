@@ -562,24 +562,6 @@ START_TEST(sysv_stalled_creator)
 }
 END_TEST
 
-/* Give the named segment these permission bits and this owner, as a process
- * of its user could (POSIX: chmod and chown of the file; System V: IPC_SET). */
-static int set_perm(enum am_shm b, const char *name, mode_t mode, uid_t uid)
-{
-    if (b == AM_SHM_POSIX) {
-        char path[128];
-        snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
-        return chmod(path, mode) == 0 && chown(path, uid, (gid_t)-1) == 0 ? 0 : -errno;
-    }
-    struct shmid_ds ds;
-    int id = shmget(am__segment_key(name), 0, 0);
-    if (id < 0 || shmctl(id, IPC_STAT, &ds) != 0)
-        return -errno;
-    ds.shm_perm.mode = mode;
-    ds.shm_perm.uid = uid;
-    return shmctl(id, IPC_SET, &ds) == 0 ? 0 : -errno;
-}
-
 /* Open the named segment as it now is: open's result (unmapping what it gave). */
 static int try_open(enum am_shm b, const char *name)
 {
@@ -605,15 +587,15 @@ START_TEST(not_ours_refused)
     test_name(name, sizeof name, "notours", b);
     create_ok(b, name, SIZE, &s);
     for (int k = 0; k < NM; k++) {
-        set |= set_perm(b, name, modes[k], geteuid());
+        set |= tu_set_perm(b, name, modes[k], geteuid());
         got[k] = try_open(b, name);
     }
     got[NM] = -EACCES;
     if (geteuid() == 0) { /* chown and IPC_SET to another uid need root */
-        set |= set_perm(b, name, 0600, 65534);
+        set |= tu_set_perm(b, name, 0600, 65534);
         got[NM] = try_open(b, name);
     }
-    set |= set_perm(b, name, 0600, geteuid());
+    set |= tu_set_perm(b, name, 0600, geteuid());
     int back = try_open(b, name);
     am__segment_unmap(&s);
     am__segment_unlink(b, name);

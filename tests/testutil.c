@@ -30,6 +30,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/shm.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -815,4 +816,20 @@ void tu_assert_flag(volatile AO_t *f, AO_t v, double secs, const char *why,
 {
     ck_assert_msg(tu_wait_flag(f, v, secs), "%s: timed out waiting for %s (%s)", what, why,
                   tu_first_error(e, "no helper error"));
+}
+
+int tu_set_perm(int b, const char *name, mode_t mode, uid_t uid)
+{
+    if (b == AM_SHM_POSIX) {
+        char path[128];
+        snprintf(path, sizeof path, "/dev/shm/shmam-%s", name);
+        return chmod(path, mode) == 0 && chown(path, uid, (gid_t)-1) == 0 ? 0 : -errno;
+    }
+    struct shmid_ds ds;
+    int id = shmget(am__segment_key(name), 0, 0);
+    if (id < 0 || shmctl(id, IPC_STAT, &ds) != 0)
+        return -errno;
+    ds.shm_perm.mode = mode;
+    ds.shm_perm.uid = uid;
+    return shmctl(id, IPC_SET, &ds) == 0 ? 0 : -errno;
 }

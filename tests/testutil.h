@@ -169,6 +169,10 @@ void tu_ep_name(char *buf, size_t n, const char *role, int alg, int backend);
  * was if there is none). */
 int tu_leftovers(const char *prefix, int remove, char *first, size_t n);
 
+/* Gives the segment named `name` of backend b (0 POSIX, 1 System V) mode
+ * `mode` and owner uid (chmod and chown, or IPC_SET); 0 or -errno. */
+int tu_set_perm(int b, const char *name, mode_t mode, uid_t uid);
+
 /* Last thing in main: removes whatever this run left (the leftovers of the run
  * prefix) and says so on stderr as "PROG: removed ...".  Returns how many there
  * were: a run that left any should fail. */

@@ -1,5 +1,5 @@
 /*
- * qnode.h - what the two queue locks (mcs.c, clh.c) share: tickets that name
+ * qnode.h - what the queue locks (mcs.c, clh.c, hemlock.c) share: tickets that name
  * their takers (taker.h) as the queue, one node per participant to spin on,
  * and the passing of dead participants' turns.
  *
@@ -19,7 +19,9 @@
  *   mcs  the latest ticket admitted through this node: the holder of k stores
  *        k + 1 into the mark of k + 1's taker, which spins on its own node;
  *   clh  the latest ticket released through this node: the holder of k stores
- *        k into its own mark, and k + 1's taker spins on that node.
+ *        k into its own mark, and k + 1's taker spins on that node (hemlock
+ *        too, which also keeps `ack`, the latest grant its successor took:
+ *        hemlock.c).
  * Marks only grow because holders come one after another: a node's later
  * ticket is admitted (or released) only after every earlier one is over.
  * Passes that may come late (a waiter that gives up, below) grow a mark with
@@ -106,8 +108,11 @@
 _Static_assert(AM_LOCK_MAX_SELF + 1u < TAKER_RELEASED, "no participant's id is RELEASED");
 
 struct qnode {
-    _Alignas(QNODE_LINE) AO_t mark; /* mcs: latest ticket admitted; clh: released */
-    AO_t sleepers;                  /* waiters parked on mark (wait.h) */
+    _Alignas(QNODE_LINE) AO_t mark; /* mcs: latest ticket admitted; clh, hemlock:
+                                     * released */
+    AO_t sleepers;                  /* waiters parked on mark or ack (wait.h) */
+    AO_t ack;                       /* hemlock: latest ticket whose grant its
+                                     * successor took (hemlock.c) */
 };
 
 struct qnode_lock {

@@ -54,6 +54,11 @@ SO_MAP   := $(B)/lib/libshmam.map
 PIC_OBJ  := $(patsubst %.c,$(B)/pic/%.o,$(LOCK_SRC) $(HEAP_SRC) $(SPSC_SRC) $(RT_SRC))
 MPI_PIC_OBJ := $(filter-out $(B)/pic/runtime/net_none.o,$(PIC_OBJ)) \
                $(patsubst %.c,$(B)/pic/%.o,$(NET_SRC))
+# libshmam-locks.so (locks/preload/): an unmodified program's pthread mutexes
+# and condition variables replaced by a lock of locks/ (man/shmam-locks.7).
+PRELOAD_SO  := $(B)/lib/libshmam-locks.so
+PRELOAD_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(LOCK_SRC) $(wildcard locks/preload/*.c))
+PRELOAD_MAP := locks/preload/exports.map
 RUN      := $(B)/bin/shmamrun
 STAT     := $(B)/bin/shmamstat
 
@@ -100,7 +105,7 @@ PROGRAMS := $(EXAMPLE_BIN) $(BENCH_BIN) $(B)/bench/heap_boost $(B)/bench/spsc_bo
 
 .PHONY: all mpi deps deps-core programs check check-build check-run check-core bench-check \
         run bench stress asan tsan clean install check-python
-all: $(LIB) $(SO) $(RUN) $(STAT) python/shmam/_cdef.py
+all: $(LIB) $(SO) $(PRELOAD_SO) $(RUN) $(STAT) python/shmam/_cdef.py
 mpi: $(MPI_LIB) $(MPI_SO)
 
 deps:
@@ -166,6 +171,10 @@ $(SO_MAP): include/shmam.h
 	@mkdir -p $(@D)
 	{ echo '{ global:'; sed -n 's/.*\b\(am_[a-z_]*\) *[(\[].*/  \1;/p' $< | sort -u; \
 	  echo '  local: *; };'; } > $@
+
+$(PRELOAD_SO): $(PRELOAD_OBJ) $(PRELOAD_MAP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared -Wl,--version-script=$(PRELOAD_MAP) $(PRELOAD_OBJ) -o $@ $(LDLIBS)
 
 $(SO): $(PIC_OBJ) $(SO_MAP)
 	@mkdir -p $(@D)
@@ -358,7 +367,7 @@ install: all $(if $(HAVE_MPICC),mpi)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/shmam.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SO) $(PRELOAD_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(SO_NAME) $(DESTDIR)$(PREFIX)/lib/libshmam.so
 ifneq ($(HAVE_MPICC),)
 	install -m 644 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/
@@ -376,7 +385,7 @@ endif
 	install -d $(DESTDIR)$(PY_SITE)/shmam $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 python/shmam/*.py $(DESTDIR)$(PY_SITE)/shmam/
 	echo 'LIBDIR = "$(PREFIX)/lib"  # written by make install' > $(DESTDIR)$(PY_SITE)/shmam/_installed.py
-	install -m 644 man/shmam-python.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -m 644 man/shmam-python.7 man/shmam-locks.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:
 	rm -rf build build-asan build-tsan python/shmam/_cdef.py

@@ -35,10 +35,11 @@
  * counted, and another thread's unlock is EPERM; NORMAL (and ADAPTIVE):
  * relocking deadlocks as glibc's does, and another thread's unlock releases
  * the lock as the holder would (its participant id is the holder's).
- * timedlock and clocklock wait with a watch whose give_up() says the deadline
- * passed; a plain lock() carries a watch too (that never gives up), so that
- * the queue locks pass the turns a timed-out waiter left.  Threads of one
- * process do not die alone: the watch calls nobody dead.
+ * timedlock and clocklock poll trylock until the deadline, with growing
+ * pauses (at most POLL_MAX_NS): a waiter that gave up in lock() would leave
+ * an abandoned turn that only a later waiter passes, and until then the
+ * free mutex would look busy to trylock.  So timed waiters are not FIFO.
+ * Threads of one process do not die alone: lock() takes no watch.
  *
  * Condition variables.  shmam's own, in the pthread_cond_t's memory (it
  * fits): a 32-bit sequence number, a count of waiters and the clock.  wait()
@@ -72,6 +73,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define BUCKETS 4096u
+#define POLL_MAX_NS 200000L /* a timed waiter's longest sleep between attempts */
 #define KIND_GLIBC (16 | 32 | 64 | 128) /* robust, PI, PP, process-shared */
 
 /* One replaced (or glibc-kept) mutex. */
@@ -261,40 +263,51 @@ static struct pm *entry(pthread_mutex_t *m, int fresh)
     return e;
 }
 
-/* The watch of our lock calls: nobody dies; give_up() once the deadline
- * (arg: a struct deadline, or NULL for none) has passed. */
-
-static int past(const void *arg)
+/* 1 once deadline d has passed. */
+static int past(const struct deadline *d)
 {
-    const struct deadline *d = arg;
     struct timespec now;
 
-    if (!d)
-        return 0;
     clock_gettime(d->clock, &now);
     return now.tv_sec > d->at.tv_sec ||
            (now.tv_sec == d->at.tv_sec && now.tv_nsec >= d->at.tv_nsec);
 }
 
-/* Takes entry e's lock for this thread: 0, or ETIMEDOUT past d. */
+/* A timed waiter's pause after `round` failed attempts: spins, then yields,
+ * then sleeps up to POLL_MAX_NS. */
+static void poll_pause(unsigned round)
+{
+    if (round < 64) {
+        sched_yield();
+        return;
+    }
+    struct timespec t = {0, round < 1024 ? 10000L * (round / 64) : POLL_MAX_NS};
+    nanosleep(&t, NULL);
+}
+
+/* Takes entry e's lock for this thread: 0, or ETIMEDOUT past d (whose
+ * wait polls trylock: see the file header). */
 static int take(struct pm *e, const struct deadline *d)
 {
-    const struct am_lock_watch watch = {NULL, past, d};
-    struct am_lock_ctx c = {.self = self_id(), .procs = procs, .watch = &watch,
-                            .wait = wait_policy};
+    struct am_lock_ctx c = {.self = self_id(), .procs = procs, .wait = wait_policy};
     unsigned long long t0 = stats_on ? pm_now_ns() : 0;
+    unsigned rounds = 0;
     int rc, contended = 0;
 
     inside++;
-    if ((stats_on || d) && ops->trylock(e->state, &c) == 1) { /* a free lock never times out */
+    if ((stats_on || d) && ops->trylock(e->state, &c) == 1) {
         rc = 0;
-    } else {
+    } else if (!d) {
         contended = 1;
         rc = ops->lock(e->state, &c);
+    } else {
+        contended = 1;
+        while ((rc = ops->trylock(e->state, &c) == 1 ? 0 : past(d) ? ETIMEDOUT : -1) < 0)
+            poll_pause(rounds++);
     }
     inside--;
     if (rc != 0)
-        return rc == AM_LOCK_GAVE_UP ? ETIMEDOUT : EINVAL;
+        return rc == ETIMEDOUT ? ETIMEDOUT : EINVAL;
     e->held = c.held;
     e->self = c.self;
     if (stats_on)

@@ -42,9 +42,10 @@
  * Queue nodes.  mcs, clh and hemlock give participant `self` the queue node
  * self mod n (n: max_procs rounded up to a power of two), a line in the
  * lock's own state: mcs waits on its own node, clh and hemlock on its
- * predecessor's (and a hemlock holder on its own, for its grant's taking).  Ids that differ modulo
- * n keep every waiter on a line of its own; ids that share a node stay correct
- * (more participants than max_procs wait for room, as the FIFO locks' do).
+ * predecessor's (and a hemlock holder on its own, for its grant's taking).
+ * Ids that differ modulo n keep every waiter on a line of its own; ids that
+ * share a node stay correct (more participants than max_procs wait for
+ * room, as the FIFO locks' do).
  *
  * Verbs (the same for each algorithm ALG in tas, ttas, ticket, anderson, mutex,
  * mcs, clh, hemlock;

@@ -9,8 +9,9 @@
 #include "wait.h"
 
 const struct am_lock_ops *const am_lock_table[] = {
-    &am_lock_tas, &am_lock_ttas, &am_lock_ticket, &am_lock_anderson, &am_lock_mutex,
-    &am_lock_mcs, &am_lock_clh,  &am_lock_hemlock, NULL,
+    &am_lock_tas,      &am_lock_ttas,    &am_lock_ticket,
+    &am_lock_anderson, &am_lock_mutex,   &am_lock_mcs,
+    &am_lock_clh,      &am_lock_hemlock, NULL,
 };
 
 void (*am__lock_hook)(enum am_lock_hook where);

@@ -30,7 +30,8 @@
 #define AM_MAX_ABANDON_MS 60000u
 
 const char *const am_claim_names[] = {
-    "lockfree", "tas", "ttas", "ticket", "anderson", "mutex", "onecas", "mcs", "clh", "hemlock", NULL,
+    "lockfree", "tas", "ttas", "ticket",  "anderson", "mutex",
+    "onecas",   "mcs", "clh",  "hemlock", NULL,
 };
 _Static_assert(sizeof(am_claim_names) / sizeof(am_claim_names[0]) == AM_CLAIM_COUNT + 1,
                "one name per claim algorithm");

@@ -179,7 +179,8 @@ START_TEST(test_table)
         ck_assert_msg(am_lock_find(names[i]) == am_lock_table[i], "%s: am_lock_find",
                       names[i]);
     }
-    ck_assert_msg(am_lock_table[i] == NULL, "am_lock_table: not NULL-terminated after hemlock");
+    ck_assert_msg(am_lock_table[i] == NULL,
+                  "am_lock_table: not NULL-terminated after hemlock");
     ck_assert_msg(am_lock_find("nope") == NULL, "am_lock_find(\"nope\") found something");
 }
 END_TEST
@@ -864,10 +865,10 @@ END_TEST
  * version has swapped the tail but not yet linked behind its predecessor;
  * for Hemlock, the holder then waits in unlock() for a dead successor to
  * take its grant); an MCS or Hemlock holder killed in unlock() with its
- * successor found but not yet admitted.  0 holds; 1 takes its ticket behind 0 and parks (or 0 parks in
- * its own unlock); 2 and 3 queue behind; the parked one is killed and 2 and
- * 3 must get through, one at a time, in time.  Locks without the point (the
- * hook never fires there) are skipped. */
+ * successor found but not yet admitted.  0 holds; 1 takes its ticket behind 0 and parks (or
+ * 0 parks in its own unlock); 2 and 3 queue behind; the parked one is killed and 2 and 3
+ * must get through, one at a time, in time.  Locks without the point (the hook never fires
+ * there) are skipped. */
 static int has_point(const char *name, enum am_lock_hook where)
 {
     return strcmp(name, "mcs") == 0 || strcmp(name, "hemlock") == 0 ||

@@ -33,10 +33,10 @@
 #define SANITIZED 0
 #endif
 
-#define RUN_S 120.0            /* one program run's bound */
-#define ITERS 4000L /* prog_preload's loops; with the spin policy SPIN_ITERS */
-#define SPIN_ITERS 300L /* FIFO locks that never yield convoy: a time slice a turn */
-#define XZ_INPUT (3u << 20)    /* bytes of xz's input */
+#define RUN_S 120.0         /* one program run's bound */
+#define ITERS 4000L         /* prog_preload's loops; with the spin policy SPIN_ITERS */
+#define SPIN_ITERS 300L     /* FIFO locks that never yield convoy: a time slice a turn */
+#define XZ_INPUT (3u << 20) /* bytes of xz's input */
 #define TCASE_TIMEOUT_S 900
 
 static const char *const waits[] = {"yield", "spin", "park"};
@@ -97,17 +97,19 @@ START_TEST(conformance)
 
     if (SANITIZED)
         return;
-    ck_assert_msg(tu_program(prog, sizeof prog, "tests/prog_preload"), "prog_preload missing");
+    ck_assert_msg(tu_program(prog, sizeof prog, "tests/prog_preload"),
+                  "prog_preload missing");
     long iters = strcmp(wait, "spin") == 0 ? SPIN_ITERS : ITERS, acq;
     char arg[32];
     snprintf(arg, sizeof arg, "%ld", iters);
     const char *argv[] = {prog, arg, NULL};
     struct tu_output *o = run(argv, lock, wait);
     acq = busiest(o, lock);
-    ck_assert_msg(o->status == 0, "%s/%s: prog_preload exit %d: %s%s", lock, wait, o->status,
-                  o->out, o->err);
-    ck_assert_msg(acq >= 4 * iters, "%s/%s: busiest mutex %ld acquisitions (want >= %ld): %s",
-                  lock, wait, acq, 4 * iters, o->err);
+    ck_assert_msg(o->status == 0, "%s/%s: prog_preload exit %d: %s%s", lock, wait,
+                  o->status, o->out, o->err);
+    ck_assert_msg(acq >= 4 * iters,
+                  "%s/%s: busiest mutex %ld acquisitions (want >= %ld): %s", lock, wait,
+                  acq, 4 * iters, o->err);
     free(o);
 }
 END_TEST
@@ -165,11 +167,11 @@ static char *xz(const char *lock, const char *suffix, size_t *len)
     snprintf(sfx, sizeof sfx, ".%s.xz", suffix);
     snprintf(out, sizeof out, "%s%s", in, sfx);
     const char *argv[] = {"xz", "-T2", "--block-size=65536", "-3", "-k", "-f", "-S", sfx,
-                          in, NULL};
+                          in,   NULL};
     struct tu_output *o = run(argv, lock, "yield");
     ck_assert_msg(o->status == 0, "%s: xz exit %d: %s", suffix, o->status, o->err);
-    ck_assert_msg(!lock || busiest(o, lock) > 0, "%s: no statistics, preload not in use: %s",
-                  suffix, o->err);
+    ck_assert_msg(!lock || busiest(o, lock) > 0,
+                  "%s: no statistics, preload not in use: %s", suffix, o->err);
     free(o);
     char *b = slurp(out, len);
     ck_assert_msg(b != NULL, "%s: no output %s", suffix, out);
@@ -207,8 +209,8 @@ START_TEST(xz_same_output)
     char *want = xz(NULL, "glibc", &n0);
     char *got = xz(lock, lock, &n);
     ck_assert_msg(n == n0 && memcmp(want, got, n) == 0,
-                  "%s: xz wrote %zu bytes under the preload, %zu without, or other bytes", lock,
-                  n, n0);
+                  "%s: xz wrote %zu bytes under the preload, %zu without, or other bytes",
+                  lock, n, n0);
     free(want);
     free(got);
 }

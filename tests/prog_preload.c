@@ -159,7 +159,8 @@ static void errorcheck(void)
     pthread_mutex_t m;
 
     typed(&m, PTHREAD_MUTEX_ERRORCHECK);
-    check(pthread_mutex_unlock(&m) == EPERM, "errorcheck: unlock of a free mutex not EPERM");
+    check(pthread_mutex_unlock(&m) == EPERM,
+          "errorcheck: unlock of a free mutex not EPERM");
     check(pthread_mutex_lock(&m) == 0, "errorcheck: lock failed");
     check(pthread_mutex_lock(&m) == EDEADLK, "errorcheck: relock not EDEADLK");
     check(pthread_mutex_trylock(&m) == EBUSY, "errorcheck: trylock by holder not EBUSY");
@@ -205,8 +206,13 @@ static struct {
     pthread_mutex_t m;
     pthread_cond_t not_full, not_empty;
     long slot[SLOTS], head, tail, sum;
-} buf = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-         {0}, 0, 0, 0};
+} buf = {PTHREAD_MUTEX_INITIALIZER,
+         PTHREAD_COND_INITIALIZER,
+         PTHREAD_COND_INITIALIZER,
+         {0},
+         0,
+         0,
+         0};
 
 static void *producing(void *arg)
 {

@@ -79,16 +79,16 @@
 /* One replaced (or glibc-kept) mutex. */
 struct pm {
     pthread_mutex_t *key;
-    struct pm *next;            /* bucket chain; never unlinked */
-    int type;                   /* PTHREAD_MUTEX_*, glibc's __kind & 3 */
-    int glibc;                  /* kept glibc's (see the file header) */
-    AO_t owner;                 /* holder's thread id, 0 if free */
-    unsigned count;             /* recursion depth, by the holder */
-    unsigned self;              /* holder's participant id */
-    unsigned long long held;    /* holder's ctx.held */
-    unsigned long long since;   /* holder's acquisition time (stats) */
-    struct pm_stats st;         /* written by the holder only */
-    void *state;                /* the lock's, AM_LOCK_ALIGN-aligned */
+    struct pm *next;          /* bucket chain; never unlinked */
+    int type;                 /* PTHREAD_MUTEX_*, glibc's __kind & 3 */
+    int glibc;                /* kept glibc's (see the file header) */
+    AO_t owner;               /* holder's thread id, 0 if free */
+    unsigned count;           /* recursion depth, by the holder */
+    unsigned self;            /* holder's participant id */
+    unsigned long long held;  /* holder's ctx.held */
+    unsigned long long since; /* holder's acquisition time (stats) */
+    struct pm_stats st;       /* written by the holder only */
+    void *state;              /* the lock's, AM_LOCK_ALIGN-aligned */
 };
 
 static struct {
@@ -318,8 +318,8 @@ static int take(struct pm *e, const struct deadline *d)
 /* Releases entry e's lock as its holder would. */
 static void give(struct pm *e)
 {
-    struct am_lock_ctx c = {.self = e->self, .procs = procs, .held = e->held,
-                            .wait = wait_policy};
+    struct am_lock_ctx c = {
+        .self = e->self, .procs = procs, .held = e->held, .wait = wait_policy};
 
     if (stats_on)
         pm_stats_released(&e->st, e->since);

@@ -16,8 +16,8 @@
 #define PM_BUCKETS 256
 
 struct pm_stats {
-    const void *mutex;                /* the program's, for the report */
-    struct pm_stats *next;            /* every record, newest first */
+    const void *mutex;     /* the program's, for the report */
+    struct pm_stats *next; /* every record, newest first */
     unsigned long long acq, contended;
     unsigned long long wait[PM_BUCKETS], hold[PM_BUCKETS];
 };

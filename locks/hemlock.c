@@ -71,13 +71,6 @@ static int hemlock_lock_init(void *l, unsigned max_procs)
     return 0;
 }
 
-/* 1 if the predecessor `pred` of ticket k released k - 1 (acquire). */
-static int released(struct qnode_lock *q, AO_t mask, unsigned pred, AO_t k)
-{
-    return pred == TAKER_RELEASED ||
-           !tk_older(AO_load_acquire(qnode_mark(q, mask, pred)), tk_sub(k, 1));
-}
-
 /* By the new holder of ticket mine, or a waiter giving it up, behind pred:
  * clears pred's grant of mine - 1 if it granted it (a pass over a dead
  * predecessor took none), and wakes pred if it parks on it. */
@@ -86,7 +79,7 @@ static void take_grant(struct qnode_lock *q, const struct am_lock_ctx *c, AO_t m
 {
     struct qnode *p;
 
-    if (pred == TAKER_RELEASED || !released(q, mask, pred, mine))
+    if (pred == TAKER_RELEASED || !qnode_released(q, mask, pred, mine))
         return;
     p = qnode_node(q, mask, pred);
     qnode_grow(&p->ack, tk_sub(mine, 1));
@@ -165,7 +158,7 @@ static int give_up(struct qnode_lock *q, const struct am_lock_ctx *c, unsigned p
     AO_t mask = qnode_mask(q, c);
 
     qnode_gone_mark(q, mask, mine);
-    if (released(q, mask, pred, mine)) {
+    if (qnode_released(q, mask, pred, mine)) {
         take_grant(q, c, mask, pred, mine);
         hand_off(q, c, mask, mine, 1);
     }
@@ -209,13 +202,13 @@ static int hemlock_lock_lock(void *l, struct am_lock_ctx *c)
 static int hemlock_lock_trylock(void *l, struct am_lock_ctx *c)
 {
     struct qnode_lock *q = l;
-    AO_t mask = qnode_mask(q, c), nx = AO_load_acquire(&q->next);
+    AO_t mask = qnode_mask(q, c), mine;
     unsigned pred;
 
-    if (!released(q, mask, tk_id(nx), tk_ticket(nx)) || !qnode_claim(q, c, mask, nx, &pred))
+    if (!qnode_try_released(q, c, &mine, &pred))
         return 0;
-    take_grant(q, c, mask, pred, tk_ticket(nx));
-    hold(q, c, mask, tk_ticket(nx));
+    take_grant(q, c, mask, pred, mine);
+    hold(q, c, mask, mine);
     return 1;
 }
 
@@ -233,12 +226,7 @@ static void hemlock_lock_unlock(void *l, struct am_lock_ctx *c)
  * released just now.  A diagnostic: it trusts the shared node count. */
 static int hemlock_lock_locked(void *l)
 {
-    struct qnode_lock *q = l;
-    AO_t nx = AO_load(&q->next);
-    unsigned pred = tk_id(nx);
-
-    return pred != TAKER_RELEASED &&
-           tk_older(AO_load(qnode_mark(q, q->mask, pred)), tk_sub(tk_ticket(nx), 1));
+    return qnode_held_behind(l);
 }
 
 const struct am_lock_ops am_lock_hemlock = {

@@ -363,6 +363,41 @@ static inline void qnode_gone_mark(struct qnode_lock *q, AO_t mask, AO_t mine)
     AO_nop_full();
 }
 
+/* clh, hemlock: 1 if the predecessor `pred` of ticket k released k - 1
+ * (acquire). */
+static inline int qnode_released(struct qnode_lock *q, AO_t mask, unsigned pred, AO_t k)
+{
+    return pred == TAKER_RELEASED ||
+           !tk_older(AO_load_acquire(qnode_mark(q, mask, pred)), tk_sub(k, 1));
+}
+
+/* clh, hemlock: one attempt to take the next ticket only if its predecessor
+ * has released: 1 if c took it (*mine; *pred its predecessor; full
+ * barrier), 0 if the lock is busy or `next` moved. */
+static inline int qnode_try_released(struct qnode_lock *q, const struct am_lock_ctx *c,
+                                     AO_t *mine, unsigned *pred)
+{
+    AO_t mask = qnode_mask(q, c), nx = AO_load_acquire(&q->next);
+
+    if (!qnode_released(q, mask, tk_id(nx), tk_ticket(nx)) ||
+        !qnode_claim(q, c, mask, nx, pred))
+        return 0;
+    *mine = tk_ticket(nx);
+    return 1;
+}
+
+/* clh, hemlock: any process; a relaxed snapshot: 1 if the last ticket taken
+ * was not released just now.  A diagnostic: it trusts the shared node
+ * count. */
+static inline int qnode_held_behind(struct qnode_lock *q)
+{
+    AO_t nx = AO_load(&q->next);
+    unsigned pred = tk_id(nx);
+
+    return pred != TAKER_RELEASED &&
+           tk_older(AO_load(qnode_mark(q, q->mask, pred)), tk_sub(tk_ticket(nx), 1));
+}
+
 /* By the new holder of ticket mine: records it (release; see the file header). */
 static inline void qnode_hold(struct qnode_lock *q, struct am_lock_ctx *c, AO_t mine)
 {

@@ -254,12 +254,5 @@ static Suite *preload_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(preload_suite());
-    int failed;
-
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(preload_suite(), "check_preload");
 }

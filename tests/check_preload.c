@@ -254,5 +254,6 @@ static Suite *preload_suite(void)
 
 int main(void)
 {
+    tu_run_init("pl");
     return tu_run_suite(preload_suite(), "check_preload");
 }

@@ -190,12 +190,18 @@ static void xz_setup(void)
     write_input(in);
 }
 
+/* Removes the input and whatever output a failed test left. */
 static void xz_teardown(void)
 {
-    char in[128];
+    char path[160];
 
-    snprintf(in, sizeof in, "%s/in", dir);
-    unlink(in);
+    for (int i = -1; i < lock_count(); i++) {
+        snprintf(path, sizeof path, "%s/in.%s.xz", dir,
+                 i < 0 ? "glibc" : am_lock_table[i]->name);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/in", dir);
+    unlink(path);
     rmdir(dir);
 }
 

@@ -137,6 +137,19 @@ static void die(const char *what, const char *name)
     _exit(2);
 }
 
+/* fork: the child must not inherit the table's lock taken by another
+ * thread of the parent (pthread_atfork, registered in setup). */
+static void table_take(void)
+{
+    while (AO_test_and_set_acquire(&table_lock) == AO_TS_SET)
+        sched_yield();
+}
+
+static void table_drop(void)
+{
+    AO_CLEAR(&table_lock);
+}
+
 static void setup(void)
 {
     const char *name = getenv("SHMAM_LOCK"), *w = getenv("SHMAM_LOCK_WAIT");
@@ -171,6 +184,7 @@ static void setup(void)
         procs = (unsigned)n;
     }
     stats_on = s && *s && strcmp(s, "0") != 0;
+    pthread_atfork(table_take, table_drop, table_drop);
     if (stats_on)
         pm_stats_start(ops ? ops->name : "glibc", w && *w ? w : "yield");
     AO_store_release(&ready, 1);
@@ -239,8 +253,7 @@ static struct pm *entry(pthread_mutex_t *m, int fresh)
 
     if (e && !fresh)
         return e;
-    while (AO_test_and_set_acquire(&table_lock) == AO_TS_SET)
-        sched_yield();
+    table_take();
     if (!(e = find(m))) {
         size_t size = ops ? ops->size(procs) : 0;
         e = calloc(1, sizeof *e);
@@ -259,7 +272,7 @@ static struct pm *entry(pthread_mutex_t *m, int fresh)
     } else if (fresh) {
         reset(e, m);
     }
-    AO_CLEAR(&table_lock);
+    table_drop();
     return e;
 }
 

@@ -22,7 +22,8 @@
  * A waiter that finds the holder dead takes the lock over (tas, ttas), or passes
  * the dead participant's turn on to the next ticket (ticket, anderson), or takes
  * the lock once every ticket before its own is over or a dead or gone
- * participant's (mcs, clh), or the kernel hands it on (mutex: EOWNERDEAD).  The
+ * participant's (mcs, clh, hemlock), or the kernel hands it on (mutex:
+ * EOWNERDEAD).  The
  * lock knows nothing of what it guards: state a dead holder left half changed
  * must be repairable by the next holder (the runtime's claim is).  Without a
  * watch a lock waits forever.

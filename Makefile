@@ -55,6 +55,11 @@ SO_MAP   := $(B)/lib/libshmam.map
 PIC_OBJ  := $(patsubst %.c,$(B)/pic/%.o,$(LOCK_SRC) $(HEAP_SRC) $(SPSC_SRC) $(RT_SRC))
 MPI_PIC_OBJ := $(filter-out $(B)/pic/runtime/net_none.o,$(PIC_OBJ)) \
                $(patsubst %.c,$(B)/pic/%.o,$(NET_SRC))
+# libshmam-locks.so (locks/preload/): an unmodified program's pthread mutexes
+# and condition variables replaced by a lock of locks/ (man/shmam-locks.7).
+PRELOAD_SO  := $(B)/lib/libshmam-locks.so
+PRELOAD_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(LOCK_SRC) $(wildcard locks/preload/*.c))
+PRELOAD_MAP := locks/preload/exports.map
 RUN      := $(B)/bin/shmamrun
 STAT     := $(B)/bin/shmamstat
 
@@ -110,7 +115,7 @@ PROGRAMS := $(EXAMPLE_BIN) $(GASNET_PROG) $(BENCH_BIN) $(B)/bench/heap_boost $(B
 
 .PHONY: all mpi deps deps-core programs check check-build check-run check-core bench-check \
         run bench stress asan tsan clean install check-python
-all: $(LIB) $(SO) $(RUN) $(STAT) $(GASNET_LIB) $(GASNET_SO) python/shmam/_cdef.py
+all: $(LIB) $(SO) $(PRELOAD_SO) $(RUN) $(STAT) $(GASNET_LIB) $(GASNET_SO) python/shmam/_cdef.py
 mpi: $(MPI_LIB) $(MPI_SO)
 
 deps:
@@ -177,6 +182,10 @@ $(SO_MAP): include/shmam.h
 	{ echo '{ global:'; sed -n 's/.*\b\(am_[a-z_]*\) *[(\[].*/  \1;/p' $< | sort -u; \
 	  echo '  local: *; };'; } > $@
 
+$(PRELOAD_SO): $(PRELOAD_OBJ) $(PRELOAD_MAP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared -Wl,--version-script=$(PRELOAD_MAP) $(PRELOAD_OBJ) -o $@ $(LDLIBS)
+
 $(SO): $(PIC_OBJ) $(SO_MAP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SO_NAME) -Wl,--version-script=$(SO_MAP) \
@@ -221,6 +230,8 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(TEST_COMMON) $(LIB)
 $(B)/tests/check_loggp: $(patsubst %,$(B)/obj/bench/common/%.o,loggp measure stat) \
     | $(B)/bench/loggp $(B)/bench/mpi_loggp
 $(B)/obj/tests/check_loggp.o: CFLAGS += -Ibench
+# check_preload runs prog_preload and xz under the preload library.
+$(B)/tests/check_preload: | $(PRELOAD_SO) $(B)/tests/prog_preload
 
 $(B)/examples/%: $(B)/obj/examples/%.o $(LIB)
 	@mkdir -p $(@D)
@@ -391,7 +402,7 @@ install: all $(if $(HAVE_MPICC),mpi)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/shmam.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SO) $(PRELOAD_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(SO_NAME) $(DESTDIR)$(PREFIX)/lib/libshmam.so
 ifneq ($(HAVE_MPICC),)
 	install -m 644 $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/
@@ -415,7 +426,8 @@ endif
 	install -d $(DESTDIR)$(PY_SITE)/shmam $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 python/shmam/*.py $(DESTDIR)$(PY_SITE)/shmam/
 	echo 'LIBDIR = "$(PREFIX)/lib"  # written by make install' > $(DESTDIR)$(PY_SITE)/shmam/_installed.py
-	install -m 644 man/shmam-python.7 man/shmam-gasnet.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -m 644 man/shmam-python.7 man/shmam-gasnet.7 man/shmam-locks.7 \
+	  $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:
 	rm -rf build build-asan build-tsan python/shmam/_cdef.py

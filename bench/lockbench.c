@@ -10,6 +10,7 @@
  *
  * The locks (impl column):
  *   shmam:tas shmam:ttas shmam:ticket shmam:anderson shmam:mutex shmam:mcs shmam:clh
+ *   shmam:hemlock
  *            every entry of am_lock_table[], through its lock_ops (the robust mutex,
  *            and spins that back off and then yield: spin.h)
  *   ck:fas ck:ticket ck:mcs ck:clh ck:anderson

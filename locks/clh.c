@@ -42,13 +42,6 @@ static int clh_lock_init(void *l, unsigned max_procs)
     return qnode_init(l, max_procs);
 }
 
-/* 1 if the predecessor `pred` of ticket k released k - 1 (acquire). */
-static int released(struct qnode_lock *q, AO_t mask, unsigned pred, AO_t k)
-{
-    return pred == TAKER_RELEASED ||
-           !tk_older(AO_load_acquire(qnode_mark(q, mask, pred)), tk_sub(k, 1));
-}
-
 /* By a waiter for ticket mine behind pred that stops waiting with rc: marks
  * mine gone and, if pred released meanwhile, releases mine.  Returns rc. */
 static int give_up(struct qnode_lock *q, const struct am_lock_ctx *c, unsigned pred,
@@ -57,7 +50,7 @@ static int give_up(struct qnode_lock *q, const struct am_lock_ctx *c, unsigned p
     AO_t mask = qnode_mask(q, c);
 
     qnode_gone_mark(q, mask, mine);
-    if (released(q, mask, pred, mine)) {
+    if (qnode_released(q, mask, pred, mine)) {
         qnode_grow(qnode_mark(q, mask, c->self + 1), mine);
         qnode_wake(c, qnode_node(q, mask, c->self + 1));
     }
@@ -90,12 +83,12 @@ static int clh_lock_lock(void *l, struct am_lock_ctx *c)
 static int clh_lock_trylock(void *l, struct am_lock_ctx *c)
 {
     struct qnode_lock *q = l;
-    AO_t mask = qnode_mask(q, c), nx = AO_load_acquire(&q->next);
     unsigned pred;
+    AO_t mine;
 
-    if (!released(q, mask, tk_id(nx), tk_ticket(nx)) || !qnode_claim(q, c, mask, nx, &pred))
+    if (!qnode_try_released(q, c, &mine, &pred))
         return 0;
-    qnode_hold(q, c, tk_ticket(nx));
+    qnode_hold(q, c, mine);
     return 1;
 }
 
@@ -115,12 +108,7 @@ static void clh_lock_unlock(void *l, struct am_lock_ctx *c)
  * released just now.  A diagnostic: it trusts the shared node count. */
 static int clh_lock_locked(void *l)
 {
-    struct qnode_lock *q = l;
-    AO_t nx = AO_load(&q->next);
-    unsigned pred = tk_id(nx);
-
-    return pred != TAKER_RELEASED &&
-           tk_older(AO_load(qnode_mark(q, q->mask, pred)), tk_sub(tk_ticket(nx), 1));
+    return qnode_held_behind(l);
 }
 
 const struct am_lock_ops am_lock_clh = {

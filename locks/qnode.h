@@ -1,5 +1,5 @@
 /*
- * qnode.h - what the two queue locks (mcs.c, clh.c) share: tickets that name
+ * qnode.h - what the queue locks (mcs.c, clh.c, hemlock.c) share: tickets that name
  * their takers (taker.h) as the queue, one node per participant to spin on,
  * and the passing of dead participants' turns.
  *
@@ -19,7 +19,9 @@
  *   mcs  the latest ticket admitted through this node: the holder of k stores
  *        k + 1 into the mark of k + 1's taker, which spins on its own node;
  *   clh  the latest ticket released through this node: the holder of k stores
- *        k into its own mark, and k + 1's taker spins on that node.
+ *        k into its own mark, and k + 1's taker spins on that node (hemlock
+ *        too, which also keeps `ack`, the latest grant its successor took:
+ *        hemlock.c).
  * Marks only grow because holders come one after another: a node's later
  * ticket is admitted (or released) only after every earlier one is over.
  * Passes that may come late (a waiter that gives up, below) grow a mark with
@@ -106,8 +108,11 @@
 _Static_assert(AM_LOCK_MAX_SELF + 1u < TAKER_RELEASED, "no participant's id is RELEASED");
 
 struct qnode {
-    _Alignas(QNODE_LINE) AO_t mark; /* mcs: latest ticket admitted; clh: released */
-    AO_t sleepers;                  /* waiters parked on mark (wait.h) */
+    _Alignas(QNODE_LINE) AO_t mark; /* mcs: latest ticket admitted; clh, hemlock:
+                                     * released */
+    AO_t sleepers;                  /* waiters parked on mark or ack (wait.h) */
+    AO_t ack;                       /* hemlock: latest ticket whose grant its
+                                     * successor took (hemlock.c) */
 };
 
 struct qnode_lock {
@@ -356,6 +361,41 @@ static inline void qnode_gone_mark(struct qnode_lock *q, AO_t mask, AO_t mine)
 {
     AO_store(qnode_gone(q, mask, mine), mine);
     AO_nop_full();
+}
+
+/* clh, hemlock: 1 if the predecessor `pred` of ticket k released k - 1
+ * (acquire). */
+static inline int qnode_released(struct qnode_lock *q, AO_t mask, unsigned pred, AO_t k)
+{
+    return pred == TAKER_RELEASED ||
+           !tk_older(AO_load_acquire(qnode_mark(q, mask, pred)), tk_sub(k, 1));
+}
+
+/* clh, hemlock: one attempt to take the next ticket only if its predecessor
+ * has released: 1 if c took it (*mine; *pred its predecessor; full
+ * barrier), 0 if the lock is busy or `next` moved. */
+static inline int qnode_try_released(struct qnode_lock *q, const struct am_lock_ctx *c,
+                                     AO_t *mine, unsigned *pred)
+{
+    AO_t mask = qnode_mask(q, c), nx = AO_load_acquire(&q->next);
+
+    if (!qnode_released(q, mask, tk_id(nx), tk_ticket(nx)) ||
+        !qnode_claim(q, c, mask, nx, pred))
+        return 0;
+    *mine = tk_ticket(nx);
+    return 1;
+}
+
+/* clh, hemlock: any process; a relaxed snapshot: 1 if the last ticket taken
+ * was not released just now.  A diagnostic: it trusts the shared node
+ * count. */
+static inline int qnode_held_behind(struct qnode_lock *q)
+{
+    AO_t nx = AO_load(&q->next);
+    unsigned pred = tk_id(nx);
+
+    return pred != TAKER_RELEASED &&
+           tk_older(AO_load(qnode_mark(q, q->mask, pred)), tk_sub(tk_ticket(nx), 1));
 }
 
 /* By the new holder of ticket mine: records it (release; see the file header). */

@@ -12,9 +12,11 @@
  *                       (the policy of ck's and libslock's locks);
  *   AM_LOCK_WAIT_PARK   a waiter that waits for one word to change (the
  *                       FIFO locks' own turn: ticket's owner, an mcs
- *                       waiter's node, a clh waiter's predecessor's node)
- *                       sleeps on it with FUTEX_WAIT for at most
- *                       WAIT_PARK_NS; a wait without such a word yields.
+ *                       waiter's node, a clh or hemlock waiter's
+ *                       predecessor's node, a hemlock holder's own node
+ *                       while it waits for the grant's taking) sleeps
+ *                       on it with FUTEX_WAIT for at most WAIT_PARK_NS; a
+ *                       wait without such a word yields.
  *
  * Parking.  A sleeper adds itself to the word's `sleepers` count (full
  * barrier), reads the word again and sleeps only if it is unchanged; a

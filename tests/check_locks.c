@@ -5,8 +5,8 @@
  * mutex's recovery from a holder killed with SIGKILL, and every lock's recovery
  * from dead participants through a lock_watch: a holder killed in its critical
  * section, a waiter killed in lock() before its turn, both at once; for the
- * queue locks, a waiter killed right after taking its ticket and an MCS
- * holder killed while handing off (parked by am__lock_hook); a stopped
+ * queue locks, a waiter killed right after taking its ticket and an MCS or
+ * Hemlock holder killed while handing off (parked by am__lock_hook); a stopped
  * holder that must keep the lock; a waiter told to give up; more waiters than
  * max_procs that keep giving up and coming back.  The waiting policies: mutual
  * exclusion under each, a parked waiter that sleeps and is woken by unlock,
@@ -168,8 +168,8 @@ static void await(AO_t *flag)
 
 START_TEST(test_table)
 {
-    static const char *const names[] = {"tas",   "ttas", "ticket", "anderson",
-                                        "mutex", "mcs",  "clh",    NULL};
+    static const char *const names[] = {"tas", "ttas", "ticket",  "anderson", "mutex",
+                                        "mcs", "clh",  "hemlock", NULL};
     int i;
 
     for (i = 0; names[i]; i++) {
@@ -179,7 +179,8 @@ START_TEST(test_table)
         ck_assert_msg(am_lock_find(names[i]) == am_lock_table[i], "%s: am_lock_find",
                       names[i]);
     }
-    ck_assert_msg(am_lock_table[i] == NULL, "am_lock_table: not NULL-terminated after clh");
+    ck_assert_msg(am_lock_table[i] == NULL,
+                  "am_lock_table: not NULL-terminated after hemlock");
     ck_assert_msg(am_lock_find("nope") == NULL, "am_lock_find(\"nope\") found something");
 }
 END_TEST
@@ -861,15 +862,16 @@ END_TEST
 
 /* The queue locks' own points (am__lock_hook): a waiter killed right after
  * its ticket was taken, before it waited at all (where MCS's classic
- * version has swapped the tail but not yet linked behind its predecessor);
- * an MCS holder killed in unlock() with its successor found but not yet
- * admitted.  0 holds; 1 takes its ticket behind 0 and parks (or 0 parks in
- * its own unlock); 2 and 3 queue behind; the parked one is killed and 2 and
- * 3 must get through, one at a time, in time.  Locks without the point (the
- * hook never fires there) are skipped. */
+ * version has swapped the tail but not yet linked behind its predecessor;
+ * for Hemlock, the holder then waits in unlock() for a dead successor to
+ * take its grant); an MCS or Hemlock holder killed in unlock() with its
+ * successor found but not yet admitted.  0 holds; 1 takes its ticket behind 0 and parks (or
+ * 0 parks in its own unlock); 2 and 3 queue behind; the parked one is killed and 2 and 3
+ * must get through, one at a time, in time.  Locks without the point (the hook never fires
+ * there) are skipped. */
 static int has_point(const char *name, enum am_lock_hook where)
 {
-    return strcmp(name, "mcs") == 0 ||
+    return strcmp(name, "mcs") == 0 || strcmp(name, "hemlock") == 0 ||
            (strcmp(name, "clh") == 0 && where != AM_LOCK_HOOK_HANDING);
 }
 
@@ -930,7 +932,8 @@ START_TEST(test_killed_enqueued)
 }
 END_TEST
 
-/* An MCS holder killed in unlock(), its successor found but not admitted. */
+/* An MCS or Hemlock holder killed in unlock(), its successor found but not
+ * admitted. */
 START_TEST(test_killed_handing_off)
 {
     parked_killed((unsigned)_i, AM_LOCK_HOOK_HANDING);

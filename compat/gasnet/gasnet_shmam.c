@@ -93,6 +93,8 @@ struct gex_shmam_event {
 };
 struct gex_shmam_srcdesc {
     int in_use, is_long;
+    char *loan; /* a Medium's loan in the destination (am_*_prepare): the
+                 * extra arguments' prefix, then addr; NULL: addr is a copy */
     gex_Rank_t rank;
     gex_Token_t token; /* a reply's */
     void *addr;
@@ -628,7 +630,24 @@ int gex_shmam_ReplyLong(gex_Token_t token, gex_AM_Index_t handler, const void *s
     return rc;
 }
 
-/* ---- negotiated payload: copies through a layer buffer (for now) ---- */
+/* ---- negotiated payload ----
+ * A Medium with no client buffer and no IMMEDIATE is a loan of shmam's
+ * (am_request_prepare / am_reply_prepare): the client writes its payload
+ * straight into the destination's bulk block (or heap block), after the room
+ * the extra arguments take, and the commit publishes it with no copy.  A
+ * Long, an IMMEDIATE one, or one given a client buffer copies at commit. */
+
+/* Lend the Medium of sd its room in the destination: 0, or the core's error. */
+static int lend_medium(struct gex_shmam_srcdesc *sd, gex_Token_t token, gex_Rank_t rank)
+{
+    void *b;
+    size_t pre = med_prefix(sd->nargs);
+    int rc = token ? am_reply_prepare(token->tok, pre + sd->size, &b)
+                   : am_request_prepare(G.ep, rank, pre + sd->size, &b);
+    if (rc == 0)
+        sd->loan = b, sd->addr = (char *)b + pre;
+    return rc;
+}
 
 static gex_AM_SrcDesc_t prepare(gex_Token_t token, gex_Rank_t rank, int is_long,
                                 const void *client_buf, size_t least, size_t most,
@@ -643,6 +662,14 @@ static gex_AM_SrcDesc_t prepare(gex_Token_t token, gex_Rank_t rank, int is_long,
     }
     size_t size = most < max ? most : max;
     void *addr = (void *)client_buf;
+    if (!addr && !is_long && !(flags & GEX_FLAG_IMMEDIATE) &&
+        (token ? token->is_req : rank < G.size)) {
+        *sd = (struct gex_shmam_srcdesc){
+            .in_use = 1, .rank = rank, .token = token, .size = size, .lc = lc, .nargs = nargs};
+        if (lend_medium(sd, token, rank) == 0)
+            return sd;
+        sd->in_use = 0; /* no loan (a remote rank, no room): a copy */
+    }
     if (!addr) { /* ours: not more than long_max unless least asks it */
         if (size > G.long_max)
             size = least > G.long_max ? least : G.long_max;
@@ -710,6 +737,28 @@ size_t gex_AM_SrcDescSize(gex_AM_SrcDesc_t sd)
     return sd ? sd->size : 0;
 }
 
+/* A loan's commit: the header word and the packed arguments in the packet,
+ * the extra ones in the prefix before the payload. */
+static int commit_loan(struct gex_shmam_srcdesc *sd, gex_AM_Index_t h, size_t n,
+                       unsigned nargs, va_list ap)
+{
+    gex_AM_Arg_t args[MAX_GEX_ARGS];
+    for (unsigned i = 0; i < nargs; i++)
+        args[i] = va_arg(ap, gex_AM_Arg_t);
+    unsigned inpk = nargs < PACKED_ARGS ? nargs : PACKED_ARGS;
+    uint32_t a[AM_MAX_ARGS];
+    a[0] = (uint32_t)h | (uint32_t)nargs << 8;
+    memcpy(a + 1, args, inpk * sizeof *args);
+    memcpy(sd->loan, args + inpk, (nargs - inpk) * sizeof *args);
+    size_t len = med_prefix(nargs) + n;
+    unsigned id = shmam_id(CAT_MEDIUM, !!sd->token);
+    int rc = sd->token ? am_reply_commit(sd->token->tok, id, len, a, 1 + (int)inpk)
+                       : am_request_commit(G.ep, id, len, a, 1 + (int)inpk);
+    if (rc == 0 && lc_real(sd->lc))
+        *sd->lc = GEX_EVENT_INVALID;
+    return rc < 0 ? complain(GASNET_ERR_RESOURCE, "AM not sent", rc) : 0;
+}
+
 int gex_shmam_Commit(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes,
                      void *dest_addr, gex_Flags_t flags, unsigned int numargs, ...)
 {
@@ -719,6 +768,12 @@ int gex_shmam_Commit(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes,
         return BAD("a Commit to another dest_addr than its Prepare's");
     va_list ap;
     va_start(ap, numargs);
+    if (sd->loan) {
+        int rc = commit_loan(sd, handler, nbytes, numargs, ap);
+        va_end(ap);
+        sd->in_use = 0;
+        return rc;
+    }
     int rc = am_send(sd->token, sd->rank, sd->is_long ? CAT_LONG : CAT_MEDIUM, handler,
                      sd->addr, nbytes, dest_addr, sd->lc, flags, numargs, ap);
     va_end(ap);
@@ -732,6 +787,8 @@ static int cancel(gex_AM_SrcDesc_t sd)
     if (!sd || !sd->in_use)
         return BAD("a Cancel without a Prepare");
     sd->in_use = 0;
+    if (sd->loan)
+        sd->token ? am_reply_cancel(sd->token->tok) : am_request_cancel(G.ep);
     return GASNET_OK;
 }
 

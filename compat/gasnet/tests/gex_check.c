@@ -304,6 +304,22 @@ static void np_test(void)
         GASNET_BLOCKUNTIL(replied);
         gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
     }
+    /* A Medium prepared into the layer's room with arguments beyond the
+     * packet's (the payload's prefix carries them). */
+    cur = (__typeof__(cur)){K_MEDIUM, 12, seed += 2, 3000, 0};
+    gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
+    gex_AM_SrcDesc_t md = gex_AM_PrepareRequestMedium(tm, next, NULL, 3000, 3000, NULL, 0, 12);
+    CHECK(md && gex_AM_SrcDescSize(md) == 3000, "medium prepare, 12 arguments");
+    fill(gex_AM_SrcDescAddr(md), cur.seed, 3000);
+    gex_AM_Arg_t ma[12];
+    for (unsigned i = 0; i < 12; i++)
+        ma[i] = arg_of(cur.seed, i);
+    replied = 0;
+    gex_AM_CommitRequestMedium12(md, (gex_AM_Index_t)(hidx[0][K_MEDIUM] + 12), 3000, ma[0],
+                                 ma[1], ma[2], ma[3], ma[4], ma[5], ma[6], ma[7], ma[8],
+                                 ma[9], ma[10], ma[11]);
+    GASNET_BLOCKUNTIL(replied);
+    gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
     cur = (__typeof__(cur)){K_LONG, 12, seed += 2, 5000, 12345};
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
     void *nb;

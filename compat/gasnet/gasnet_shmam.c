@@ -664,8 +664,12 @@ static gex_AM_SrcDesc_t prepare(gex_Token_t token, gex_Rank_t rank, int is_long,
     void *addr = (void *)client_buf;
     if (!addr && !is_long && !(flags & GEX_FLAG_IMMEDIATE) &&
         (token ? token->is_req : rank < G.size)) {
-        *sd = (struct gex_shmam_srcdesc){
-            .in_use = 1, .rank = rank, .token = token, .size = size, .lc = lc, .nargs = nargs};
+        *sd = (struct gex_shmam_srcdesc){.in_use = 1,
+                                         .rank = rank,
+                                         .token = token,
+                                         .size = size,
+                                         .lc = lc,
+                                         .nargs = nargs};
         if (lend_medium(sd, token, rank) == 0)
             return sd;
         sd->in_use = 0; /* no loan (a remote rank, no room): a copy */

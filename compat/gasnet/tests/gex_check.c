@@ -308,7 +308,8 @@ static void np_test(void)
      * packet's (the payload's prefix carries them). */
     cur = (__typeof__(cur)){K_MEDIUM, 12, seed += 2, 3000, 0};
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
-    gex_AM_SrcDesc_t md = gex_AM_PrepareRequestMedium(tm, next, NULL, 3000, 3000, NULL, 0, 12);
+    gex_AM_SrcDesc_t md =
+        gex_AM_PrepareRequestMedium(tm, next, NULL, 3000, 3000, NULL, 0, 12);
     CHECK(md && gex_AM_SrcDescSize(md) == 3000, "medium prepare, 12 arguments");
     fill(gex_AM_SrcDescAddr(md), cur.seed, 3000);
     gex_AM_Arg_t ma[12];

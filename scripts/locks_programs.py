@@ -104,15 +104,18 @@ def fail(what):
     print(f"locks_programs: FAILED: {what}", file=sys.stderr)
 
 
-def run(argv, env):
-    """argv's exit status and its stdout and stderr together (also to our
-    stderr, for the log)."""
+def run(argv, env, apart=False):
+    """argv's exit status and its stdout and stderr together (apart: its
+    stdout alone); its stderr (or both) goes to ours too, for the log.  A
+    program that is missing or still runs after TIMEOUT_S: status -1."""
     try:
-        p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        p = subprocess.run(argv, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE if apart else subprocess.STDOUT,
                            text=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    except (OSError, subprocess.TimeoutExpired) as e:
+        print(f"locks_programs: {argv[0]}: {e}", file=sys.stderr)
         return -1, ""
-    sys.stderr.write(p.stdout)
+    sys.stderr.write(p.stderr if apart else p.stdout)
     return p.returncode, p.stdout
 
 
@@ -201,12 +204,10 @@ def robust(build, trials, locks, preload):
     for l in [None] + locks:
         argv = [prog, "--procs", "4", "--trials", str(trials), "--impl",
                 "glibc" if l is None else f"preload/{l}"]
-        p = subprocess.run(argv, env=env_for(preload, l), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_S)
-        sys.stderr.write(p.stderr)
-        sys.stdout.write(p.stdout)
-        if p.returncode != 0:
-            fail(f"robust under {l or 'glibc'}: exit status {p.returncode}")
+        rc, text = run(argv, env_for(preload, l), apart=True)
+        sys.stdout.write(text)
+        if rc != 0:
+            fail(f"robust under {l or 'glibc'}: exit status {rc}")
 
 
 def main():

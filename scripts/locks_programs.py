@@ -22,8 +22,9 @@ The programs (PROGRAMS below), N threads (default: the CPUs) on one mutex:
                     short empty loop; figure: its acquisitions over sysbench's
                     "total time"
   stress-ng:mutex   `stress-ng --mutex 1 --mutex-procs N --mutex-ops K`: N
-                    threads of one worker lock one mutex, change their
-                    priority and unlock; figure: its "bogo ops/s (real time)"
+                    threads of one worker raise their (SCHED_FIFO) priority,
+                    lock one mutex, drop the priority and sched_yield holding
+                    it, unlock; figure: its "bogo ops/s (real time)"
 Method (ABBA with glibc): per round, for each lock (in reverse order in odd
 rounds), the program runs bare, under the lock twice, and bare again; the
 round's ratio is the lock's mean rate over the two bare runs' mean rate.

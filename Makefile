@@ -230,6 +230,9 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(TEST_COMMON) $(LIB)
 $(B)/tests/check_loggp: $(patsubst %,$(B)/obj/bench/common/%.o,loggp measure stat) \
     | $(B)/bench/loggp $(B)/bench/mpi_loggp
 $(B)/obj/tests/check_loggp.o: CFLAGS += -Ibench
+# check_bench: its locks_programs test preloads the library into Debian programs
+# and asks lockbench for the locks; robust is the multi-process program.
+$(B)/tests/check_bench: | $(PRELOAD_SO) $(B)/bench/lockbench $(B)/bench/robust
 # check_preload runs prog_preload and xz under the preload library.
 $(B)/tests/check_preload: | $(PRELOAD_SO) $(B)/tests/prog_preload
 

@@ -7,12 +7,17 @@
  *                         [--locks NAME,...] [--header] [--verbose]
  *                         [--cs N] [--pause N] [--lines N] [--latency] [--recovery]
  *                         [--wait spin,yield,park]
+ *   build/bench/lockbench --list-locks
+ *
+ * --list-locks prints the names of am_lock_table (lock_table.c), one a line,
+ * and exits: scripts that loop over shmam's locks (scripts/locks_programs.py)
+ * ask it rather than typing the list again.
  *
  * The locks (impl column):
- *   shmam:tas shmam:ttas shmam:ticket shmam:anderson shmam:mutex shmam:mcs shmam:clh
- *   shmam:hemlock
- *            every entry of am_lock_table[], through its lock_ops (the robust mutex,
- *            and spins that back off and then yield: spin.h)
+ *   shmam:NAME
+ *            every entry of am_lock_table[] (--list-locks), through its
+ *            lock_ops (the robust mutex, and spins that back off and then
+ *            yield: spin.h)
  *   ck:fas ck:ticket ck:mcs ck:clh ck:anderson
  *            Concurrency Kit's ck_spinlock_<algo>, header-only and inlined; their
  *            waits spin on a pause instruction and never yield
@@ -57,6 +62,7 @@
  *   lockbench,IMPL,-,P,1,ACQUISITIONS,acq_per_s,V,1/s,LO-HI
  *   lockbench,IMPL,-,P,1,ACQUISITIONS,fairness_min_over_max,V,ratio,LO-HI
  *   lockbench,IMPL,-,P,1,ACQUISITIONS,fairness_cv,V,ratio,LO-HI
+ *   (and with --latency: latency_p50 .. latency_p999, cs_p50 .. cs_p999, ns)
  * (ACQUISITIONS: of all rounds together).
  * acq_per_s is all processes' acquisitions per second; fairness_min_over_max is
  * the fewest acquisitions of one process over the most (1 = even, 0 = some
@@ -77,9 +83,13 @@
  * of 1001 back-to-back reads in that process) taken off; the samples go to a
  * per-process log-linear histogram (16 steps per power of two, so within
  * 6.25 %), merged per round.  Rows latency_p50, latency_p99, latency_p999 in
- * ns: the median over the rounds of each round's percentile.  The two clock
- * reads (about 2 x 20 ns here) are in the acquisition loop, so acq_per_s of
- * a --latency run is lower than without it, for every lock alike.
+ * ns: the median over the rounds of each round's percentile.  The critical
+ * section is timed too, from lock()'s return (the same clock read) to
+ * unlock()'s return: the work inside and the release, clock cost taken off,
+ * into a second histogram per process: rows cs_p50, cs_p99, cs_p999 (ns),
+ * what a waiter's turn waits for at each hand-off.  The three clock reads
+ * (about 3 x 20 ns here) are in the acquisition loop, so acq_per_s of a
+ * --latency run is lower than without it, for every lock alike.
  *
  * Waiting policies (--wait, default yield).  shmam's spin locks take the
  * policy in their ctx (lock.h, locks/wait.h): yield (spin with backoff, then
@@ -181,6 +191,9 @@ struct region {
     struct {
         _Alignas(LINE) unsigned long n[BUCKETS]; /* --latency: process i's histogram */
     } lat[MAX_PROCS];
+    struct {
+        _Alignas(LINE) unsigned long n[BUCKETS]; /* --latency: its critical sections' */
+    } cs[MAX_PROCS];
     struct {
         _Alignas(LINE) pthread_mutex_t life; /* recovery: held by process i for life */
         AO_t dead;                           /* recovery: someone saw EOWNERDEAD */
@@ -461,7 +474,8 @@ static void child(struct region *r, const struct bench_lock *b, unsigned i)
         _exit(3);
     }
     struct self me = {.i = i, .ops = b->ops, .ctx = {.self = i, .wait = b->wait}};
-    unsigned long cost = timed ? (unsigned long)bm_clock_cost_ns() : 0, *hist = r->lat[i].n;
+    unsigned long cost = timed ? (unsigned long)bm_clock_cost_ns() : 0, *hist = r->lat[i].n,
+                  *cs = r->cs[i].n;
     AO_fetch_and_add1(&r->ready);
     while (!AO_load_acquire(&r->go))
         sched_yield();
@@ -470,12 +484,17 @@ static void child(struct region *r, const struct bench_lock *b, unsigned i)
         if (timed) {
             unsigned long t0 = (unsigned long)bm_now_ns();
             b->lock(r, &me);
-            unsigned long d = (unsigned long)bm_now_ns() - t0;
+            unsigned long t1 = (unsigned long)bm_now_ns(), d = t1 - t0;
             hist[bucket_of(d > cost ? d - cost : 0)]++;
-        } else
+            critical(r);
+            b->unlock(r, &me);
+            d = (unsigned long)bm_now_ns() - t1;
+            cs[bucket_of(d > cost ? d - cost : 0)]++;
+        } else {
             b->lock(r, &me);
-        critical(r);
-        b->unlock(r, &me);
+            critical(r);
+            b->unlock(r, &me);
+        }
         n++;
         pauses(ncs_pauses);
     }
@@ -521,7 +540,8 @@ static void kill_all(pid_t *pid, unsigned procs)
 struct result {
     unsigned long total, min, max, counter;
     double seconds, cv, jain;
-    double p50, p99, p999; /* --latency, ns */
+    double p50, p99, p999;    /* --latency, ns */
+    double cs50, cs99, cs999; /* --latency: the critical section, ns */
 };
 
 /* The ns at fraction q of the acquisitions in the merged histogram h. */
@@ -534,20 +554,31 @@ static double percentile(const unsigned long *h, unsigned long total, double q)
     return bucket_ns(BUCKETS - 1);
 }
 
-/* The latency percentiles of a run: every process's histogram merged. */
-static void latencies(const struct region *r, unsigned procs, struct result *res)
+/* The percentiles p50, p99, p99.9 into q[] of one histogram per process
+ * (the k-th's at hist + k * stride), merged. */
+static void merged(const unsigned long *hist, size_t stride, unsigned procs, double *q)
 {
     static unsigned long h[BUCKETS];
     unsigned long total = 0;
     memset(h, 0, sizeof h);
     for (unsigned k = 0; k < procs; k++)
         for (unsigned j = 0; j < BUCKETS; j++) {
-            h[j] += r->lat[k].n[j];
-            total += r->lat[k].n[j];
+            h[j] += hist[k * stride + j];
+            total += hist[k * stride + j];
         }
-    res->p50 = percentile(h, total, 0.5);
-    res->p99 = percentile(h, total, 0.99);
-    res->p999 = percentile(h, total, 0.999);
+    q[0] = percentile(h, total, 0.5);
+    q[1] = percentile(h, total, 0.99);
+    q[2] = percentile(h, total, 0.999);
+}
+
+/* The latency percentiles of a run, acquisitions and critical sections. */
+static void latencies(const struct region *r, unsigned procs, struct result *res)
+{
+    double q[3];
+    merged(r->lat[0].n, sizeof r->lat[0] / sizeof(unsigned long), procs, q);
+    res->p50 = q[0], res->p99 = q[1], res->p999 = q[2];
+    merged(r->cs[0].n, sizeof r->cs[0] / sizeof(unsigned long), procs, q);
+    res->cs50 = q[0], res->cs99 = q[1], res->cs999 = q[2];
 }
 
 static void tally(const struct region *r, unsigned procs, struct result *res)
@@ -643,6 +674,7 @@ static int measure(const struct bench_lock *b, unsigned procs, double secs, int 
 struct figures {
     double acq[MAX_ROUNDS], fair[MAX_ROUNDS], cv[MAX_ROUNDS], jain[MAX_ROUNDS];
     double p50[MAX_ROUNDS], p99[MAX_ROUNDS], p999[MAX_ROUNDS];
+    double cs50[MAX_ROUNDS], cs99[MAX_ROUNDS], cs999[MAX_ROUNDS];
     double recovery[MAX_ROUNDS]; /* --recovery, s */
     unsigned long total[MAX_ROUNDS];
     int n, nrec;
@@ -657,6 +689,9 @@ static void record(struct figures *f, const struct result *res)
     f->p50[f->n] = res->p50;
     f->p99[f->n] = res->p99;
     f->p999[f->n] = res->p999;
+    f->cs50[f->n] = res->cs50;
+    f->cs99[f->n] = res->cs99;
+    f->cs999[f->n] = res->cs999;
     f->total[f->n++] = res->total;
 }
 
@@ -688,6 +723,10 @@ static void report(const struct bench_lock *b, unsigned procs, const struct figu
                  0);
         bm_print(&row, b->name, (long)total, "latency_p999", bm_stat_of(f->p999, f->n),
                  "ns", 0);
+        bm_print(&row, b->name, (long)total, "cs_p50", bm_stat_of(f->cs50, f->n), "ns", 0);
+        bm_print(&row, b->name, (long)total, "cs_p99", bm_stat_of(f->cs99, f->n), "ns", 0);
+        bm_print(&row, b->name, (long)total, "cs_p999", bm_stat_of(f->cs999, f->n), "ns",
+                 0);
     }
     fflush(stdout);
 }
@@ -834,7 +873,8 @@ static void usage(FILE *f, int status)
             "usage: lockbench [--procs 1,2,4,8] [--seconds S] [--rounds R] [--quick] "
             "[--locks NAME,...] [--header] [--verbose]\n"
             "                 [--cs N] [--pause N] [--lines N] [--latency] [--recovery]\n"
-            "                 [--wait spin,yield,park]\n");
+            "                 [--wait spin,yield,park]\n"
+            "       lockbench --list-locks\n");
     exit(status);
 }
 
@@ -971,6 +1011,11 @@ int main(int argc, char **argv)
 {
     if (bm_asks_help(argc, argv))
         usage(stdout, 0);
+    if (argc == 2 && strcmp(argv[1], "--list-locks") == 0) {
+        for (const struct am_lock_ops *const *t = am_lock_table; *t; t++)
+            printf("%s\n", (*t)->name);
+        return 0;
+    }
     struct opts o = parse(argc, argv);
     make_table();
     int chosen = 0;

@@ -15,7 +15,9 @@
 #   report.md      machine, Tables 1 and 2 in the paper's layout with MPICH
 #                  columns (and the per-sender channel kinds beside the claim
 #                  algorithms), one-way bandwidth 64 B .. 4 MB against MPICH and
-#                  a raw floor, locks, per-sender channels or shared queues
+#                  a raw floor, locks (lockbench, and inside unmodified programs
+#                  through libshmam-locks.so: scripts/locks_programs.py),
+#                  per-sender channels or shared queues
 #                  (pollcost), RPC (rpcbench), applications, clusters of SMPs (the hybrid
 #                  transport of libshmam-mpi within and between nodes, beside
 #                  shared memory alone and MPI), targets, the figures' own
@@ -83,6 +85,7 @@ quick)
     MPI_STRESS_ARGS="--seconds 0.7 --repeat 3"
     DEMO_ARGS="--msgs 20000 --bulk 1000"
     LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3 --latency --recovery"
+    LOCKPROG_ARGS="--scale quick"
     HEAP_ARGS="--quick"
     SPSC_ARGS="--quick"
     POLL_ARGS="--quick --rounds 5"
@@ -103,6 +106,7 @@ paper)
     MPI_STRESS_ARGS="--seconds 3 --repeat 5"
     DEMO_ARGS="--msgs 100000 --bulk 1000"
     LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5 --latency --recovery"
+    LOCKPROG_ARGS="--scale paper"
     HEAP_ARGS=""
     SPSC_ARGS=""
     POLL_ARGS="--rounds 11"
@@ -265,6 +269,11 @@ measure() {
     # Locks on their own.
     step lockbench "lockbench" $B/bench/lockbench \
         timeout -k 10 $TIMEOUT $B/bench/lockbench $LOCK_ARGS
+    # Locks inside unmodified programs (sysbench, stress-ng) through the preload
+    # library, ABBA with glibc's mutex, and bench/robust's recovery.
+    step lockprog "locks inside real programs (sysbench, stress-ng; robust)" \
+        scripts/locks_programs.py timeout -k 10 $TIMEOUT /usr/bin/python3 \
+        scripts/locks_programs.py --build $B $LOCKPROG_ARGS
 
     # The shared heap of long messages, against Boost.Interprocess.
     step heapbench "heapbench (shmam's heap and Boost.Interprocess)" $B/bench/heapbench \
@@ -327,7 +336,7 @@ say "shmam measurement suite, $SCALE scale, into $OUT/"
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp loggp mpi_loggp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench heapbench spscbench pollcost clumps pyrpc rpcbench; do
+    for f in rtt logp loggp mpi_loggp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench lockprog heapbench spscbench pollcost clumps pyrpc rpcbench; do
         [ -f "$OUT/$f.csv" ] && $ROWS check "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && $ROWS apps "$OUT/apps.csv"
@@ -342,7 +351,7 @@ plots
 ELAPSED=$(($(date +%s) - T0))
 # The run's record, for report.py (the one writer of report.md).
 [ -n "${REPORT_ONLY:-}" ] && [ -s "$OUT/run.txt" ] || for v in SCALE ELAPSED CLUMPS_BIND RTT_ARGS LOGP_ARGS LOGGP_ARGS LOGGP_SELF_ARGS MPI_LOGGP_ARGS PINGPONG_ARGS BW_ARGS STRESS_ARGS \
-    MPI_STRESS_ARGS DEMO_ARGS LOCK_ARGS HEAP_ARGS SPSC_ARGS POLL_ARGS CLUMPS_ARGS PYRPC_ARGS RPC_ARGS; do
+    MPI_STRESS_ARGS DEMO_ARGS LOCK_ARGS LOCKPROG_ARGS HEAP_ARGS SPSC_ARGS POLL_ARGS CLUMPS_ARGS PYRPC_ARGS RPC_ARGS; do
     eval "echo \"$v=\$$v\""
 done >"$OUT/run.txt"
 py report "$OUT" 2>>"$LOG" || fail "report" "report.py could not write report.md"

@@ -6,7 +6,8 @@
  *
  * For each program (rtt, logp, loggp and its self-check, bw, stress with 1 and 3
  * writers, demo_many, lockbench, pollcost, mpi_pingpong, mpi_bw, mpi_stress,
- * mpi_loggp, rpcbench), with two claim algorithms where it
+ * mpi_loggp, rpcbench; and scripts/locks_programs.py, the locks inside
+ * Debian's programs), with two claim algorithms where it
  * takes one (and a per-sender queue kind beside them in rtt and stress), the
  * test checks that every line is a header, a comment or a well-formed row (the
  * schema's one parser says so: scripts/report/rows.py check, whose split rows
@@ -178,15 +179,12 @@ static void parse_rows(const struct tu_output *r, const char *what)
     ck_assert_msg(parsed.status == 0, "%s: rows.py check:\n%s", what, parsed.err);
 }
 
-/* Check every row of r's output; returns the number of data rows, and puts
- * them in rows[] (up to MAX_ROWS). */
-static int check_output(const struct tu_output *r, const struct expect *e, const char *what,
+/* parsed's rows into rows[] (up to MAX_ROWS), each checked against e, or
+ * against alt if it is of alt's bench (alt may be NULL); returns how many. */
+static int split_parsed(const struct expect *e, const struct expect *alt, const char *what,
                         struct row *rows)
 {
     int n = 0;
-    ck_assert_msg(r->status == 0, "%s: exit status %d\nstderr:\n%s", what, r->status,
-                  r->err);
-    parse_rows(r, what);
     for (const char *line = parsed.out; *line;) {
         size_t len = strcspn(line, "\n");
         char buf[1024];
@@ -195,9 +193,21 @@ static int check_output(const struct tu_output *r, const struct expect *e, const
         line += len + (line[len] == '\n');
         ck_assert_msg(n < MAX_ROWS, "%s: more than %d rows", what, MAX_ROWS);
         ck_assert_msg(split_row(buf, &rows[n]), "%s: rows.py printed '%s'", what, buf);
-        check_row(&rows[n], e, what);
+        check_row(&rows[n], alt && strcmp(rows[n].f[0], alt->bench) == 0 ? alt : e, what);
         n++;
     }
+    return n;
+}
+
+/* Check every row of r's output; returns the number of data rows, and puts
+ * them in rows[] (up to MAX_ROWS). */
+static int check_output(const struct tu_output *r, const struct expect *e, const char *what,
+                        struct row *rows)
+{
+    ck_assert_msg(r->status == 0, "%s: exit status %d\nstderr:\n%s", what, r->status,
+                  r->err);
+    parse_rows(r, what);
+    int n = split_parsed(e, NULL, what, rows);
     ck_assert_msg(n > 0, "%s: no rows\nstderr:\n%s", what, r->err);
     return n;
 }
@@ -800,7 +810,8 @@ static const struct row *need_row(int n, const char *impl, const char *m, const 
 }
 
 /* lockbench --latency --recovery with 2 processes, knobs set and two
- * waiting policies: shmam's queue locks have latency percentiles in order
+ * waiting policies: shmam's queue locks have latency percentiles (of the
+ * acquisition and of the critical section) in order
  * and recover from a killed holder (recovers 1, a positive recovery_s),
  * parking too; ck's MCS says it never does (recovers 0, no recovery_s);
  * the knobs and the policy other than the default are named in impl, and
@@ -831,11 +842,10 @@ START_TEST(test_lockbench_recovery)
     struct expect e = {.bench = "lockbench",
                        .procs = 2,
                        .pinned = -1,
-                       .known =
-                           "acq_per_s acq_vs_ck fairness_min_over_max fairness_cv "
-                           "fairness_jain latency_p50 latency_p99 latency_p999 recovers "
-                           "recovery_s",
-                       .needed = "latency_p999 recovers recovery_s"};
+                       .known = "acq_per_s acq_vs_ck fairness_min_over_max fairness_cv "
+                                "fairness_jain latency_p50 latency_p99 latency_p999 cs_p50 "
+                                "cs_p99 cs_p999 recovers recovery_s",
+                       .needed = "latency_p999 cs_p999 recovers recovery_s"};
     int n = run_and_check(argv, &e, what);
     static const char *const ours[] = {"shmam:mcs/cs4/p16/l2", "shmam:clh/cs4/p16/l2",
                                        "shmam:mcs/park/cs4/p16/l2",
@@ -845,6 +855,10 @@ START_TEST(test_lockbench_recovery)
         double p999 = atof(need_row(n, ours[k], "latency_p999", what)->f[7]);
         ck_assert_msg(p50 <= p999, "%s: %s: p50 %.0f above p99.9 %.0f", what, ours[k], p50,
                       p999);
+        double c50 = atof(need_row(n, ours[k], "cs_p50", what)->f[7]);
+        double c999 = atof(need_row(n, ours[k], "cs_p999", what)->f[7]);
+        ck_assert_msg(c50 <= c999, "%s: %s: critical section p50 %.0f above p99.9 %.0f",
+                      what, ours[k], c50, c999);
         ck_assert_msg(atoi(need_row(n, ours[k], "recovers", what)->f[7]) == 1 &&
                           atof(need_row(n, ours[k], "recovery_s", what)->f[7]) > 0,
                       "%s: %s: no recovery measured", what, ours[k]);
@@ -1115,6 +1129,73 @@ START_TEST(test_rpcbench)
 }
 END_TEST
 
+/* scripts/locks_programs.py --scale tiny: sysbench and stress-ng under every
+ * lock `lockbench --list-locks` names (through libshmam-locks.so) and bare,
+ * then bench/robust bare and under the preload.  Every line is a header or a
+ * well-formed row (rows.py check); each program has, for glibc and every
+ * lock, a throughput (and for the locks an in-run ratio to glibc's) that lies
+ * within its spread, and its count of operations; sysbench's acquisitions, as
+ * the preload counted them, are at least its own count (it is lock-bound);
+ * robust recovered in every run, with a positive recovery time.  Skipped in a
+ * sanitizer build (an instrumented library cannot be preloaded into Debian's
+ * programs).  No speed is judged. */
+START_TEST(test_locks_programs)
+{
+    char lockbench[PATH_MAX], script[PATH_MAX], build[PATH_MAX];
+    const char *what = "locks_programs.py --scale tiny";
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return;
+#endif
+    if (!built(lockbench, "lockbench"))
+        return;
+    ck_assert_msg(tu_program(script, sizeof script, "../scripts/locks_programs.py"),
+                  "scripts/locks_programs.py is not beside the build directory");
+    snprintf(build, sizeof build, "%.*s",
+             (int)(strlen(lockbench) - strlen("/bench/lockbench")), lockbench);
+    const char *list_argv[] = {lockbench, "--list-locks", NULL};
+    static struct tu_output list;
+    tu_run_capture(list_argv, NULL, TU_ERR_APART, 30, &list);
+    ck_assert_msg(list.status == 0 && list.len > 0, "lockbench --list-locks failed");
+    const char *argv[] = {"/usr/bin/python3", script, "--build",  build,
+                          "--scale",          "tiny", "--header", NULL};
+    tu_run_capture(argv, NULL, TU_ERR_APART, RUN_TIMEOUT_S, &out);
+    ck_assert_msg(out.status == 0, "%s: exit status %d\nstderr:\n%s", what, out.status,
+                  out.err + (out.err_len > 4000 ? out.err_len - 4000 : 0));
+    parse_rows(&out, what);
+    struct expect prog = {.bench = "lockprog",
+                          .pinned = 0,
+                          .known = "ops_per_s vs_glibc ops acquisitions contended"};
+    struct expect rob = {.bench = "robust",
+                         .procs = 4,
+                         .pinned = 0,
+                         .known = "recovery_s recovered acq_per_s"};
+    int n = split_parsed(&prog, &rob, what, rows);
+    ck_assert_msg(n > 0, "%s: no rows", what);
+    static const char *const progs[] = {"sysbench:mutex", "stress-ng:mutex"};
+    char names[4096], impl[128];
+    snprintf(names, sizeof names, "glibc\n%.4000s", list.out);
+    for (char *save, *l = strtok_r(names, "\n", &save); l;
+         l = strtok_r(NULL, "\n", &save)) {
+        int glibc = strcmp(l, "glibc") == 0;
+        for (int k = 0; k < 2; k++) {
+            snprintf(impl, sizeof impl, "%s/%s", progs[k], l);
+            need_row(n, impl, "ops_per_s", what);
+            double ops = atof(need_row(n, impl, "ops", what)->f[7]);
+            ck_assert_msg(glibc || need_row(n, impl, "vs_glibc", what), "%s", impl);
+            if (k == 0)
+                ck_assert_msg(atof(need_row(n, impl, "acquisitions", what)->f[7]) >= ops,
+                              "%s: %s: fewer acquisitions than its %.0f operations", what,
+                              impl, ops);
+        }
+        snprintf(impl, sizeof impl, glibc ? "glibc" : "preload/%s", l);
+        const struct row *rec = row_of(rows, n, impl, "recovered");
+        ck_assert_msg(rec && atof(rec->f[7]) == 1 &&
+                          atof(need_row(n, impl, "recovery_s", what)->f[7]) > 0,
+                      "%s: robust %s: did not recover", what, impl);
+    }
+}
+END_TEST
+
 static Suite *bench_suite(void)
 {
     Suite *s = suite_create("bench");
@@ -1139,6 +1220,7 @@ static Suite *bench_suite(void)
         {"mpi_stress", test_mpi_stress, 2},
         {"mpi_loggp", test_mpi_loggp, 1},
         {"rpcbench", test_rpcbench, 1},
+        {"locks_programs", test_locks_programs, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

@@ -2,10 +2,12 @@
 lockbench's rows (bench/lockbench.c; read through verdict.Rows, which
 rows.py parses): per process count, every lock's throughput, its in-run
 ratio to ck's lock of the same algorithm, fairness (min/max, Jain's index),
-acquire latency p50/p99/p99.9 and the time from a holder's SIGKILL to the
-next acquisition (or "never", for locks that do not recover); the targets
-of paper.toml whose section is "locks", judged; and the data of
-locks_queue.gp (shmam's MCS and CLH beside ck's).  report.py calls it; it
+acquire latency p50/p99/p99.9, the critical section's p99 and the time
+from a holder's SIGKILL to the next acquisition (or "never", for locks that
+do not recover); the targets of paper.toml whose section is "locks",
+judged; the data of locks_queue.gp (shmam's MCS and CLH beside ck's); and
+the section of the locks inside real programs (scripts/locks_programs.py's
+rows: lockprog and robust).  report.py calls it; it
 writes nothing but what it is asked for.
 """
 
@@ -39,9 +41,10 @@ def table_at(r, p, cell, table):
         lines.append([impl, cell(g("acq_per_s"), 1e-6), cell(g("acq_vs_ck")),
                       cell(g("fairness_min_over_max")), cell(g("fairness_jain")),
                       cell(g("latency_p50"), 1e-3), cell(g("latency_p99"), 1e-3),
-                      cell(g("latency_p999"), 1e-3), recovery(r, impl, p, cell), ""])
+                      cell(g("latency_p999"), 1e-3), cell(g("cs_p99"), 1e-3),
+                      recovery(r, impl, p, cell), ""])
     head = ["lock", "M acq/s", "/ ck's (in-run)", "min/max", "Jain", "p50 µs", "p99 µs",
-            "p99.9 µs", "recovery ms", ""]
+            "p99.9 µs", "CS p99 µs", "recovery ms", ""]
     return table(head, lines)
 
 
@@ -68,7 +71,9 @@ def text(args):
             "lock of the same algorithm (ticket, anderson, mcs, clh) in the same round. "
             "Fairness: the fewest acquisitions of one process over the most (1 even, 0 "
             "one starved) and Jain's index (1 even, 1/P one process got everything). "
-            "Latency: the time of each `lock()` call, the clock's cost taken off. "
+            "Latency: the time of each `lock()` call, the clock's cost taken off; *CS "
+            "p99*: the 99th percentile of the critical section, from `lock()`'s return "
+            "to `unlock()`'s (the work inside and the release). "
             "Recovery: one process holds the lock and is SIGKILLed while the others "
             "wait; the time to the first waiter's acquisition (*never*: ck's and the "
             "plain pthread mutex's waiters wait for a dead holder for ever). Waiting: "
@@ -88,3 +93,77 @@ def plotdata(r, d):
             f.write(f"{p} " + " ".join(v(r.get(BENCH, q, "acq_per_s", p), 1e-6) for q in QUEUE)
                     + " " + " ".join(v(r.get(BENCH, q, "latency_p99", p), 1e-3) for q in QUEUE)
                     + "\n")
+
+
+# ---- locks inside real programs (scripts/locks_programs.py) ----
+PROG_BENCH = "lockprog"
+ROBUST = "robust"
+
+
+def programs_of(rows):
+    """The programs of lockprog's impls PROGRAM/LOCK, in order."""
+    seen = []
+    for impl in rows.impls.get(PROG_BENCH, []):
+        p = impl.rsplit("/", 1)[0]
+        if p not in seen:
+            seen.append(p)
+    return seen
+
+
+def programs_section(r, cell, table):
+    """Per program, every lock's throughput inside it, its in-run ratio to
+    glibc's mutex and what the preload counted; then the robust program."""
+    progs = programs_of(r.rows)
+    if not progs:
+        return "(no rows: the programs did not run)"
+    out = []
+    for prog in progs:
+        lines, threads = [], None
+        for impl in r.rows.impls[PROG_BENCH]:
+            if impl.rsplit("/", 1)[0] != prog:
+                continue
+            g = lambda m: r.get(PROG_BENCH, impl, m)
+            f = g("ops_per_s")
+            if f is None:
+                continue
+            threads = next(k[2] for k in r.rows.by_key
+                           if k[0] == PROG_BENCH and k[1] == impl)
+            lines.append([impl.rsplit("/", 1)[1], cell(f, 1e-3), cell(g("vs_glibc")),
+                          cell(g("ops")), cell(g("acquisitions")), cell(g("contended")), ""])
+        head = ["lock", "k ops/s", "/ glibc (in-run)", "ops per run", "acquisitions per run",
+                "contended", ""]
+        out.append(f"**{prog}**, {threads} threads\n\n" + table(head, lines))
+    lines = []
+    for impl in r.rows.impls.get(ROBUST, []):
+        g = lambda m: r.get(ROBUST, impl, m)
+        lines.append([impl, cell(g("recovery_s"), 1e3), cell(g("recovered")),
+                      cell(g("acq_per_s"), 1e-6), ""])
+    if lines:
+        out.append("**robust** (processes sharing a robust process-shared mutex, its holder "
+                   "SIGKILLed)\n\n"
+                   + table(["run", "recovery ms", "recovered", "M acq/s after", ""], lines))
+    return "\n\n".join(out)
+
+
+def programs_text(args):
+    """The opening of the real programs' section."""
+    return ("Unmodified Debian programs that are lock-bound when threaded, their pthread "
+            "mutexes replaced by each lock of `am_lock_table` through `libshmam-locks.so` "
+            "(`LD_PRELOAD`, `SHMAM_LOCK=NAME`, man/shmam-locks.7; `scripts/locks_programs.py "
+            + args + "`): `sysbench mutex --mutex-num=1` (its threads take one mutex in a "
+            "loop; k ops/s is acquisitions per second of sysbench's own time) and `stress-ng "
+            "--mutex 1` (threads of one worker lock one mutex, drop their priority and yield "
+            "holding it, unlock; its bogo ops per second). Per round and lock, ABBA: the program bare (glibc's mutex), "
+            "under the lock twice, bare again; */ glibc* is the median of the rounds' "
+            "quotients of the lock's mean rate over the bare runs' (spread: lowest–highest "
+            "round). *acquisitions per run*: what `SHMAM_LOCK_STATS=1` counted over every "
+            "mutex in one more run (glibc's: the preload counting with `SHMAM_LOCK=glibc`), "
+            "beside the program's own count of operations: they match, so the program is "
+            "lock-bound; *contended*: the share that waited. stress-ng's worker leaves by "
+            "`_exit`, so the preload's statistics, written at exit, are never printed there "
+            "(a dash). **robust** (bench/robust.c): 4 processes share a robust "
+            "process-shared pthread mutex; its holder is SIGKILLed inside the critical "
+            "section, a waiter gets `EOWNERDEAD`, calls `pthread_mutex_consistent` and all go "
+            "on; recovery is the time from just before the kill to that return, median over "
+            "the trials. Under the preload (`preload/NAME`) a robust mutex keeps glibc's "
+            "implementation, so the same recovery is expected under every lock.")

@@ -908,6 +908,7 @@ def whole(r, out):
       f"(rtt `{a('RTT_ARGS')}`; logp `{a('LOGP_ARGS')}`; mpi_pingpong `{a('PINGPONG_ARGS')}`; "
       f"bw and mpi_bw `{a('BW_ARGS')}`; stress `{a('STRESS_ARGS')}`, mpi_stress "
       f"`{a('MPI_STRESS_ARGS')}`; demo_many `{a('DEMO_ARGS')}`; lockbench `{a('LOCK_ARGS')}`; "
+      f"locks_programs.py `{a('LOCKPROG_ARGS')}`; "
       f"heapbench `{a('HEAP_ARGS', '(defaults)')}`; spscbench `{a('SPSC_ARGS', '(defaults)')}`; "
       f"pollcost `{a('POLL_ARGS', '(defaults)')}`; loggp `{a('LOGGP_ARGS')}`, mpi_loggp "
       f"`{a('MPI_LOGGP_ARGS')}`; clumps `{a('CLUMPS_ARGS')}`; rpcbench `{a('RPC_ARGS')}`; applications "
@@ -959,6 +960,9 @@ def whole(r, out):
     p(lockreport.text(a('LOCK_ARGS')) + "\n\n" + r.locks() + "\n\n"
       + img(out, "locks.png", "Lock throughput against processes")
       + img(out, "locks_queue.png", "shmam's MCS and CLH beside ck's")
+      + "## Locks inside real programs\n")
+    p(lockreport.programs_text(a('LOCKPROG_ARGS')) + "\n\n"
+      + lockreport.programs_section(r, cell, table) + "\n\n"
       + "## The shared heap of long messages\n")
     p("Allocation and free throughput of the lock-free heap (`heap/`, after XMalloc) "
       "against Boost.Interprocess's `managed_shared_memory` over a segment of the same "

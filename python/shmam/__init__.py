@@ -22,6 +22,7 @@ from ._errors import (Cancelled, Error, Interrupted, MessageTooLong, NoSuchHandl
 from ._job import barrier, finalize, init, nprocs, rank
 from ._lib import has
 from ._lib import path as library_path
+from ._loan import Loan
 from ._msg import Reply
 
 MAX_ARGS = 8
@@ -40,7 +41,7 @@ def has_fd():
 
 
 __all__ = [
-    "Endpoint", "Token", "Reply", "Error", "PeerGone", "Timeout", "Interrupted",
+    "Endpoint", "Token", "Reply", "Loan", "Error", "PeerGone", "Timeout", "Interrupted",
     "NoSuchHandler", "MessageTooLong", "Cancelled", "strerror", "init", "rank",
     "nprocs", "barrier", "finalize", "has", "has_calls", "has_fd",
     "anonymous_supported", "library_path", "MAX_ARGS", "MAX_BULK", "MAX_HANDLERS",

@@ -412,6 +412,14 @@ class Endpoint(AsyncMixin):
         self._after()
         check(rc, "request")
 
+    def lend(self, dest, nbytes):
+        """A copy-free request: room for nbytes lent in the queue of the peer
+        mapped at dest, as a Loan (its writable memoryview `view`, then
+        commit(handler, *args, length=n) or cancel()).  Waits while the
+        peer has no room, as request() does.  See shmam.Loan."""
+        from ._loan import Loan
+        return Loan(self, dest, nbytes)
+
     def _result(self, max_reply=None):
         """A struct am_result with a buffer for the reply's bytes.  Its cap is
         max_reply, else REPLY_CAP, at most this endpoint's long_max.  The cap

@@ -1,5 +1,5 @@
 /*
- * call.c - calls (issue 26): a request whose reply goes into the caller's
+ * call.c - calls (RPC over requests): a request whose reply goes into the caller's
  * struct am_result, and that always ends, in exactly one way: its reply came
  * (0); the server's runtime sent an error back (-ENOENT: no such handler,
  * -EMSGSIZE: the reply did not fit); the server died or closed (-EPIPE); the

@@ -114,7 +114,7 @@ PROGRAMS := $(EXAMPLE_BIN) $(GASNET_PROG) $(BENCH_BIN) $(B)/bench/heap_boost $(B
             $(APP_BIN) $(MPI_APP_BIN) $(MPI_LIB) $(MPI_SO) $(HYB_APP_BIN) $(HYB_BENCH_BIN) $(HYB_TEST_BIN)
 
 .PHONY: all mpi deps deps-core programs check check-build check-run check-core bench-check \
-        run bench stress asan tsan clean install check-python
+        run bench stress asan tsan clean install install-man check-python
 all: $(LIB) $(SO) $(PRELOAD_SO) $(RUN) $(STAT) $(GASNET_LIB) $(GASNET_SO) python/shmam/_cdef.py
 mpi: $(MPI_LIB) $(MPI_SO)
 
@@ -423,14 +423,26 @@ endif
 	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam-gasnet.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam-gasnet.pc
 	install -m 755 $(RUN) $(STAT) $(DESTDIR)$(PREFIX)/bin/
 	sed 's|@PREFIX@|$(PREFIX)|' scripts/shmam.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/shmam.pc
-	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
-	install -m 644 man/shmamrun.1 man/shmamstat.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 man/shmam.3 $(DESTDIR)$(PREFIX)/share/man/man3/
-	install -d $(DESTDIR)$(PY_SITE)/shmam $(DESTDIR)$(PREFIX)/share/man/man7
+	install -d $(DESTDIR)$(PY_SITE)/shmam
 	install -m 644 python/shmam/*.py $(DESTDIR)$(PY_SITE)/shmam/
 	echo 'LIBDIR = "$(PREFIX)/lib"  # written by make install' > $(DESTDIR)$(PY_SITE)/shmam/_installed.py
-	install -m 644 man/shmam-python.7 man/shmam-gasnet.7 man/shmam-locks.7 \
-	  $(DESTDIR)$(PREFIX)/share/man/man7/
+	@$(MAKE) --no-print-directory install-man
+
+# The manual: shmam(3) and a page per group of calls (man/man3/, each named
+# for its first call), every other call a page's NAME section names being a
+# .so link to it, so that `man am_call_start` opens am_call(3).  check_man
+# installs it into a scratch directory and opens every call's page.
+MAN3_PAGES := $(wildcard man/man3/*.3)
+MAN_DIR = $(DESTDIR)$(PREFIX)/share/man
+install-man:
+	install -d $(MAN_DIR)/man1 $(MAN_DIR)/man3 $(MAN_DIR)/man7
+	install -m 644 man/shmamrun.1 man/shmamstat.1 $(MAN_DIR)/man1/
+	install -m 644 man/shmam.3 $(MAN3_PAGES) $(MAN_DIR)/man3/
+	install -m 644 man/shmam-python.7 man/shmam-gasnet.7 man/shmam-locks.7 $(MAN_DIR)/man7/
+	@for p in $(MAN3_PAGES); do page=$$(basename $$p); \
+	  for n in $$(sed -n '/^\.SH NAME/,/\\-/{/^\.SH/d;s/\\-.*//;s/,/ /g;p;}' $$p); do \
+	    [ "$$n.3" = "$$page" ] || echo ".so man3/$$page" > $(MAN_DIR)/man3/$$n.3; \
+	  done; done
 
 clean:
 	rm -rf build build-asan build-tsan python/shmam/_cdef.py

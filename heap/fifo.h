@@ -1,5 +1,5 @@
 /*
- * fifo.h - the free-block buffer of the shared heap (issue 12, after XMalloc,
+ * fifo.h - the free-block buffer of the shared heap (after XMalloc,
  * Huang et al. 2011, section 5.2): a fixed-capacity lock-free FIFO of 32-bit
  * payloads (block offsets) that any number of processes enqueue to and dequeue
  * from at once, through a shared mapping.

@@ -2,7 +2,7 @@
  * heap.h - a lock-free allocator over a shared mapping, after XMalloc (Huang
  * et al. 2011), usable on its own: any number of processes that map the same
  * bytes allocate and free blocks in it at once.  shmam keeps one per queue of
- * an endpoint for long messages (issue 12): senders allocate in the
+ * an endpoint for long messages: senders allocate in the
  * receiver's heap, the receiver frees after the handler ran.
  *
  * Contract (the implementation's file header states the design and its

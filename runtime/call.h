@@ -1,5 +1,5 @@
 /*
- * call.h - calls (issue 26): a request whose reply goes into the caller's
+ * call.h - calls (RPC over requests): a request whose reply goes into the caller's
  * struct am_result, and that always ends.  call.c holds both halves and
  * states the design; wait.c the waiting they share with am_wait.
  */

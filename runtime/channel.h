@@ -1,6 +1,6 @@
 /*
  * channel.h - per-sender channels: the queue kinds lamport, fastforward, mcring
- * and bqueue (issue 9).  chan_send.c holds the producer's half, chan_poll.c
+ * and bqueue.  chan_send.c holds the producer's half, chan_poll.c
  * the owner's; the rings are spsc/'s.
  *
  * Lumetta and Culler chose many-to-one queues for memory and polling cost;

@@ -6,7 +6,7 @@
  * What identifies a region.  Endpoint NAME's region is the segment named
  * NAME:r.  No endpoint name holds ':' (am__name_valid), so no endpoint can
  * take, or be taken for, a region, in either backend (a System V key is hashed
- * from the whole name, and its trailer holds the whole name: segment.c).  Its
+ * from the whole name, and its trailer holds the whole name: segment_sysv.c).  Its
  * data is at the start; its last page is its mark (layout.h, struct
  * am_region_mark): AM_REGION_MAGIC, the data's size, the endpoint's name, the
  * owner's pid, and a lifeline the owner's thread holds for the region's life,

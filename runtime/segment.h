@@ -15,7 +15,7 @@
 enum am_shm { AM_SHM_POSIX = 0, AM_SHM_SYSV = 1 };
 
 /* A System V segment is AM_SYSV_TAG bytes longer than the size asked for: its
- * name is kept there, past what am_segment.size covers (segment.c). */
+ * name is kept there, past what am_segment.size covers (segment_sysv.c). */
 #define AM_SYSV_TAG 64u
 
 struct am_segment {

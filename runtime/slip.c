@@ -1,6 +1,6 @@
 /*
  * slip.c - temporal slipping: a receiver that keeps a few messages behind a
- * one-way stream instead of polling the line its sender is writing (issue 29;
+ * one-way stream instead of polling the line its sender is writing (after
  * FastForward's section 3.4, B-Queue's batches).
  *
  * The two regimes.  A receiver that polls right behind its sender finds one

@@ -162,7 +162,7 @@ static int owed(am_ep_t *ep)
 /* One announce-recheck-sleep round of at most ms: done's verdict on the
  * recheck's poll (the sleep is skipped if it ends the wait), and *intr if a
  * signal ended the sleep.  done runs after the announce: a call that another
- * thread ended (call.c's wake_waiters) is seen by it, or its ender sees us. */
+ * thread ended (call_records.c's wake_waiters) is seen by it, or its ender sees us. */
 static int sleep_once(am_ep_t *ep, int64_t ms, int *intr, const AO_t *gen,
                       am_wait_done_fn done, void *ctx)
 {
@@ -170,7 +170,7 @@ static int sleep_once(am_ep_t *ep, int64_t ms, int *intr, const AO_t *gen,
     unsigned seq = AO_int_load_acquire(&h->wake_seq); /* before the store below */
     AO_int_fetch_and_add1(&h->sleeping);
     AO_nop_full(); /* pairs with the fences in send.c's wake_if_asleep and
-                    * call.c's wake_waiters */
+                    * call_records.c's wake_waiters */
     int n = am__poll(ep), r = done(ep, n, ctx);
     int64_t cap = ep->abandon_ms / 4 + 1;
     if (n == 0 && !r && stuck(ep) && ms > cap)

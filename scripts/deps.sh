@@ -9,7 +9,8 @@
 set -e
 core="build-essential pkg-config libatomic-ops-dev check libsubunit-dev"
 need="$core python3 mpich libmpich-dev gnuplot-nox libfftw3-dev libck-dev clang-format libboost-dev \
-      python3-cffi python3-pytest python3-zmq libzmq3-dev sysbench stress-ng"
+      python3-cffi python3-pytest python3-zmq libzmq3-dev sysbench stress-ng man-db \
+      groff-base"
 [ "${1:-}" = core ] && need=$core
 missing=""
 for p in $need; do

@@ -1,5 +1,5 @@
 #!/bin/sh
-# streams.sh - one-way short streams over many separate jobs (issue 29): does
+# streams.sh - one-way short streams over many separate jobs (runtime/slip.c): does
 # every job run at the fast rate, or do some fall into lockstep for their
 # whole life?  A job's regime is decided when it starts, so only separate jobs
 # show it: rounds inside one job all share their job's fate.

@@ -1,5 +1,5 @@
 /*
- * spsc.h - single-producer/single-consumer rings over shared memory (issue 9),
+ * spsc.h - single-producer/single-consumer rings over shared memory,
  * usable on their own: four algorithms with one vocabulary, and the table of
  * them, so that the runtime, tests and benchmarks loop over all of them or
  * pick one by name.

@@ -1,6 +1,6 @@
 /*
  * check_slip.c - a receiver slips behind one-way streams and nothing else
- * (runtime/slip.c, issue 29): it waits, amid a one-way stream, for a run of
+ * (runtime/slip.c): it waits, amid a one-way stream, for a run of
  * messages rather than polling the line its sender is writing; a message that
  * comes alone is delivered by the first poll that starts after its send
  * returned, and that poll never waits; a stream the receiver answers (round
@@ -197,7 +197,7 @@ static void finish(am_ep_t *ep, pid_t pid)
 }
 
 /* A one-way stream paced a little slower than the receiver, which so finds
- * one message per look (the lockstep of issue 29), makes the receiver wait
+ * one message per look (the lockstep slip.c ends), makes the receiver wait
  * for runs (bounded repetition: a machine busy enough to preempt either
  * process every few messages leaves no stream to slip behind); then messages sent alone,
  * each after thousands of empty polls, never make it wait, and each is delivered by the

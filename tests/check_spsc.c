@@ -1,5 +1,5 @@
 /*
- * check_spsc.c - the single-producer/single-consumer rings of spsc/ (issue 9),
+ * check_spsc.c - the single-producer/single-consumer rings of spsc/,
  * every kind of am_spsc_table, the kind's name in every failure message.
  *
  * Tcases: single, stream, stopped, corrupt (run one with CK_RUN_CASE).

@@ -18,8 +18,9 @@
  *            unaligned offsets: the handler gets the bytes in place; the whole
  *            region is checked again after a barrier.  A write past the
  *            region's end is -EMSGSIZE to a rank of our node, and to another
- *            node's rank either that or (issue 10) sent, dropped by the
- *            receiver and counted as a bad packet; its handler never runs
+ *            node's rank either that or (the sending node may not know its size)
+ *            sent, dropped by the receiver and counted as a bad packet; its
+ *            handler never runs
  *   replies  requests answered by short, bulk and long replies, each checked
  *            and counted once per request, in order per replier; a second
  *            reply is -EALREADY, a request from a handler and a reply from a

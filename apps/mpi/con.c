@@ -39,7 +39,7 @@
  * completed (with 3 or more ranks: whole batches of far labels still unwritten,
  * read as garbage hooks, so CON failed its verification or MPI_Accumulate got a
  * rank out of range); a flush per accessed target has never been seen to.  And
- * MPI_MIN compares MPI_UINT32_T as signed (MPICH issue 6083), so labels must
+ * MPI_MIN compares MPI_UINT32_T as signed (MPICH bug pmodels/mpich#6083), so labels must
  * stay below 2^31.
  *
  * Verification: full (rank 0 gathers all labels with MPI_Gather and compares with

@@ -24,7 +24,7 @@
  *    either.  With "each", no flush left any (P = 3, 4 and 8).
  * 2. MPI_MIN on an unsigned type compares as signed: MPI_Accumulate(MPI_MIN) of
  *    0x80000000 onto 5, both MPI_UINT32_T, leaves 0x80000000 (MPI_Allreduce and
- *    MPI_Reduce_local too; MPICH issue 6083, fixed after 4.0.2).  con.c's
+ *    MPI_Reduce_local too; MPICH bug pmodels/mpich#6083, fixed after 4.0.2).  con.c's
  *    labels stay below 2^31, where signed and unsigned order agree.
  *
  * Rank 0 prints one line per check, "ok" or what went wrong; the exit status

@@ -28,8 +28,8 @@ PYPEER = os.path.join(BUILD, "tests", "prog_pypeer")
 SHMAMRUN = os.path.join(BUILD, "bin", "shmamrun")
 PYTHON = "/usr/bin/python3"  # Debian's, whatever comes first in PATH
 
-needs_calls = pytest.mark.skipif(not shmam.has_calls(), reason="libshmam has no calls API yet (issue 26)")
-needs_fd = pytest.mark.skipif(not shmam.has_fd(), reason="libshmam has no am_ep_fd yet (issue 27)")
+needs_calls = pytest.mark.skipif(not shmam.has_calls(), reason="this libshmam has no calls API (am_call, am_call_start)")
+needs_fd = pytest.mark.skipif(not shmam.has_fd(), reason="this libshmam has no endpoint descriptor (am_ep_fd)")
 
 _seq = itertools.count()
 

@@ -197,7 +197,7 @@ def test_peer_closed_is_peergone(pair):
     assert isinstance(e.value, BrokenPipeError) and e.value.errno == errno.EPIPE
 
 
-@pytest.mark.skipif(not shmam.anonymous_supported(), reason="no anonymous endpoints yet (issue 26)")
+@pytest.mark.skipif(not shmam.anonymous_supported(), reason="this libshmam makes no anonymous endpoints")
 def test_anonymous_client(pair):
     a, _ = pair
     with shmam.Endpoint() as c:

@@ -1,7 +1,7 @@
 /*
  * pollcost.c - what a poll and an endpoint's memory cost against the number of
  * senders, for the shared many-to-one queues (mpsc) and every per-sender
- * channel kind (issue 9).  Lumetta and Culler chose shared queues for memory
+ * channel kind.  Lumetta and Culler chose shared queues for memory
  * and polling cost ("polling each additional queue incurs a significant
  * fraction of total message overhead"); shmam's channels keep a summary bit
  * per sender with work, so that a poll looks only at channels that had

@@ -1,6 +1,6 @@
 /*
- * rpcbench.c - shmam's calls against what an RPC user would pick instead
- * (issue 26): an echo server and its client over each transport of
+ * rpcbench.c - shmam's calls against what an RPC user would pick instead:
+ * an echo server and its client over each transport of
  * bench/rpc/, the client on one CPU and the server process on another.
  *
  *   rpcbench [--iters N] [--rounds R] [--quick] [--timeout S] [--header]

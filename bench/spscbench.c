@@ -1,5 +1,5 @@
 /*
- * spscbench.c - the single-producer/single-consumer rings of spsc/ (issue 9)
+ * spscbench.c - the single-producer/single-consumer rings of spsc/
  * between two pinned processes, 8-byte items, beside Boost.Lockfree's
  * spsc_queue and Concurrency Kit's ck_ring in SPSC mode, all in the same run.
  *

@@ -1,5 +1,5 @@
 /*
- * waitcost.c - what blocking costs (issue 26): a round trip of an 8-byte
+ * waitcost.c - what blocking costs: a round trip of an 8-byte
  * request and reply when both sides block in am_wait against both sides
  * polling, and a blocking am_call against a polling one (am_call_start and
  * am_call_test); and the CPU an idle am_wait(ep, -1) uses.

@@ -35,6 +35,7 @@
 #define REQ_AREA 0u
 #define REP_AREA (2u << 20)
 #define FLAG_OFF (SEG - 64)
+#define READY_OFF (SEG - 128) /* imm: the target polls no more */
 
 static gex_TM_t tm;
 static gex_Rank_t me, np, next, prev;
@@ -474,9 +475,15 @@ static void mode_imm(void)
     };
     gex_EP_RegisterHandlers(gex_TM_QueryEP(tm), e, 5);
     volatile uint64_t *flag = (volatile uint64_t *)(seg + FLAG_OFF);
-    *flag = 0;
+    volatile uint64_t *ready = (volatile uint64_t *)(seg + READY_OFF);
+    *flag = 0, *ready = 0;
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
     if (me == 1) { /* the target: no poll until rank 0's put says so */
+        uint64_t one = 1; /* and rank 0 floods only once we poll no more (the
+                           * barrier's last polls may still drain the queue) */
+        void *nb0;
+        gex_Segment_QueryBound(tm, 0, &nb0, NULL, NULL);
+        gex_RMA_PutBlocking(tm, 0, (char *)nb0 + READY_OFF, &one, sizeof one, 0);
         while (*flag == 0)
             gasnett_sched_yield();
         gasnett_local_rmb();
@@ -490,6 +497,8 @@ static void mode_imm(void)
         gex_Segment_QueryBound(tm, 1, &nb, NULL, NULL);
         unsigned sent = 0;
         int refused = 0;
+        while (*ready == 0)
+            gasnett_sched_yield();
         for (unsigned i = 0; i < 1000000 && !refused; i++) {
             int rc =
                 gex_AM_RequestShort1(tm, 1, 200, GEX_FLAG_IMMEDIATE, (gex_AM_Arg_t)sent);

@@ -478,7 +478,7 @@ static void mode_imm(void)
     volatile uint64_t *ready = (volatile uint64_t *)(seg + READY_OFF);
     *flag = 0, *ready = 0;
     gasnet_barrier(0, GASNET_BARRIERFLAG_ANONYMOUS);
-    if (me == 1) { /* the target: no poll until rank 0's put says so */
+    if (me == 1) {        /* the target: no poll until rank 0's put says so */
         uint64_t one = 1; /* and rank 0 floods only once we poll no more (the
                            * barrier's last polls may still drain the queue) */
         void *nb0;

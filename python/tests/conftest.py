@@ -60,6 +60,19 @@ def names():
     assert not left, f"endpoints left behind: {left}"
 
 
+@pytest.fixture
+def pair(names):
+    """(server, client) endpoints, client mapping server at index 0."""
+    with shmam.Endpoint(names()) as a, shmam.Endpoint(names()) as b:
+        b.map(0, a.name)
+        yield a, b
+
+
+def pattern(n, seed=0):
+    """n bytes that differ with the seed."""
+    return bytes((i * 7 + seed) & 0xFF for i in range(n))
+
+
 class Proc:
     """A child process whose stdout lines are read with a deadline."""
 

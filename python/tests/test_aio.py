@@ -10,13 +10,6 @@ import shmam
 H_REQ, H_REP = 1, 2
 
 
-@pytest.fixture
-def pair(names):
-    with shmam.Endpoint(names()) as a, shmam.Endpoint(names()) as b:
-        b.map(0, a.name)
-        yield a, b
-
-
 def test_two_endpoints_in_one_loop(pair):
     """Server a and client b both served by one loop; the client's requests
     (16 in flight) are answered through a reply handler resolving futures."""

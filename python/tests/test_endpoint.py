@@ -6,21 +6,10 @@ import time
 
 import pytest
 import shmam
+from conftest import pattern
 from shmam._lib import ffi
 
 H_REQ, H_REP = 1, 2
-
-
-def pattern(n, seed=0):
-    return bytes((i * 7 + seed) & 0xFF for i in range(n))
-
-
-@pytest.fixture
-def pair(names):
-    """(server, client) endpoints, client mapping server at index 0."""
-    with shmam.Endpoint(names()) as a, shmam.Endpoint(names()) as b:
-        b.map(0, a.name)
-        yield a, b
 
 
 def test_request_reply_every_kind(pair):

@@ -6,20 +6,9 @@ import errno
 
 import pytest
 import shmam
+from conftest import pattern
 
 H_REQ = 1
-
-
-def pattern(n, seed=0):
-    return bytes((i * 7 + seed) & 0xFF for i in range(n))
-
-
-@pytest.fixture
-def pair(names):
-    """(server, client) endpoints, client mapping server at index 0."""
-    with shmam.Endpoint(names()) as a, shmam.Endpoint(names()) as b:
-        b.map(0, a.name)
-        yield a, b
 
 
 @pytest.mark.parametrize("size,sent", [(1, 1), (100, 60), (8192, 8192), (20000, 19999)])

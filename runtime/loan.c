@@ -87,11 +87,8 @@ static int lend(am_ep_t *ep, unsigned dest, unsigned long serial, enum am_qid qi
         return -EBUSY;
     loan = (struct am_loan){ep, NULL, NULL, dest, qid, kind_of(len), NULL, len, 0};
     int local = !ep->mt.shared && !(ep->net && am__net_remote(ep->net, dest));
-    struct am_peer *peer = local ? am__peer(ep, dest) : NULL;
-    int rc = !local  ? lend_copy(len, buf)
-             : !peer ? (dest == AM_SOURCE_UNKNOWN || serial ? -EPIPE : -EINVAL)
-             : serial && peer->serial != serial ? -EPIPE
-                                                : 0;
+    struct am_peer *peer = NULL;
+    int rc = local ? am__peer_of(ep, dest, serial, &peer) : lend_copy(len, buf);
     if (rc == 0 && peer) {
         struct am_send_limit outer = am__send_limit;
         am__send_limit = am__limit_of(ep, &(struct am_msg){0});

@@ -282,6 +282,14 @@ static int tx_lock(const struct am_mt *mt, pthread_mutex_t *mu)
     return pthread_mutex_trylock(mu) == 0 ? 0 : -EAGAIN;
 }
 
+int am__peer_of(am_ep_t *ep, unsigned dest, unsigned long serial, struct am_peer **peer)
+{
+    *peer = am__peer(ep, dest);
+    return !*peer ? (dest == AM_SOURCE_UNKNOWN || serial ? -EPIPE : -EINVAL)
+           : serial && (*peer)->serial != serial ? -EPIPE
+                                                 : 0;
+}
+
 /* am__send with the locks a shared endpoint takes (threads.h; no-ops while
  * owned): hold the peer under peers_mu, then send under its queue's tx_mu.
  * serial: 0, or the serial the peer at dest must have (a kept reply's
@@ -293,10 +301,8 @@ int am__send_held(am_ep_t *ep, unsigned dest, unsigned long serial, enum am_qid 
     if (ep->net && am__net_remote(ep->net, dest))
         return ep->net->ops->send(ep, dest, qid, m); /* owned only (am_ep_share) */
     am__mt_lock(mt, &mt->peers_mu);
-    struct am_peer *peer = am__peer(ep, dest);
-    int rc = !peer ? (dest == AM_SOURCE_UNKNOWN || serial ? -EPIPE : -EINVAL)
-             : serial && peer->serial != serial ? -EPIPE
-                                                : 0;
+    struct am_peer *peer;
+    int rc = am__peer_of(ep, dest, serial, &peer);
     if (rc == 0)
         ep->peer_holds++;
     am__mt_unlock(mt, &mt->peers_mu);

@@ -56,6 +56,9 @@ void am__wake_sleepers(struct am_peer *peer, unsigned sleeping);
 /* send_held: am__send with a shared endpoint's locks (threads.h), and, for
  * a kept reply, the serial its peer must have (else -EPIPE; 0: any).
  * reply_kept: a kept handle's reply (kept.c). */
+/* peer_of: the peer at dest, if it is the one of that serial (0: any): 0,
+ * -EINVAL (none mapped there), -EPIPE (gone, or another peer now). */
+int am__peer_of(am_ep_t *ep, unsigned dest, unsigned long serial, struct am_peer **peer);
 int am__send_held(am_ep_t *ep, unsigned dest, unsigned long serial, enum am_qid qid,
                   struct am_msg *m);
 int am__reply_kept(am_token_t *tok, unsigned long serial, struct am_msg *m);

@@ -255,10 +255,22 @@ static void victim(void *arg)
     am_ep_destroy(ep);
 }
 
-/* Poll the receiver until the senders' counts reach want[] or `secs` pass. */
-static int poll_until(am_ep_t *ep, const unsigned want[NSENDERS], double secs)
+/* The messages received so far, from every sender. */
+static unsigned got_total(void)
 {
-    double end = tu_now_s() + secs;
+    unsigned n = 0;
+    for (int i = 0; i < NSENDERS; i++)
+        n += rx.got[i];
+    return n;
+}
+
+/* Poll the receiver until the senders' counts reach want[], or until `stall`
+ * seconds pass with no message at all: the bound is on a lack of progress,
+ * not on the run, so a machine that is merely slow does not fail it. */
+static int poll_until(am_ep_t *ep, const unsigned want[NSENDERS], double stall)
+{
+    unsigned seen = got_total();
+    double end = tu_now_s() + stall;
     while (tu_now_s() < end) {
         int done = 1;
         for (int i = 0; i < NSENDERS; i++)
@@ -266,6 +278,8 @@ static int poll_until(am_ep_t *ep, const unsigned want[NSENDERS], double secs)
         if (done)
             return 1;
         am_wait(ep, 5);
+        if (got_total() != seen)
+            seen = got_total(), end = tu_now_s() + stall;
     }
     return 0;
 }
@@ -297,9 +311,13 @@ static am_ep_t *start_stream(int alg, int b, pid_t *victim_pid)
     memset(&rx, 0, sizeof rx);
     *victim_pid = tu_spawn(victim, NULL, 0);
     const unsigned before[NSENDERS] = {0, 0, VICTIM_BEFORE};
-    ck_assert_msg(poll_until(ep, before, 10), "%s: the victim's first messages", what);
-    double end = tu_now_s() + 10;
-    while (!AO_load_acquire(&sh->parked) && tu_now_s() < end)
+    ck_assert_msg(poll_until(ep, before, 30), "%s: the victim's first messages", what);
+    /* No clock here: a victim that lives and has not parked is still on its
+     * way (a hang is the test case's timeout). */
+    siginfo_t si = {0};
+    while (!AO_load_acquire(&sh->parked) &&
+           waitid(P_PID, (id_t)*victim_pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           si.si_pid == 0)
         am_wait(ep, 5);
     ck_assert_msg(AO_load(&sh->parked), "%s: the victim never reached its hook (%s)", what,
                   tu_first_error(&sh->err, "no error"));
@@ -387,10 +405,14 @@ START_TEST(parked_sender_killed)
     double t_dead = tu_now_s(), t_skip = 0, wait0 = run_delay_ms(getpid()), waited = 0;
     am__segment_unlink((enum am_shm)c.backend, sh->snd[VICTIM]); /* it never will */
     const unsigned want[NSENDERS] = {LIVE_MSGS, LIVE_MSGS, VICTIM_BEFORE};
+    /* Waits while anything moves: 20 s with no message and no skip fails. */
     double end = t_dead + 20;
+    unsigned long moved = 0;
     while (tu_now_s() < end && !(rx.got[0] >= want[0] && rx.got[1] >= want[1] &&
                                  am_ep_abandoned(ep) >= stage_abandons(stage, lockfree))) {
         am_wait(ep, 5);
+        if (got_total() + am_ep_abandoned(ep) != moved)
+            moved = got_total() + am_ep_abandoned(ep), end = tu_now_s() + 20;
         if (!t_skip && am_ep_abandoned(ep))
             t_skip = tu_now_s(), waited = (run_delay_ms(getpid()) - wait0) / 1e3;
     }

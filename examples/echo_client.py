@@ -1,6 +1,4 @@
-"""echo_client.py - an anonymous endpoint that calls the echo server's
-handler 1 once, with a deadline of one second.
-Run it as: python3 examples/echo_client.py [NAME [TEXT]]"""
+"""echo_client.py [NAME [TEXT]]: calls the echo server once, with a 1 s deadline."""
 import sys
 
 import shmam

@@ -1,6 +1,4 @@
-"""echo_server.py - a named endpoint that answers calls: handler 1 sends back
-the arguments and the bytes it was given.  Ends on SIGTERM or Ctrl-C.
-Run it as: python3 examples/echo_server.py [NAME]   (default "echo")"""
+"""echo_server.py [NAME]: answers calls to handler 1 with their arguments and bytes."""
 import signal
 import sys
 
@@ -8,8 +6,7 @@ import shmam
 
 name = sys.argv[1] if len(sys.argv) > 1 else "echo"
 signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM as Ctrl-C
-with shmam.Endpoint(name) as ep:
-
+with shmam.Endpoint(name) as ep:  # a named endpoint; SIGTERM or Ctrl-C ends it
     @ep.handler(1)
     def echo(token, *args, data=None):  # data: None, or a memoryview
         token.reply(0, *args, data=bytes(data or b""))

@@ -1,6 +1,5 @@
 """echo_client.py [NAME [TEXT]]: calls the echo server once, with a 1 s deadline."""
 import sys
-
 import shmam
 
 name = sys.argv[1] if len(sys.argv) > 1 else "echo"

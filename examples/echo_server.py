@@ -1,7 +1,6 @@
 """echo_server.py [NAME]: answers calls to handler 1 with their arguments and bytes."""
 import signal
 import sys
-
 import shmam
 
 name = sys.argv[1] if len(sys.argv) > 1 else "echo"

@@ -1,5 +1,4 @@
-/* hello_job.c - a job's rank 0 asks rank 1 to square 7; the reply's handler
- * prints the answer.  Run it as: shmamrun -n 2 hello_job */
+/* hello_job.c - rank 0 asks rank 1 to square 7.  Run: shmamrun -n 2 hello_job */
 #include <shmam.h>
 #include <stdio.h>
 

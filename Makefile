@@ -37,7 +37,7 @@ LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LOCK_SRC) $(HEAP_SRC) $(SPSC_SRC) $(RT
 LIB      := $(B)/lib/libshmam.a
 # libshmam-mpi: the same runtime with a transport between nodes over MPI
 # (net/, built with mpicc) in place of runtime/net_none.c, for programs
-# started with mpiexec (README, "Clusters of SMPs").  Programs linked with it:
+# started with mpiexec (docs/guide/07-clusters.md).  Programs linked with it:
 # tests/mpi_X.c -> build/tests/mpi_X, bench/clumps.c -> build/bench/clumps,
 # apps/X.c -> build/apps/hyb_X.
 NET_SRC  := $(wildcard net/*.c)
@@ -235,6 +235,9 @@ $(B)/obj/tests/check_loggp.o: CFLAGS += -Ibench
 $(B)/tests/check_bench: | $(PRELOAD_SO) $(B)/bench/lockbench $(B)/bench/robust
 # check_preload runs prog_preload and xz under the preload library.
 $(B)/tests/check_preload: | $(PRELOAD_SO) $(B)/tests/prog_preload
+# check_examples runs the examples (C, and Python over the shared library)
+# under the launcher, as the docs that show them say.
+$(B)/tests/check_examples: | $(EXAMPLE_BIN) $(RUN) $(SO) python/shmam/_cdef.py
 
 $(B)/examples/%: $(B)/obj/examples/%.o $(LIB)
 	@mkdir -p $(@D)

@@ -15,8 +15,11 @@
  *                           names of a page are .so links to it).
  *   python_names_listed     every public name of the Python package
  *                           (python/shmam/__init__.py: its __all__ and its
- *                           public top-level names) is set in bold in
- *                           man/shmam-python.7.
+ *                           public top-level names, tests/py_public_names.py)
+ *                           is set in bold in man/shmam-python.7, as
+ *                           shmam.NAME.
+ *   python_names_exist      every shmam.NAME that man/shmam-python.7 writes is
+ *                           a public name of the package.
  *
  * Run from the repository root (run-tests.sh does).
  */
@@ -283,38 +286,60 @@ static int bold_in(const char *text, const char *word)
     return 0;
 }
 
+/* The public names of the Python package, one a line, into names (from its
+ * source: tests/py_public_names.py says which names are public). */
+static int python_names(char *names, size_t n)
+{
+    const char *argv[] = {"/usr/bin/python3", "tests/py_public_names.py", NULL};
+    int rc = tu_run_capture(argv, NULL, TU_ERR_APART, 60, &out);
+    ck_assert_msg(rc == 0, "tests/py_public_names.py: exit %d: %s", rc, out.err);
+    snprintf(names, n, "%s", out.out);
+    int count = 0;
+    for (const char *p = names; (p = strchr(p, '\n')) != NULL; p++)
+        count++;
+    ck_assert_msg(count >= 20, "only %d public names found in python/shmam", count);
+    return count;
+}
+
 START_TEST(python_names_listed)
 {
-    /* The package's names, from its source (ast: nothing is imported, so no
-     * library is loaded): __all__, and every top-level name not starting
-     * with "_" that a def, class, assignment or import makes. */
-    const char *prog =
-        "import ast\n"
-        "t = ast.parse(open('python/shmam/__init__.py').read())\n"
-        "names = set()\n"
-        "for n in t.body:\n"
-        "    if isinstance(n, (ast.FunctionDef, ast.ClassDef)):\n"
-        "        names.add(n.name)\n"
-        "    elif isinstance(n, ast.Assign):\n"
-        "        for g in n.targets:\n"
-        "            if isinstance(g, ast.Name) and g.id == '__all__':\n"
-        "                names.update(ast.literal_eval(n.value))\n"
-        "            elif isinstance(g, ast.Name):\n"
-        "                names.add(g.id)\n"
-        "    elif isinstance(n, ast.ImportFrom):\n"
-        "        names.update(a.asname or a.name for a in n.names)\n"
-        "print(' '.join(sorted(x for x in names if not x.startswith('_'))))\n";
-    const char *argv[] = {"/usr/bin/python3", "-c", prog, NULL};
-    int rc = tu_run_capture(argv, NULL, TU_ERR_APART, 60, &out);
-    ck_assert_msg(rc == 0, "python3: exit %d: %s", rc, out.err);
     static char names[TU_OUT_MAX];
-    memcpy(names, out.out, out.len + 1);
+    python_names(names, sizeof names);
     const char *text = slurp("man/shmam-python.7");
-    int n = 0;
-    char *save = NULL;
-    for (char *w = strtok_r(names, " \n", &save); w; w = strtok_r(NULL, " \n", &save), n++)
-        ck_assert_msg(bold_in(text, w), "shmam.%s is not listed in man/shmam-python.7", w);
-    ck_assert_msg(n >= 20, "only %d public names found in python/shmam", n);
+    char *save = NULL, qualified[160];
+    for (char *w = strtok_r(names, "\n", &save); w; w = strtok_r(NULL, "\n", &save)) {
+        snprintf(qualified, sizeof qualified, "shmam.%s", w);
+        ck_assert_msg(bold_in(text, qualified),
+                      "%s is not listed (in bold) in man/shmam-python.7", qualified);
+    }
+}
+END_TEST
+
+/* Every shmam.NAME the page writes is a public name of the package: the page
+ * names nothing the package lacks.  ("shmam.h" is the C header.) */
+START_TEST(python_names_exist)
+{
+    static char names[TU_OUT_MAX];
+    int count = python_names(names, sizeof names), seen = 0;
+    const char *text = slurp("man/shmam-python.7");
+    for (const char *p = text; (p = strstr(p, "shmam.")) != NULL; p += 6) {
+        const char *w = p + 6, *e = w;
+        while (is_ident(*e))
+            e++;
+        if ((p > text && (is_ident(p[-1]) || p[-1] == '/')) || e == w ||
+            (e - w == 1 && *w == 'h'))
+            continue;
+        char line[160];
+        snprintf(line, sizeof line, "\n%.*s\n", (int)(e - w), w);
+        ck_assert_msg(
+            strstr(names, line) || strncmp(names, line + 1, strlen(line + 1)) == 0,
+            "man/shmam-python.7 names shmam.%.*s, which python/shmam does not have",
+            (int)(e - w), w);
+        seen++;
+    }
+    ck_assert_msg(seen >= count,
+                  "man/shmam-python.7 writes shmam.NAME only %d times for %d names", seen,
+                  count);
 }
 END_TEST
 
@@ -327,6 +352,7 @@ static Suite *man_suite(void)
     tcase_add_test(tc, pages_render_cleanly);
     tcase_add_test(tc, installed_names_open);
     tcase_add_test(tc, python_names_listed);
+    tcase_add_test(tc, python_names_exist);
     return s;
 }
 

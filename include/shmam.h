@@ -83,6 +83,7 @@ extern "C" {
 
 #define AM_MAX_ARGS 8
 #define AM_MAX_BULK 8192
+#define AM_MAX_MEDIUM 448 /* bulk bytes that travel inline, in the packet's slot */
 #define AM_MAX_HANDLERS 256
 #define AM_MAX_NAME 40 /* characters of an endpoint name */
 

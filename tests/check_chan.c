@@ -7,7 +7,8 @@
  * CK_RUN_CASE).  The test process owns the receiving endpoint (pinned to the
  * first CPU) unless said otherwise; writers are forked helpers pinned across
  * the CPUs.  Messages are numbered per writer and, by number, short, bulk
- * (0 .. 8192 bytes) or long (0 .. 16 KB, through the receiver's heap); every
+ * (0 .. 8192 bytes, a quarter of them medium: 0 .. AM_MAX_MEDIUM, in the
+ * ring slot's payload area) or long (0 .. 16 KB, through the receiver's heap); every
  * argument and byte is checked, and each writer's messages must arrive once
  * and in order.  The writer is told by the message's source (the name of the
  * endpoint its claimant id resolves to), so a garbled argument cannot pass
@@ -84,7 +85,8 @@
  *                     range or unregistered, 9 arguments, unknown flags, a long
  *                     block never allocated or another sender's, a one-copy
  *                     long without a region, a bulk ticket out of range, 9000
- *                     bulk bytes, an item of another lap, claimant or type:
+ *                     bulk bytes, a medium (inline) length past the slot's
+ *                     area, an item of another lap, claimant or type:
  *                     each counted once, no handler runs, and good messages
  *                     after them arrive; a long message whose item or flags
  *                     are garbled leaves no block allocated (after a reclaim
@@ -323,13 +325,17 @@ static uint32_t msg_key(unsigned w, unsigned seq)
 
 static size_t msg_len(unsigned w, unsigned seq, unsigned long_max)
 {
-    static const size_t special[] = {8192, 0, 1, 8191, 4097, 64};
+    /* Bulk messages: medium ones (in their slot) at both ends and past them. */
+    static const size_t special[] = {
+        8192, 0, 1, 8191, 4097, 64, AM_MAX_MEDIUM, AM_MAX_MEDIUM + 1};
     uint32_t h = tu_mix32(msg_key(w, seq), 5);
     switch (msg_kind(w, seq)) {
     case SHORT:
         return 0;
     case BULK:
-        return h % 4 == 0 ? special[(h >> 4) % 6] : h % (AM_MAX_BULK + 1);
+        return h % 4 == 0   ? special[(h >> 4) % 8]
+               : h % 4 == 1 ? (h >> 4) % (AM_MAX_MEDIUM + 1)
+                            : h % (AM_MAX_BULK + 1);
     default:
         return h % 5 == 0 ? long_max : h % 7 == 0 ? 0 : h % (long_max + 1);
     }
@@ -847,7 +853,7 @@ static uint32_t cyc_key(unsigned p, unsigned q, unsigned seq, int reply)
 static size_t cyc_len(uint32_t key, unsigned seq)
 {
     return seq % 3 == 0   ? 0
-           : seq % 3 == 1 ? key % (AM_MAX_BULK + 1)
+           : seq % 3 == 1 ? key % (key & 16 ? AM_MAX_MEDIUM + 1 : AM_MAX_BULK + 1)
                           : key % (AM_MIN_LONG + 1);
 }
 
@@ -1653,6 +1659,12 @@ START_TEST(forged)
          {.handler = H_OTHER, .bulk_ticket = tx->bulk_next + B, .bulk_len = 10},
          IT_BULK},
         {"9000 bulk bytes", {.handler = H_OTHER, .bulk_len = 9000}, IT_BULK_USED},
+        {"a medium length past its slot's area",
+         {.handler = H_OTHER, .flags = AM_PKT_MEDIUM, .bulk_len = AM_MEDIUM_BYTES + 1},
+         IT_OK},
+        {"a medium length of 2^32 - 1",
+         {.handler = H_OTHER, .flags = AM_PKT_MEDIUM, .bulk_len = 0xffffffffu},
+         IT_OK},
         {"an item of the next lap", {.handler = H_OTHER}, IT_NEXT_LAP},
         {"an item of the lap before", {.handler = H_OTHER}, IT_PREV_LAP},
         {"an item of another claimant", {.handler = H_OTHER}, IT_OTHER_WHO},

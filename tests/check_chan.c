@@ -22,6 +22,11 @@
  *                     BULK_HALF, LONG_STAGED, CHAN_FILLED and the ring's
  *                     AM_SPSC_PUT, the reader at AM_SPSC_GET and FREE and in
  *                     its handler, before it checks the bytes.
+ *   medium_in_place   a writer streams 200 medium messages (their data in
+ *                     the ring slot's payload area) into a channel of 2
+ *                     packets; the reader's handler sleeps 1 ms before it
+ *                     reads the data in place: every byte is the message's
+ *                     (the slot is given back only after the handler).
  *   stopped_writer    channels of 64 packets (B-Queue and MCRingBuffer
  *                     batches of 16): a writer stops itself (SIGSTOP) after 37
  *                     messages (two batches and 5), then inside message 43
@@ -615,6 +620,72 @@ START_TEST(stream_stalled)
         assert_writer(w, sh->n);
     assert_clean_owner(ep);
     ck_assert_msg(am_ep_abandoned(ep) == 0, "%s: %lu abandoned", what, am_ep_abandoned(ep));
+    finish(ep);
+}
+END_TEST
+
+/* ---- medium_in_place ------------------------------------------------------------ */
+
+#define MEDIUM_N 200 /* medium_in_place's messages */
+
+/* Its message seq: a medium one, AM_MAX_MEDIUM bytes or 1 .. AM_MAX_MEDIUM. */
+static size_t medium_len(unsigned seq)
+{
+    return seq % 2 ? AM_MAX_MEDIUM : 1 + seq % AM_MAX_MEDIUM;
+}
+
+static void medium_writer(void *arg)
+{
+    static unsigned char buf[AM_MAX_MEDIUM];
+    am_ep_t *ep = writer_ep(0);
+    tu_gate_wait(&sh->gate);
+    for (unsigned seq = 0; seq < MEDIUM_N; seq++) {
+        size_t len = medium_len(seq);
+        uint32_t key = msg_key(0, seq), a[4] = {0, seq, key, (uint32_t)len};
+        tu_pattern(buf, key, len);
+        int rc = am_request_bulk(ep, 0, H_OTHER, buf, len, a, 4);
+        if (rc < 0) {
+            tu_error(&sh->err, "writer: message %u: %s", seq, am_strerror(rc));
+            break;
+        }
+    }
+    tu_wait_flag(&sh->quit, 1, 60);
+    am_ep_destroy(ep);
+}
+
+/* Sleeps before it reads the data in place: the writer, on the other CPU
+ * with its ring full, would meanwhile refill a slot given back too early. */
+static void on_medium(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    unsigned char want[AM_MAX_MEDIUM];
+    usleep(1000);
+    unsigned seq = n == 4 ? a[1] : ~0u;
+    if (n != 4 || seq != rx.next[0] || len != medium_len(seq) || a[3] != len || !d)
+        rx_bad(0, "message %u (want %u) of %zu bytes", seq, rx.next[0], len);
+    else {
+        tu_pattern(want, a[2], len);
+        if (memcmp(d, want, len) != 0)
+            rx_bad(0, "message %u: its %zu bytes changed while its handler ran", seq, len);
+    }
+    rx.next[0] = seq + 1;
+    rx.got[0]++;
+}
+
+START_TEST(medium_in_place)
+{
+    begin(_i / 2, _i % 2, "medium_in_place");
+    am_ep_t *ep = receiver(2, 1, 4, SMALL_LONG);
+    am_set_handler(ep, H_OTHER, on_medium);
+    tu_gate_init(&sh->gate, 2);
+    pid_t p = tu_spawn(medium_writer, NULL, 1);
+    tu_gate_wait(&sh->gate);
+    const unsigned want[1] = {MEDIUM_N};
+    ck_assert_msg(poll_all(ep, want, 1, 20, 0),
+                  "%s: %u of %u messages arrived, then none for 20 s (%s)", what, rx.got[0],
+                  MEDIUM_N, tu_first_error(&sh->err, "no writer error"));
+    reap_all(&p, 1);
+    assert_writer(0, MEDIUM_N);
+    assert_clean_owner(ep);
     finish(ep);
 }
 END_TEST
@@ -1979,7 +2050,7 @@ static Suite *chan_suite(void)
         const TTest *tests[3];
         int loops[3];
     } cases[] = {
-        {"stream", 300, {stream_stalled}, {2}},
+        {"stream", 300, {stream_stalled, medium_in_place}, {2, 2}},
         {"stopped", 60, {stopped_writer, stopped_long_holder}, {1, 1}},
         {"cycle", 60, {cycle}, {1}},
         {"killed", 90, {parked_killed, killed_unannounced, come_and_go}, {NPARKS, 1, 1}},

@@ -54,10 +54,12 @@
  *                     channel full; a deadlock shows as processes killed after
  *                     20 s.
  *   parked_killed     a writer parked in its sixth message, a long one, at
- *                     CHAN_FILLED, LONG_STAGED or AM_SPSC_PUT and SIGKILLed
- *                     while a live writer streams, in a table of 2 senders:
- *                     exactly its first 5 messages arrive, whole; its staged
- *                     block is taken back (am_ep_abandoned 1, heaps empty);
+ *                     CHAN_FILLED, LONG_STAGED or AM_SPSC_PUT, or a medium
+ *                     one half copied into its slot's payload area
+ *                     (BULK_HALF), and SIGKILLed while a live writer
+ *                     streams, in a table of 2 senders: exactly its first 5
+ *                     messages arrive, whole; its staged block is taken back
+ *                     (am_ep_abandoned 1, heaps empty; 0 for the medium one);
  *                     and a new client gets its entry and sends 30.
  *   killed_unannounced  a writer publishes four messages (short, bulk, long,
  *                     short) while the owner does not poll, its summary bit is
@@ -1149,10 +1151,11 @@ END_TEST
 
 /* ---- parked_killed ------------------------------------------------------------------ */
 
-enum { PARK_FILLED, PARK_STAGED, PARK_PUT, NPARKS };
-static const char *const park_names[NPARKS] = {"CHAN_FILLED (packet written, not enqueued)",
-                                               "LONG_STAGED (block staged, no packet)",
-                                               "AM_SPSC_PUT (enqueue not yet published)"};
+enum { PARK_FILLED, PARK_STAGED, PARK_PUT, PARK_MEDIUM, NPARKS };
+static const char *const park_names[NPARKS] = {
+    "CHAN_FILLED (packet written, not enqueued)", "LONG_STAGED (block staged, no packet)",
+    "AM_SPSC_PUT (enqueue not yet published)",
+    "BULK_HALF of a medium message (half its data in the slot's area)"};
 static int park_armed;
 
 static void park_now(void)
@@ -1175,9 +1178,11 @@ static void park_spsc_hook(enum am_spsc_hook where)
         park_now();
 }
 
-/* Writer 0: PARK_SEQ messages, then parks in the next (a long one). */
+/* Writer 0: PARK_SEQ messages, then parks in the next (a long one; a medium
+ * one, AM_MAX_MEDIUM bytes, for PARK_MEDIUM: arg). */
 static void parked_writer(void *arg)
 {
+    static unsigned char buf[AM_MAX_MEDIUM];
     am_ep_t *ep = writer_ep(0);
     for (unsigned seq = 0; seq <= PARK_SEQ; seq++) {
         if (seq == PARK_SEQ) {
@@ -1185,7 +1190,10 @@ static void parked_writer(void *arg)
             am_spsc_stall_hook = park_spsc_hook;
             park_armed = 1;
         }
-        int rc = send_msg(ep, 0, 0, seq, SMALL_LONG);
+        uint32_t a[4] = {0, seq, msg_key(0, seq), AM_MAX_MEDIUM};
+        int rc = seq == PARK_SEQ && arg
+                     ? am_request_bulk(ep, 0, H_MSG, buf, AM_MAX_MEDIUM, a, 4)
+                     : send_msg(ep, 0, 0, seq, SMALL_LONG);
         if (rc < 0 || seq == PARK_SEQ) {
             tu_error(&sh->err, "parked writer: message %u: %s (not parked)", seq,
                      am_strerror(rc));
@@ -1216,17 +1224,18 @@ static void counted_writer(void *arg)
 
 START_TEST(parked_killed)
 {
-    int k = _i / NPARKS, stage = _i % NPARKS, b = _i % 2;
+    int k = _i / NPARKS, stage = _i % NPARKS, b = (k + stage) % 2;
     begin(k, b, "parked_killed");
     snprintf(what + strlen(what), sizeof what - strlen(what), " at %s", park_names[stage]);
     sh->hook = stage == PARK_FILLED   ? AM_HOOK_CHAN_FILLED
                : stage == PARK_STAGED ? AM_HOOK_LONG_STAGED
+               : stage == PARK_MEDIUM ? AM_HOOK_BULK_HALF
                                       : -1;
     sh->spsc_hook = stage == PARK_PUT ? AM_SPSC_PUT : -1;
     sh->n = 150 * (unsigned)tu_stress_factor();
     am_ep_t *ep = receiver(4, 1, 2, SMALL_LONG);
     am_set_handler(ep, H_MSG, on_msg);
-    pid_t v = tu_spawn(parked_writer, NULL, 1);
+    pid_t v = tu_spawn(parked_writer, (void *)(uintptr_t)(stage == PARK_MEDIUM), 1);
     pid_t p[2];
     p[0] = tu_spawn(counted_writer, (void *)(uintptr_t)1, 0);
     ck_assert_msg(poll_flag(ep, &sh->parked, 1, 20), "%s: the writer never parked (%s)",
@@ -1254,10 +1263,11 @@ START_TEST(parked_killed)
     assert_writer(2, NEW_CLIENT_MSGS);
     recycle_now(ep);
     assert_clean_owner(ep);
-    ck_assert_msg(am_ep_abandoned(ep) == 1,
-                  "%s: %lu blocks taken back from the dead writer, want 1 (its staged long "
-                  "message)",
-                  what, am_ep_abandoned(ep));
+    unsigned long staged = stage != PARK_MEDIUM; /* a medium message stages nothing */
+    ck_assert_msg(am_ep_abandoned(ep) == staged,
+                  "%s: %lu blocks taken back from the dead writer, want %lu (its staged "
+                  "long message)",
+                  what, am_ep_abandoned(ep), staged);
     finish(ep);
 }
 END_TEST

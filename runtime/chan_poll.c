@@ -87,19 +87,6 @@ static const char *bulk_payload(am_ep_t *ep, struct am_chan_rx *rx, enum am_qid 
     return NULL;
 }
 
-/* A medium message's payload: ring slot k's area, its length from the copy. */
-static const char *medium_payload(const struct am_chan_view *c, uint32_t k,
-                                  const struct am_packet *m, struct am_payload *pl)
-{
-    *pl = (struct am_payload){0};
-    if (m->bulk_len > AM_MEDIUM_BYTES)
-        return "medium length over its slot's area";
-    pl->data = c->medium + (size_t)k * AM_MEDIUM_BYTES;
-    pl->len = m->bulk_len;
-    pl->bulk = 1;
-    return NULL;
-}
-
 /* Deliver m, the copy of the packet in ring slot k that entry i's channel of
  * queue qid gave with `item`: the item must be the state its producer writes
  * for our next position (that position's lap in Q slots, its claimant id, a
@@ -119,7 +106,7 @@ static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, uint64_t item, uin
     if (item_ok && AM_STATE_TYPE(item) == AM_READY_BULK)
         why = bulk_payload(ep, rx, qid, &c, m, &pl);
     else if (item_ok && m->flags == AM_PKT_MEDIUM)
-        why = medium_payload(&c, k, m, &pl);
+        why = am__payload_medium(c.medium, k, m, &pl);
     else {
         /* Even under a garbled item: a heap block the packet names that this
          * sender allocated is this message's, dropped or not, and is freed. */

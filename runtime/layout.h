@@ -210,7 +210,7 @@ struct am_seg_header {
     AO_t bad_packets;    /* corrupt packets seen */
     AO_t abandoned;      /* claims of dead senders skipped */
     AO_t delivered;      /* messages delivered (handlers run or held) */
-    AO_t delivered_bulk; /* of them, bulk */
+    AO_t delivered_bulk; /* of them, bulk (medium ones too) */
     /* The owner's one-copy region (am_region_create): its size, release-stored
      * once the segment NAME.r is complete; 0 while there is none.  A sender
      * maps NAME.r on its first am_request_long_at and keeps the size it read

@@ -72,14 +72,8 @@ static const char *payload(am_ep_t *ep, struct am_queue_view *q, uint32_t i,
 {
     *pl = (struct am_payload){0};
     *bulk = NULL;
-    if (AM_STATE_TYPE(s) != AM_READY_BULK && m->flags == AM_PKT_MEDIUM) {
-        if (m->bulk_len > AM_MEDIUM_BYTES)
-            return "medium length over its slot's area";
-        pl->data = q->medium + (size_t)i * AM_MEDIUM_BYTES;
-        pl->len = m->bulk_len;
-        pl->bulk = 1;
-        return NULL;
-    }
+    if (AM_STATE_TYPE(s) != AM_READY_BULK && m->flags == AM_PKT_MEDIUM)
+        return am__payload_medium(q->medium, i, m, pl);
     if (AM_STATE_TYPE(s) != AM_READY_BULK)
         return am__payload_long(ep, &q->heap, m, AM_STATE_WHO(s), pl);
     struct am_bulk_state *b = &q->bulk_state[m->bulk_ticket & (q->bulk_n - 1)];

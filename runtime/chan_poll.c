@@ -87,26 +87,24 @@ static const char *bulk_payload(am_ep_t *ep, struct am_chan_rx *rx, enum am_qid 
     return NULL;
 }
 
-/* Deliver m, the copy of the packet in ring slot k that entry i's channel of
- * queue qid gave with `item`: the item must be the state its producer writes
- * for our next position (that position's lap in Q slots, its claimant id, a
- * ready type). */
-static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, uint64_t item, uint32_t k,
-                    const struct am_packet *m)
+/* Deliver m, the copy of the packet in ring slot k of channel c, entry i's
+ * of queue qid, that gave it with `item`: the item must be the state its
+ * producer writes for our next position (that position's lap in Q slots,
+ * its claimant id, a ready type). */
+static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, const struct am_chan_view *c,
+                    uint64_t item, uint32_t k, const struct am_packet *m)
 {
     struct am_chan_rx *rx = &ep->chans[i];
-    struct am_chan_view c;
     struct am_payload pl = {0};
     uint64_t pos = rx->next[qid]++;
     unsigned who = AM_WHO(i, rx->gen);
     int item_ok = AM_STATE_LAP(item) == am_lap(pos, ep->own.q[qid].packets_n) &&
                   AM_STATE_WHO(item) == who && AM_STATE_TYPE(item) >= AM_READY;
     const char *why = item_ok ? NULL : "channel item out of order";
-    am__chan_at(&ep->own, i, qid, &c);
     if (item_ok && AM_STATE_TYPE(item) == AM_READY_BULK)
-        why = bulk_payload(ep, rx, qid, &c, m, &pl);
+        why = bulk_payload(ep, rx, qid, c, m, &pl);
     else if (item_ok && m->flags == AM_PKT_MEDIUM)
-        why = am__payload_medium(c.medium, k, m, &pl);
+        why = am__payload_medium(c->medium, k, m, &pl);
     else {
         /* Even under a garbled item: a heap block the packet names that this
          * sender allocated is this message's, dropped or not, and is freed. */
@@ -134,12 +132,12 @@ static void give_back(am_ep_t *ep, unsigned i, enum am_qid qid)
  * after its handler instead, which reads the data in the slot's payload
  * area in place (the release then orders those reads before the producer's
  * next writes there): as the shared queues free a slot.  Bulk blocks go back
- * in runs (B-Queue's
- * batches): once half the channel's blocks have been taken since the last
- * give-back, and at the end of the pass, so that a producer waiting for a
- * block finds a run of them free at once instead of reading the count line
- * as we write it message by message; none is held past the pass, so a lone
- * message's block goes back before the poll returns, as before. */
+ * in runs (B-Queue's batches): once half the channel's blocks have been
+ * taken since the last give-back, and at the end of the pass, so that a
+ * producer waiting for a block finds a run of them free at once instead of
+ * reading the count line as we write it message by message; none is held
+ * past the pass, so a lone message's block goes back before the poll
+ * returns, as before. */
 static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
 {
     struct am_spsc_end *end = &ep->chans[i].end[qid];
@@ -161,7 +159,7 @@ static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
         int in_slot = m.flags == AM_PKT_MEDIUM; /* its data is read in place */
         if (!in_slot)
             ring->release(end);
-        deliver(ep, i, qid, item, k, &m);
+        deliver(ep, i, qid, &c, item, k, &m);
         if (in_slot)
             ring->release(end);
         n++;

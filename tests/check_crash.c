@@ -987,7 +987,7 @@ static void bulk_client(void *arg)
 {
     struct am_ep_opts o = {.shm = tu_backend_name(sh->b)};
     am_ep_t *ep = NULL;
-    static char data[100];
+    static char data[AM_MAX_MEDIUM + 1]; /* a bulk block's, not inline */
     if (am_ep_create(arg, &o, &ep) < 0 || am_ep_map(ep, 0, sh->rcv) < 0)
         _exit(2);
     if (!sh->hook) {

@@ -83,6 +83,7 @@ extern "C" {
 
 #define AM_MAX_ARGS 8
 #define AM_MAX_BULK 8192
+#define AM_MAX_MEDIUM 448 /* bulk bytes that travel inline, in the packet's slot */
 #define AM_MAX_HANDLERS 256
 #define AM_MAX_NAME 40 /* characters of an endpoint name */
 
@@ -201,7 +202,9 @@ int am_ep_probe(const char *name);
  * -EMSGSIZE for more than 8 arguments or 8192 bytes, -EINVAL for a NULL or
  * destroyed endpoint, or a token outside its handler (after it returned, or
  * on another thread: keep it with am_token_keep to reply later), -EPERM from
- * a thread other than the owner of an endpoint not shared. */
+ * a thread other than the owner of an endpoint not shared.  A bulk message
+ * of up to AM_MAX_MEDIUM bytes travels inline, in the payload area of its
+ * packet's own slot, with no bulk block to claim or give back. */
 int am_request(am_ep_t *ep, unsigned dest, unsigned handler, const uint32_t *args,
                int nargs);
 int am_request_bulk(am_ep_t *ep, unsigned dest, unsigned handler, const void *data,

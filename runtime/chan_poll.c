@@ -87,23 +87,24 @@ static const char *bulk_payload(am_ep_t *ep, struct am_chan_rx *rx, enum am_qid 
     return NULL;
 }
 
-/* Deliver m, the copy of a packet that entry i's channel of queue qid gave
- * with `item`: the item must be the state its producer writes for our next
- * position (that position's lap in Q slots, its claimant id, a ready type). */
-static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, uint64_t item,
-                    const struct am_packet *m)
+/* Deliver m, the copy of the packet in ring slot k of channel c, entry i's
+ * of queue qid, that gave it with `item`: the item must be the state its
+ * producer writes for our next position (that position's lap in Q slots,
+ * its claimant id, a ready type). */
+static void deliver(am_ep_t *ep, unsigned i, enum am_qid qid, const struct am_chan_view *c,
+                    uint64_t item, uint32_t k, const struct am_packet *m)
 {
     struct am_chan_rx *rx = &ep->chans[i];
-    struct am_chan_view c;
     struct am_payload pl = {0};
     uint64_t pos = rx->next[qid]++;
     unsigned who = AM_WHO(i, rx->gen);
     int item_ok = AM_STATE_LAP(item) == am_lap(pos, ep->own.q[qid].packets_n) &&
                   AM_STATE_WHO(item) == who && AM_STATE_TYPE(item) >= AM_READY;
     const char *why = item_ok ? NULL : "channel item out of order";
-    am__chan_at(&ep->own, i, qid, &c);
     if (item_ok && AM_STATE_TYPE(item) == AM_READY_BULK)
-        why = bulk_payload(ep, rx, qid, &c, m, &pl);
+        why = bulk_payload(ep, rx, qid, c, m, &pl);
+    else if (item_ok && m->flags == AM_PKT_MEDIUM)
+        why = am__payload_medium(c->medium, k, m, &pl);
     else {
         /* Even under a garbled item: a heap block the packet names that this
          * sender allocated is this message's, dropped or not, and is freed. */
@@ -127,12 +128,16 @@ static void give_back(am_ep_t *ep, unsigned i, enum am_qid qid)
  * (a sender that keeps up cannot keep us from the others); how many.  Each
  * packet is copied out of its slot and the slot given back before the
  * handler runs (the release orders our copy before the producer's next
- * writes); the copy is read once.  Bulk blocks go back in runs (B-Queue's
- * batches): once half the channel's blocks have been taken since the last
- * give-back, and at the end of the pass, so that a producer waiting for a
- * block finds a run of them free at once instead of reading the count line
- * as we write it message by message; none is held past the pass, so a lone
- * message's block goes back before the poll returns, as before. */
+ * writes); the copy is read once.  A medium message's slot is given back
+ * after its handler instead, which reads the data in the slot's payload
+ * area in place (the release then orders those reads before the producer's
+ * next writes there): as the shared queues free a slot.  Bulk blocks go back
+ * in runs (B-Queue's batches): once half the channel's blocks have been
+ * taken since the last give-back, and at the end of the pass, so that a
+ * producer waiting for a block finds a run of them free at once instead of
+ * reading the count line as we write it message by message; none is held
+ * past the pass, so a lone message's block goes back before the poll
+ * returns, as before. */
 static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
 {
     struct am_spsc_end *end = &ep->chans[i].end[qid];
@@ -141,15 +146,22 @@ static int drain_one(am_ep_t *ep, unsigned i, enum am_qid qid)
     uint64_t given = ep->chans[i].bulk_next[qid];
     uint64_t item;
     const AO_t *slot;
+    struct am_chan_view c;
     int n = 0, rc = 0;
     if (ep->chans[i].busy[qid])
         return 0;
+    am__chan_at(&ep->own, i, qid, &c);
     ep->chans[i].busy[qid] = (unsigned char)ep->mt.shared;
     while (n < (int)budget && (rc = ring->peek(end, &item, &slot)) == 0) {
         struct am_packet m;
         memcpy(&m, slot, sizeof m);
-        ring->release(end);
-        deliver(ep, i, qid, item, &m);
+        uint32_t k = (uint32_t)((const struct am_packet *)slot - c.packets);
+        int in_slot = m.flags == AM_PKT_MEDIUM; /* its data is read in place */
+        if (!in_slot)
+            ring->release(end);
+        deliver(ep, i, qid, &c, item, k, &m);
+        if (in_slot)
+            ring->release(end);
         n++;
         if (ep->chans[i].bulk_next[qid] - given >= (run ? run : 1))
             give_back(ep, i, qid), given = ep->chans[i].bulk_next[qid];

@@ -2,8 +2,9 @@
  * chan_send.c - the producer's half of a per-sender channel (channel.h), top
  * to bottom: open our ends after registering, wait for a bulk block if the
  * message needs one and for the ring's next slot (backing off while the ring
- * is full), write the packet into the slot, commit it, then mark our channel
- * in the summary and wake the owner if it sleeps.  chan_poll.c holds the owner's half.
+ * is full), write the packet into the slot (a medium message's data into the
+ * slot's payload area), commit it, then mark our channel in the summary and
+ * wake the owner if it sleeps.  chan_poll.c holds the owner's half.
  *
  * Only the sender holding the entry writes its channels' producer side, so
  * nothing here is claimed: the ring's commit is the publication (a release,
@@ -130,9 +131,12 @@ int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_
     if ((m->kind == AM_BULK && (rc = wait_bulk(ep, peer, qid, &c, &rounds)) < 0) ||
         (rc = reserve(ep, peer, qid, &p, &rounds)) < 0)
         return rc;
-    /* Words 1.. of the slot are ours until commit; word 0 is the ring's. */
-    am__packet_fill(p, m, c.bulk + (tx->bulk_next & (b - 1)) * AM_BULK_BYTES,
-                    tx->bulk_next);
+    /* Words 1.. of the slot are ours until commit, and so is its payload
+     * area (a medium message's data); word 0 is the ring's. */
+    unsigned char *area = m->kind == AM_MEDIUM
+                              ? c.medium + (size_t)(p - c.packets) * AM_MEDIUM_BYTES
+                              : c.bulk + (tx->bulk_next & (b - 1)) * AM_BULK_BYTES;
+    am__packet_fill(p, m, area, tx->bulk_next);
     am__hook(AM_HOOK_CHAN_FILLED);
     v->ring->commit(&tx->end, AM_STATE(am_lap(tx->end.pos, v->q[qid].packets_n), peer->who,
                                        m->kind == AM_BULK ? AM_READY_BULK : AM_READY));

@@ -14,6 +14,9 @@
  *   ctl       struct am_chan_ctl: bulk blocks given back (owner-written)
  *   bulk      B bulk blocks (the endpoint's `bulk_blocks`), used in ticket
  *             order: ticket t is block t % B
+ *   medium    Q payload areas of AM_MEDIUM_BYTES, area k ring slot k's: a
+ *             medium message's data (layout.h), written before the slot's
+ *             commit, read in place, given back with the slot
  * Long messages' data stays in the endpoint's per-queue heaps (heap/, shared
  * by all senders: one of 2 x long_max per channel would be 2 x S heaps); their
  * packets go through the channels.
@@ -30,8 +33,10 @@
  * fills words 1..7 and commits the item (one release); the owner peeks,
  * copies the packet out, releases the slot (one release: its copy happens
  * before the producer's next writes there), then runs the handler on its
- * copy.  Bulk blocks are given back by count (ctl->bulk_freed, release; the
- * producer's acquire load).
+ * copy.  A medium message's slot is released after its handler, which reads
+ * the data in the slot's payload area in place: no block, no count, nothing
+ * given back but the slot.  Bulk blocks are given back by count
+ * (ctl->bulk_freed, release; the producer's acquire load).
  *
  * Send (chan_send.c): stage a long message in the heap (send.c); wait for a
  * bulk block if bulk; reserve the ring's next slot, backing off and polling
@@ -99,7 +104,8 @@ struct am_chan_view {
     void *ring;
     struct am_packet *packets; /* the ring's Q slots */
     struct am_chan_ctl *ctl;
-    unsigned char *bulk; /* B blocks */
+    unsigned char *bulk;   /* B blocks */
+    unsigned char *medium; /* Q payload areas: ring slot i's at i * AM_MEDIUM_BYTES */
 };
 
 /* The producer's end of one channel, in the sender's private memory (struct

@@ -62,6 +62,18 @@ const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct a
     return NULL;
 }
 
+const char *am__payload_medium(unsigned char *areas, uint32_t k, const struct am_packet *m,
+                               struct am_payload *pl)
+{
+    *pl = (struct am_payload){0};
+    if (m->bulk_len > AM_MEDIUM_BYTES)
+        return "medium length over its slot's area";
+    pl->data = areas + (size_t)k * AM_MEDIUM_BYTES;
+    pl->len = m->bulk_len;
+    pl->bulk = 1; /* a bulk message at the API: counted as one */
+    return NULL;
+}
+
 static const char no_handler[] = "no such handler";
 
 static void run_source(am_ep_t *ep, enum am_qid qid, const struct am_packet *m,

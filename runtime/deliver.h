@@ -25,6 +25,10 @@ struct am_payload {
 };
 const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct am_packet *m,
                              unsigned who, struct am_payload *pl);
+/* payload_medium: a medium message's data, payload area k of `areas` (the
+ * slot's, layout.h), its length from the copy m; NULL or why it is bad. */
+const char *am__payload_medium(unsigned char *areas, uint32_t k, const struct am_packet *m,
+                               struct am_payload *pl);
 void am__run(am_ep_t *ep, enum am_qid qid, const struct am_packet *m, unsigned who,
              const struct am_payload *pl, const char *why);
 /* run_from: the same for a message whose sender is known: local peer index

@@ -35,7 +35,7 @@ enum am_hook {
                            * packet not yet */
     AM_HOOK_LOCKED,       /* holding the queue's lock, nothing claimed yet */
     AM_HOOK_FILLING,      /* packet claimed, not yet filled */
-    AM_HOOK_BULK_HALF,    /* half of the bulk data copied */
+    AM_HOOK_BULK_HALF,    /* half of the bulk (or medium) data copied */
     AM_HOOK_REGISTERING,  /* sender entry taken (lifeline held, BUSY), not READY */
     AM_HOOK_CREATING,     /* endpoint segment made and laid out, not yet LIVE */
     AM_HOOK_LONG_STAGED,  /* long message's heap block allocated and filled,

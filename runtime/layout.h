@@ -16,6 +16,8 @@
  *       lock state              (locked algorithms only) lock_ops.size(S) bytes
  *       struct am_queue_recv    128-byte block written by the owner: heads
  *       struct am_packet[Q]     one cache line each
+ *       medium data[Q]          AM_MEDIUM_BYTES each, cache-line aligned: slot
+ *                               i's payload area, owned by slot i's claim
  *       AO_t bulk_state[B]      one cache line each
  *       bulk data[B]            AM_BULK_BYTES each, cache-line aligned
  *       heap                    long messages' blocks (heap/heap.h), sized so
@@ -27,7 +29,8 @@
  *     channels, S x 2 of chan_bytes each: sender i's request channel, then
  *                               its reply channel; each an SPSC ring of Q
  *                               packet-wide slots (spsc/spsc.h), struct
- *                               am_chan_ctl, B bulk blocks
+ *                               am_chan_ctl, B bulk blocks, Q medium areas
+ *                               (ring slot i's payload area)
  *     heap, heap                as above: long messages' data stays in the
  *                               endpoint's heaps, their packets go through
  *                               the channels
@@ -51,6 +54,21 @@
  * sender look dead, a dead one alive, or rename one.  Everything from
  * shared_off on is written by senders and owner alike, and trusted by nobody.
  *
+ * Medium messages.  A bulk message of at most AM_MEDIUM_BYTES travels in the
+ * queue itself: its packet is READY with flag AM_PKT_MEDIUM and bulk_len its
+ * length, and its data lies in the payload area of the packet's own slot
+ * (medium[t % Q] beside packets[t % Q]).  The area has the slot's lifetime:
+ * the claim that takes the slot takes the area, the claimant writes it before
+ * its release of READY, the receiver reads it in place and frees it with the
+ * slot.  So a medium message has no bulk block, no bulk state, no bulk claim
+ * and nothing to give back, and every rule of the slot (lap, claimant, a dead
+ * claim skipped) is the area's too.  The packet array keeps one line per slot,
+ * so short messages' stride is unchanged.  AM_MEDIUM_BYTES is 448, seven
+ * lines: the sizes where the bulk handshake costs most next to the copy (64 B
+ * to a few hundred; at 1 KB the copy already dominates) fit, a packet and its
+ * area are eight lines, and the areas cost Q x 448 bytes per queue (56 KB at
+ * the default Q = 128, under half of the bulk blocks' 128 KB).
+ *
  * Claimant ids.  who = ((generation mod 2^11) << 10 | sender index) + 1, never 0.
  * A sender entry's generation goes up each time the entry changes hands, so a
  * claim, a packet or a lock held by a departed sender is never credited to the
@@ -67,11 +85,12 @@
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-/* 12: hemlock's claim; a loan given back (AM_H_GIVEN_BACK) */
-#define AM_LAYOUT_VERSION 12u
+/* 13: medium messages in the slots' payload areas (medium_off, AM_PKT_MEDIUM) */
+#define AM_LAYOUT_VERSION 13u
 #define AM_LINE 64u   /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u /* sender/receiver blocks: adjacent-line prefetch */
-#define AM_BULK_BYTES ((unsigned)AM_MAX_BULK) /* one bulk block */
+#define AM_BULK_BYTES ((unsigned)AM_MAX_BULK)     /* one bulk block */
+#define AM_MEDIUM_BYTES ((unsigned)AM_MAX_MEDIUM) /* one slot's payload area */
 #define AM_NAME_MAX 48u /* endpoint name (AM_MAX_NAME), its NUL, padding */
 #define AM_MAX_PACKETS 65536u
 #define AM_MAX_BULK_BLOCKS 4096u
@@ -174,6 +193,7 @@ struct am_seg_header {
     uint64_t recv_off[2]; /* struct am_queue_recv */
     uint64_t lock_off[2]; /* 0 for lockfree */
     uint64_t packets_off[2];
+    uint64_t medium_off[2]; /* the slots' payload areas, AM_MEDIUM_BYTES each */
     uint64_t bulk_state_off[2];
     uint64_t bulk_off[2];
     uint64_t heap_off[2];   /* per queue: its heap (heap/heap.h), 64-byte aligned */
@@ -190,7 +210,7 @@ struct am_seg_header {
     AO_t bad_packets;    /* corrupt packets seen */
     AO_t abandoned;      /* claims of dead senders skipped */
     AO_t delivered;      /* messages delivered (handlers run or held) */
-    AO_t delivered_bulk; /* of them, bulk */
+    AO_t delivered_bulk; /* of them, bulk (medium ones too) */
     /* The owner's one-copy region (am_region_create): its size, release-stored
      * once the segment NAME.r is complete; 0 while there is none.  A sender
      * maps NAME.r on its first am_request_long_at and keeps the size it read
@@ -311,9 +331,11 @@ struct am_packet {
                                    * long: heap offset; long_at: region offset */
     uint16_t handler;             /* handler id */
     uint8_t nargs;                /* 0 .. AM_MAX_ARGS */
-    uint8_t flags;                /* READY: 0, AM_PKT_LONG or AM_PKT_LONG_AT */
+    uint8_t flags;                /* READY: 0, AM_PKT_LONG, AM_PKT_LONG_AT or
+                                   * AM_PKT_MEDIUM */
     uint32_t call;                /* 0, or a call's id on the wire (below) */
-    uint32_t bulk_len;            /* bulk: 0 .. AM_BULK_BYTES; long: 0 .. long_max;
+    uint32_t bulk_len;            /* bulk: 0 .. AM_BULK_BYTES; medium: 0 ..
+                                   * AM_MEDIUM_BYTES; long: 0 .. long_max;
                                    * a call's reply: its data's length */
     uint32_t args[AM_MAX_ARGS];
     uint32_t room; /* a call's request: its reply room, a block of the caller's
@@ -335,8 +357,9 @@ struct am_call_room {
 
 /* A READY packet's flags: a long message whose data is a block of the queue's
  * heap allocated by the packet's claimant (bulk_ticket its offset, bulk_len its
- * length), or one whose data the sender wrote into the owner's region. */
-enum am_pkt_flag { AM_PKT_LONG = 1, AM_PKT_LONG_AT = 2 };
+ * length), one whose data the sender wrote into the owner's region, or a
+ * medium message whose data is in its slot's payload area (bulk_len long). */
+enum am_pkt_flag { AM_PKT_LONG = 1, AM_PKT_LONG_AT = 2, AM_PKT_MEDIUM = 4 };
 #define AM_MIN_LONG 4096u
 #define AM_MAX_LONG (1u << 30)
 #define AM_DEFAULT_LONG (1u << 20)
@@ -373,5 +396,8 @@ _Static_assert(sizeof(struct am_queue_send) == AM_BLOCK, "sender block");
 _Static_assert(sizeof(struct am_queue_recv) == AM_BLOCK, "receiver block");
 _Static_assert(offsetof(struct am_packet, state) == 0, "state first");
 _Static_assert(AM_BULK_BYTES % AM_LINE == 0, "bulk blocks stay line-aligned");
+_Static_assert(AM_MEDIUM_BYTES % AM_LINE == 0, "payload areas stay line-aligned");
+_Static_assert(AM_MEDIUM_BYTES >= 256u && AM_MEDIUM_BYTES < AM_BULK_BYTES,
+               "a medium payload is a few hundred bytes, less than a bulk block");
 
 #endif

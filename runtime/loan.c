@@ -7,9 +7,14 @@
  * bulk block (shared queue: claimed alone, the packet claimed at commit, so
  * a loan never holds up the queue for other senders; per-sender channel:
  * the channel's next block, taken at commit); more, a block of its heap, as
- * a long message's.  A loan that cannot be in place is a private buffer
- * that the commit sends as bulk or long with one copy: a shared endpoint's
- * (its threads share the peers' queues), a remote rank's, a call's reply.
+ * a long message's.  A loan of up to AM_MAX_MEDIUM bytes takes a bulk block
+ * too, though a send of that size travels in its slot (layout.h): lending
+ * the slot's payload area would claim the shared queue's slot at prepare,
+ * holding up the queue until commit, and a channel's next slot is taken by
+ * any send the caller makes between prepare and commit.  A loan that cannot
+ * be in place is a private buffer that the commit sends as bulk or long with
+ * one copy: a shared endpoint's (its threads share the peers' queues), a
+ * remote rank's, a call's reply.
  *
  * One loan per thread at a time (`loan`, thread-local: a fork child's copy
  * is of endpoints it does not own, which am__ep_use refuses).  While it

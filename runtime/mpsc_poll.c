@@ -29,6 +29,12 @@
  * asks (header word `orphans`): only the receiver may free them, since only it
  * knows which blocks queued packets still use.
  *
+ * Medium messages.  A READY packet flagged AM_PKT_MEDIUM carries its data in
+ * its slot's payload area (layout.h): the handler reads it in place, and the
+ * slot's release of FREE after the handler gives the area back too.  Its
+ * length is checked on the private copy (at most AM_MEDIUM_BYTES); a dead
+ * claimant's half-written area is skipped with its claim.
+ *
  * Long messages.  A READY packet flagged AM_PKT_LONG names a block of the
  * queue's heap that its claimant allocated (the heap's header says so; the
  * receiver checks before the handler and frees the block after it); one
@@ -56,14 +62,18 @@
 #include "options.h"
 #include "senders.h"
 
-/* The payload of the copy `m` of a packet in state s of queue q: a bulk
- * block (to free even if the message is bad: *bulk), or a long message's
- * (deliver.c); NULL or why it is bad. */
-static const char *payload(am_ep_t *ep, struct am_queue_view *q, const struct am_packet *m,
-                           AO_t s, struct am_payload *pl, struct am_bulk_state **bulk)
+/* The payload of the copy `m` of the packet in slot i of queue q, in state s:
+ * a medium message's payload area (the slot's, freed with it), a bulk block
+ * (to free even if the message is bad: *bulk), or a long message's
+ * (deliver.c); NULL or why it is bad.  Lengths are the copy's. */
+static const char *payload(am_ep_t *ep, struct am_queue_view *q, uint32_t i,
+                           const struct am_packet *m, AO_t s, struct am_payload *pl,
+                           struct am_bulk_state **bulk)
 {
     *pl = (struct am_payload){0};
     *bulk = NULL;
+    if (AM_STATE_TYPE(s) != AM_READY_BULK && m->flags == AM_PKT_MEDIUM)
+        return am__payload_medium(q->medium, i, m, pl);
     if (AM_STATE_TYPE(s) != AM_READY_BULK)
         return am__payload_long(ep, &q->heap, m, AM_STATE_WHO(s), pl);
     struct am_bulk_state *b = &q->bulk_state[m->bulk_ticket & (q->bulk_n - 1)];
@@ -79,7 +89,8 @@ static const char *payload(am_ep_t *ep, struct am_queue_view *q, const struct am
     return NULL;
 }
 
-/* Run the message in packet `p` (state `s`) and free it for the next lap. */
+/* Run the message in packet `p` (state `s`) and free it for the next lap,
+ * its payload area with it. */
 static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
 {
     struct am_queue_view *q = &ep->own.q[qid];
@@ -87,7 +98,7 @@ static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
     struct am_payload pl;
     struct am_bulk_state *bulk;
     memcpy(&m, p, sizeof m);
-    const char *why = payload(ep, q, &m, s, &pl, &bulk);
+    const char *why = payload(ep, q, (uint32_t)(p - q->packets), &m, s, &pl, &bulk);
     am__run(ep, qid, &m, AM_STATE_WHO(s), &pl, why);
     /* Both pair with the next sender's claim (CAS, or acquire under the
      * lock): our reads of this message happen before its writes of the next

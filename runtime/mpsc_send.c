@@ -27,7 +27,8 @@
  *   yet freed for the tail's lap means the queue is full: the sender backs off
  *   holding nothing.  Bulk claims take a bulk block the same way first, then a
  *   packet (section 3.2): a sender holding the head packet never waits for a
- *   bulk block.
+ *   bulk block.  A medium message (layout.h) is claimed as a short one: its
+ *   payload area belongs to the slot, so the slot's claim is the area's.
  * onecas (one atomic read-modify-write per short message): the slot CAS of
  *   lockfree, from AM_STATE(lap, 0, FREE) to AM_STATE(lap, me, CLAIMED), is the
  *   whole claim; the tail is then a hint that the claimant plain-stores past
@@ -346,11 +347,15 @@ void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid)
 void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
                  const struct am_msg *m)
 {
-    struct am_packet *p = &q->packets[c->ticket & (q->packets_n - 1)];
-    am__packet_fill(p, m, q->bulk + (c->bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES,
-                    c->bulk_ticket);
+    uint32_t i = (uint32_t)(c->ticket & (q->packets_n - 1));
+    struct am_packet *p = &q->packets[i];
+    unsigned char *area =
+        m->kind == AM_MEDIUM ? q->medium + (size_t)i * AM_MEDIUM_BYTES /* the slot's */
+                             : q->bulk + (c->bulk_ticket & (q->bulk_n - 1)) * AM_BULK_BYTES;
+    am__packet_fill(p, m, area, c->bulk_ticket);
     /* Pairs with the receiver's acquire-load of the state in mpsc_poll.c: everything
-     * written above (and a long message's data) is visible once READY is. */
+     * written above (a medium message's payload area too, and a long message's
+     * data) is visible once READY is. */
     AO_store_release(&p->state, AM_STATE(am_lap(c->ticket, q->packets_n), c->who,
                                          m->kind == AM_BULK ? AM_READY_BULK : AM_READY));
 }

@@ -131,14 +131,17 @@ void am__count_backoffs(struct am_peer *peer, unsigned rounds)
     AO_store(&am__sender(peer->view, peer->sender_index)->backoffs, n);
 }
 
-/* Fill a claimed packet (and bulk block) and hand it to the receiver.  Only the
- * sender that completed claim `c` may call it, once.  A long message's data
- * is in place already (staged in the heap, or written into the region). */
-void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
+/* Fill a claimed packet (and its bulk block or payload area) for the
+ * receiver.  Only the sender that completed the packet's claim may call it,
+ * once.  A long message's data is in place already (staged in the heap, or
+ * written into the region). */
+void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *area,
                      uint64_t bulk_ticket)
 {
-    static const uint8_t flags[] = {
-        [AM_LONG] = AM_PKT_LONG, [AM_LONG_AT] = AM_PKT_LONG_AT, [AM_CALL_REPLY] = 0};
+    static const uint8_t flags[] = {[AM_LONG] = AM_PKT_LONG,
+                                    [AM_LONG_AT] = AM_PKT_LONG_AT,
+                                    [AM_CALL_REPLY] = 0,
+                                    [AM_MEDIUM] = AM_PKT_MEDIUM};
     am__hook(AM_HOOK_FILLING);
     p->handler = (uint16_t)m->handler;
     p->nargs = (uint8_t)m->nargs;
@@ -149,14 +152,15 @@ void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char 
     p->room = m->room;
     if (m->nargs)
         memcpy(p->args, m->args, (size_t)m->nargs * sizeof *m->args);
-    if (m->kind == AM_BULK) {
+    if (m->kind == AM_BULK || m->kind == AM_MEDIUM) {
         const unsigned char *d = m->data;
-        p->bulk_ticket = bulk_ticket;
-        if (d == bulk)
+        if (m->kind == AM_BULK)
+            p->bulk_ticket = bulk_ticket;
+        if (d == area)
             return; /* a loan's: written in place */
-        memcpy(bulk, d, m->len / 2);
+        memcpy(area, d, m->len / 2);
         am__hook(AM_HOOK_BULK_HALF);
-        memcpy(bulk + m->len / 2, d + m->len / 2, m->len - m->len / 2);
+        memcpy(area + m->len / 2, d + m->len / 2, m->len - m->len / 2);
     }
 }
 /* Wake the receiver if it sleeps in am_wait or has armed its descriptor.
@@ -195,6 +199,7 @@ int am__check_msg(const struct am_msg *m, size_t long_max)
         (m->len > 0 && !m->data && m->kind != AM_CALL_REPLY))
         return -EINVAL;
     size_t max = m->kind == AM_BULK      ? AM_BULK_BYTES
+                 : m->kind == AM_MEDIUM  ? AM_MEDIUM_BYTES
                  : m->kind == AM_LONG    ? long_max
                  : m->kind == AM_LONG_AT ? AM_PACKET_LEN_MAX
                                          : 0;
@@ -237,7 +242,8 @@ static int stage_long(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct
     return 0;
 }
 
-/* Send m to `peer`'s queue qid, within a peer hold (see am__send). */
+/* Send m to `peer`'s queue qid, within a peer hold (see am__send).  A bulk
+ * message that fits a slot's payload area goes as a medium one. */
 static int send_to(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m)
 {
     struct am_seg_view *v = peer->view;
@@ -246,6 +252,8 @@ static int send_to(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am
         return rc;
     if (!am__peer_alive(v))
         return -EPIPE;
+    if (m->kind == AM_BULK && m->len <= AM_MEDIUM_BYTES)
+        m->kind = AM_MEDIUM; /* in its slot: no bulk block (layout.h) */
     if (m->kind == AM_LONG && (rc = stage_long(ep, peer, qid, m)) < 0)
         return rc;
     if (m->kind == AM_LONG_AT && (rc = am__region_write(peer, m)) < 0)

@@ -4,7 +4,9 @@
  * A message as the send calls pass it on.  am__send: the owner of ep, blocks
  * while the queue (or for a long message the heap) is full, polling ep; the
  * errors of am_request.  packet_fill: a claimed packet's fields from m, and a
- * bulk message's data into `bulk` (its ticket in the packet); not the state.
+ * bulk message's data into `area`, its bulk block (bulk_ticket's, named in the
+ * packet), or a medium message's into its slot's payload area; not the
+ * state.
  * blocked_poll: polls ep as a send blocked on queue qid may (both queues for
  * a request, the reply queue for a reply; the transport when that found
  * nothing), for the transports' waits and am_wait's too; messages run.
@@ -27,7 +29,10 @@
 
 #include "internal.h"
 
-enum am_kind { AM_SHORT, AM_BULK, AM_LONG, AM_LONG_AT, AM_CALL_REPLY };
+/* AM_MEDIUM: a bulk message of at most AM_MEDIUM_BYTES, sent in its packet's
+ * slot (layout.h); am__send makes every such AM_BULK one, so callers never
+ * name it (a loan's commit keeps its bulk block: loan.c). */
+enum am_kind { AM_SHORT, AM_BULK, AM_LONG, AM_LONG_AT, AM_CALL_REPLY, AM_MEDIUM };
 struct am_msg {
     enum am_kind kind;
     unsigned handler;
@@ -44,7 +49,7 @@ struct am_msg {
 
 struct spin;
 int am__send(am_ep_t *ep, unsigned dest, enum am_qid qid, struct am_msg *m);
-void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *bulk,
+void am__packet_fill(struct am_packet *p, const struct am_msg *m, unsigned char *area,
                      uint64_t bulk_ticket);
 int am__blocked_poll(am_ep_t *ep, enum am_qid qid);
 int am__backoff(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,

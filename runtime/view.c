@@ -51,11 +51,12 @@ static uint64_t chan_ring_bytes(enum am_queue_kind k, uint32_t q)
     return am_spsc_size_wide(chan_ring(k), (unsigned)__builtin_ctz(q));
 }
 
-/* One channel's bytes (channel.h): ring, ctl, B bulk blocks. */
+/* One channel's bytes (channel.h): ring, ctl, B bulk blocks, Q medium areas. */
 static uint64_t chan_bytes(const struct am_config *cfg)
 {
     return chan_ring_bytes(cfg->queue, cfg->packets) + sizeof(struct am_chan_ctl) +
-           (uint64_t)cfg->bulk_blocks * AM_BULK_BYTES;
+           (uint64_t)cfg->bulk_blocks * AM_BULK_BYTES +
+           (uint64_t)cfg->packets * AM_MEDIUM_BYTES;
 }
 
 /* Queue qid's heap: two long messages of long_max at once, and never less
@@ -82,7 +83,7 @@ static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
     off += sizeof(struct am_seg_shared);
     for (int q = 0; q < 2 && cfg->queue != AM_QUEUE_MPSC; q++)
         h->send_off[q] = h->recv_off[q] = h->lock_off[q] = h->packets_off[q] =
-            h->bulk_state_off[q] = h->bulk_off[q] = 0;
+            h->medium_off[q] = h->bulk_state_off[q] = h->bulk_off[q] = 0;
     if (cfg->queue != AM_QUEUE_MPSC) {
         off = align_up(off, AM_BLOCK);
         h->summary_off = off;
@@ -102,6 +103,8 @@ static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
         off += AM_BLOCK;
         h->packets_off[q] = off;
         off += (uint64_t)cfg->packets * sizeof(struct am_packet);
+        h->medium_off[q] = off;
+        off += (uint64_t)cfg->packets * AM_MEDIUM_BYTES;
         h->bulk_state_off[q] = off;
         off += (uint64_t)cfg->bulk_blocks * sizeof(struct am_bulk_state);
         h->bulk_off[q] = off;
@@ -156,6 +159,7 @@ static int view_fill(struct am_seg_view *v, const struct am_seg_header *h)
         q->recv = (struct am_queue_recv *)AT(h->recv_off[i]);
         q->lock = AT(h->lock_off[i]);
         q->packets = (struct am_packet *)AT(h->packets_off[i]);
+        q->medium = AT(h->medium_off[i]);
         q->bulk_state = (struct am_bulk_state *)AT(h->bulk_state_off[i]);
         q->bulk = AT(h->bulk_off[i]);
         q->packets_n = h->packets;
@@ -178,6 +182,7 @@ void am__chan_at(const struct am_seg_view *v, unsigned i, enum am_qid qid,
     c->packets = (struct am_packet *)(p + v->ring->slots);
     c->ctl = (struct am_chan_ctl *)(p + v->chan_ring);
     c->bulk = p + v->chan_ring + sizeof(struct am_chan_ctl);
+    c->medium = c->bulk + (uint64_t)v->q[0].bulk_n * AM_BULK_BYTES;
 }
 
 /* Initialise a fresh zero-filled segment.  Called by the creator only, before

@@ -22,6 +22,7 @@ struct am_queue_view {
     struct am_queue_recv *recv;
     void *lock; /* NULL for lockfree */
     struct am_packet *packets;
+    unsigned char *medium; /* slot i's payload area at medium + i * AM_MEDIUM_BYTES */
     struct am_bulk_state *bulk_state;
     unsigned char *bulk;
     uint32_t packets_n, bulk_n; /* Q and B, powers of two */

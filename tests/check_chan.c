@@ -7,7 +7,8 @@
  * CK_RUN_CASE).  The test process owns the receiving endpoint (pinned to the
  * first CPU) unless said otherwise; writers are forked helpers pinned across
  * the CPUs.  Messages are numbered per writer and, by number, short, bulk
- * (0 .. 8192 bytes) or long (0 .. 16 KB, through the receiver's heap); every
+ * (0 .. 8192 bytes, a quarter of them medium: 0 .. AM_MAX_MEDIUM, in the
+ * ring slot's payload area) or long (0 .. 16 KB, through the receiver's heap); every
  * argument and byte is checked, and each writer's messages must arrive once
  * and in order.  The writer is told by the message's source (the name of the
  * endpoint its claimant id resolves to), so a garbled argument cannot pass
@@ -21,6 +22,11 @@
  *                     BULK_HALF, LONG_STAGED, CHAN_FILLED and the ring's
  *                     AM_SPSC_PUT, the reader at AM_SPSC_GET and FREE and in
  *                     its handler, before it checks the bytes.
+ *   medium_in_place   a writer streams 200 medium messages (their data in
+ *                     the ring slot's payload area) into a channel of 2
+ *                     packets; the reader's handler sleeps 1 ms before it
+ *                     reads the data in place: every byte is the message's
+ *                     (the slot is given back only after the handler).
  *   stopped_writer    channels of 64 packets (B-Queue and MCRingBuffer
  *                     batches of 16): a writer stops itself (SIGSTOP) after 37
  *                     messages (two batches and 5), then inside message 43
@@ -48,10 +54,12 @@
  *                     channel full; a deadlock shows as processes killed after
  *                     20 s.
  *   parked_killed     a writer parked in its sixth message, a long one, at
- *                     CHAN_FILLED, LONG_STAGED or AM_SPSC_PUT and SIGKILLed
- *                     while a live writer streams, in a table of 2 senders:
- *                     exactly its first 5 messages arrive, whole; its staged
- *                     block is taken back (am_ep_abandoned 1, heaps empty);
+ *                     CHAN_FILLED, LONG_STAGED or AM_SPSC_PUT, or a medium
+ *                     one half copied into its slot's payload area
+ *                     (BULK_HALF), and SIGKILLed while a live writer
+ *                     streams, in a table of 2 senders: exactly its first 5
+ *                     messages arrive, whole; its staged block is taken back
+ *                     (am_ep_abandoned 1, heaps empty; 0 for the medium one);
  *                     and a new client gets its entry and sends 30.
  *   killed_unannounced  a writer publishes four messages (short, bulk, long,
  *                     short) while the owner does not poll, its summary bit is
@@ -84,7 +92,8 @@
  *                     range or unregistered, 9 arguments, unknown flags, a long
  *                     block never allocated or another sender's, a one-copy
  *                     long without a region, a bulk ticket out of range, 9000
- *                     bulk bytes, an item of another lap, claimant or type:
+ *                     bulk bytes, a medium (inline) length past the slot's
+ *                     area, an item of another lap, claimant or type:
  *                     each counted once, no handler runs, and good messages
  *                     after them arrive; a long message whose item or flags
  *                     are garbled leaves no block allocated (after a reclaim
@@ -323,13 +332,17 @@ static uint32_t msg_key(unsigned w, unsigned seq)
 
 static size_t msg_len(unsigned w, unsigned seq, unsigned long_max)
 {
-    static const size_t special[] = {8192, 0, 1, 8191, 4097, 64};
+    /* Bulk messages: medium ones (in their slot) at both ends and past them. */
+    static const size_t special[] = {
+        8192, 0, 1, 8191, 4097, 64, AM_MAX_MEDIUM, AM_MAX_MEDIUM + 1};
     uint32_t h = tu_mix32(msg_key(w, seq), 5);
     switch (msg_kind(w, seq)) {
     case SHORT:
         return 0;
     case BULK:
-        return h % 4 == 0 ? special[(h >> 4) % 6] : h % (AM_MAX_BULK + 1);
+        return h % 4 == 0   ? special[(h >> 4) % 8]
+               : h % 4 == 1 ? (h >> 4) % (AM_MAX_MEDIUM + 1)
+                            : h % (AM_MAX_BULK + 1);
     default:
         return h % 5 == 0 ? long_max : h % 7 == 0 ? 0 : h % (long_max + 1);
     }
@@ -613,6 +626,72 @@ START_TEST(stream_stalled)
 }
 END_TEST
 
+/* ---- medium_in_place ------------------------------------------------------------ */
+
+#define MEDIUM_N 200 /* medium_in_place's messages */
+
+/* Its message seq: a medium one, AM_MAX_MEDIUM bytes or 1 .. AM_MAX_MEDIUM. */
+static size_t medium_len(unsigned seq)
+{
+    return seq % 2 ? AM_MAX_MEDIUM : 1 + seq % AM_MAX_MEDIUM;
+}
+
+static void medium_writer(void *arg)
+{
+    static unsigned char buf[AM_MAX_MEDIUM];
+    am_ep_t *ep = writer_ep(0);
+    tu_gate_wait(&sh->gate);
+    for (unsigned seq = 0; seq < MEDIUM_N; seq++) {
+        size_t len = medium_len(seq);
+        uint32_t key = msg_key(0, seq), a[4] = {0, seq, key, (uint32_t)len};
+        tu_pattern(buf, key, len);
+        int rc = am_request_bulk(ep, 0, H_OTHER, buf, len, a, 4);
+        if (rc < 0) {
+            tu_error(&sh->err, "writer: message %u: %s", seq, am_strerror(rc));
+            break;
+        }
+    }
+    tu_wait_flag(&sh->quit, 1, 60);
+    am_ep_destroy(ep);
+}
+
+/* Sleeps before it reads the data in place: the writer, on the other CPU
+ * with its ring full, would meanwhile refill a slot given back too early. */
+static void on_medium(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
+{
+    unsigned char want[AM_MAX_MEDIUM];
+    usleep(1000);
+    unsigned seq = n == 4 ? a[1] : ~0u;
+    if (n != 4 || seq != rx.next[0] || len != medium_len(seq) || a[3] != len || !d)
+        rx_bad(0, "message %u (want %u) of %zu bytes", seq, rx.next[0], len);
+    else {
+        tu_pattern(want, a[2], len);
+        if (memcmp(d, want, len) != 0)
+            rx_bad(0, "message %u: its %zu bytes changed while its handler ran", seq, len);
+    }
+    rx.next[0] = seq + 1;
+    rx.got[0]++;
+}
+
+START_TEST(medium_in_place)
+{
+    begin(_i / 2, _i % 2, "medium_in_place");
+    am_ep_t *ep = receiver(2, 1, 4, SMALL_LONG);
+    am_set_handler(ep, H_OTHER, on_medium);
+    tu_gate_init(&sh->gate, 2);
+    pid_t p = tu_spawn(medium_writer, NULL, 1);
+    tu_gate_wait(&sh->gate);
+    const unsigned want[1] = {MEDIUM_N};
+    ck_assert_msg(poll_all(ep, want, 1, 20, 0),
+                  "%s: %u of %u messages arrived, then none for 20 s (%s)", what, rx.got[0],
+                  MEDIUM_N, tu_first_error(&sh->err, "no writer error"));
+    reap_all(&p, 1);
+    assert_writer(0, MEDIUM_N);
+    assert_clean_owner(ep);
+    finish(ep);
+}
+END_TEST
+
 /* ---- stopped_writer -------------------------------------------------------------- */
 
 /* Where the writer stops: after 37 messages (two batches of 16 and 5 of a
@@ -847,7 +926,7 @@ static uint32_t cyc_key(unsigned p, unsigned q, unsigned seq, int reply)
 static size_t cyc_len(uint32_t key, unsigned seq)
 {
     return seq % 3 == 0   ? 0
-           : seq % 3 == 1 ? key % (AM_MAX_BULK + 1)
+           : seq % 3 == 1 ? key % (key & 16 ? AM_MAX_MEDIUM + 1 : AM_MAX_BULK + 1)
                           : key % (AM_MIN_LONG + 1);
 }
 
@@ -1072,10 +1151,11 @@ END_TEST
 
 /* ---- parked_killed ------------------------------------------------------------------ */
 
-enum { PARK_FILLED, PARK_STAGED, PARK_PUT, NPARKS };
-static const char *const park_names[NPARKS] = {"CHAN_FILLED (packet written, not enqueued)",
-                                               "LONG_STAGED (block staged, no packet)",
-                                               "AM_SPSC_PUT (enqueue not yet published)"};
+enum { PARK_FILLED, PARK_STAGED, PARK_PUT, PARK_MEDIUM, NPARKS };
+static const char *const park_names[NPARKS] = {
+    "CHAN_FILLED (packet written, not enqueued)", "LONG_STAGED (block staged, no packet)",
+    "AM_SPSC_PUT (enqueue not yet published)",
+    "BULK_HALF of a medium message (half its data in the slot's area)"};
 static int park_armed;
 
 static void park_now(void)
@@ -1098,9 +1178,11 @@ static void park_spsc_hook(enum am_spsc_hook where)
         park_now();
 }
 
-/* Writer 0: PARK_SEQ messages, then parks in the next (a long one). */
+/* Writer 0: PARK_SEQ messages, then parks in the next (a long one; a medium
+ * one, AM_MAX_MEDIUM bytes, for PARK_MEDIUM: arg). */
 static void parked_writer(void *arg)
 {
+    static unsigned char buf[AM_MAX_MEDIUM];
     am_ep_t *ep = writer_ep(0);
     for (unsigned seq = 0; seq <= PARK_SEQ; seq++) {
         if (seq == PARK_SEQ) {
@@ -1108,7 +1190,10 @@ static void parked_writer(void *arg)
             am_spsc_stall_hook = park_spsc_hook;
             park_armed = 1;
         }
-        int rc = send_msg(ep, 0, 0, seq, SMALL_LONG);
+        uint32_t a[4] = {0, seq, msg_key(0, seq), AM_MAX_MEDIUM};
+        int rc = seq == PARK_SEQ && arg
+                     ? am_request_bulk(ep, 0, H_MSG, buf, AM_MAX_MEDIUM, a, 4)
+                     : send_msg(ep, 0, 0, seq, SMALL_LONG);
         if (rc < 0 || seq == PARK_SEQ) {
             tu_error(&sh->err, "parked writer: message %u: %s (not parked)", seq,
                      am_strerror(rc));
@@ -1139,17 +1224,18 @@ static void counted_writer(void *arg)
 
 START_TEST(parked_killed)
 {
-    int k = _i / NPARKS, stage = _i % NPARKS, b = _i % 2;
+    int k = _i / NPARKS, stage = _i % NPARKS, b = (k + stage) % 2;
     begin(k, b, "parked_killed");
     snprintf(what + strlen(what), sizeof what - strlen(what), " at %s", park_names[stage]);
     sh->hook = stage == PARK_FILLED   ? AM_HOOK_CHAN_FILLED
                : stage == PARK_STAGED ? AM_HOOK_LONG_STAGED
+               : stage == PARK_MEDIUM ? AM_HOOK_BULK_HALF
                                       : -1;
     sh->spsc_hook = stage == PARK_PUT ? AM_SPSC_PUT : -1;
     sh->n = 150 * (unsigned)tu_stress_factor();
     am_ep_t *ep = receiver(4, 1, 2, SMALL_LONG);
     am_set_handler(ep, H_MSG, on_msg);
-    pid_t v = tu_spawn(parked_writer, NULL, 1);
+    pid_t v = tu_spawn(parked_writer, (void *)(uintptr_t)(stage == PARK_MEDIUM), 1);
     pid_t p[2];
     p[0] = tu_spawn(counted_writer, (void *)(uintptr_t)1, 0);
     ck_assert_msg(poll_flag(ep, &sh->parked, 1, 20), "%s: the writer never parked (%s)",
@@ -1177,10 +1263,11 @@ START_TEST(parked_killed)
     assert_writer(2, NEW_CLIENT_MSGS);
     recycle_now(ep);
     assert_clean_owner(ep);
-    ck_assert_msg(am_ep_abandoned(ep) == 1,
-                  "%s: %lu blocks taken back from the dead writer, want 1 (its staged long "
-                  "message)",
-                  what, am_ep_abandoned(ep));
+    unsigned long staged = stage != PARK_MEDIUM; /* a medium message stages nothing */
+    ck_assert_msg(am_ep_abandoned(ep) == staged,
+                  "%s: %lu blocks taken back from the dead writer, want %lu (its staged "
+                  "long message)",
+                  what, am_ep_abandoned(ep), staged);
     finish(ep);
 }
 END_TEST
@@ -1653,6 +1740,12 @@ START_TEST(forged)
          {.handler = H_OTHER, .bulk_ticket = tx->bulk_next + B, .bulk_len = 10},
          IT_BULK},
         {"9000 bulk bytes", {.handler = H_OTHER, .bulk_len = 9000}, IT_BULK_USED},
+        {"a medium length past its slot's area",
+         {.handler = H_OTHER, .flags = AM_PKT_MEDIUM, .bulk_len = AM_MEDIUM_BYTES + 1},
+         IT_OK},
+        {"a medium length of 2^32 - 1",
+         {.handler = H_OTHER, .flags = AM_PKT_MEDIUM, .bulk_len = 0xffffffffu},
+         IT_OK},
         {"an item of the next lap", {.handler = H_OTHER}, IT_NEXT_LAP},
         {"an item of the lap before", {.handler = H_OTHER}, IT_PREV_LAP},
         {"an item of another claimant", {.handler = H_OTHER}, IT_OTHER_WHO},
@@ -1967,7 +2060,7 @@ static Suite *chan_suite(void)
         const TTest *tests[3];
         int loops[3];
     } cases[] = {
-        {"stream", 300, {stream_stalled}, {2}},
+        {"stream", 300, {stream_stalled, medium_in_place}, {2, 2}},
         {"stopped", 60, {stopped_writer, stopped_long_holder}, {1, 1}},
         {"cycle", 60, {cycle}, {1}},
         {"killed", 90, {parked_killed, killed_unannounced, come_and_go}, {NPARKS, 1, 1}},

@@ -412,11 +412,15 @@ START_TEST(layout_size)
     /* The paper's endpoint has no lifelines: one page each for the owner's and
      * every sender's (layout.h), which only their holder may write. */
     size_t lives = (1 + c.max_senders) * page;
-    /* Nor has it long messages: a heap per queue that holds two of long_max. */
-    size_t heaps = 2 * am_heap_bytes_for(c.long_max, 2), queues = dflt - lives - heaps;
+    /* Nor has it long messages: a heap per queue that holds two of long_max;
+     * nor medium ones: a payload area per slot (layout.h). */
+    size_t heaps = 2 * am_heap_bytes_for(c.long_max, 2);
+    size_t medium = 2 * (size_t)c.packets * AM_MEDIUM_BYTES;
+    size_t queues = dflt - lives - heaps - medium;
     printf("config: default segment (lockfree, Q=128, B=16, S=64): %zu bytes (%.1f kB), "
-           "%.1f kB of it the header and lifeline pages, %.1f kB the two heaps\n",
-           dflt, dflt / 1000.0, lives / 1000.0, heaps / 1000.0);
+           "%.1f kB of it the header and lifeline pages, %.1f kB the two heaps, %.1f kB "
+           "the slots' payload areas\n",
+           dflt, dflt / 1000.0, lives / 1000.0, heaps / 1000.0, medium / 1000.0);
     ck_assert_msg(heaps >= 4 * c.long_max && heaps <= 5 * c.long_max,
                   "heaps of %zu bytes for two messages of %u per queue", heaps, c.long_max);
     ck_assert_msg(queues >= 256 * 1024 && queues <= 320 * 1024,

@@ -15,8 +15,9 @@
  *             naming a block not claimed for it (one of them claiming a
  *             block it then names no packet for: the live injector's claim,
  *             which the receiver must free, or every bulk send would wait
- *             for it), a bulk length of 9000 or 0xFFFFFFFF.  It counts its
- *             bulk claims in its entry as a real sender does.  Each
+ *             for it), a bulk length of 9000 or 0xFFFFFFFF, a medium
+ *             (inline) length of AM_MEDIUM_BYTES + 1 or 0xFFFFFFFF.  It
+ *             counts its bulk claims in its entry as a real sender does.  Each
  *             injected packet names a registered handler (H_INJ) except for
  *             the one field that makes it bad, so a check the receiver
  *             misses shows up as a delivery to H_INJ.
@@ -99,6 +100,8 @@ enum kind {
     BULK_LEN_9000,
     BULK_LEN_MAX,
     BULK_CLAIMED_ELSEWHERE,
+    MEDIUM_LEN_OVER,
+    MEDIUM_LEN_MAX,
     NKINDS
 };
 
@@ -417,6 +420,11 @@ static int inject(struct am_peer *peer, enum kind k, unsigned salt)
         type = AM_READY_BULK;
         p->bulk_ticket = c.bulk_ticket + 1;
         p->bulk_len = 100;
+        break;
+    case MEDIUM_LEN_OVER: /* inline in its slot, longer than the slot's area */
+    case MEDIUM_LEN_MAX:
+        p->flags = AM_PKT_MEDIUM;
+        p->bulk_len = k == MEDIUM_LEN_OVER ? AM_MEDIUM_BYTES + 1 : 0xffffffffu;
         break;
     case NKINDS:
         break;

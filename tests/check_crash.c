@@ -2,13 +2,15 @@
  * check_crash.c - peers that die, stop, or come and go: what a long-lived server
  * and its clients must survive.  Real processes, real SIGKILLs and SIGSTOPs.
  *
- *   parked_sender_killed   every algorithm, both backends, five claim stages: a
+ *   parked_sender_killed   every algorithm, both backends, eight claim stages: a
  *                          victim sender is parked by a test hook (am__claim_
  *                          stall_hook) in the middle of a send (bulk block
  *                          claimed, bulk tail not moved; slot claimed, tail not
  *                          moved; packet claimed, not filled; half the bulk data
  *                          copied; holding the lock, or for lockfree a short
- *                          message's claim) and SIGKILLed while two live
+ *                          message's claim; a loan's block taken; a medium
+ *                          message's slot claimed, its inline data not yet
+ *                          or half written) and SIGKILLed while two live
  *                          senders stream into the same queue behind it.  Every
  *                          live message arrives once and in order, the victim's
  *                          earlier ones too, nothing is skipped while the victim
@@ -92,8 +94,9 @@ struct shared {
     AO_t parked, go, stop, ready, live_done;
     AO_t answered; /* clients that got their reply */
     int alg, b, hook, after;
-    int park_short; /* the victim's parked send is a short one */
-    int park_loan;  /* the victim's parked send is a loan (am_request_prepare) */
+    int park_short;  /* the victim's parked send is a short one */
+    int park_medium; /* ... a medium one (inline in its slot: AM_MAX_MEDIUM bytes) */
+    int park_loan;   /* the victim's parked send is a loan (am_request_prepare) */
     char rcv[AM_NAME_MAX];
     char snd[NSENDERS][AM_NAME_MAX];
     int rc; /* lock_waiter_dead_receiver: the waiter's send */
@@ -158,7 +161,8 @@ static void on_msg(am_token_t *t, const uint32_t *a, int n, void *d, size_t len)
     }
 }
 
-/* Send message `seq` of sender `id` (bulk when msg_len says so, or `bulk`). */
+/* Send message `seq` of sender `id` (bulk when msg_len says so, or of `len`
+ * bytes if nonzero). */
 /* A bulk message as send_msg's, written into a loan. */
 static int send_loan(am_ep_t *ep, unsigned id, unsigned seq)
 {
@@ -172,10 +176,10 @@ static int send_loan(am_ep_t *ep, unsigned id, unsigned seq)
     return am_request_commit(ep, H_MSG, len, a, 4);
 }
 
-static int send_msg(am_ep_t *ep, unsigned id, unsigned seq, int bulk)
+static int send_msg(am_ep_t *ep, unsigned id, unsigned seq, size_t forced)
 {
     static uint8_t buf[AM_MAX_BULK];
-    size_t len = bulk ? 3000 : msg_len(id, seq);
+    size_t len = forced ? forced : msg_len(id, seq);
     tu_pattern(buf, tu_mix32(id, seq), len);
     uint32_t a[4] = {id, seq, (uint32_t)len, len ? tu_fnv1a(buf, len) : 0};
     return len ? am_request_bulk(ep, 0, H_MSG, buf, len, a, 4)
@@ -245,7 +249,10 @@ static void victim(void *arg)
     victim_armed = 1;
     if (rc == 0)
         rc = sh->park_loan ? send_loan(ep, VICTIM, seq++)
-                           : send_msg(ep, VICTIM, seq++, !sh->park_short);
+                           : send_msg(ep, VICTIM, seq++,
+                                      sh->park_short    ? 0
+                                      : sh->park_medium ? AM_MAX_MEDIUM
+                                                        : 3000);
     am__claim_stall_hook = NULL;
     while (rc == 0 && seq < VICTIM_BEFORE + 1 + (unsigned)sh->after)
         rc = send_msg(ep, VICTIM, seq++, 0);
@@ -341,15 +348,30 @@ static void end_stream(am_ep_t *ep, pid_t p[2])
 
 /* Where the victim dies.  Each stage parks it in a bulk send, except ST_LOCKED
  * for the lock-free claims, which have no lock: there a short send parks with its slot
- * claimed and the tail not yet moved (a claim with no bulk block). */
-enum { ST_BULK_BLOCK, ST_CLAIMED, ST_FILLING, ST_BULK_HALF, ST_LOCKED, ST_LENT, NSTAGES };
+ * claimed and the tail not yet moved (a claim with no bulk block); and the
+ * medium stages, in a medium send (its data inline, in its slot's payload
+ * area: a claim with no bulk block) claimed and not yet written, or half
+ * written, never READY. */
+enum {
+    ST_BULK_BLOCK,
+    ST_CLAIMED,
+    ST_FILLING,
+    ST_BULK_HALF,
+    ST_LOCKED,
+    ST_LENT,
+    ST_MEDIUM_FILLING,
+    ST_MEDIUM_HALF,
+    NSTAGES
+};
 static const char *const stage_names[NSTAGES] = {
     "bulk block claimed, bulk tail not moved",
     "slot claimed, tail not moved",
     "packet claimed, not filled",
     "half the bulk data copied",
     "holding the lock / short message, tail not moved",
-    "a loan's bulk block claimed, not written nor committed"};
+    "a loan's bulk block claimed, not written nor committed",
+    "a medium message's slot claimed, its area not written",
+    "half a medium message's data copied into its slot's area"};
 
 /* The time process p has spent runnable but waiting for a CPU, in ms
  * (/proc/PID/schedstat, second field; 0 where the kernel does not say). */
@@ -368,9 +390,9 @@ static double run_delay_ms(pid_t p)
 
 static enum am_hook stage_hook(int stage, int lockfree)
 {
-    static const enum am_hook hooks[NSTAGES] = {AM_HOOK_BULK_CLAIMED, AM_HOOK_CLAIMED,
-                                                AM_HOOK_FILLING,      AM_HOOK_BULK_HALF,
-                                                AM_HOOK_LOCKED,       AM_HOOK_LENT};
+    static const enum am_hook hooks[NSTAGES] = {
+        AM_HOOK_BULK_CLAIMED, AM_HOOK_CLAIMED, AM_HOOK_FILLING, AM_HOOK_BULK_HALF,
+        AM_HOOK_LOCKED,       AM_HOOK_LENT,    AM_HOOK_FILLING, AM_HOOK_BULK_HALF};
     return stage == ST_LOCKED && lockfree ? AM_HOOK_CLAIMED : hooks[stage];
 }
 
@@ -379,7 +401,7 @@ static unsigned long stage_abandons(int stage, int lockfree)
 {
     if (stage == ST_LOCKED)
         return lockfree ? 1 : 0; /* a short claim; or the lock, and no claim yet */
-    return stage == ST_BULK_BLOCK || stage == ST_LENT ? 1 : 2;
+    return stage == ST_BULK_BLOCK || stage == ST_LENT || stage >= ST_MEDIUM_FILLING ? 1 : 2;
 }
 
 START_TEST(parked_sender_killed)
@@ -390,6 +412,7 @@ START_TEST(parked_sender_killed)
              stage_names[stage]);
     sh->hook = (int)stage_hook(stage, lockfree);
     sh->park_short = stage == ST_LOCKED && lockfree;
+    sh->park_medium = stage >= ST_MEDIUM_FILLING;
     sh->park_loan = stage == ST_LENT;
     pid_t vp, lp[2];
     am_ep_t *ep = start_stream(c.alg, c.backend, &vp);
@@ -964,7 +987,7 @@ static void bulk_client(void *arg)
 {
     struct am_ep_opts o = {.shm = tu_backend_name(sh->b)};
     am_ep_t *ep = NULL;
-    static char data[100];
+    static char data[AM_MAX_MEDIUM + 1]; /* a bulk block's, not inline */
     if (am_ep_create(arg, &o, &ep) < 0 || am_ep_map(ep, 0, sh->rcv) < 0)
         _exit(2);
     if (!sh->hook) {

@@ -1,7 +1,10 @@
 /*
  * check_delivery.c - many writers, one reader: every message is delivered
  * exactly once, one sender's messages in the order it sent them, and bulk data
- * arrives intact, for every claim algorithm on both segment backends.
+ * arrives intact, for every claim algorithm on both segment backends; the
+ * bulk mix holds medium messages (up to AM_MAX_MEDIUM, inline in their slot:
+ * 1 byte and AM_MAX_MEDIUM among them), bulk ones (AM_MAX_MEDIUM + 1 the
+ * first) and long ones.
  *
  * Each test forks one reader (child 0) and W writer processes, pinned across the
  * cores and started together behind a gate.  Writers send messages whose
@@ -84,12 +87,31 @@ struct shared {
 
 static struct shared *S; /* in every child: the block above */
 
-/* Bulk message (w, seq): its length (its bytes: tu_pattern(key of (w, seq))). */
+/* Bulk message (w, seq): its length (its bytes: tu_pattern(key of (w, seq))):
+ * medium (up to AM_MAX_MEDIUM, in the slot), bulk, and past AM_MAX_BULK a
+ * long one (MIX_LONG, through the heap), so that one sender's stream mixes
+ * every kind. */
+#define MIX_LONG 12000u
 static size_t bulk_len(unsigned w, unsigned seq)
 {
-    static const size_t special[] = {8192, 0, 1, 8191, 63, 64, 65, 4097, 7, 8000, 4096};
+    static const size_t special[] = {8192,
+                                     0,
+                                     1,
+                                     8191,
+                                     63,
+                                     64,
+                                     65,
+                                     4097,
+                                     7,
+                                     8000,
+                                     4096,
+                                     AM_MAX_MEDIUM,
+                                     AM_MAX_MEDIUM + 1,
+                                     MIX_LONG};
     if (seq % 3 == 0)
         return special[(seq / 3 + w) % (sizeof special / sizeof special[0])];
+    if ((seq / 3) % 2)
+        return tu_mix32(w, seq) % (AM_MAX_MEDIUM + 1);
     return tu_mix32(w, seq) % (AM_MAX_BULK + 1);
 }
 
@@ -200,13 +222,15 @@ static int send_one(am_ep_t *ep, unsigned w, unsigned seq, uint8_t *buf)
     size_t len = bulk_len(w, seq);
     tu_pattern(buf, key, len);
     uint32_t a[5] = {w, seq, (uint32_t)len, tu_fnv1a(buf, len), key};
+    if (len > AM_MAX_BULK)
+        return am_request_long(ep, 0, H_BULK, buf, len, a, 5);
     return am_request_bulk(ep, 0, H_BULK, buf, len, a, 5);
 }
 
 static void writer(unsigned w)
 {
     struct am_ep_opts o = {.claim = S->alg, .shm = S->shm, .packets = 2, .bulk_blocks = 1};
-    static uint8_t buf[AM_MAX_BULK];
+    static uint8_t buf[MIX_LONG];
     am_ep_t *ep = NULL;
     int rc = am_ep_create(S->writer[w], &o, &ep);
     note(1 + w, rc, "am_ep_create");
@@ -391,10 +415,12 @@ static void run(const struct shape *sh, int combo)
 static const struct shape once3 = SHAPE("once3", 3, 500, 100000, 0.5, 128, 16, 0, 0, 0);
 static const struct shape once7 = SHAPE("once7", 7, 300, 100000, 0.5, 16, 16, 0, 0, 0);
 static const struct shape oncew = SHAPE("oncew", 3, 500, 100000, 0.5, 8, 16, 0, 0, 1);
-/* (b) per-sender FIFO, queues of 4 and 8 packets, stalls between claim steps. */
+/* (b) per-sender FIFO, queues of 4 and 8 packets, stalls between claim steps;
+ * fifo8 with short, medium, bulk and long messages mixed. */
 static const struct shape fifo4 = SHAPE("fifo4", 7, 300, 100000, 0.5, 4, 16, 0, 1, 0);
-static const struct shape fifo8 = SHAPE("fifo8", 3, 500, 100000, 0.5, 8, 16, 0, 1, 0);
-/* (c) bulk of every length 0..8192 mixed with short messages, 2 bulk blocks. */
+static const struct shape fifo8 = SHAPE("fifo8", 3, 500, 100000, 0.5, 8, 16, 1, 1, 0);
+/* (c) bulk of every length 0..8192 (medium ones in the slot) and long ones,
+ * mixed with short messages, 2 bulk blocks. */
 static const struct shape bulk = SHAPE("bulk", 3, 200, 100000, 0.5, 8, 2, 1, 0, 0);
 static const struct shape bulkw = SHAPE("bulkw", 7, 100, 100000, 0.5, 4, 2, 1, 1, 1);
 

@@ -1233,7 +1233,7 @@ static void dead_server(void *arg)
 
 static int dead_send(am_ep_t *ep, int bulk)
 {
-    static const char data[100];
+    static const char data[AM_MAX_MEDIUM + 1]; /* a bulk block's, not inline */
     uint32_t x = 1;
     return bulk ? am_request_bulk(ep, 0, 5, data, sizeof data, &x, 1)
                 : am_request(ep, 0, 5, &x, 1);

@@ -5,12 +5,14 @@
  *
  * Two modes, one per side of the protocol (modes[] below):
  *   peer  the bytes are a peer's whole segment: attach to it (view.c), register
- *         as a sender (senders.c), claim and publish one short, one bulk and
- *         one long message (send.c; the long one in a block of the peer's
- *         heap, heap/), leave.  A peer whose header names a per-sender queue
- *         kind gets them through our channel there instead (chan_send.c:
- *         its ring, the packets in its slots, its bulk blocks and their
- *         give-back count, the summary), sent from an endpoint of our own.
+ *         as a sender (senders.c), claim and publish one short, one medium
+ *         (inline in its slot's payload area), one bulk and one long message
+ *         (send.c; the long one in a block of the peer's heap, heap/), leave.
+ *         A peer whose header names a per-sender queue kind gets them
+ *         through our channel there instead (chan_send.c: its ring, the
+ *         packets in its slots and their payload areas, its bulk blocks and
+ *         their give-back count, the summary), sent from an endpoint of our
+ *         own.
  *   own   the bytes overwrite the queue areas (sender table, tails, heads,
  *         packets, bulk states, the heaps' metadata) of an endpoint of our own,
  *         laid out with am__layout_write; then poll it (poll.c) a bounded
@@ -39,7 +41,10 @@
  *   byte 1     (own) the claim algorithm, modulo AM_CLAIM_COUNT; its bits 3..
  *              the queue kind, modulo AM_QUEUE_COUNT (0: mpsc); bit 2 of byte 0
  *              then also asks for the recycling of departed senders' channels
- *   bytes 2-3  (peer) bulk length, little-endian, modulo AM_BULK_BYTES + 1
+ *   bytes 2-3  (peer) bulk length, little-endian, modulo AM_BULK_BYTES + 1;
+ *              the medium message's is it modulo AM_MEDIUM_BYTES + 1
+ * The seeds' queues hold a short, a bulk and a medium message (a packet
+ * flagged AM_PKT_MEDIUM, its data in its slot's payload area).
  *
  * Waiting is bounded by the target, not the runtime: a locked claim waits for
  * a live lock holder by design (a slow holder keeps the lock), so in peer mode
@@ -176,11 +181,11 @@ static int send_long(struct am_seg_view *v, struct am_queue_view *q, unsigned wh
 static am_ep_t *sender;
 
 /* Through our channels at a peer of a per-sender kind, registered as entry
- * `index` with claimant id `who`: open our ends, then the three messages of
- * m (the long one staged in the peer's heap first, as send.c does).  Every
+ * `index` with claimant id `who`: open our ends, then the four messages of
+ * m (the long one, last, staged in the peer's heap first, as send.c does).  Every
  * wait gives up at its first round: the peer's owner is gone (the file
  * header).  Errors end the sends; nothing else. */
-static void chan_send3(struct am_seg_view *v, enum am_qid qid, unsigned index, unsigned who,
+static void chan_send4(struct am_seg_view *v, enum am_qid qid, unsigned index, unsigned who,
                        struct am_msg *m)
 {
     static struct am_peer peer;
@@ -191,15 +196,15 @@ static void chan_send3(struct am_seg_view *v, enum am_qid qid, unsigned index, u
     peer.who = who;
     if (!sender || am__chan_open_tx(&peer) != 0)
         return;
-    if (am__chan_send(sender, &peer, qid, &m[0]) != 0 ||
-        am__chan_send(sender, &peer, qid, &m[1]) != 0)
+    for (int i = 0; i < 3; i++)
+        if (am__chan_send(sender, &peer, qid, &m[i]) != 0)
+            return;
+    if (am_heap_alloc(&v->q[qid].heap, m[3].len, who, &m[3].off) != 0)
         return;
-    if (am_heap_alloc(&v->q[qid].heap, m[2].len, who, &m[2].off) != 0)
-        return;
-    if ((block = am_heap_data(&v->q[qid].heap, m[2].off, m[2].len, who)))
-        memcpy(block, bulk_data, m[2].len);
-    if (!block || am__chan_send(sender, &peer, qid, &m[2]) != 0)
-        am_heap_free(&v->q[qid].heap, m[2].off, who);
+    if ((block = am_heap_data(&v->q[qid].heap, m[3].off, m[3].len, who)))
+        memcpy(block, bulk_data, m[3].len);
+    if (!block || am__chan_send(sender, &peer, qid, &m[3]) != 0)
+        am_heap_free(&v->q[qid].heap, m[3].off, who);
 }
 
 /* F_REWRITE_LOCKED: the image the peer writes again over `view`'s segment
@@ -228,7 +233,8 @@ static void rewrite_hook(enum am_hook where)
     }
 }
 
-/* Register in the peer's table, send a short and a bulk message, and leave
+/* Register in the peer's table, send a short, a medium, a bulk and a long
+ * message, and leave
  * (the entry's lifeline is a robust mutex this thread holds: let it go before
  * the segment is unmapped, or glibc's robust list points into nothing).  With
  * F_REWRITE the peer writes its image (d, n) over the segment again first. */
@@ -242,14 +248,17 @@ static void peer_send(struct am_seg_view *v, unsigned flags, size_t len, const u
     n = n < v->seg.size ? n : v->seg.size;
     rewrite = (struct rewrite){flags & F_REWRITE_LOCKED ? v : NULL, d, n};
     static const uint32_t args[AM_MAX_ARGS] = {1, 2, 3, 4, 5, 6, 7, 8};
-    struct am_msg m[3] = {{AM_SHORT, 1, args, AM_MAX_ARGS, NULL, 0, 0},
-                          {AM_BULK, 1, args, 2, bulk_data, len, 0},
-                          {AM_LONG, 1, args, 2, bulk_data, len % (AM_MIN_LONG + 1), 0}};
+    struct am_msg m[4] = {
+        {AM_SHORT, 1, args, AM_MAX_ARGS, NULL, 0, 0},
+        {AM_MEDIUM, 1, args, 2, bulk_data, len % (AM_MEDIUM_BYTES + 1), 0},
+        {AM_BULK, 1, args, 2, bulk_data, len, 0},
+        {AM_LONG, 1, args, 2, bulk_data, len % (AM_MIN_LONG + 1), 0}};
     if (v->queue != AM_QUEUE_MPSC)
-        chan_send3(v, qid, index, who, m);
+        chan_send4(v, qid, index, who, m);
     else if (send_one(v, &v->q[qid], who, &m[0]) != -EPIPE &&
-             send_one(v, &v->q[qid], who, &m[1]) != -EPIPE)
-        send_long(v, &v->q[qid], who, &m[2]);
+             send_one(v, &v->q[qid], who, &m[1]) != -EPIPE &&
+             send_one(v, &v->q[qid], who, &m[2]) != -EPIPE)
+        send_long(v, &v->q[qid], who, &m[3]);
     rewrite.view = NULL;
     if (flags & F_ORPHANS)
         am__claim_orphans_ask(v, qid);
@@ -490,7 +499,8 @@ static void seed_write(const char *dir, const char *name, const uint8_t *ctl,
 
 /* A live endpoint of `cfg` in a fresh region, viewed by v, with sender 0
  * registered as OWN_NAME (generation 1) and, in the request queue, a short
- * message ready in slot 0 and a bulk one in slot 1. */
+ * message ready in slot 0, a bulk one in slot 1 and (with 4 packets or more)
+ * a medium one in slot 2, its data in the slot's payload area. */
 static struct am_segment seed_endpoint(const struct am_config *cfg, struct am_seg_view *v)
 {
     struct am_segment seg = region_map(am__layout_size(cfg));
@@ -512,13 +522,22 @@ static struct am_segment seed_endpoint(const struct am_config *cfg, struct am_se
     q->bulk_state[0].state = AM_STATE(0, who, AM_CLAIMED);
     q->send->tail = 2;
     q->send->bulk_tail = 1;
+    if (cfg->packets >= 4) {
+        q->packets[2] = (struct am_packet){.state = AM_STATE(0, who, AM_READY),
+                                           .handler = 1,
+                                           .flags = AM_PKT_MEDIUM,
+                                           .bulk_len = AM_MEDIUM_BYTES};
+        memset(q->medium + 2 * AM_MEDIUM_BYTES, 0x5a, AM_MEDIUM_BYTES);
+        q->send->tail = 3;
+    }
     return seg;
 }
 
 /* A live endpoint of per-sender kind cfg->queue in a fresh region, every
  * channel laid out (own_ep), sender 0 registered as OWN_NAME (generation 1),
- * and in its request channel a short message and a bulk one, committed and
- * flagged in the summary as its producer would. */
+ * and in its request channel a short message, a bulk one and a medium one
+ * (its data in its slot's payload area), committed and flagged in the
+ * summary as its producer would. */
 static am_ep_t *seed_chan_endpoint(const struct am_config *cfg, struct am_segment *seg)
 {
     *seg = region_map(am__layout_size(cfg));
@@ -539,16 +558,20 @@ static am_ep_t *seed_chan_endpoint(const struct am_config *cfg, struct am_segmen
     if (v->ring->open(&end, c.ring, (unsigned)__builtin_ctz(cfg->packets),
                       AM_SPSC_PRODUCER | AM_SPSC_WIDE) != 0)
         exit(1);
-    for (unsigned k = 0; k < 2; k++) {
+    for (unsigned k = 0; k < 3 && k < cfg->packets; k++) {
         if (v->ring->reserve(&end, &slot) != 0)
             exit(1);
         struct am_packet *p = (struct am_packet *)slot; /* words 1..: ours */
-        p->handler = (uint16_t)k;
+        p->handler = (uint16_t)(k != 0);
         p->nargs = 2;
-        p->bulk_len = k ? 100 : 0;
+        p->flags = k == 2 ? AM_PKT_MEDIUM : 0;
+        p->bulk_len = k == 1 ? 100 : k == 2 ? AM_MEDIUM_BYTES : 0;
         p->bulk_ticket = 0;
-        v->ring->commit(
-            &end, AM_STATE(am_lap(k, cfg->packets), who, k ? AM_READY_BULK : AM_READY));
+        if (k == 2)
+            memset(c.medium + (size_t)(p - c.packets) * AM_MEDIUM_BYTES, 0x5a,
+                   AM_MEDIUM_BYTES);
+        v->ring->commit(&end, AM_STATE(am_lap(k, cfg->packets), who,
+                                       k == 1 ? AM_READY_BULK : AM_READY));
     }
     v->ring->flush(&end);
     v->summary[AM_REQUEST].bits[0] = 1;

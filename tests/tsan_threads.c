@@ -187,7 +187,8 @@ static uint64_t stage_long(struct am_queue_view *q, unsigned who, const void *da
     return off;
 }
 
-/* Message seq: every fourth a bulk one, every fourth from the second a long
+/* Message seq: every fourth a bulk one (every other of them medium: its
+ * data in its slot's payload area), every fourth from the second a long
  * one (lengths of one size class, 513..1024 bytes), the rest short. */
 static void *queue_sender(void *arg)
 {
@@ -196,8 +197,13 @@ static void *queue_sender(void *arg)
     unsigned char data[1024];
     for (unsigned seq = 0; seq < QUEUE_MSGS; seq++) {
         struct am_claim_state c;
-        enum am_kind kind = seq % 4 == 0 ? AM_BULK : seq % 4 == 1 ? AM_LONG : AM_SHORT;
-        size_t len = kind == AM_BULK ? seq % 300 : kind == AM_LONG ? 513 + seq % 512 : 0;
+        enum am_kind kind = seq % 8 == 0   ? AM_MEDIUM
+                            : seq % 4 == 0 ? AM_BULK
+                            : seq % 4 == 1 ? AM_LONG
+                                           : AM_SHORT;
+        size_t len = kind == AM_BULK || kind == AM_MEDIUM ? seq % 300
+                     : kind == AM_LONG                    ? 513 + seq % 512
+                                                          : 0;
         uint32_t args[2] = {s->id, seq};
         for (size_t i = 0; i < len; i++)
             data[i] = payload_byte(s->id, seq, i);
@@ -296,7 +302,8 @@ static int run_queues(void)
  * own mapping (TSan cannot relate two mappings of the same memory), so the
  * ring's slots and indices, the packets in the slots, the bulk blocks and
  * their give-back count, the summary bits, the heap's blocks and the wake-up
- * are all under TSan's eye.  Messages: every third bulk, every third from
+ * are all under TSan's eye.  Messages: every third bulk (every other of
+ * them medium, in the ring slot's payload area), every third from
  * the second long (through the receiver's heap), the rest short; channels of
  * 4 packets and 1 bulk block, so they fill, and a bulk block is taken again
  * while packets of its last message's ring lap are still queued. */
@@ -414,8 +421,14 @@ static void *chan_sender_thread(void *arg)
         pthread_mutex_unlock(&chan_table_lock);
     }
     for (unsigned seq = 0; rc == 0 && seq < CHAN_MSGS; seq++) {
-        enum am_kind kind = seq % 3 == 0 ? AM_BULK : seq % 3 == 1 ? AM_LONG : AM_SHORT;
-        size_t len = kind == AM_BULK ? seq % 700 : kind == AM_LONG ? 513 + seq % 512 : 0;
+        enum am_kind kind = seq % 6 == 0   ? AM_MEDIUM
+                            : seq % 3 == 0 ? AM_BULK
+                            : seq % 3 == 1 ? AM_LONG
+                                           : AM_SHORT;
+        size_t len = kind == AM_MEDIUM ? seq % (AM_MEDIUM_BYTES + 1)
+                     : kind == AM_BULK ? seq % 700
+                     : kind == AM_LONG ? 513 + seq % 512
+                                       : 0;
         uint32_t args[2] = {s->id, seq};
         for (size_t i = 0; i < len; i++)
             data[i] = payload_byte(s->id, seq, i);

@@ -1,0 +1,631 @@
+/*
+ * check_rendezvous.c - services for other users through a Unix socket
+ * (am_ep_listen, am_ep_connect, am_token_cred): real processes of real
+ * unprivileged uids (a server as NOBODY, callers as CALLER and OTHER), none
+ * dumpable, so nothing of it may go through /proc or /dev/shm.
+ *
+ *   other_user_calls   a caller of an allowed uid connects to an abstract
+ *                      socket and calls; every reply is its own, and the
+ *                      handler's am_token_cred is the caller's uid, gid, pid
+ *   refused_no_fd      a caller of a uid not allowed is -EACCES at connect,
+ *                      and no descriptor reaches it (its descriptor table
+ *                      is the same before and after)
+ *   cred_not_forged    a caller that writes a false pid into every pid field
+ *                      of the memory it maps still shows its own pid
+ *   cred_same_user     a same-user peer that mapped the server by name:
+ *                      -ENODATA; a same-user caller through a path socket:
+ *                      its own pid
+ *   hostile_caller     a caller of another uid writing random bytes into
+ *                      everything it maps changes no reply of another
+ *                      caller, and stalls nor crashes the server
+ *   namespaces         a caller in its own mount, IPC and PID namespaces
+ *                      (unshare -m -i -p -f, as syscalls) calls through the
+ *                      socket
+ *   caller_killed      a caller SIGKILLed: its door ends (a listener that
+ *                      takes one caller takes the next)
+ *   server_killed      a server SIGKILLed: its caller's call is -EPIPE;
+ *                      nothing is left (no socket, no segment); a new
+ *                      server at a stale path socket replaces it, and a
+ *                      destroyed one removes it
+ */
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "layout.h"
+#include "shmam.h"
+#include "testutil.h"
+
+enum { H_WHO = 1 };
+enum { NOBODY = 65534, CALLER = 65533, OTHER = 65532, STRANGER = 65531 };
+
+#define CALLS 200
+#define CALL_MS 20000 /* a call that takes this long has stalled */
+
+struct shared {
+    char where[108];
+    AO_t up, stop, done, killed;
+    AO_t served;       /* calls the server answered */
+    AO_t scribbled;    /* hostile callers done */
+    unsigned hostiles; /* good callers call until they are done */
+    unsigned max;      /* the listener's max_callers */
+    int allow_all;     /* allow OTHER and STRANGER too */
+    int named;         /* the server's endpoint is named (tu_ep_name) */
+    char name[64];
+    struct tu_errors err;
+};
+static struct shared *sh;
+
+static const char *what = "rendezvous";
+
+static void setup(void)
+{
+    tu_test_init();
+    sh = tu_shared_alloc(sizeof *sh);
+    char p[64];
+    tu_test_prefix(p, sizeof p);
+    snprintf(sh->where, sizeof sh->where, "@shmam-test-%srdv", p);
+}
+
+static void teardown(void)
+{
+    tu_shared_free(sh, sizeof *sh);
+}
+
+/* Become uid (and its gid, no other groups), dying with the test. */
+static void become(uid_t uid)
+{
+    if (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0)
+        _exit(3);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* a change of uid cleared it */
+}
+
+/* Fork a helper that runs fn as uid (0: as we are). */
+static pid_t as_user(uid_t uid, void (*fn)(void))
+{
+    pid_t p = fork();
+    if (p == 0) {
+        if (uid)
+            become(uid);
+        fn();
+        _exit(0);
+    }
+    return p;
+}
+
+static int need_root(void)
+{
+    if (geteuid() == 0)
+        return 1;
+    printf("%s: skipped: needs root to act as several users\n", what);
+    return 0;
+}
+
+/* The server's handler: its args back, and what am_token_cred says. */
+static void h_who(am_token_t *tok, const uint32_t *a, int n, void *d, size_t len)
+{
+    struct am_cred c = {0, 0, 0};
+    int rc = am_token_cred(tok, &c);
+    uint32_t r[6] = {n > 0 ? a[0] : 0, n > 1 ? a[1] : 0, (uint32_t)rc, c.uid, c.gid,
+                     (uint32_t)c.pid};
+    am_reply(tok, 0, r, 6);
+    AO_fetch_and_add1(&sh->served);
+}
+
+/* The server: listens at sh->where until sh->stop. */
+static void server(void)
+{
+    am_ep_t *ep;
+    uid_t uids[] = {CALLER, OTHER, STRANGER};
+    struct am_listen_opts lo = {
+        .allow_uids = uids, .n_uids = sh->allow_all ? 3 : 1, .max_callers = sh->max};
+    int rc = am_ep_create(sh->named ? sh->name : NULL, NULL, &ep);
+    if (rc == 0)
+        rc = am_set_handler(ep, H_WHO, h_who);
+    if (rc == 0)
+        rc = am_ep_listen(ep, sh->where, &lo);
+    if (rc < 0) {
+        tu_error(&sh->err, "server: %s", am_strerror(rc));
+        _exit(2);
+    }
+    AO_store_release(&sh->up, 1);
+    double end = tu_now_s() + 120;
+    while (!AO_load_acquire(&sh->stop) && tu_now_s() < end)
+        am_wait(ep, 50);
+    rc = am_ep_destroy(ep);
+    if (rc < 0)
+        tu_error(&sh->err, "server: destroy: %s", am_strerror(rc));
+}
+
+static pid_t start_server(uid_t uid)
+{
+    pid_t p = as_user(uid, server);
+    tu_assert_flag(&sh->up, 1, 30, "the server", what, &sh->err);
+    return p;
+}
+
+static void stop_server(pid_t p)
+{
+    AO_store_release(&sh->stop, 1);
+    tu_assert_exit0(tu_reap(p, 60), "server", what, &sh->err);
+}
+
+/* A caller's endpoint connected at index 0, or NULL (the error recorded). */
+static am_ep_t *caller(int *rc_out)
+{
+    am_ep_t *ep;
+    int rc = am_ep_create(NULL, NULL, &ep);
+    if (rc < 0) {
+        tu_error(&sh->err, "caller: create: %s", am_strerror(rc));
+        return NULL;
+    }
+    double end = tu_now_s() + 30; /* -EUSERS: a departed caller's room comes
+                                   * back once the server has seen it go */
+    while ((rc = am_ep_connect(ep, sh->where, 0)) == -EUSERS && tu_now_s() < end)
+        usleep(10000);
+    if (rc_out)
+        *rc_out = rc;
+    if (rc < 0) {
+        am_ep_destroy(ep);
+        return NULL;
+    }
+    return ep;
+}
+
+/* n calls, each checked to be answered with its own arguments and the
+ * kernel's word on us; 0 or the first error. */
+static int calls(am_ep_t *ep, int n, uint32_t tag)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t a[2] = {tag, (uint32_t)i};
+        struct am_result res = {0};
+        int rc = am_call(ep, 0, H_WHO, a, 2, NULL, 0, &res, CALL_MS);
+        if (rc < 0)
+            return rc;
+        if (res.nargs != 6 || res.args[0] != tag || res.args[1] != (uint32_t)i) {
+            tu_error(&sh->err, "call %d of %u: the reply of another call (%u %u)", i, tag,
+                     res.args[0], res.args[1]);
+            return -EPROTO;
+        }
+        if (res.args[2] != 0 || res.args[3] != getuid() || res.args[4] != getgid() ||
+            res.args[5] != (uint32_t)getpid()) {
+            tu_error(&sh->err, "cred: rc %d uid %u gid %u pid %u, not %u %u %u",
+                     (int)res.args[2], res.args[3], res.args[4], res.args[5], getuid(),
+                     getgid(), getpid());
+            return -EPROTO;
+        }
+    }
+    return 0;
+}
+
+static void good_caller(void)
+{
+    int rc = -1;
+    am_ep_t *ep = caller(&rc);
+    if (!ep) {
+        tu_error(&sh->err, "caller: connect: %s", am_strerror(rc));
+        _exit(2);
+    }
+    rc = calls(ep, CALLS * tu_stress_factor(), getuid());
+    for (double end = tu_now_s() + 60; rc == 0 && sh->hostiles &&
+                                       AO_load_acquire(&sh->scribbled) < sh->hostiles &&
+                                       tu_now_s() < end;)
+        rc = calls(ep, 10, getuid()); /* as long as the hostile ones scribble */
+    if (rc < 0)
+        tu_error(&sh->err, "caller %u: call: %s", getuid(), am_strerror(rc));
+    am_ep_destroy(ep);
+    AO_fetch_and_add1(&sh->done);
+    _exit(rc < 0 ? 2 : 0);
+}
+
+START_TEST(other_user_calls)
+{
+    if (!need_root())
+        return;
+    pid_t s = start_server(NOBODY);
+    pid_t c = as_user(CALLER, good_caller);
+    tu_assert_exit0(tu_reap(c, 120), "caller", what, &sh->err);
+    stop_server(s);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
+/* How many descriptors this process has open. */
+static int fds_open(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the directory's own */
+}
+
+static void refused_caller(void)
+{
+    am_ep_t *ep;
+    if (am_ep_create(NULL, NULL, &ep) < 0)
+        _exit(4);
+    int before = fds_open();
+    int rc = am_ep_connect(ep, sh->where, 0);
+    int after = fds_open();
+    if (rc != -EACCES || before != after)
+        tu_error(&sh->err, "a stranger's connect: %s, descriptors %d then %d",
+                 am_strerror(rc), before, after);
+    am_ep_destroy(ep);
+    _exit(rc == -EACCES && before == after ? 0 : 2);
+}
+
+START_TEST(refused_no_fd)
+{
+    if (!need_root())
+        return;
+    pid_t s = start_server(NOBODY);
+    pid_t c = as_user(STRANGER, refused_caller);
+    tu_assert_exit0(tu_reap(c, 60), "stranger", what, &sh->err);
+    stop_server(s);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
+/* Write pid into every pid field of every memfd this process holds: its
+ * own segment's header, every sender entry of the door. */
+static void forge_pids(uint32_t pid)
+{
+    DIR *d = opendir("/proc/self/fd");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[64], link[64];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, link, sizeof link - 1);
+        if (n <= 0 || (link[n] = 0, strncmp(link, "/memfd:", 7) != 0))
+            continue;
+        int fd = atoi(e->d_name);
+        struct stat st;
+        if (fstat(fd, &st) != 0 || st.st_size < 2 * 4096)
+            continue;
+        unsigned char *p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+            continue;
+        struct am_seg_header *h = (struct am_seg_header *)p;
+        h->owner_pid = pid;
+        ((struct am_sender *)(p + 4096))->pid = pid;
+        munmap(p, 2 * 4096);
+    }
+    if (d)
+        closedir(d);
+}
+
+static void forging_caller(void)
+{
+    int rc = -1;
+    am_ep_t *ep = caller(&rc);
+    if (!ep) {
+        tu_error(&sh->err, "forger: connect: %s", am_strerror(rc));
+        _exit(2);
+    }
+    forge_pids(1);
+    rc = calls(ep, 20, 7);
+    forge_pids((uint32_t)getppid());
+    if (rc == 0)
+        rc = calls(ep, 20, 8);
+    if (rc < 0)
+        tu_error(&sh->err, "forger: %s", am_strerror(rc));
+    am_ep_destroy(ep);
+    _exit(rc < 0 ? 2 : 0);
+}
+
+START_TEST(cred_not_forged)
+{
+    if (!need_root())
+        return;
+    pid_t s = start_server(NOBODY);
+    pid_t c = as_user(CALLER, forging_caller);
+    tu_assert_exit0(tu_reap(c, 120), "forger", what, &sh->err);
+    stop_server(s);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
+static void same_user_mapper(void)
+{
+    am_ep_t *ep;
+    int rc = am_ep_create(NULL, NULL, &ep);
+    if (rc == 0)
+        rc = am_ep_map(ep, 0, sh->name);
+    uint32_t a[2] = {5, 0};
+    struct am_result res = {0};
+    if (rc == 0)
+        rc = am_call(ep, 0, H_WHO, a, 2, NULL, 0, &res, CALL_MS);
+    if (rc < 0 || res.nargs != 6 || (int)res.args[2] != -ENODATA)
+        tu_error(&sh->err, "same user by name: %s, cred %d", am_strerror(rc),
+                 (int)res.args[2]);
+    am_ep_destroy(ep);
+}
+
+START_TEST(cred_same_user)
+{
+    char dir[] = "/tmp/shmam-rdv-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(sh->where, sizeof sh->where, "%s/srv.sock", dir);
+    tu_ep_name(sh->name, sizeof sh->name, "srv", -1, 0);
+    sh->named = 1;
+    pid_t s = start_server(0);
+    pid_t m = as_user(0, same_user_mapper);
+    tu_assert_exit0(tu_reap(m, 60), "mapper", what, &sh->err);
+    pid_t c = as_user(0, good_caller);
+    tu_assert_exit0(tu_reap(c, 120), "caller", what, &sh->err);
+    stop_server(s);
+    struct stat st;
+    ck_assert_msg(lstat(sh->where, &st) != 0, "%s: the socket outlived its server", what);
+    rmdir(dir);
+    tu_assert_no_errors(what, &sh->err);
+    tu_assert_clean(what);
+}
+END_TEST
+
+/* Random bytes into every byte of every memfd this process holds, for
+ * secs, calling now and then (its own calls may fail: they are its own). */
+static void scribble(double secs)
+{
+    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
+    double end = tu_now_s() + secs;
+    while (tu_now_s() < end) {
+        DIR *d = opendir("/proc/self/fd");
+        for (struct dirent *e; d && (e = readdir(d));) {
+            char path[64], link[64];
+            snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+            ssize_t n = readlink(path, link, sizeof link - 1);
+            if (n <= 0 || (link[n] = 0, strncmp(link, "/memfd:", 7) != 0))
+                continue;
+            int fd = atoi(e->d_name);
+            struct stat st;
+            if (fstat(fd, &st) != 0 || st.st_size <= 0)
+                continue;
+            unsigned char *p =
+                mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (p == MAP_FAILED)
+                continue;
+            for (int k = 0; k < 4096; k++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                p[x % (uint64_t)st.st_size] = (unsigned char)(x >> 32);
+            }
+            munmap(p, (size_t)st.st_size);
+        }
+        if (d)
+            closedir(d);
+    }
+}
+
+static void hostile(void)
+{
+    int rc = -1;
+    am_ep_t *ep = caller(&rc);
+    if (!ep) {
+        tu_error(&sh->err, "hostile: connect: %s", am_strerror(rc));
+        _exit(2);
+    }
+    AO_fetch_and_add1(&sh->up);
+    for (int round = 0; round < 6; round++) {
+        scribble(0.5);
+        uint32_t a[2] = {99, 0};
+        struct am_result res = {0};
+        am_call(ep, 0, H_WHO, a, 2, NULL, 0, &res, 200); /* whatever it gets */
+        am_poll(ep);
+    }
+    AO_fetch_and_add1(&sh->scribbled);
+    _exit(0); /* no destroy: the mess is left to the kernel */
+}
+
+START_TEST(hostile_caller)
+{
+    if (!need_root())
+        return;
+    sh->allow_all = 1;
+    sh->hostiles = 2;
+    pid_t s = start_server(NOBODY);
+    pid_t h[2] = {as_user(OTHER, hostile), as_user(STRANGER, hostile)};
+    tu_assert_flag(&sh->up, 3, 30, "the hostile callers' connects", what, &sh->err);
+    pid_t c = as_user(CALLER, good_caller);
+    tu_assert_exit0(tu_reap(c, 180), "caller", what, &sh->err);
+    for (int i = 0; i < 2; i++)
+        tu_assert_exit0(tu_reap(h[i], 60), "hostile", what, &sh->err);
+    /* The server still serves a newcomer, and was never killed. */
+    c = as_user(CALLER, good_caller);
+    tu_assert_exit0(tu_reap(c, 180), "caller after", what, &sh->err);
+    stop_server(s);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
+/* In new mount, IPC and PID namespaces: the caller is pid 1 of its own. */
+static void contained_caller(void)
+{
+    if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID) != 0) {
+        tu_error(&sh->err, "unshare: %s", strerror(errno));
+        _exit(2);
+    }
+    pid_t p = fork();
+    if (p == 0) {
+        become(CALLER);
+        int rc = -1;
+        am_ep_t *ep = caller(&rc);
+        if (!ep) {
+            tu_error(&sh->err, "contained caller: connect: %s", am_strerror(rc));
+            _exit(2);
+        }
+        for (int i = 0; i < 20; i++) {
+            uint32_t a[2] = {3, (uint32_t)i};
+            struct am_result res = {0};
+            rc = am_call(ep, 0, H_WHO, a, 2, NULL, 0, &res, CALL_MS);
+            if (rc < 0 || res.args[1] != (uint32_t)i || res.args[3] != CALLER ||
+                res.args[5] == 1) { /* the server sees our pid in its namespace */
+                tu_error(&sh->err, "contained call: %s, pid %u", am_strerror(rc),
+                         res.args[5]);
+                _exit(2);
+            }
+        }
+        am_ep_destroy(ep);
+        _exit(0);
+    }
+    int st;
+    _exit(p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) ? WEXITSTATUS(st) : 5);
+}
+
+START_TEST(namespaces)
+{
+    if (!need_root())
+        return;
+    pid_t s = start_server(NOBODY);
+    pid_t c = as_user(0, contained_caller);
+    tu_assert_exit0(tu_reap(c, 120), "contained caller", what, &sh->err);
+    stop_server(s);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
+static void doomed_caller(void)
+{
+    int rc = -1;
+    am_ep_t *ep = caller(&rc);
+    if (!ep) {
+        tu_error(&sh->err, "doomed: connect: %s", am_strerror(rc));
+        _exit(2);
+    }
+    rc = calls(ep, 5, 1);
+    if (rc < 0)
+        tu_error(&sh->err, "doomed: %s", am_strerror(rc));
+    AO_store_release(&sh->killed, 1);
+    for (;;)
+        pause();
+}
+
+START_TEST(caller_killed)
+{
+    if (!need_root())
+        return;
+    sh->max = 1;
+    pid_t s = start_server(NOBODY);
+    pid_t d = as_user(CALLER, doomed_caller);
+    tu_assert_flag(&sh->killed, 1, 60, "the doomed caller's calls", what, &sh->err);
+    kill(d, SIGKILL);
+    tu_reap(d, 30);
+    pid_t c = as_user(CALLER, good_caller); /* the one door: free again */
+    tu_assert_exit0(tu_reap(c, 120), "caller after a killed one", what, &sh->err);
+    stop_server(s);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
+/* Is the abstract socket sh->where listed by the kernel? */
+static int abstract_listed(void)
+{
+    FILE *f = fopen("/proc/net/unix", "r");
+    char line[512];
+    int found = 0;
+    size_t n = strlen(sh->where);
+    while (f && fgets(line, sizeof line, f)) {
+        char *at = strstr(line, sh->where);
+        found |= at && (at[n] == '\n' || at[n] == ' ' || at[n] == '\0');
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static void orphaned_caller(void)
+{
+    int rc = -1;
+    am_ep_t *ep = caller(&rc);
+    if (!ep) {
+        tu_error(&sh->err, "orphan: connect: %s", am_strerror(rc));
+        _exit(2);
+    }
+    rc = calls(ep, 5, 2);
+    AO_store_release(&sh->killed, 1);
+    tu_wait_flag(&sh->done, 1, 60); /* the server's death */
+    uint32_t a[2] = {2, 9};
+    struct am_result res = {0};
+    rc = am_call(ep, 0, H_WHO, a, 2, NULL, 0, &res, CALL_MS);
+    if (rc != -EPIPE)
+        tu_error(&sh->err, "a call to a killed server: %s", am_strerror(rc));
+    am_ep_destroy(ep);
+    _exit(rc == -EPIPE ? 0 : 2);
+}
+
+START_TEST(server_killed)
+{
+    if (!need_root())
+        return;
+    pid_t s = start_server(NOBODY);
+    ck_assert_msg(abstract_listed(), "%s: %s not listed", what, sh->where);
+    pid_t c = as_user(CALLER, orphaned_caller);
+    tu_assert_flag(&sh->killed, 1, 60, "the caller's calls", what, &sh->err);
+    kill(s, SIGKILL);
+    tu_reap(s, 30);
+    AO_store_release(&sh->done, 1);
+    tu_assert_exit0(tu_reap(c, 60), "caller", what, &sh->err);
+    ck_assert_msg(!abstract_listed(), "%s: %s outlived its server", what, sh->where);
+    /* A path socket a killed server left is replaced by the next server. */
+    char dir[] = "/tmp/shmam-rdv-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0777);
+    snprintf(sh->where, sizeof sh->where, "%s/srv.sock", dir);
+    AO_store(&sh->up, 0);
+    s = start_server(NOBODY);
+    kill(s, SIGKILL);
+    tu_reap(s, 30);
+    struct stat st;
+    ck_assert_msg(lstat(sh->where, &st) == 0, "%s: no stale socket to replace", what);
+    AO_store(&sh->up, 0);
+    s = start_server(NOBODY);
+    c = as_user(CALLER, good_caller);
+    tu_assert_exit0(tu_reap(c, 120), "caller of the new server", what, &sh->err);
+    stop_server(s);
+    ck_assert_msg(lstat(sh->where, &st) != 0, "%s: destroy left the socket", what);
+    rmdir(dir);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
+static Suite *rendezvous_suite(void)
+{
+    Suite *s = suite_create("rendezvous");
+    TCase *tc = tu_tcase(s, "callers", 240);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, other_user_calls);
+    tcase_add_test(tc, refused_no_fd);
+    tcase_add_test(tc, cred_not_forged);
+    tcase_add_test(tc, cred_same_user);
+    tc = tu_tcase(s, "hostile", 300);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, hostile_caller);
+    tc = tu_tcase(s, "containers", 240);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, namespaces);
+    tc = tu_tcase(s, "lifetimes", 240);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, caller_killed);
+    tcase_add_test(tc, server_killed);
+    return s;
+}
+
+int main(void)
+{
+    tu_run_init("rv");
+    return tu_run_suite(rendezvous_suite(), "check_rendezvous");
+}

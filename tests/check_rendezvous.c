@@ -15,6 +15,8 @@
  *   cred_same_user     a same-user peer that mapped the server by name:
  *                      -ENODATA; a same-user caller through a path socket:
  *                      its own pid
+ *   sleeping_server    a server asleep in am_wait(ep, -1) is woken by a
+ *                      caller's connect and by each of its calls
  *   hostile_caller     a caller of another uid writing random bytes into
  *                      everything it maps changes no reply of another
  *                      caller, and stalls nor crashes the server
@@ -64,6 +66,7 @@ struct shared {
     unsigned max;      /* the listener's max_callers */
     int allow_all;     /* allow OTHER and STRANGER too */
     int named;         /* the server's endpoint is named (tu_ep_name) */
+    int wait_ms;       /* the server's am_wait; 0: 50 */
     char name[64];
     struct tu_errors err;
 };
@@ -144,14 +147,20 @@ static void server(void)
     AO_store_release(&sh->up, 1);
     double end = tu_now_s() + 120;
     while (!AO_load_acquire(&sh->stop) && tu_now_s() < end)
-        am_wait(ep, 50);
+        am_wait(ep, sh->wait_ms ? sh->wait_ms : 50); /* -1: ended by SIGUSR1 */
     rc = am_ep_destroy(ep);
     if (rc < 0)
         tu_error(&sh->err, "server: destroy: %s", am_strerror(rc));
 }
 
+static void on_usr1(int sig)
+{
+}
+
 static pid_t start_server(uid_t uid)
 {
+    struct sigaction sa = {.sa_handler = on_usr1}; /* no SA_RESTART: -EINTR */
+    sigaction(SIGUSR1, &sa, NULL);
     pid_t p = as_user(uid, server);
     tu_assert_flag(&sh->up, 1, 30, "the server", what, &sh->err);
     return p;
@@ -160,6 +169,8 @@ static pid_t start_server(uid_t uid)
 static void stop_server(pid_t p)
 {
     AO_store_release(&sh->stop, 1);
+    if (sh->wait_ms < 0)
+        kill(p, SIGUSR1);
     tu_assert_exit0(tu_reap(p, 60), "server", what, &sh->err);
 }
 
@@ -238,6 +249,38 @@ START_TEST(other_user_calls)
     pid_t s = start_server(NOBODY);
     pid_t c = as_user(CALLER, good_caller);
     tu_assert_exit0(tu_reap(c, 120), "caller", what, &sh->err);
+    stop_server(s);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
+/* Calls apart, each finding the server asleep. */
+static void slow_caller(void)
+{
+    int rc = -1;
+    am_ep_t *ep = caller(&rc);
+    if (!ep) {
+        tu_error(&sh->err, "slow caller: connect: %s", am_strerror(rc));
+        _exit(2);
+    }
+    for (int i = 0; i < 10 && rc == 0; i++) {
+        usleep(20000);
+        rc = calls(ep, 1, 11);
+    }
+    if (rc < 0)
+        tu_error(&sh->err, "slow caller: call: %s", am_strerror(rc));
+    am_ep_destroy(ep);
+    _exit(rc < 0 ? 2 : 0);
+}
+
+START_TEST(sleeping_server)
+{
+    if (!need_root())
+        return;
+    sh->wait_ms = -1;
+    pid_t s = start_server(NOBODY);
+    pid_t c = as_user(CALLER, slow_caller);
+    tu_assert_exit0(tu_reap(c, 120), "slow caller", what, &sh->err);
     stop_server(s);
     tu_assert_no_errors(what, &sh->err);
 }
@@ -431,18 +474,53 @@ static void hostile(void)
     _exit(0); /* no destroy: the mess is left to the kernel */
 }
 
+/* A caller that passes an unsealed copy of its segment (dup2'd over its
+ * own descriptor) and would shrink it under the server's mapping: the
+ * server refuses it (-EPROTO), or, if it took it, a reply would fault. */
+static void unsealed(void)
+{
+    am_ep_t *ep;
+    if (am_ep_create(NULL, NULL, &ep) < 0)
+        _exit(4);
+    int own = -1, copy = memfd_create("shmam", MFD_CLOEXEC);
+    sscanf(am_ep_name(ep), "@p%*d.f%d.", &own);
+    struct stat st;
+    if (own < 0 || copy < 0 || fstat(own, &st) != 0 || ftruncate(copy, st.st_size) != 0)
+        _exit(5);
+    void *src = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, own, 0);
+    void *dst = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, copy, 0);
+    if (src == MAP_FAILED || dst == MAP_FAILED)
+        _exit(6);
+    memcpy(dst, src, (size_t)st.st_size);
+    dup2(copy, own);
+    int rc = am_ep_connect(ep, sh->where, 0);
+    AO_fetch_and_add1(&sh->up);
+    if (rc == 0) {
+        if (ftruncate(copy, 0) != 0)
+            _exit(7);
+        uint32_t a[2] = {98, 0};
+        struct am_result res = {0};
+        for (int i = 0; i < 20; i++)
+            am_call(ep, 0, H_WHO, a, 2, NULL, 0, &res, 200);
+    } else if (rc != -EPROTO)
+        tu_error(&sh->err, "an unsealed segment's connect: %s", am_strerror(rc));
+    AO_fetch_and_add1(&sh->scribbled);
+    _exit(0);
+}
+
 START_TEST(hostile_caller)
 {
     if (!need_root())
         return;
     sh->allow_all = 1;
-    sh->hostiles = 2;
+    sh->hostiles = 3;
     pid_t s = start_server(NOBODY);
-    pid_t h[2] = {as_user(OTHER, hostile), as_user(STRANGER, hostile)};
-    tu_assert_flag(&sh->up, 3, 30, "the hostile callers' connects", what, &sh->err);
+    pid_t h[3] = {as_user(OTHER, hostile), as_user(STRANGER, hostile),
+                  as_user(STRANGER, unsealed)};
+    tu_assert_flag(&sh->up, 4, 30, "the hostile callers' connects", what, &sh->err);
     pid_t c = as_user(CALLER, good_caller);
     tu_assert_exit0(tu_reap(c, 180), "caller", what, &sh->err);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         tu_assert_exit0(tu_reap(h[i], 60), "hostile", what, &sh->err);
     /* The server still serves a newcomer, and was never killed. */
     c = as_user(CALLER, good_caller);
@@ -611,6 +689,7 @@ static Suite *rendezvous_suite(void)
     tcase_add_test(tc, refused_no_fd);
     tcase_add_test(tc, cred_not_forged);
     tcase_add_test(tc, cred_same_user);
+    tcase_add_test(tc, sleeping_server);
     tc = tu_tcase(s, "hostile", 300);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, hostile_caller);

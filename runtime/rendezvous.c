@@ -28,9 +28,11 @@
  * and am_token_cred answers from them only: nothing in shared memory
  * (a sender entry's pid, a header's owner_pid) is ever consulted.
  *
- * The protocol (SOCK_SEQPACKET: one message each way).  The caller sends
- * struct hello (magic, layout version, its address) with its memfd; the
- * server answers struct answer: 0, the door's address and memfd, or a
+ * The protocol (SOCK_SEQPACKET).  At accept the server answers (struct
+ * answer): 0, let in, or a negative code and the socket's close; nothing
+ * of the caller's is read, and nothing of its passed, before that.  The
+ * caller then sends struct hello (magic, layout version, its address) with
+ * its memfd; the server answers 0, the door's address and memfd, or a
  * negative code and nothing.  The socket then stays open for the caller's
  * life: its close (the kernel closes it when the caller dies) ends the
  * door, as does the door's sender entry letting go (the caller's endpoint
@@ -418,6 +420,7 @@ static void accept_all(struct rdv_listen *l)
         }
         *c = (struct rdv_conn){
             .base = {RDV_DOOR}, .sock = s, .cfd = -1, .cred = cred, .since = am__now_ns()};
+        answer(s, 0, NULL, -1); /* let in: now the caller says hello */
         pthread_mutex_lock(&l->mu);
         l->conns[l->n++] = c;
         pthread_mutex_unlock(&l->mu);
@@ -744,8 +747,32 @@ static void links_forget(struct rdv_client *c, unsigned index, const char *addr,
     pthread_mutex_unlock(&c->mu);
 }
 
-/* Connect, say hello with our segment, read the answer: 0 and the door's
- * link, or the answer's code. */
+/* The server's next answer, by `end` (ns): 0 and its descriptor (-1:
+ * none), its code, or -ETIMEDOUT, -EPIPE, -EPROTO. */
+static int await_answer(int s, struct answer *a, int *fd, int64_t end)
+{
+    struct pollfd pf = {s, POLLIN, 0};
+    while (poll(&pf, 1, 100) == 0)
+        if (am__now_ns() > end)
+            return -ETIMEDOUT;
+    int rc = recv_msg(s, a, sizeof *a, fd);
+    if (rc == -EAGAIN || (rc == 0 && a->magic != RDV_MAGIC))
+        rc = -EPROTO;
+    if (rc == 0 && a->status < 0)
+        rc = a->status == -EACCES || a->status == -EUSERS || a->status == -ENOMEM ||
+                     a->status == -ENOSPC
+                 ? a->status
+                 : -EPROTO;
+    if (rc < 0 && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+/* Connect; be let in (the server's first answer, before anything of ours
+ * goes over); say hello with our segment; get the door: 0 and its link, or
+ * an answer's code. */
 static int handshake(am_ep_t *ep, const char *where, struct rdv_link *k)
 {
     struct sockaddr_un sa;
@@ -763,27 +790,23 @@ static int handshake(am_ep_t *ep, const char *where, struct rdv_link *k)
         close(s);
         return rc;
     }
-    struct hello h = {RDV_MAGIC, AM_LAYOUT_VERSION, {0}};
-    snprintf(h.addr, sizeof h.addr, "%s", ep->name);
-    send_msg(s, &h, sizeof h, ep->own.seg.fd); /* failed: a refusal waits */
-    struct pollfd pf = {s, POLLIN, 0};
     int64_t end = am__now_ns() + (int64_t)AM_RDV_ANSWER_MS * 1000000;
-    while (rc == 0 && poll(&pf, 1, 100) == 0)
-        if (am__now_ns() > end)
-            rc = -ETIMEDOUT;
     struct answer a;
     int fd = -1;
+    rc = await_answer(s, &a, &fd, end);
+    if (rc == 0 && fd >= 0)
+        rc = -EPROTO; /* a welcome carries nothing */
+    if (rc == 0) {
+        struct hello h = {RDV_MAGIC, AM_LAYOUT_VERSION, {0}};
+        snprintf(h.addr, sizeof h.addr, "%s", ep->name);
+        rc = send_msg(s, &h, sizeof h, ep->own.seg.fd);
+        rc = rc == -ECONNRESET ? -EPIPE : rc;
+    }
+    if (fd >= 0)
+        close(fd);
+    fd = -1;
     if (rc == 0)
-        rc = recv_msg(s, &a, sizeof a, &fd);
-    if (rc == -EAGAIN)
-        rc = -EPROTO;
-    if (rc == 0 && a.magic != RDV_MAGIC)
-        rc = -EPROTO;
-    if (rc == 0 && a.status < 0)
-        rc = a.status == -EACCES || a.status == -EUSERS || a.status == -ENOMEM ||
-                     a.status == -ENOSPC
-                 ? a.status
-                 : -EPROTO;
+        rc = await_answer(s, &a, &fd, end);
     if (rc == 0 &&
         (fd < 0 || memchr(a.addr, 0, sizeof a.addr) == NULL || !am__addr_valid(a.addr)))
         rc = -EPROTO;

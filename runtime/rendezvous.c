@@ -57,11 +57,13 @@
  * Limits.  At most AM_RDV_MAX callers at once (futex_waitv's 128 words, the
  * endpoint's own first); an endpoint that listens is not shared
  * (am_ep_share: -ENOTSUP), and am_ep_fd's descriptor is made readable by
- * callers arriving and leaving, not yet by a door's messages.  A door is
+ * callers arriving and leaving, and by a door's messages through a second
+ * thread (door_watch), started with the descriptor.  A door is
  * anonymous, so it takes no long requests (-EMSGSIZE beyond AM_MAX_BULK).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -123,6 +125,7 @@ struct rdv_conn {
     int64_t since;       /* accepted at (ns) */
     unsigned seq;        /* armed: the door's wake_seq as read */
     int armed;
+    int fd_held; /* its `sleeping` raised for am_ep_fd's door watcher */
 };
 
 struct rdv_listen {
@@ -143,6 +146,11 @@ struct rdv_listen {
     volatile AO_t knock, stop;
     unsigned tick;
     int busy, armed;
+    /* am_ep_fd's door watcher (fd_start): its thread, and a futex word
+     * bumped when the doors change or it must stop. */
+    pthread_t dthr;
+    int dthr_on;
+    volatile unsigned dgen;
 };
 
 /* A door a client was given: kept so that the index can be mapped (and
@@ -307,6 +315,10 @@ static void answer(int sock, int status, const char *addr, int fd)
 static void refresh(struct rdv_listen *l)
 {
     uint64_t one = 1;
+    if (l->dthr_on) {
+        AO_int_fetch_and_add1(&l->dgen);
+        syscall(SYS_futex, &l->dgen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
     if (write(l->efd, &one, sizeof one) < 0) {
         /* full counter: the thread has a refresh to read anyway */
     }
@@ -351,6 +363,10 @@ static int door_open(struct rdv_listen *l, struct rdv_conn *c)
     if (rc < 0)
         return rc == -ENOSPC || rc == -ENOMEM ? rc : -EPROTO;
     c->door->rdv = &c->base;
+    if (l->dthr_on) {
+        AO_int_fetch_and_add1(&c->door->own.shared->sleeping); /* fd_start */
+        c->fd_held = 1;
+    }
     return 0;
 }
 
@@ -447,6 +463,65 @@ static void serve(struct rdv_listen *l)
     refresh(l);
 }
 
+/* am_ep_fd's descriptor and the doors.  Senders to a door signal nobody's
+ * descriptor (the door has none), so once the listener has one, every
+ * door's `sleeping` is kept raised: each send to a door then bumps its
+ * wake_seq and futex-wakes (send.c, am__wake_sleepers), and this thread,
+ * futex_waitv-ing on them all, does for the listener what a sender does
+ * for an armed endpoint: it clears AM_SLEEP_ARMED and, if it did, writes
+ * the descriptor's byte (evfd.c).  It reads the words before it signals,
+ * so a send after its signal ends its next wait at once.  The cost: a
+ * futex wake per message to a door, in this mode only. */
+static void *door_watch(void *arg)
+{
+    struct rdv_listen *l = arg;
+    struct futex_waitv w[AM_RDV_MAX + 1];
+    struct am_seg_shared *h = l->ep->own.shared;
+    for (int woke = 0;; woke = 1) {
+        unsigned n = 0;
+        w[n++] = (struct futex_waitv){.val = AO_int_load_acquire(&l->dgen),
+                                      .uaddr = (uintptr_t)&l->dgen,
+                                      .flags = FUTEX_32};
+        pthread_mutex_lock(&l->mu); /* conns leave under it, before their doors go */
+        for (unsigned i = 0; i < l->n; i++)
+            if (l->conns[i]->fd_held) {
+                volatile unsigned *seq = &l->conns[i]->door->own.shared->wake_seq;
+                w[n++] = (struct futex_waitv){.val = AO_int_load_acquire(seq),
+                                              .uaddr = (uintptr_t)seq,
+                                              .flags = FUTEX_32};
+            }
+        pthread_mutex_unlock(&l->mu);
+        if (AO_load(&l->stop))
+            return NULL;
+        AO_nop_full(); /* the words read before the look at the arming */
+        for (unsigned s = AO_int_load(&h->sleeping); woke && (s & AM_SLEEP_ARMED);
+             s = AO_int_load(&h->sleeping))
+            if (AO_int_compare_and_swap_full(&h->sleeping, s, s & ~AM_SLEEP_ARMED)) {
+                am__fd_kick(l->ep);
+                break;
+            }
+        syscall(SYS_futex_waitv, w, n, 0, NULL, CLOCK_MONOTONIC);
+    }
+}
+
+/* The listener has a descriptor now: raise every door's `sleeping` and
+ * start the door watcher. */
+static void fd_start(struct rdv_listen *l)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    l->dthr_on = pthread_create(&l->dthr, NULL, door_watch, l) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    for (unsigned i = 0; l->dthr_on && i < l->n; i++)
+        if (l->conns[i]->door && !l->conns[i]->fd_held) {
+            AO_int_fetch_and_add1(&l->conns[i]->door->own.shared->sleeping);
+            l->conns[i]->fd_held = 1;
+        }
+    if (l->dthr_on)
+        refresh(l);
+}
+
 int am__rdv_poll(am_ep_t *ep)
 {
     if (ep->rdv->kind != RDV_LISTEN)
@@ -455,6 +530,8 @@ int am__rdv_poll(am_ep_t *ep)
     if (l->busy)
         return 0; /* a door's handler's send, backing off, polls us */
     l->busy = 1;
+    if (__builtin_expect(!l->dthr_on, 1) && AO_load(&ep->mt.fd_rd))
+        fd_start(l);
     int n = 0;
     for (unsigned i = 0; i < l->n; i++) {
         am_ep_t *d = l->conns[i]->door;
@@ -589,11 +666,14 @@ static int bind_at(int fd, const struct sockaddr_un *sa, socklen_t len)
 
 static void listen_free(struct rdv_listen *l)
 {
-    if (l->thr_on) {
+    if (l->thr_on || l->dthr_on) {
         AO_store(&l->stop, 1);
         refresh(l);
-        pthread_join(l->thr, NULL);
     }
+    if (l->thr_on)
+        pthread_join(l->thr, NULL);
+    if (l->dthr_on)
+        pthread_join(l->dthr, NULL);
     while (l->n)
         conn_drop(l, l->n - 1);
     struct stat st;

@@ -17,6 +17,7 @@
  *                      its own pid
  *   sleeping_server    a server asleep in am_wait(ep, -1) is woken by a
  *                      caller's connect and by each of its calls
+ *   fd_server          the same with a server asleep in poll(2) on am_ep_fd
  *   hostile_caller     a caller of another uid writing random bytes into
  *                      everything it maps changes no reply of another
  *                      caller, and stalls nor crashes the server
@@ -36,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,6 +69,7 @@ struct shared {
     int allow_all;     /* allow OTHER and STRANGER too */
     int named;         /* the server's endpoint is named (tu_ep_name) */
     int wait_ms;       /* the server's am_wait; 0: 50 */
+    int fd_mode;       /* the server waits in poll(2) on am_ep_fd, for ever */
     char name[64];
     struct tu_errors err;
 };
@@ -144,10 +147,21 @@ static void server(void)
         tu_error(&sh->err, "server: %s", am_strerror(rc));
         _exit(2);
     }
+    int fd = sh->fd_mode ? am_ep_fd(ep) : 0;
+    if (fd < 0) {
+        tu_error(&sh->err, "server: am_ep_fd: %s", am_strerror(fd));
+        _exit(2);
+    }
     AO_store_release(&sh->up, 1);
     double end = tu_now_s() + 120;
-    while (!AO_load_acquire(&sh->stop) && tu_now_s() < end)
-        am_wait(ep, sh->wait_ms ? sh->wait_ms : 50); /* -1: ended by SIGUSR1 */
+    while (!AO_load_acquire(&sh->stop) && tu_now_s() < end) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (!sh->fd_mode)
+            am_wait(ep, sh->wait_ms ? sh->wait_ms : 50); /* -1: ended by SIGUSR1 */
+        else if (poll(&pf, 1, -1) >= 0)
+            while (am_poll(ep) > 0)
+                ;
+    }
     rc = am_ep_destroy(ep);
     if (rc < 0)
         tu_error(&sh->err, "server: destroy: %s", am_strerror(rc));
@@ -282,6 +296,20 @@ START_TEST(sleeping_server)
     if (!need_root())
         return;
     sh->wait_ms = -1;
+    pid_t s = start_server(NOBODY);
+    pid_t c = as_user(CALLER, slow_caller);
+    tu_assert_exit0(tu_reap(c, 120), "slow caller", what, &sh->err);
+    stop_server(s);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
+START_TEST(fd_server)
+{
+    if (!need_root())
+        return;
+    sh->wait_ms = -1;
+    sh->fd_mode = 1;
     pid_t s = start_server(NOBODY);
     pid_t c = as_user(CALLER, slow_caller);
     tu_assert_exit0(tu_reap(c, 120), "slow caller", what, &sh->err);
@@ -695,6 +723,7 @@ static Suite *rendezvous_suite(void)
     tcase_add_test(tc, cred_not_forged);
     tcase_add_test(tc, cred_same_user);
     tcase_add_test(tc, sleeping_server);
+    tcase_add_test(tc, fd_server);
     tc = tu_tcase(s, "hostile", 300);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, hostile_caller);

@@ -18,6 +18,7 @@
  *   sleeping_server    a server asleep in am_wait(ep, -1) is woken by a
  *                      caller's connect and by each of its calls
  *   fd_server          the same with a server asleep in poll(2) on am_ep_fd
+ *   stat_lists_socket  shmamstat lists a listener's socket and its caller
  *   hostile_caller     a caller of another uid writing random bytes into
  *                      everything it maps changes no reply of another
  *                      caller, and stalls nor crashes the server
@@ -713,6 +714,45 @@ START_TEST(server_killed)
 }
 END_TEST
 
+/* Connected, it waits until sh->done. */
+static void idle_caller(void)
+{
+    int rc = -1;
+    am_ep_t *ep = caller(&rc);
+    if (!ep) {
+        tu_error(&sh->err, "idle caller: connect: %s", am_strerror(rc));
+        _exit(2);
+    }
+    AO_store_release(&sh->killed, 1);
+    tu_wait_flag(&sh->done, 1, 60);
+    am_ep_destroy(ep);
+}
+
+START_TEST(stat_lists_socket)
+{
+    char prog[4096], want[256];
+    ck_assert(tu_program(prog, sizeof prog, "bin/shmamstat"));
+    pid_t s = start_server(0);
+    pid_t c = as_user(0, idle_caller);
+    tu_assert_flag(&sh->killed, 1, 60, "the caller's connect", what, &sh->err);
+    struct tu_output *o = malloc(sizeof *o);
+    const char *argv[] = {prog, NULL};
+    snprintf(want, sizeof want, "SOCKET %s pid %d callers 1\n", sh->where, (int)s);
+    double end = tu_now_s() + 30; /* the caller's door is served by now, but
+                                   * the accept may still be on its way */
+    do
+        tu_run_capture(argv, NULL, TU_ERR_APART, 60, o);
+    while (!strstr(o->out, want) && tu_now_s() < end && (usleep(100000), 1));
+    AO_store_release(&sh->done, 1);
+    tu_assert_exit0(tu_reap(c, 60), "caller", what, &sh->err);
+    stop_server(s);
+    ck_assert_msg(o->status == 0 && strstr(o->out, want),
+                  "%s: shmamstat: no \"%s\" in:\n%s", what, want, o->out);
+    free(o);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
 static Suite *rendezvous_suite(void)
 {
     Suite *s = suite_create("rendezvous");
@@ -724,6 +764,7 @@ static Suite *rendezvous_suite(void)
     tcase_add_test(tc, cred_same_user);
     tcase_add_test(tc, sleeping_server);
     tcase_add_test(tc, fd_server);
+    tcase_add_test(tc, stat_lists_socket);
     tc = tu_tcase(s, "hostile", 300);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, hostile_caller);

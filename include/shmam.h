@@ -562,7 +562,10 @@ extern const char *const am_queue_names[];
  * endpoint's handlers.  Up to max_callers at once (default and most 127):
  * more are -EUSERS.  Only the owner, not in a handler, not shared: 0,
  * -EINVAL, -EEXIST (it listens already, or somebody listens there),
- * -EACCES (the socket's directory), -EPERM, -EDEADLK.
+ * -EACCES (the socket's directory), -EPERM, -EDEADLK.  where NULL: the
+ * environment's SHMAM_LISTEN; opts NULL: SHMAM_ALLOW_UIDS and
+ * SHMAM_ALLOW_GIDS, lists of numbers or names separated by commas
+ * (-EINVAL for a name nobody has).
  *
  * am_ep_connect maps the server listening at `where` at index `index` of
  * ep, an anonymous POSIX endpoint (am_ep_create(NULL, ...)): it passes

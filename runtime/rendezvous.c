@@ -63,7 +63,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -712,6 +714,59 @@ static int listen_lists(struct rdv_listen *l, const struct am_listen_opts *o)
     return 0;
 }
 
+/* A list of uids (users) or gids (groups) from the environment variable
+ * env: numbers or names, separated by commas.  0 (none, or the list in
+ * *ids, malloc'd, *n long), -EINVAL (a name nobody has), -ENOMEM. */
+static int env_ids(const char *env, int groups, unsigned **ids, unsigned *n)
+{
+    const char *e = getenv(env);
+    *ids = NULL;
+    *n = 0;
+    if (!e || !*e)
+        return 0;
+    char *copy = strdup(e), *save = NULL;
+    unsigned *v = calloc(strlen(e) / 2 + 1, sizeof *v);
+    int rc = copy && v ? 0 : -ENOMEM;
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && rc == 0;
+         t = strtok_r(NULL, ",", &save)) {
+        char *end;
+        unsigned long x = strtoul(t, &end, 10);
+        if (*t && !*end)
+            v[(*n)++] = (unsigned)x;
+        else if (groups && getgrnam(t))
+            v[(*n)++] = getgrnam(t)->gr_gid;
+        else if (!groups && getpwnam(t))
+            v[(*n)++] = getpwnam(t)->pw_uid;
+        else
+            rc = -EINVAL;
+    }
+    free(copy);
+    if (rc < 0 || *n == 0) {
+        free(v);
+        v = NULL;
+        *n = 0;
+    }
+    *ids = v;
+    return rc;
+}
+
+/* opts NULL: SHMAM_ALLOW_UIDS, SHMAM_ALLOW_GIDS. */
+static int listen_env(struct rdv_listen *l)
+{
+    unsigned *u, *g, nu, ng;
+    int rc = env_ids("SHMAM_ALLOW_UIDS", 0, &u, &nu);
+    if (rc == 0 && (rc = env_ids("SHMAM_ALLOW_GIDS", 1, &g, &ng)) < 0)
+        free(u);
+    if (rc < 0)
+        return rc;
+    struct am_listen_opts o = {
+        .allow_uids = u, .n_uids = nu, .allow_gids = g, .n_gids = ng};
+    rc = listen_lists(l, &o);
+    free(u);
+    free(g);
+    return rc;
+}
+
 /* The socket bound, listening, its path's mode set. */
 static int listen_socket(struct rdv_listen *l, const char *where, unsigned mode)
 {
@@ -760,7 +815,9 @@ int am_ep_listen(am_ep_t *ep, const char *where, const struct am_listen_opts *op
     l->lfd = l->efd = -1;
     l->max = AM_RDV_MAX;
     pthread_mutex_init(&l->mu, NULL);
-    int rc = listen_lists(l, opts);
+    if (!where)
+        where = getenv("SHMAM_LISTEN");
+    int rc = opts ? listen_lists(l, opts) : listen_env(l);
     if (rc == 0)
         rc = listen_socket(l, where, opts ? opts->mode : 0);
     if (rc == 0 && (l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)

@@ -10,6 +10,8 @@
  *   refused_no_fd      a caller of a uid not allowed is -EACCES at connect,
  *                      and no descriptor reaches it (its descriptor table
  *                      is the same before and after)
+ *   env_lists          SHMAM_LISTEN and SHMAM_ALLOW_UIDS (a name and a
+ *                      number) for a listener given neither where nor opts
  *   cred_not_forged    a caller that writes a false pid into every pid field
  *                      of the memory it maps still shows its own pid
  *   cred_same_user     a same-user peer that mapped the server by name:
@@ -71,6 +73,7 @@ struct shared {
     int named;         /* the server's endpoint is named (tu_ep_name) */
     int wait_ms;       /* the server's am_wait; 0: 50 */
     int fd_mode;       /* the server waits in poll(2) on am_ep_fd, for ever */
+    int from_env;      /* the server's where and lists from the environment */
     char name[64];
     struct tu_errors err;
 };
@@ -142,8 +145,14 @@ static void server(void)
     int rc = am_ep_create(sh->named ? sh->name : NULL, NULL, &ep);
     if (rc == 0)
         rc = am_set_handler(ep, H_WHO, h_who);
+    if (sh->from_env) {
+        char uids_s[32];
+        snprintf(uids_s, sizeof uids_s, "nobody,%d", CALLER); /* a name, a number */
+        setenv("SHMAM_ALLOW_UIDS", uids_s, 1);
+        setenv("SHMAM_LISTEN", sh->where, 1);
+    }
     if (rc == 0)
-        rc = am_ep_listen(ep, sh->where, &lo);
+        rc = sh->from_env ? am_ep_listen(ep, NULL, NULL) : am_ep_listen(ep, sh->where, &lo);
     if (rc < 0) {
         tu_error(&sh->err, "server: %s", am_strerror(rc));
         _exit(2);
@@ -353,6 +362,21 @@ START_TEST(refused_no_fd)
         return;
     pid_t s = start_server(NOBODY);
     pid_t c = as_user(STRANGER, refused_caller);
+    tu_assert_exit0(tu_reap(c, 60), "stranger", what, &sh->err);
+    stop_server(s);
+    tu_assert_no_errors(what, &sh->err);
+}
+END_TEST
+
+START_TEST(env_lists)
+{
+    if (!need_root())
+        return;
+    sh->from_env = 1;
+    pid_t s = start_server(NOBODY);
+    pid_t c = as_user(CALLER, good_caller);
+    tu_assert_exit0(tu_reap(c, 120), "caller", what, &sh->err);
+    c = as_user(STRANGER, refused_caller);
     tu_assert_exit0(tu_reap(c, 60), "stranger", what, &sh->err);
     stop_server(s);
     tu_assert_no_errors(what, &sh->err);
@@ -760,6 +784,7 @@ static Suite *rendezvous_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, other_user_calls);
     tcase_add_test(tc, refused_no_fd);
+    tcase_add_test(tc, env_lists);
     tcase_add_test(tc, cred_not_forged);
     tcase_add_test(tc, cred_same_user);
     tcase_add_test(tc, sleeping_server);

@@ -33,6 +33,11 @@
  *                      nothing is left (no socket, no segment); a new
  *                      server at a stale path socket replaces it, and a
  *                      destroyed one removes it
+ *   random_kills       callers that connect, call and leave SIGKILLed at
+ *                      random points cost a listener of two callers
+ *                      nothing (both rooms come back); servers SIGKILLed
+ *                      at random points end every call of their caller
+ *                      with its reply or -EPIPE, and leave no socket
  */
 
 #include <check.h>
@@ -50,6 +55,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "layout.h"
@@ -738,6 +744,81 @@ START_TEST(server_killed)
 }
 END_TEST
 
+/* Connects, calls, leaves, again and again, until killed. */
+static void churning_caller(void)
+{
+    for (uint32_t round = 0;; round++) {
+        int rc = -1;
+        am_ep_t *ep = caller(&rc);
+        if (!ep)
+            continue; /* -EUSERS for 30 s: the server is slow to see a death */
+        rc = calls(ep, 1 + (int)(round % 7), round);
+        if (rc < 0)
+            tu_error(&sh->err, "churning caller: %s", am_strerror(rc));
+        if (round != 5)
+            am_ep_destroy(ep);
+        else
+            _exit(rc < 0 ? 2 : 0); /* a departure without destroy, too */
+    }
+}
+
+/* Calls until the server dies: every call ends with its reply or -EPIPE. */
+static void until_epipe(void)
+{
+    int rc = -1;
+    am_ep_t *ep = caller(&rc);
+    if (!ep)
+        _exit(rc == -ENOENT || rc == -EPIPE || rc == -ETIMEDOUT ? 0 : 2);
+    AO_fetch_and_add1(&sh->killed);
+    for (uint32_t i = 0; rc >= 0; i++)
+        rc = calls(ep, 1, i);
+    if (rc != -EPIPE)
+        tu_error(&sh->err, "a call to a server killed at random: %s", am_strerror(rc));
+    am_ep_destroy(ep);
+    _exit(rc == -EPIPE ? 0 : 2);
+}
+
+START_TEST(random_kills)
+{
+    if (!need_root())
+        return;
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+    srand(seed);
+    sh->max = 2;
+    sh->allow_all = 1;
+    pid_t s = start_server(NOBODY);
+    for (int r = 0; r < 12; r++) {
+        pid_t c = as_user(CALLER, churning_caller);
+        usleep((useconds_t)(rand() % 30000));
+        kill(c, SIGKILL);
+        tu_reap(c, 30);
+    }
+    pid_t c = as_user(CALLER, good_caller); /* both rooms came back */
+    pid_t c2 = as_user(OTHER, good_caller);
+    tu_assert_exit0(tu_reap(c, 120), "caller after the kills", what, &sh->err);
+    tu_assert_exit0(tu_reap(c2, 120), "second caller after the kills", what, &sh->err);
+    stop_server(s);
+    ck_assert_msg(!abstract_listed(), "%s (seed %u): the socket outlived its server", what,
+                  seed);
+    for (int r = 0; r < 6; r++) {
+        AO_store(&sh->up, 0);
+        AO_store(&sh->stop, 0);
+        AO_store(&sh->killed, 0);
+        s = start_server(NOBODY);
+        c = as_user(CALLER, until_epipe);
+        tu_wait_flag(&sh->killed, 1, 30);
+        usleep((useconds_t)(rand() % 20000));
+        kill(s, SIGKILL);
+        tu_reap(s, 30);
+        tu_assert_exit0(tu_reap(c, 60), "caller of a killed server", what, &sh->err);
+        ck_assert_msg(!abstract_listed(), "%s (seed %u): a killed server's socket is left",
+                      what, seed);
+    }
+    tu_assert_no_errors(what, &sh->err);
+    tu_assert_clean(what);
+}
+END_TEST
+
 /* Connected, it waits until sh->done. */
 static void idle_caller(void)
 {
@@ -800,6 +881,7 @@ static Suite *rendezvous_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, caller_killed);
     tcase_add_test(tc, server_killed);
+    tcase_add_test(tc, random_kills);
     return s;
 }
 

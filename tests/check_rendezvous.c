@@ -778,6 +778,24 @@ static void until_epipe(void)
     _exit(rc == -EPIPE ? 0 : 2);
 }
 
+/* How many memfds process p holds. */
+static int memfds_of(pid_t p)
+{
+    char dir[64];
+    int n = 0;
+    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)p);
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[320], link[64];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        ssize_t m = readlink(path, link, sizeof link - 1);
+        n += m > 7 && strncmp(link, "/memfd:", 7) == 0;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
 START_TEST(random_kills)
 {
     if (!need_root())
@@ -797,6 +815,11 @@ START_TEST(random_kills)
     pid_t c2 = as_user(OTHER, good_caller);
     tu_assert_exit0(tu_reap(c, 120), "caller after the kills", what, &sh->err);
     tu_assert_exit0(tu_reap(c2, 120), "second caller after the kills", what, &sh->err);
+    int held = memfds_of(s);
+    for (double end = tu_now_s() + 30; held != 1 && tu_now_s() < end; usleep(10000))
+        held = memfds_of(s); /* the last callers' doors go at the server's next serve */
+    ck_assert_msg(held == 1, "%s (seed %u): the server holds %d memfds, not its own only",
+                  what, seed, held);
     stop_server(s);
     ck_assert_msg(!abstract_listed(), "%s (seed %u): the socket outlived its server", what,
                   seed);

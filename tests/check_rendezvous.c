@@ -21,6 +21,7 @@
  *                      caller's connect and by each of its calls
  *   fd_server          the same with a server asleep in poll(2) on am_ep_fd
  *   stat_lists_socket  shmamstat lists a listener's socket and its caller
+ *   bench_runs         bench/rdvbench runs and prints its rows
  *   hostile_caller     a caller of another uid writing random bytes into
  *                      everything it maps changes no reply of another
  *                      caller, and stalls nor crashes the server
@@ -881,6 +882,30 @@ START_TEST(stat_lists_socket)
 }
 END_TEST
 
+/* bench/rdvbench at a tiny size: exit 0 and every row it promises (its
+ * figures are not judged: tests assert behaviour, never speed). */
+START_TEST(bench_runs)
+{
+    char prog[4096];
+    ck_assert(tu_program(prog, sizeof prog, "bench/rdvbench"));
+    const char *argv[] = {prog, "--iters", "60", "--rounds", "1", NULL};
+    struct tu_output *o = malloc(sizeof *o);
+    tu_run_capture(argv, NULL, TU_ERR_APART, 120, o);
+    static const char *const rows[] = {"rdvbench,by_name,posix,2,0,60,rtt_8B,",
+                                       "rdvbench,by_socket,posix,2,0,60,rtt_8B,",
+                                       "rdvbench,by_name,posix,2,0,240,tput_32,",
+                                       "rdvbench,by_socket,posix,2,0,240,tput_32,",
+                                       "rdvbench,by_socket,posix,2,0,60,rtt_vs_by_name,",
+                                       "rdvbench,connect,posix,2,0,4,connect_us,",
+                                       "rdvbench,unix_connect,posix,2,0,4,connect_us,"};
+    ck_assert_msg(o->status == 0, "rdvbench: exit %d: %s", o->status, o->err);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        ck_assert_msg(strstr(o->out, rows[i]), "rdvbench: no row %s in:\n%s", rows[i],
+                      o->out);
+    free(o);
+}
+END_TEST
+
 static Suite *rendezvous_suite(void)
 {
     Suite *s = suite_create("rendezvous");
@@ -894,6 +919,7 @@ static Suite *rendezvous_suite(void)
     tcase_add_test(tc, sleeping_server);
     tcase_add_test(tc, fd_server);
     tcase_add_test(tc, stat_lists_socket);
+    tcase_add_test(tc, bench_runs);
     tc = tu_tcase(s, "hostile", 300);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, hostile_caller);

@@ -123,6 +123,20 @@ static pid_t as_user(uid_t uid, void (*fn)(void))
     return p;
 }
 
+static am_ep_t *caller(int *rc_out);
+
+/* caller(), or the error recorded and _exit(2). */
+static am_ep_t *connected(const char *who)
+{
+    int rc = -1;
+    am_ep_t *ep = caller(&rc);
+    if (!ep) {
+        tu_error(&sh->err, "%s: connect: %s", who, am_strerror(rc));
+        _exit(2);
+    }
+    return ep;
+}
+
 static int need_root(void)
 {
     if (geteuid() == 0)
@@ -197,6 +211,20 @@ static pid_t start_server(uid_t uid)
     return p;
 }
 
+static void stop_server(pid_t p);
+
+/* A server as NOBODY, one helper fn as uid, its exit 0 within secs. */
+static void serve_one(uid_t uid, void (*fn)(void), const char *role, int secs)
+{
+    if (!need_root())
+        return;
+    pid_t s = start_server(NOBODY);
+    pid_t c = as_user(uid, fn);
+    tu_assert_exit0(tu_reap(c, secs), role, what, &sh->err);
+    stop_server(s);
+    tu_assert_no_errors(what, &sh->err);
+}
+
 static void stop_server(pid_t p)
 {
     AO_store_release(&sh->stop, 1);
@@ -259,12 +287,8 @@ static int calls(am_ep_t *ep, int n, uint32_t tag)
 
 static void good_caller(void)
 {
-    int rc = -1;
-    am_ep_t *ep = caller(&rc);
-    if (!ep) {
-        tu_error(&sh->err, "caller: connect: %s", am_strerror(rc));
-        _exit(2);
-    }
+    int rc = 0;
+    am_ep_t *ep = connected("caller");
     rc = calls(ep, CALLS * tu_stress_factor(), getuid());
     for (double end = tu_now_s() + 60; rc == 0 && sh->hostiles &&
                                        AO_load_acquire(&sh->scribbled) < sh->hostiles &&
@@ -279,25 +303,15 @@ static void good_caller(void)
 
 START_TEST(other_user_calls)
 {
-    if (!need_root())
-        return;
-    pid_t s = start_server(NOBODY);
-    pid_t c = as_user(CALLER, good_caller);
-    tu_assert_exit0(tu_reap(c, 120), "caller", what, &sh->err);
-    stop_server(s);
-    tu_assert_no_errors(what, &sh->err);
+    serve_one(CALLER, good_caller, "caller", 120);
 }
 END_TEST
 
 /* Calls apart, each finding the server asleep. */
 static void slow_caller(void)
 {
-    int rc = -1;
-    am_ep_t *ep = caller(&rc);
-    if (!ep) {
-        tu_error(&sh->err, "slow caller: connect: %s", am_strerror(rc));
-        _exit(2);
-    }
+    int rc = 0;
+    am_ep_t *ep = connected("slow caller");
     for (int i = 0; i < 10 && rc == 0; i++) {
         usleep(20000);
         rc = calls(ep, 1, 11);
@@ -310,28 +324,16 @@ static void slow_caller(void)
 
 START_TEST(sleeping_server)
 {
-    if (!need_root())
-        return;
     sh->wait_ms = -1;
-    pid_t s = start_server(NOBODY);
-    pid_t c = as_user(CALLER, slow_caller);
-    tu_assert_exit0(tu_reap(c, 120), "slow caller", what, &sh->err);
-    stop_server(s);
-    tu_assert_no_errors(what, &sh->err);
+    serve_one(CALLER, slow_caller, "slow caller", 120);
 }
 END_TEST
 
 START_TEST(fd_server)
 {
-    if (!need_root())
-        return;
     sh->wait_ms = -1;
     sh->fd_mode = 1;
-    pid_t s = start_server(NOBODY);
-    pid_t c = as_user(CALLER, slow_caller);
-    tu_assert_exit0(tu_reap(c, 120), "slow caller", what, &sh->err);
-    stop_server(s);
-    tu_assert_no_errors(what, &sh->err);
+    serve_one(CALLER, slow_caller, "slow caller", 120);
 }
 END_TEST
 
@@ -365,13 +367,7 @@ static void refused_caller(void)
 
 START_TEST(refused_no_fd)
 {
-    if (!need_root())
-        return;
-    pid_t s = start_server(NOBODY);
-    pid_t c = as_user(STRANGER, refused_caller);
-    tu_assert_exit0(tu_reap(c, 60), "stranger", what, &sh->err);
-    stop_server(s);
-    tu_assert_no_errors(what, &sh->err);
+    serve_one(STRANGER, refused_caller, "stranger", 60);
 }
 END_TEST
 
@@ -390,13 +386,13 @@ START_TEST(env_lists)
 }
 END_TEST
 
-/* Write pid into every pid field of every memfd this process holds: its
- * own segment's header, every sender entry of the door. */
-static void forge_pids(uint32_t pid)
+/* fn(p, size, arg) for every memfd this process holds, mapped read-write
+ * whole (its own segment, its doors). */
+static void each_memfd(void (*fn)(unsigned char *p, size_t size, void *arg), void *arg)
 {
     DIR *d = opendir("/proc/self/fd");
     for (struct dirent *e; d && (e = readdir(d));) {
-        char path[64], link[64];
+        char path[300], link[64];
         snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
         ssize_t n = readlink(path, link, sizeof link - 1);
         if (n <= 0 || (link[n] = 0, strncmp(link, "/memfd:", 7) != 0))
@@ -405,26 +401,35 @@ static void forge_pids(uint32_t pid)
         struct stat st;
         if (fstat(fd, &st) != 0 || st.st_size < 2 * 4096)
             continue;
-        unsigned char *p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED)
             continue;
-        struct am_seg_header *h = (struct am_seg_header *)p;
-        h->owner_pid = pid;
-        ((struct am_sender *)(p + 4096))->pid = pid;
-        munmap(p, 2 * 4096);
+        fn(p, (size_t)st.st_size, arg);
+        munmap(p, (size_t)st.st_size);
     }
     if (d)
         closedir(d);
 }
 
+/* Its header's owner_pid and its first sender entry's pid: *arg. */
+static void forge_one(unsigned char *p, size_t size, void *arg)
+{
+    uint32_t pid = *(uint32_t *)arg;
+    ((struct am_seg_header *)p)->owner_pid = pid;
+    ((struct am_sender *)(p + 4096))->pid = pid;
+}
+
+/* Write pid into every pid field of every memfd this process holds: its
+ * own segment's header, the door's sender entry. */
+static void forge_pids(uint32_t pid)
+{
+    each_memfd(forge_one, &pid);
+}
+
 static void forging_caller(void)
 {
-    int rc = -1;
-    am_ep_t *ep = caller(&rc);
-    if (!ep) {
-        tu_error(&sh->err, "forger: connect: %s", am_strerror(rc));
-        _exit(2);
-    }
+    int rc = 0;
+    am_ep_t *ep = connected("forger");
     forge_pids(1);
     rc = calls(ep, 20, 7);
     forge_pids((uint32_t)getppid());
@@ -438,13 +443,7 @@ static void forging_caller(void)
 
 START_TEST(cred_not_forged)
 {
-    if (!need_root())
-        return;
-    pid_t s = start_server(NOBODY);
-    pid_t c = as_user(CALLER, forging_caller);
-    tu_assert_exit0(tu_reap(c, 120), "forger", what, &sh->err);
-    stop_server(s);
-    tu_assert_no_errors(what, &sh->err);
+    serve_one(CALLER, forging_caller, "forger", 120);
 }
 END_TEST
 
@@ -485,47 +484,27 @@ START_TEST(cred_same_user)
 }
 END_TEST
 
-/* Random bytes into every byte of every memfd this process holds, for
- * secs, calling now and then (its own calls may fail: they are its own). */
+/* 4096 random bytes at random places of p (the xorshift state: *arg). */
+static void scribble_one(unsigned char *p, size_t size, void *arg)
+{
+    uint64_t *x = arg;
+    for (int k = 0; k < 4096; k++) {
+        *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+        p[*x % size] = (unsigned char)(*x >> 32);
+    }
+}
+
+/* Random bytes into every memfd this process holds, for secs. */
 static void scribble(double secs)
 {
     uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
-    double end = tu_now_s() + secs;
-    while (tu_now_s() < end) {
-        DIR *d = opendir("/proc/self/fd");
-        for (struct dirent *e; d && (e = readdir(d));) {
-            char path[64], link[64];
-            snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-            ssize_t n = readlink(path, link, sizeof link - 1);
-            if (n <= 0 || (link[n] = 0, strncmp(link, "/memfd:", 7) != 0))
-                continue;
-            int fd = atoi(e->d_name);
-            struct stat st;
-            if (fstat(fd, &st) != 0 || st.st_size <= 0)
-                continue;
-            unsigned char *p =
-                mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            if (p == MAP_FAILED)
-                continue;
-            for (int k = 0; k < 4096; k++) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                p[x % (uint64_t)st.st_size] = (unsigned char)(x >> 32);
-            }
-            munmap(p, (size_t)st.st_size);
-        }
-        if (d)
-            closedir(d);
-    }
+    for (double end = tu_now_s() + secs; tu_now_s() < end;)
+        each_memfd(scribble_one, &x);
 }
 
 static void hostile(void)
 {
-    int rc = -1;
-    am_ep_t *ep = caller(&rc);
-    if (!ep) {
-        tu_error(&sh->err, "hostile: connect: %s", am_strerror(rc));
-        _exit(2);
-    }
+    am_ep_t *ep = connected("hostile");
     AO_fetch_and_add1(&sh->up);
     for (int round = 0; round < 6; round++) {
         scribble(0.5);
@@ -605,12 +584,8 @@ static void contained_caller(void)
     pid_t p = fork();
     if (p == 0) {
         become(CALLER);
-        int rc = -1;
-        am_ep_t *ep = caller(&rc);
-        if (!ep) {
-            tu_error(&sh->err, "contained caller: connect: %s", am_strerror(rc));
-            _exit(2);
-        }
+        int rc = 0;
+        am_ep_t *ep = connected("contained caller");
         for (int i = 0; i < 20; i++) {
             uint32_t a[2] = {3, (uint32_t)i};
             struct am_result res = {0};
@@ -631,24 +606,14 @@ static void contained_caller(void)
 
 START_TEST(namespaces)
 {
-    if (!need_root())
-        return;
-    pid_t s = start_server(NOBODY);
-    pid_t c = as_user(0, contained_caller);
-    tu_assert_exit0(tu_reap(c, 120), "contained caller", what, &sh->err);
-    stop_server(s);
-    tu_assert_no_errors(what, &sh->err);
+    serve_one(0, contained_caller, "contained caller", 120);
 }
 END_TEST
 
 static void doomed_caller(void)
 {
-    int rc = -1;
-    am_ep_t *ep = caller(&rc);
-    if (!ep) {
-        tu_error(&sh->err, "doomed: connect: %s", am_strerror(rc));
-        _exit(2);
-    }
+    int rc = 0;
+    am_ep_t *ep = connected("doomed");
     rc = calls(ep, 5, 1);
     if (rc < 0)
         tu_error(&sh->err, "doomed: %s", am_strerror(rc));
@@ -692,12 +657,8 @@ static int abstract_listed(void)
 
 static void orphaned_caller(void)
 {
-    int rc = -1;
-    am_ep_t *ep = caller(&rc);
-    if (!ep) {
-        tu_error(&sh->err, "orphan: connect: %s", am_strerror(rc));
-        _exit(2);
-    }
+    int rc = 0;
+    am_ep_t *ep = connected("orphan");
     rc = calls(ep, 5, 2);
     AO_store_release(&sh->killed, 1);
     tu_wait_flag(&sh->done, 1, 60); /* the server's death */
@@ -846,12 +807,7 @@ END_TEST
 /* Connected, it waits until sh->done. */
 static void idle_caller(void)
 {
-    int rc = -1;
-    am_ep_t *ep = caller(&rc);
-    if (!ep) {
-        tu_error(&sh->err, "idle caller: connect: %s", am_strerror(rc));
-        _exit(2);
-    }
+    am_ep_t *ep = connected("idle caller");
     AO_store_release(&sh->killed, 1);
     tu_wait_flag(&sh->done, 1, 60);
     am_ep_destroy(ep);

@@ -1,6 +1,7 @@
 """Services through a rendezvous socket (Endpoint.listen, Endpoint.connect,
 Token.cred): a server thread, a client of the same process."""
 
+import contextlib
 import os
 import threading
 
@@ -9,7 +10,7 @@ import shmam
 H_WHO = 1
 
 
-def serve(where, ready, stop, named=None):
+def serve(where, ready, stop, named):
     ep = shmam.Endpoint(named)
 
     @ep.handler(H_WHO)
@@ -24,36 +25,35 @@ def serve(where, ready, stop, named=None):
     ep.close()
 
 
-def test_connect_call_and_cred():
-    where = f"@shmam-pytest-{os.getpid()}"
+@contextlib.contextmanager
+def server(where, named=None):
+    """A server thread listening at where, until the block ends."""
     ready, stop = threading.Event(), threading.Event()
-    t = threading.Thread(target=serve, args=(where, ready, stop))
+    t = threading.Thread(target=serve, args=(where, ready, stop, named))
     t.start()
     try:
         assert ready.wait(30)
+        yield
+    finally:
+        stop.set()
+        t.join(30)
+
+
+def test_connect_call_and_cred():
+    where = f"@shmam-pytest-{os.getpid()}"
+    with server(where):
         c = shmam.Endpoint()
         c.connect(0, where)
         r = c.call(0, H_WHO, timeout=20)
         assert tuple(r.args) == (os.getuid(), os.getgid(), os.getpid())
         c.close()
-    finally:
-        stop.set()
-        t.join(30)
 
 
 def test_cred_none_by_name():
-    where = f"@shmam-pytest-n{os.getpid()}"
     name = f"pyrdv{os.getpid()}"
-    ready, stop = threading.Event(), threading.Event()
-    t = threading.Thread(target=serve, args=(where, ready, stop, name))
-    t.start()
-    try:
-        assert ready.wait(30)
+    with server(f"@shmam-pytest-n{os.getpid()}", name):
         c = shmam.Endpoint()
         c.map(0, name)
         r = c.call(0, H_WHO, timeout=20)
         assert tuple(r.args) == (0xFFFFFFFF,)
         c.close()
-    finally:
-        stop.set()
-        t.join(30)

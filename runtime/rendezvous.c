@@ -361,14 +361,18 @@ static int door_open(struct rdv_listen *l, struct rdv_conn *c)
                            .long_max = ep->own.long_max,
                            .queue = am_queue_names[ep->own.queue],
                            .send_timeout_ms = ep->send_timeout_ms};
-    int rc = am_ep_create(NULL, &o, &c->door);
+    am_ep_t *door;
+    int rc = am_ep_create(NULL, &o, &door);
     if (rc < 0)
         return rc == -ENOSPC || rc == -ENOMEM ? rc : -EPROTO;
-    c->door->rdv = &c->base;
+    door->rdv = &c->base;
+    pthread_mutex_lock(&l->mu); /* the threads read door and fd_held under it */
+    c->door = door;
     if (l->dthr_on) {
         AO_int_fetch_and_add1(&c->door->own.shared->sleeping); /* fd_start */
         c->fd_held = 1;
     }
+    pthread_mutex_unlock(&l->mu);
     return 0;
 }
 
@@ -515,11 +519,13 @@ static void fd_start(struct rdv_listen *l)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     l->dthr_on = pthread_create(&l->dthr, NULL, door_watch, l) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_mutex_lock(&l->mu);
     for (unsigned i = 0; l->dthr_on && i < l->n; i++)
         if (l->conns[i]->door && !l->conns[i]->fd_held) {
             AO_int_fetch_and_add1(&l->conns[i]->door->own.shared->sleeping);
             l->conns[i]->fd_held = 1;
         }
+    pthread_mutex_unlock(&l->mu);
     if (l->dthr_on)
         refresh(l);
 }

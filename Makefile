@@ -235,6 +235,8 @@ $(B)/obj/tests/check_loggp.o: CFLAGS += -Ibench
 $(B)/tests/check_bench: | $(PRELOAD_SO) $(B)/bench/lockbench $(B)/bench/robust
 # check_preload runs prog_preload and xz under the preload library.
 $(B)/tests/check_preload: | $(PRELOAD_SO) $(B)/tests/prog_preload
+# check_rendezvous runs rdvbench at a tiny size, and shmamstat.
+$(B)/tests/check_rendezvous: | $(B)/bench/rdvbench $(STAT)
 
 $(B)/examples/%: $(B)/obj/examples/%.o $(LIB)
 	@mkdir -p $(@D)

@@ -30,8 +30,9 @@
  *                      socket
  *   caller_killed      a caller SIGKILLed: its door ends (a listener that
  *                      takes one caller takes the next)
- *   server_killed      a server SIGKILLed: its caller's call is -EPIPE;
- *                      nothing is left (no socket, no segment); a new
+ *   server_killed      a server SIGKILLed: its caller's call is -EPIPE,
+ *                      and a new connect at the index reaches the server
+ *                      restarted; nothing is left (no socket, no segment); a new
  *                      server at a stale path socket replaces it, and a
  *                      destroyed one removes it
  *   random_kills       callers that connect, call and leave SIGKILLed at
@@ -74,6 +75,7 @@ struct shared {
     AO_t up, stop, done, killed;
     AO_t served;       /* calls the server answered */
     AO_t scribbled;    /* hostile callers done */
+    AO_t again;        /* server_killed: a new server listens */
     unsigned hostiles; /* good callers call until they are done */
     unsigned max;      /* the listener's max_callers */
     int allow_all;     /* allow OTHER and STRANGER too */
@@ -667,8 +669,14 @@ static void orphaned_caller(void)
     rc = am_call(ep, 0, H_WHO, a, 2, NULL, 0, &res, CALL_MS);
     if (rc != -EPIPE)
         tu_error(&sh->err, "a call to a killed server: %s", am_strerror(rc));
+    tu_wait_flag(&sh->again, 1, 60); /* a restarted server: a new connect */
+    int rc2 = am_ep_connect(ep, sh->where, 0);
+    if (rc2 == 0)
+        rc2 = calls(ep, 5, 3);
+    if (rc2 < 0)
+        tu_error(&sh->err, "a restarted server, connected again: %s", am_strerror(rc2));
     am_ep_destroy(ep);
-    _exit(rc == -EPIPE ? 0 : 2);
+    _exit(rc == -EPIPE && rc2 == 0 ? 0 : 2);
 }
 
 START_TEST(server_killed)
@@ -682,8 +690,13 @@ START_TEST(server_killed)
     kill(s, SIGKILL);
     tu_reap(s, 30);
     AO_store_release(&sh->done, 1);
-    tu_assert_exit0(tu_reap(c, 60), "caller", what, &sh->err);
     ck_assert_msg(!abstract_listed(), "%s: %s outlived its server", what, sh->where);
+    AO_store(&sh->up, 0);
+    s = start_server(NOBODY); /* the same socket, a new server */
+    AO_store_release(&sh->again, 1);
+    tu_assert_exit0(tu_reap(c, 60), "caller", what, &sh->err);
+    stop_server(s);
+    AO_store(&sh->stop, 0);
     /* A path socket a killed server left is replaced by the next server. */
     char dir[] = "/tmp/shmam-rdv-XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));

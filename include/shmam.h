@@ -552,8 +552,8 @@ extern const char *const am_queue_names[];
  * opts->mode, default 0666; a stale socket nobody listens on is replaced,
  * a live one is -EEXIST; removed at am_ep_destroy) or "@name", Linux's
  * abstract namespace (nothing on disk; nothing left however the server
- * ends).  The endpoint's own am_poll and am_wait accept and serve callers
- * (a small internal thread only wakes them); callers of the owner's uid,
+ * ends).  The endpoint's own am_poll and am_wait, and am_ep_fd's descriptor,
+ * accept and serve callers (internal threads only wake them); callers of the owner's uid,
  * of a uid in allow_uids or of a group (primary or supplementary) in
  * allow_gids are let in, everyone else is refused with -EACCES before any
  * memory is handed over.  The kernel names each caller (SO_PEERCRED).  Each

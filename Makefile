@@ -238,6 +238,8 @@ $(B)/tests/check_preload: | $(PRELOAD_SO) $(B)/tests/prog_preload
 # check_examples runs the examples (C, and Python over the shared library)
 # under the launcher, as the docs that show them say.
 $(B)/tests/check_examples: | $(EXAMPLE_BIN) $(RUN) $(SO) python/shmam/_cdef.py
+# check_rendezvous runs rdvbench at a tiny size, and shmamstat.
+$(B)/tests/check_rendezvous: | $(B)/bench/rdvbench $(STAT)
 
 $(B)/examples/%: $(B)/obj/examples/%.o $(LIB)
 	@mkdir -p $(@D)

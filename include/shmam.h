@@ -76,6 +76,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -547,6 +548,61 @@ extern const char *const am_claim_names[];
  * `bulk_blocks` size each sender's channel (defaults 64 and 4) and the claim
  * algorithm is unused. */
 extern const char *const am_queue_names[];
+
+/* Services for other users: a rendezvous through a Unix socket
+ * (docs/services.md).  am_ep_listen makes the endpoint's owner serve
+ * callers that connect to the socket `where`: a path (created with mode
+ * opts->mode, default 0666; a stale socket nobody listens on is replaced,
+ * a live one is -EEXIST; removed at am_ep_destroy) or "@name", Linux's
+ * abstract namespace (nothing on disk; nothing left however the server
+ * ends).  The endpoint's own am_poll and am_wait, and am_ep_fd's descriptor,
+ * accept and serve callers (internal threads only wake them); callers of the owner's uid,
+ * of a uid in allow_uids or of a group (primary or supplementary) in
+ * allow_gids are let in, everyone else is refused with -EACCES before any
+ * memory is handed over.  The kernel names each caller (SO_PEERCRED).  Each
+ * caller gets a segment of its own (a memfd, passed over the socket), in
+ * which only its own requests travel; the server runs them with the
+ * endpoint's handlers.  Up to max_callers at once (default and most 127):
+ * more are -EUSERS.  Only the owner, not in a handler, not shared: 0,
+ * -EINVAL, -EEXIST (it listens already, or somebody listens there),
+ * -EACCES (the socket's directory), -EPERM, -EDEADLK.  where NULL: the
+ * environment's SHMAM_LISTEN; opts NULL: SHMAM_ALLOW_UIDS and
+ * SHMAM_ALLOW_GIDS, lists of numbers or names separated by commas
+ * (-EINVAL for a name nobody has).
+ *
+ * am_ep_connect maps the server listening at `where` at index `index` of
+ * ep, an anonymous POSIX endpoint (am_ep_create(NULL, ...)): it passes
+ * ep's segment and gets its own door to the server over the socket, so it
+ * needs no /dev/shm, System V or /proc access to the server (another user,
+ * another container).  Then calls and requests to index go as to any peer:
+ * -EPIPE once the server has died or closed; a restarted server is reached
+ * by a new am_ep_connect at the index.  0, -EACCES (refused, or the
+ * socket's permissions), -ENOENT (nobody listens there), -EUSERS, -EINVAL
+ * (ep not anonymous POSIX, a bad where or index), -EEXIST (index holds a
+ * live peer), -ETIMEDOUT (the server did not answer within 10 s), -EPROTO.
+ *
+ * am_token_cred: who sent a request, as the kernel told at its connect:
+ * uid, gid and pid (the pid as the server's PID namespace sees it; 0 if
+ * the caller's is not visible there), never read from shared memory.  From
+ * its handler, on its thread: 0; -ENODATA for a sender that did not come
+ * through a rendezvous socket (a same-user peer that mapped the server by
+ * name), -EINVAL for a token not its handler's. */
+struct am_listen_opts {
+    const uid_t *allow_uids;
+    unsigned n_uids;
+    const gid_t *allow_gids;
+    unsigned n_gids;
+    unsigned mode;        /* a path socket's mode; 0: 0666 */
+    unsigned max_callers; /* 0: 127 */
+};
+struct am_cred {
+    uid_t uid;
+    gid_t gid;
+    pid_t pid;
+};
+int am_ep_listen(am_ep_t *ep, const char *where, const struct am_listen_opts *opts);
+int am_ep_connect(am_ep_t *ep, const char *where, unsigned index);
+int am_token_cred(const am_token_t *tok, struct am_cred *cred);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,7 @@
 #include "peers.h"
 #include "pending.h"
 #include "region.h"
+#include "rendezvous.h"
 #include "waiting.h"
 
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -218,6 +219,7 @@ int am_ep_destroy(am_ep_t *ep)
     if (ep->mt.shared && AO_load(&ep->mt.inside))
         return -EBUSY; /* another thread sends, polls or waits on it */
     am__loan_drop(ep);
+    am__rdv_close(ep); /* its doors, socket and thread; a client's links */
     int rc_net = ep->net ? ep->net->ops->close(ep) : 0; /* collective (net.h) */
     ep->net = NULL;
     AO_store_release(&ep->own.hdr->state, AM_SEG_CLOSED);

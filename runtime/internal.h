@@ -180,6 +180,8 @@ struct am_ep {
     int send_timeout_ms;      /* option: a blocked send's limit; -1: none */
     int64_t spin_ns;          /* wait.c: how long a wait polls before it sleeps */
     struct am_mt mt;          /* threads: owner, shared mode, locks, fd (threads.h) */
+    struct am_rdv *rdv;       /* listening, a caller's door, or connected
+                               * (rendezvous.h); else NULL */
 };
 
 extern _Thread_local struct am_send_limit am__send_limit

@@ -237,6 +237,8 @@ static const struct am_error {
     {EINPROGRESS, "EINPROGRESS", "the call has not ended yet"},
     {ECANCELED, "ECANCELED", "the call was cancelled"},
     {EOPNOTSUPP, "EOPNOTSUPP", "calls go only to endpoints of this node"},
+    {ENODATA, "ENODATA",
+     "no kernel credentials: the sender did not connect through a socket"},
 };
 
 static const struct am_error *error_of(int err)

@@ -38,6 +38,7 @@
 #include "options.h"
 #include "peers.h"
 #include "region.h"
+#include "rendezvous.h"
 #include "senders.h"
 
 struct am_peer *am__peer(am_ep_t *ep, unsigned index)
@@ -66,7 +67,7 @@ static int grow(am_ep_t *ep, unsigned index)
 static int open_view(am_ep_t *ep, const char *name, struct am_seg_view *v)
 {
     struct am_segment seg;
-    int rc = am__ep_open(ep->backend, name, &seg);
+    int rc = ep->rdv ? am__rdv_open(ep, name, &seg) : am__ep_open(ep->backend, name, &seg);
     if (rc < 0)
         return rc;
     rc = am__view_attach(v, &seg, name);

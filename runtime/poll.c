@@ -15,6 +15,7 @@
 #include "peers.h"
 #include "pending.h"
 #include "polling.h"
+#include "rendezvous.h"
 
 #define AM_IDLE_CHORES 16  /* idle polls between looks at requests for repair */
 #define AM_TAIL_CHECK 1024 /* idle polls between checks of the shared tails */
@@ -64,6 +65,8 @@ static inline int poll_all(am_ep_t *ep)
     if (__builtin_expect(ep->mt.shared || ep->owed != NULL, 0))
         am__call_retry(ep, 0); /* call replies that found no room (call.c;
                                 * shared: the list is calls_mu's to read) */
+    if (__builtin_expect(ep->rdv != NULL, 0))
+        n += am__rdv_poll(ep); /* a listener's doors and callers */
     if (n == 0 && ++ep->idle_polls % AM_IDLE_CHORES == 0)
         n = idle_chores(ep);
     else if (n && ep->chans && AO_load(&ep->own.shared->recycle))

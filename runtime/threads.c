@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include "rendezvous.h"
 #include "call.h"
 #include "deliver.h"
 #include "internal.h"
@@ -207,8 +208,8 @@ int am_ep_share(am_ep_t *ep)
         return ep->mt.shared ? 0 : -EPERM;
     if (ep->in_handler)
         return -EDEADLK;
-    if (ep->net)
-        return -ENOTSUP; /* the MPI transport's state: one thread's */
+    if (ep->net || am__rdv_listening(ep))
+        return -ENOTSUP; /* the MPI transport's state, a listener's: one thread's */
     if (ep->mt.shared)
         return 0;
     int rc = am__calls_init(ep); /* made now: other threads find it there */

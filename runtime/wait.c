@@ -72,6 +72,7 @@
 #include "mpsc.h"
 #include "net.h"
 #include "polling.h"
+#include "rendezvous.h"
 #include "send.h"
 #include "waiting.h"
 
@@ -169,14 +170,18 @@ static int sleep_once(am_ep_t *ep, int64_t ms, int *intr, const AO_t *gen,
     struct am_seg_shared *h = ep->own.shared;
     unsigned seq = AO_int_load_acquire(&h->wake_seq); /* before the store below */
     AO_int_fetch_and_add1(&h->sleeping);
-    AO_nop_full(); /* pairs with the fences in send.c's wake_if_asleep and
-                    * call_records.c's wake_waiters */
+    if (__builtin_expect(ep->rdv != NULL, 0))
+        am__rdv_arm(ep); /* a listener's doors, the same announce each */
+    AO_nop_full();       /* pairs with the fences in send.c's wake_if_asleep and
+                          * call_records.c's wake_waiters */
     int n = am__poll(ep), r = done(ep, n, ctx);
     int64_t cap = ep->abandon_ms / 4 + 1;
     if (n == 0 && !r && stuck(ep) && ms > cap)
         ms = cap;
     if (n == 0 && !r && AO_load(&ep->own.hdr->state) == AM_SEG_LIVE && !woken(ep, gen))
-        *intr = sleep_on(h, seq, ms) == -EINTR;
+        *intr = (ep->rdv ? am__rdv_sleep(ep, seq, ms) : sleep_on(h, seq, ms)) == -EINTR;
+    if (__builtin_expect(ep->rdv != NULL, 0))
+        am__rdv_disarm(ep);
     AO_int_fetch_and_add(&h->sleeping, (unsigned)-1);
     return r;
 }

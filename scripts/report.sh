@@ -92,6 +92,7 @@ quick)
     CLUMPS_ARGS="--rounds 7"
     PYRPC_ARGS="--rounds 7 --iters 3000 --inflight-calls 10000"
     RPC_ARGS="--iters 2000 --rounds 5"
+    RDV_ARGS="--iters 2000 --rounds 5"
     TIMEOUT=${TIMEOUT:-300}
     ;;
 paper)
@@ -113,6 +114,7 @@ paper)
     CLUMPS_ARGS="--iters 300000 --rounds 11 --bytes 134217728 --max-msgs 50000"
     PYRPC_ARGS="--rounds 11 --iters 20000 --inflight-calls 50000"
     RPC_ARGS="--iters 10000 --rounds 11"
+    RDV_ARGS="--iters 10000 --rounds 11"
     TIMEOUT=${TIMEOUT:-1800}
     ;;
 *)
@@ -299,6 +301,11 @@ measure() {
     step rpcbench "rpcbench (calls, sockets, pipe, ZeroMQ, rings)" $B/bench/rpcbench \
         timeout -k 10 $TIMEOUT $B/bench/rpcbench --timeout $TIMEOUT $RPC_ARGS
 
+    # Services for other users: a call through the rendezvous socket (a
+    # caller's own door) beside one to the same server mapped by name.
+    step rdvbench "rdvbench (calls through the rendezvous socket, and by name)" \
+        $B/bench/rdvbench timeout -k 10 $TIMEOUT $B/bench/rdvbench $RDV_ARGS
+
     # Python (python/): shmam's package beside multiprocessing.connection and pyzmq,
     # Debian's interpreter, this build's shared library.
     step pyrpc "pyrpc (Python: shmam, multiprocessing.connection, pyzmq)" /usr/bin/python3 \
@@ -336,7 +343,7 @@ say "shmam measurement suite, $SCALE scale, into $OUT/"
 say "writing the report"
 {
     echo "$HEADER"
-    for f in rtt logp loggp mpi_loggp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench lockprog heapbench spscbench pollcost clumps pyrpc rpcbench; do
+    for f in rtt logp loggp mpi_loggp mpi_pingpong bw mpi_bw stress mpi_stress demo_many lockbench lockprog heapbench spscbench pollcost clumps pyrpc rpcbench rdvbench; do
         [ -f "$OUT/$f.csv" ] && $ROWS check "$OUT/$f.csv" 2>/dev/null
     done
     [ -f "$OUT/apps.csv" ] && $ROWS apps "$OUT/apps.csv"

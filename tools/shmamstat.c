@@ -14,7 +14,12 @@
  * lives: one closed or dead has no name to clean, and a peer's mapping is
  * all that keeps it.  A row found both ways in one pass (its name removed
  * between the two looks) is listed once.  A name "JOB.RANK" shows its job
- * and rank (am__job_of).
+ * and rank (am__job_of).  A live endpoint's owner that listens on a
+ * rendezvous socket (am_ep_listen) gets a line "SOCKET PATH pid PID callers
+ * N" after the table (text only): its socket as /proc/net/unix names it
+ * ("@name" for an abstract one) and the callers connected now; each
+ * caller's door is a row of its own (an anonymous endpoint of one sender,
+ * owned by the server).
  *
  *   shmamstat [--json] [--watch[=SECS]] [PREFIX...]   list (every SECS seconds)
  *   shmamstat --clean [--yes] [PREFIX...]             remove endpoints whose
@@ -31,6 +36,7 @@
  * as a region); like am_ep_create's reclaim, it can race with a new owner
  * creating the same name between the look and the removal.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -328,6 +334,92 @@ static void print_json(const struct table *t)
     printf("%s]\n", t->n ? "\n" : "");
 }
 
+/* ---- rendezvous sockets ---------------------------------------------------- */
+
+/* A Unix socket as /proc/net/unix lists it. */
+struct usock {
+    unsigned long inode;
+    unsigned flags, type, st;
+    char path[110];
+};
+
+/* /proc/net/unix: the SOCK_SEQPACKET sockets that have an address, into
+ * *out (malloc'd); how many. */
+static size_t read_usocks(struct usock **out)
+{
+    FILE *f = fopen("/proc/net/unix", "r");
+    char line[512];
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    while (f && fgets(line, sizeof line, f)) {
+        struct usock u = {0};
+        if (sscanf(line, "%*s %*s %*s %x %x %x %lu %109s", &u.flags, &u.type, &u.st,
+                   &u.inode, u.path) != 5 ||
+            u.type != 5)
+            continue;
+        if (n == cap) {
+            struct usock *p = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof *p);
+            if (!p)
+                break;
+            *out = p;
+        }
+        (*out)[n++] = u;
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Listening sockets held by pid (an endpoint's owner, am_ep_listen), each
+ * with the callers connected to it (accepted sockets of the same address in
+ * the same process): printed as SOCKET lines.  Another user's process
+ * cannot be looked into: nothing is printed for it. */
+static void print_listener(unsigned pid, const struct usock *us, size_t n)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%u/fd", pid);
+    DIR *d = opendir(dir);
+    const struct usock *mine[256];
+    size_t k = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && k < 256;) {
+        char path[320], link[64];
+        unsigned long ino;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        ssize_t m = readlink(path, link, sizeof link - 1);
+        if (m <= 0 || (link[m] = 0, sscanf(link, "socket:[%lu]", &ino) != 1))
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (us[i].inode == ino)
+                mine[k++] = &us[i];
+    }
+    if (d)
+        closedir(d);
+    for (size_t i = 0; i < k; i++) {
+        if (!(mine[i]->flags & 0x10000)) /* __SO_ACCEPTCON: listening */
+            continue;
+        unsigned callers = 0;
+        for (size_t j = 0; j < k; j++)
+            callers +=
+                j != i && mine[j]->st == 3 && strcmp(mine[j]->path, mine[i]->path) == 0;
+        printf("SOCKET %s pid %u callers %u\n", mine[i]->path, pid, callers);
+    }
+}
+
+/* The rendezvous sockets of the live endpoints' owners, once per owner. */
+static void print_sockets(const struct table *t)
+{
+    struct usock *us;
+    size_t n = read_usocks(&us);
+    for (size_t i = 0; n && i < t->n; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i; j++)
+            seen |= t->rows[j].pid == t->rows[i].pid;
+        if (!seen && !t->rows[i].gone)
+            print_listener(t->rows[i].pid, us, n);
+    }
+    free(us);
+}
+
 /* ---- clean ---------------------------------------------------------------- */
 
 /* Remove (or with dry, name) each endpoint whose owner is gone.  Returns how
@@ -426,6 +518,8 @@ int main(int argc, char **argv)
         if (o.watch > 0 && !o.json)
             printf("\033[H\033[2J");
         (o.json ? print_json : print_text)(&t);
+        if (!o.json)
+            print_sockets(&t);
         if (!(o.watch > 0))
             break;
         fflush(stdout);

@@ -87,6 +87,19 @@ class Token:
         """The sender's index at this endpoint."""
         return lib.am_token_source(self._live())
 
+    @property
+    def cred(self):
+        """(uid, gid, pid) of the sender as the kernel told at its connect
+        through a rendezvous socket (Endpoint.listen); None for a sender
+        that mapped the endpoint by name (libraries with am_token_cred)."""
+        _lib.need("am_token_cred")
+        c = ffi.new("struct am_cred *")
+        rc = lib.am_token_cred(self._live(), c)
+        if rc == -errno.ENODATA:
+            return None
+        check(rc, "am_token_cred")
+        return (c.uid, c.gid, c.pid)
+
     def reply(self, handler, *args, data=b""):
         """Reply once to the sender: short if data is empty, else bulk up to
         8192 bytes, else long.  For a call, the handler id is not used."""
@@ -263,6 +276,26 @@ class Endpoint(AsyncMixin):
     def map(self, index, name):
         """Map the endpoint called name at index (what request/call's dest names)."""
         check(lib.am_ep_map(self._p(), index, name.encode()), f"map {name!r}")
+
+    def listen(self, where, allow_uids=(), allow_gids=(), mode=0, max_callers=0):
+        """Serve callers of other users through the Unix socket where (a
+        path, or "@name" in the abstract namespace): the owner's uid, and
+        the uids and groups named, are let in; everyone else is refused at
+        connect (libraries with am_ep_listen)."""
+        _lib.need("am_ep_listen")
+        o = ffi.new("struct am_listen_opts *")
+        uids = ffi.new("uid_t[]", list(allow_uids) or [0])
+        gids = ffi.new("gid_t[]", list(allow_gids) or [0])
+        o.allow_uids, o.n_uids = uids, len(allow_uids)
+        o.allow_gids, o.n_gids = gids, len(allow_gids)
+        o.mode, o.max_callers = mode, max_callers
+        check(lib.am_ep_listen(self._p(), where.encode(), o), f"listen {where!r}")
+
+    def connect(self, index, where):
+        """Map the server listening at the Unix socket where at index, through
+        the socket (an anonymous endpoint; libraries with am_ep_connect)."""
+        _lib.need("am_ep_connect")
+        check(lib.am_ep_connect(self._p(), where.encode(), index), f"connect {where!r}")
 
     def remap(self, index):
         """Map index again by the name it has (a server that restarted):

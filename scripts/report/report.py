@@ -376,6 +376,21 @@ class Report:
                 + "\n\nThe targets (also under Targets):\n\n"
                 + "\n".join(self.target_line(t) for t in targets))
 
+    # ---- services for other users (bench/rdvbench) ----
+    def rdv(self):
+        """rdvbench: a call by name beside one through the socket (the door
+        an other-user caller uses), their in-run ratios, and the connects."""
+        if not self.rows.impls.get("rdvbench"):
+            return "(not measured)"
+        g = lambda i, m: self.get("rdvbench", i, m)
+        lines = [[i, cell(g(i, "rtt_8B")), cell(g(i, "tput_32"), 1e-3)]
+                 for i in ("by_name", "by_socket")]
+        lines.append(["by_socket / by_name", cell(g("by_socket", "rtt_vs_by_name")),
+                      cell(g("by_socket", "tput_vs_by_name"))])
+        conn = [[i, cell(g(i, "connect_us"))] for i in ("connect", "unix_connect")]
+        return (table(["caller", "8-byte round trip, µs", "32 in flight, 10³ calls/s"], lines)
+                + "\n\n" + table(["connect", "µs"], conn))
+
     # ---- Python (python/bench/pyrpc.py) ----
     def python(self):
         """pyrpc: each transport's round trip and 32-in-flight rate, and shmam's
@@ -1032,6 +1047,13 @@ def whole(r, out):
       "alternatives for the throughput ratio are the sockets, the pipe and ZeroMQ, not "
       "the floors.\n\n" + r.rpc() + "\n\n" + img(out, "rpc.png", "RPC: round trip and echoes "
       "per transport") + "\n")
+    p("### Services for other users\n\n"
+      f"`rdvbench {a('RDV_ARGS', '(defaults)')}` (docs/services.md): one server, one client "
+      "with two endpoints: *by_name* maps the server by name (the same-user path), "
+      "*by_socket* connected through its rendezvous socket (`am_ep_connect`: a door of its "
+      "own, the path of every other-user caller; the uid does not change it). *connect*: "
+      "`am_ep_connect` of a fresh anonymous endpoint; *unix_connect*: a Unix socket's "
+      "connect and the server's first byte.\n\n" + r.rdv() + "\n")
     p("## Python\n\n"
       "The `shmam` package (`python/`, Debian's `/usr/bin/python3` with `python3-cffi`) "
       "beside `multiprocessing.connection` over a `Pipe` (*mp_pipe*) and a Unix-socket "
@@ -1097,7 +1119,7 @@ def main(argv):
         print(text)
         return 1 if bad else 0
     elif what in ("table1", "table2", "locks", "delivery", "targets", "findings", "oneway",
-                  "floors", "heap", "spsc", "channels", "clumps", "consistency", "rpc"):
+                  "floors", "heap", "spsc", "channels", "clumps", "consistency", "rpc", "rdv"):
         print(getattr(r, what)())
     else:
         print(f"report.py: unknown section {what}", file=sys.stderr)

@@ -169,7 +169,7 @@ static void await(AO_t *flag)
 START_TEST(test_table)
 {
     static const char *const names[] = {"tas", "ttas", "ticket",  "anderson", "mutex",
-                                        "mcs", "clh",  "hemlock", NULL};
+                                        "mcs", "clh",  "hemlock", "hapax",    NULL};
     int i;
 
     for (i = 0; names[i]; i++) {
@@ -180,7 +180,7 @@ START_TEST(test_table)
                       names[i]);
     }
     ck_assert_msg(am_lock_table[i] == NULL,
-                  "am_lock_table: not NULL-terminated after hemlock");
+                  "am_lock_table: not NULL-terminated after hapax");
     ck_assert_msg(am_lock_find("nope") == NULL, "am_lock_find(\"nope\") found something");
 }
 END_TEST
@@ -872,6 +872,7 @@ END_TEST
 static int has_point(const char *name, enum am_lock_hook where)
 {
     return strcmp(name, "mcs") == 0 || strcmp(name, "hemlock") == 0 ||
+           strcmp(name, "hapax") == 0 ||
            (strcmp(name, "clh") == 0 && where != AM_LOCK_HOOK_HANDING);
 }
 

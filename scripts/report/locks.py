@@ -182,5 +182,6 @@ def programs_text(args):
             "process-shared pthread mutex; its holder is SIGKILLed inside the critical "
             "section, a waiter gets `EOWNERDEAD`, calls `pthread_mutex_consistent` and all go "
             "on; recovery is the time from just before the kill to that return, median over "
-            "the trials. Under the preload (`preload/NAME`) a robust mutex keeps glibc's "
-            "implementation, so the same recovery is expected under every lock.")
+            "the trials. Under the preload (`preload/NAME`) the robust mutex is lock NAME, "
+            "its dead holder passed over by its lifeline, and the same recovery is "
+            "expected under every lock.")

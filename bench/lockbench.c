@@ -27,7 +27,7 @@
  *
  * Method.  For each P of --procs (default 1,2,4,8) and each lock, the parent maps
  * a fresh MAP_SHARED|MAP_ANONYMOUS region holding the lock, the counter it
- * guards, a start gate, a stop flag and one result line per process, and forks P
+ * guards, a start gate, a stop flag and one result line per participant, and forks P
  * processes; process i pins itself to the (i % n)-th CPU the parent may use.
  * When all have reached the gate the parent opens it, sleeps S seconds (default
  * 1, --quick 0.2) and raises the stop flag.  Each process loops until it sees the
@@ -76,9 +76,10 @@
  *   (and with --latency: latency_p50 .. latency_p999, cs_p50 .. cs_p999, ns)
  * (ACQUISITIONS: of all rounds together).
  * acq_per_s is all processes' acquisitions per second; fairness_min_over_max is
- * the fewest acquisitions of one process over the most (1 = even, 0 = some
+ * the fewest acquisitions of one participant over the most (1 = even, 0 = some
  * process never got in); fairness_cv is the standard deviation of the
- * per-process counts over their mean (0 = even).
+ * per-participant counts over their mean (0 = even; a participant is a
+ * process, or with --threads a thread).
  *
  * Knobs (libslock's): --cs N pause instructions inside the critical section
  * (default CS_PAUSES), --pause N outside it (default NCS_PAUSES), --lines N
@@ -86,18 +87,18 @@
  * other than the default is named in impl: "shmam:mcs/cs64/p16/l4".
  *
  * Fairness: besides min/max and the coefficient of variation, Jain's index
- * (sum x)^2 / (P sum x^2) of the per-process acquisitions (1 = even, 1/P =
- * one process got everything): row fairness_jain.
+ * (sum x)^2 / (N sum x^2) of the N participants' acquisitions (1 = even, 1/N =
+ * one participant got everything): row fairness_jain.
  *
  * Latency (--latency): every acquisition is timed, the monotonic clock read
  * before lock() and after it returns, and the clock's own cost (the median
  * of 1001 back-to-back reads in that process) taken off; the samples go to a
- * per-process log-linear histogram (16 steps per power of two, so within
+ * per-participant log-linear histogram (16 steps per power of two, so within
  * 6.25 %), merged per round.  Rows latency_p50, latency_p99, latency_p999 in
  * ns: the median over the rounds of each round's percentile.  The critical
  * section is timed too, from lock()'s return (the same clock read) to
  * unlock()'s return: the work inside and the release, clock cost taken off,
- * into a second histogram per process: rows cs_p50, cs_p99, cs_p999 (ns),
+ * into a second histogram per participant: rows cs_p50, cs_p99, cs_p999 (ns),
  * what a waiter's turn waits for at each hand-off.  The three clock reads
  * (about 3 x 20 ns here) are in the acquisition loop, so acq_per_s of a
  * --latency run is lower than without it, for every lock alike.
@@ -194,7 +195,7 @@ struct region {
     } mcs[MAX_PROCS];
     struct {
         _Alignas(LINE) struct ck_spinlock_clh node;
-    } clh[MAX_PROCS + 1]; /* one per process and the initial "unowned" node */
+    } clh[MAX_PROCS + 1]; /* one per participant and the initial "unowned" node */
     _Alignas(LINE) ck_spinlock_anderson_thread_t slots[MAX_PROCS];
     _Alignas(LINE) unsigned char lock[LOCK_BYTES]; /* the lock under test */
     struct {
@@ -332,7 +333,7 @@ static void clh_unlock(struct region *r, struct self *me)
     ck_spinlock_clh_unlock(&me->clh);
 }
 
-/* ck:anderson: a power-of-two number of slots, at least one per process. */
+/* ck:anderson: a power-of-two number of slots, at least one per participant. */
 static int anderson_init(struct region *r, const struct am_lock_ops *ops, unsigned procs)
 {
     unsigned n = 1;
@@ -600,7 +601,7 @@ static double percentile(const unsigned long *h, unsigned long total, double q)
     return bucket_ns(BUCKETS - 1);
 }
 
-/* The percentiles p50, p99, p99.9 into q[] of one histogram per process
+/* The percentiles p50, p99, p99.9 into q[] of one histogram per participant
  * (the k-th's at hist + k * stride), merged. */
 static void merged(const unsigned long *hist, size_t stride, unsigned procs, double *q)
 {

@@ -33,9 +33,9 @@
  *
  * The latest holder.  `served` holds the ticket of the latest holder, stored
  * by the holder itself once admitted (qnode_hold), so every ticket older than
- * served is over (hapax's `depart`, the latest ticket released, trails it
- * by at most one).  Room: ticket k is taken only while k - served <= n (so the
- * record of k - n - 1, which taking k overwrites, is of a ticket over,
+ * served is over (hapax's `depart`, the latest ticket released, trails it:
+ * by one, or by more once dead turns were passed).  Room: ticket k is taken only while k -
+ * served <= n (so the record of k - n - 1, which taking k overwrites, is of a ticket over,
  * taker.h), hence at most n + 1 tickets are outstanding.
  *
  * Dead and gone participants.  A waiter that gives up marks its ticket k
@@ -65,8 +65,9 @@
  * Garbage.  As in ticket.c: served more than n + 1 behind ticket(next) or
  * ahead of it, served past a live waiter's ticket, or (mcs) a waiter's own
  * mark past its ticket is a state no run reaches, and no pass would end the
- * wait, and so is (hapax) `depart` ahead of the last ticket taken: a
- * waiter's tick returns AM_LOCK_BROKEN.  Every index is masked with
+ * wait: a waiter's tick returns AM_LOCK_BROKEN.  (hapax's `depart` needs no
+ * such check: garbage there admits waiters early or is overwritten by the
+ * next departure; it never ends a wait that should go on.)  Every index is masked with
  * the caller's own max_procs (ctx->procs; the shared `mask` only for callers
  * without one), so garbage never moves an access outside the lock.
  *
@@ -303,15 +304,6 @@ static inline int qnode_impossible(struct qnode_lock *q, AO_t mask, AO_t m, int 
     return taken && (tk_older(m, served) || (own && tk_older(m, AO_load(own))));
 }
 
-/* hapax: 1 if `depart` is ahead of the last ticket taken, which no run
- * reaches (depart read first, with acquire, then `next`). */
-static inline int qnode_depart_impossible(struct qnode_lock *q)
-{
-    AO_t d = AO_load_acquire(&q->depart);
-
-    return tk_older(tk_sub(tk_ticket(AO_load_acquire(&q->next)), 1), d);
-}
-
 /* At a watch tick of a waiter for ticket m (taken or not, as for
  * qnode_impossible): AM_LOCK_BROKEN if the lock is garbage; QNODE_PASS if the
  * waiter with ticket m may hold the lock now; else, having made room if every
@@ -323,8 +315,7 @@ static inline int qnode_tick(struct qnode_lock *q, const struct am_lock_ctx *c, 
     AO_t mask = qnode_mask(q, c), s;
     const volatile AO_t *own = taken && !clh ? qnode_mark(q, mask, c->self + 1) : NULL;
 
-    if (qnode_impossible(q, mask, m, taken, own) ||
-        (clh == QNODE_HAPAX && qnode_depart_impossible(q)))
+    if (qnode_impossible(q, mask, m, taken, own))
         return AM_LOCK_BROKEN;
     if (qnode_passable(q, c, mask, m, clh)) {
         if (taken)

@@ -3,7 +3,8 @@
  * side by side with Concurrency Kit's spin locks and a plain process-shared
  * pthread mutex, in forked processes.
  *
- *   build/bench/lockbench [--procs 1,2,4,8] [--seconds S] [--rounds R] [--quick]
+ *   build/bench/lockbench [--procs 1,2,4,8] [--threads 1,2,4] [--seconds S]
+ *                         [--rounds R] [--quick]
  *                         [--locks NAME,...] [--header] [--verbose]
  *                         [--cs N] [--pause N] [--lines N] [--latency] [--recovery]
  *                         [--wait spin,yield,park]
@@ -26,7 +27,7 @@
  *
  * Method.  For each P of --procs (default 1,2,4,8) and each lock, the parent maps
  * a fresh MAP_SHARED|MAP_ANONYMOUS region holding the lock, the counter it
- * guards, a start gate, a stop flag and one result line per process, and forks P
+ * guards, a start gate, a stop flag and one result line per participant, and forks P
  * processes; process i pins itself to the (i % n)-th CPU the parent may use.
  * When all have reached the gate the parent opens it, sleeps S seconds (default
  * 1, --quick 0.2) and raises the stop flag.  Each process loops until it sees the
@@ -46,7 +47,17 @@
  * that is not running waits for a time slice.  That contrast with shmam's
  * yielding spins is part of the result, so it is reported as measured.
  *
- * Checks: the counter must equal the sum of the per-process counts (a lock that
+ * Threads (--threads 1,2,4; default 1): each of the P processes runs T
+ * threads, all taking the lock, so that P x T participants contend (at most
+ * MAX_PROCS); participant t of process i has the lock id i T + t, its own
+ * result line, queue nodes and histograms.  A process's threads share its
+ * CPU (it pins itself before starting them).  Every figure is then per
+ * participant: the fairness rows compare the acquisitions of all P x T
+ * threads, the latency histograms merge theirs.  Rows of T > 1 name it in
+ * impl ("shmam:mcs/t2", after the policy and the knobs); T = 1 adds
+ * nothing, so its rows are as they were.  --recovery runs at T = 1 only.
+ *
+ * Checks: the counter must equal the sum of the per-participant counts (a lock that
  * let two processes in at once loses increments), every process must exit 0,
  * and all must finish within STUCK_S seconds of the stop flag.  A failure prints
  * "lockbench: FAILED ..." on stderr, the remaining locks are still measured, and
@@ -65,9 +76,10 @@
  *   (and with --latency: latency_p50 .. latency_p999, cs_p50 .. cs_p999, ns)
  * (ACQUISITIONS: of all rounds together).
  * acq_per_s is all processes' acquisitions per second; fairness_min_over_max is
- * the fewest acquisitions of one process over the most (1 = even, 0 = some
+ * the fewest acquisitions of one participant over the most (1 = even, 0 = some
  * process never got in); fairness_cv is the standard deviation of the
- * per-process counts over their mean (0 = even).
+ * per-participant counts over their mean (0 = even; a participant is a
+ * process, or with --threads a thread).
  *
  * Knobs (libslock's): --cs N pause instructions inside the critical section
  * (default CS_PAUSES), --pause N outside it (default NCS_PAUSES), --lines N
@@ -75,18 +87,18 @@
  * other than the default is named in impl: "shmam:mcs/cs64/p16/l4".
  *
  * Fairness: besides min/max and the coefficient of variation, Jain's index
- * (sum x)^2 / (P sum x^2) of the per-process acquisitions (1 = even, 1/P =
- * one process got everything): row fairness_jain.
+ * (sum x)^2 / (N sum x^2) of the N participants' acquisitions (1 = even, 1/N =
+ * one participant got everything): row fairness_jain.
  *
  * Latency (--latency): every acquisition is timed, the monotonic clock read
  * before lock() and after it returns, and the clock's own cost (the median
  * of 1001 back-to-back reads in that process) taken off; the samples go to a
- * per-process log-linear histogram (16 steps per power of two, so within
+ * per-participant log-linear histogram (16 steps per power of two, so within
  * 6.25 %), merged per round.  Rows latency_p50, latency_p99, latency_p999 in
  * ns: the median over the rounds of each round's percentile.  The critical
  * section is timed too, from lock()'s return (the same clock read) to
  * unlock()'s return: the work inside and the release, clock cost taken off,
- * into a second histogram per process: rows cs_p50, cs_p99, cs_p999 (ns),
+ * into a second histogram per participant: rows cs_p50, cs_p99, cs_p999 (ns),
  * what a waiter's turn waits for at each hand-off.  The three clock reads
  * (about 3 x 20 ns here) are in the acquisition loop, so acq_per_s of a
  * --latency run is lower than without it, for every lock alike.
@@ -154,8 +166,9 @@
 #error "lockbench needs AO_load_acquire, AO_store_release and AO_fetch_and_add1"
 #endif
 
-#define LINE 128 /* one destructive line pair: nothing shared by accident */
-#define MAX_PROCS 64
+#define LINE 128      /* one destructive line pair: nothing shared by accident */
+#define MAX_PROCS 64  /* participants: processes x threads */
+#define MAX_THREADS 8 /* per process */
 #define MAX_LOCKS 32
 #define MAX_ROUNDS 21
 #define CS_PAUSES 4     /* work inside the critical section, besides the counter */
@@ -175,14 +188,14 @@ struct region {
     _Alignas(LINE) AO_t stop;  /* parent ends the run (release) */
     _Alignas(LINE) volatile unsigned long counter; /* guarded by the lock */
     struct {
-        _Alignas(LINE) AO_t count; /* process i's acquisitions, stored at exit */
+        _Alignas(LINE) AO_t count; /* participant i's acquisitions, stored at exit */
     } proc[MAX_PROCS];
     struct {
         _Alignas(LINE) struct ck_spinlock_mcs node;
     } mcs[MAX_PROCS];
     struct {
         _Alignas(LINE) struct ck_spinlock_clh node;
-    } clh[MAX_PROCS + 1]; /* one per process and the initial "unowned" node */
+    } clh[MAX_PROCS + 1]; /* one per participant and the initial "unowned" node */
     _Alignas(LINE) ck_spinlock_anderson_thread_t slots[MAX_PROCS];
     _Alignas(LINE) unsigned char lock[LOCK_BYTES]; /* the lock under test */
     struct {
@@ -208,9 +221,9 @@ _Static_assert(sizeof(ck_spinlock_anderson_t) <= LOCK_BYTES &&
                    sizeof(pthread_mutex_t) <= LOCK_BYTES,
                "every lock fits the lock area");
 
-/* One process's handle on the lock; private to that process. */
+/* One participant's (thread's) handle on the lock; private to it. */
 struct self {
-    unsigned i;
+    unsigned i;                          /* participant: process * threads + thread */
     const struct am_lock_ops *ops;       /* shmam locks */
     struct am_lock_ctx ctx;              /* shmam locks */
     struct ck_spinlock_clh *clh;         /* ck:clh: the node this process enqueues */
@@ -320,7 +333,7 @@ static void clh_unlock(struct region *r, struct self *me)
     ck_spinlock_clh_unlock(&me->clh);
 }
 
-/* ck:anderson: a power-of-two number of slots, at least one per process. */
+/* ck:anderson: a power-of-two number of slots, at least one per participant. */
 static int anderson_init(struct region *r, const struct am_lock_ops *ops, unsigned procs)
 {
     unsigned n = 1;
@@ -464,15 +477,22 @@ static inline void critical(struct region *r)
     pauses(cs_pauses);
 }
 
-/* Process i: wait at the gate, then lock, count, unlock until the stop flag.
- * The acquire loads of go and stop pair with the parent's release stores. */
-static void child(struct region *r, const struct bench_lock *b, unsigned i)
+/* A participant of a measurement: lock `b` in region r, as id i. */
+struct worker {
+    struct region *r;
+    const struct bench_lock *b;
+    unsigned i;
+};
+
+/* Participant w->i: wait at the gate, then lock, count, unlock until the
+ * stop flag.  The acquire loads of go and stop pair with the parent's release
+ * stores; the count is read by the parent after waitpid. */
+static void *work(void *arg)
 {
-    if (bm_pin_nth(i) != 0) {
-        fprintf(stderr, "lockbench: %s: process %u cannot pin itself: %s\n", b->name, i,
-                strerror(errno));
-        _exit(3);
-    }
+    const struct worker *w = arg;
+    struct region *r = w->r;
+    const struct bench_lock *b = w->b;
+    unsigned i = w->i;
     struct self me = {.i = i, .ops = b->ops, .ctx = {.self = i, .wait = b->wait}};
     unsigned long cost = timed ? (unsigned long)bm_clock_cost_ns() : 0, *hist = r->lat[i].n,
                   *cs = r->cs[i].n;
@@ -498,7 +518,34 @@ static void child(struct region *r, const struct bench_lock *b, unsigned i)
         n++;
         pauses(ncs_pauses);
     }
-    AO_store(&r->proc[i].count, n); /* read by the parent after waitpid */
+    AO_store(&r->proc[i].count, n);
+    return NULL;
+}
+
+/* Process i: pins itself, runs participants i * threads .. + threads - 1,
+ * one in itself and the others in threads, and exits once all are done. */
+static void child(struct region *r, const struct bench_lock *b, unsigned i,
+                  unsigned threads)
+{
+    struct worker w[MAX_PROCS];
+    pthread_t th[MAX_PROCS];
+
+    if (bm_pin_nth(i) != 0) {
+        fprintf(stderr, "lockbench: %s: process %u cannot pin itself: %s\n", b->name, i,
+                strerror(errno));
+        _exit(3);
+    }
+    for (unsigned t = 0; t < threads; t++)
+        w[t] = (struct worker){r, b, i * threads + t};
+    for (unsigned t = 1; t < threads; t++)
+        if (pthread_create(&th[t], NULL, work, &w[t]) != 0) {
+            fprintf(stderr, "lockbench: %s: process %u cannot start a thread\n", b->name,
+                    i);
+            _exit(3);
+        }
+    work(&w[0]);
+    for (unsigned t = 1; t < threads; t++)
+        pthread_join(th[t], NULL);
     _exit(0);
 }
 
@@ -554,7 +601,7 @@ static double percentile(const unsigned long *h, unsigned long total, double q)
     return bucket_ns(BUCKETS - 1);
 }
 
-/* The percentiles p50, p99, p99.9 into q[] of one histogram per process
+/* The percentiles p50, p99, p99.9 into q[] of one histogram per participant
  * (the k-th's at hist + k * stride), merged. */
 static void merged(const unsigned long *hist, size_t stride, unsigned procs, double *q)
 {
@@ -602,18 +649,19 @@ static void tally(const struct region *r, unsigned procs, struct result *res)
         latencies(r, procs, res);
 }
 
-/* One measurement of lock `b` with `procs` processes for `secs` seconds.
- * Returns 0, or -1 after saying on stderr what failed. */
-static int measure(const struct bench_lock *b, unsigned procs, double secs, int verbose,
-                   struct result *res)
+/* One measurement of lock `b` with `procs` processes of `threads` threads
+ * for `secs` seconds.  Returns 0, or -1 after saying on stderr what failed. */
+static int measure(const struct bench_lock *b, unsigned procs, unsigned threads,
+                   double secs, int verbose, struct result *res)
 {
+    unsigned n = procs * threads; /* participants */
     struct region *r =
         mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (r == MAP_FAILED) {
         fprintf(stderr, "lockbench: FAILED (%s): mmap: %s\n", b->name, strerror(errno));
         return -1;
     }
-    int rc = b->init(r, b->ops, procs), bad = 0;
+    int rc = b->init(r, b->ops, n), bad = 0;
     pid_t pid[MAX_PROCS] = {0};
     unsigned started = 0;
     fflush(NULL);
@@ -622,12 +670,12 @@ static int measure(const struct bench_lock *b, unsigned procs, double secs, int 
         if (pid[started] < 0)
             rc = -errno;
         else if (pid[started] == 0)
-            child(r, b, started);
+            child(r, b, started, threads);
     }
     double t0 = bm_now_s(), give_up = t0 + GATE_S;
-    while (rc == 0 && AO_load(&r->ready) < procs && bm_now_s() < give_up)
+    while (rc == 0 && AO_load(&r->ready) < n && bm_now_s() < give_up)
         nap(0.001);
-    if (rc == 0 && AO_load(&r->ready) < procs)
+    if (rc == 0 && AO_load(&r->ready) < n)
         rc = -ETIMEDOUT;
     if (rc == 0) {
         t0 = bm_now_s();
@@ -642,10 +690,10 @@ static int measure(const struct bench_lock *b, unsigned procs, double secs, int 
     unsigned stuck = reap(pid, started, bm_now_s() + STUCK_S, &bad);
     kill_all(pid, started);
     if (rc == 0 && !stuck && !bad)
-        tally(r, procs, res);
+        tally(r, n, res);
     if (verbose && rc == 0 && !stuck && !bad) {
-        fprintf(stderr, "lockbench: %s, %u procs:", b->name, procs);
-        for (unsigned k = 0; k < procs; k++)
+        fprintf(stderr, "lockbench: %s, %u procs x %u threads:", b->name, procs, threads);
+        for (unsigned k = 0; k < n; k++)
             fprintf(stderr, " %lu", (unsigned long)AO_load(&r->proc[k].count));
         fprintf(stderr, "\n");
     }
@@ -695,38 +743,39 @@ static void record(struct figures *f, const struct result *res)
     f->total[f->n++] = res->total;
 }
 
-/* The rows of one lock and process count: median over the rounds, spread
+/* The rows of one lock, process and thread count: median over the rounds, spread
  * lowest-highest; iters is the acquisitions of all its rounds.  ck: the
  * figures of ck's lock of the same algorithm, measured in the same rounds
  * (NULL: none). */
-static void report(const struct bench_lock *b, unsigned procs, const struct figures *f,
-                   const struct figures *ck)
+static void report(const struct bench_lock *b, unsigned procs, unsigned threads,
+                   const struct figures *f, const struct figures *ck)
 {
     struct bm_row row = {stdout, "lockbench", "-", (int)procs, 1};
+    char impl[80];
+    if (threads > 1)
+        snprintf(impl, sizeof impl, "%s/t%u", b->name, threads);
+    else
+        snprintf(impl, sizeof impl, "%s", b->name);
     unsigned long total = 0;
     for (int i = 0; i < f->n; i++)
         total += f->total[i];
-    bm_print(&row, b->name, (long)total, "acq_per_s", bm_stat_of(f->acq, f->n), "1/s", 0);
+    bm_print(&row, impl, (long)total, "acq_per_s", bm_stat_of(f->acq, f->n), "1/s", 0);
     if (ck && ck->n == f->n)
-        bm_print(&row, b->name, (long)total, "acq_vs_ck",
-                 bm_stat_ratio(f->acq, ck->acq, f->n), "ratio", 3);
-    bm_print(&row, b->name, (long)total, "fairness_min_over_max", bm_stat_of(f->fair, f->n),
+        bm_print(&row, impl, (long)total, "acq_vs_ck", bm_stat_ratio(f->acq, ck->acq, f->n),
+                 "ratio", 3);
+    bm_print(&row, impl, (long)total, "fairness_min_over_max", bm_stat_of(f->fair, f->n),
              "ratio", 3);
-    bm_print(&row, b->name, (long)total, "fairness_cv", bm_stat_of(f->cv, f->n), "ratio",
+    bm_print(&row, impl, (long)total, "fairness_cv", bm_stat_of(f->cv, f->n), "ratio", 3);
+    bm_print(&row, impl, (long)total, "fairness_jain", bm_stat_of(f->jain, f->n), "ratio",
              3);
-    bm_print(&row, b->name, (long)total, "fairness_jain", bm_stat_of(f->jain, f->n),
-             "ratio", 3);
     if (timed) {
-        bm_print(&row, b->name, (long)total, "latency_p50", bm_stat_of(f->p50, f->n), "ns",
+        bm_print(&row, impl, (long)total, "latency_p50", bm_stat_of(f->p50, f->n), "ns", 0);
+        bm_print(&row, impl, (long)total, "latency_p99", bm_stat_of(f->p99, f->n), "ns", 0);
+        bm_print(&row, impl, (long)total, "latency_p999", bm_stat_of(f->p999, f->n), "ns",
                  0);
-        bm_print(&row, b->name, (long)total, "latency_p99", bm_stat_of(f->p99, f->n), "ns",
-                 0);
-        bm_print(&row, b->name, (long)total, "latency_p999", bm_stat_of(f->p999, f->n),
-                 "ns", 0);
-        bm_print(&row, b->name, (long)total, "cs_p50", bm_stat_of(f->cs50, f->n), "ns", 0);
-        bm_print(&row, b->name, (long)total, "cs_p99", bm_stat_of(f->cs99, f->n), "ns", 0);
-        bm_print(&row, b->name, (long)total, "cs_p999", bm_stat_of(f->cs999, f->n), "ns",
-                 0);
+        bm_print(&row, impl, (long)total, "cs_p50", bm_stat_of(f->cs50, f->n), "ns", 0);
+        bm_print(&row, impl, (long)total, "cs_p99", bm_stat_of(f->cs99, f->n), "ns", 0);
+        bm_print(&row, impl, (long)total, "cs_p999", bm_stat_of(f->cs999, f->n), "ns", 0);
     }
     fflush(stdout);
 }
@@ -859,8 +908,8 @@ static void report_recovery(const struct bench_lock *b, unsigned procs,
 }
 
 struct opts {
-    unsigned procs[MAX_PROCS];
-    int nprocs, rounds, header, verbose, recovery;
+    unsigned procs[MAX_PROCS], threads[MAX_PROCS];
+    int nprocs, nthreads, rounds, header, verbose, recovery;
     double seconds;
     char *only; /* comma-separated lock names, or NULL for all */
 };
@@ -869,12 +918,13 @@ struct opts {
  * stderr and 2 for a bad command line. */
 static void usage(FILE *f, int status)
 {
-    fprintf(f,
-            "usage: lockbench [--procs 1,2,4,8] [--seconds S] [--rounds R] [--quick] "
-            "[--locks NAME,...] [--header] [--verbose]\n"
-            "                 [--cs N] [--pause N] [--lines N] [--latency] [--recovery]\n"
-            "                 [--wait spin,yield,park]\n"
-            "       lockbench --list-locks\n");
+    fprintf(
+        f,
+        "usage: lockbench [--procs 1,2,4,8] [--threads 1,2,4] [--seconds S] [--rounds R] "
+        "[--quick] [--locks NAME,...] [--header] [--verbose]\n"
+        "                 [--cs N] [--pause N] [--lines N] [--latency] [--recovery]\n"
+        "                 [--wait spin,yield,park]\n"
+        "       lockbench --list-locks\n");
     exit(status);
 }
 
@@ -905,12 +955,21 @@ static void parse_waits(const char *list)
 
 static struct opts parse(int argc, char **argv)
 {
-    struct opts o = {.procs = {1, 2, 4, 8}, .nprocs = 4, .seconds = 1.0, .rounds = 3};
+    struct opts o = {.procs = {1, 2, 4, 8},
+                     .nprocs = 4,
+                     .threads = {1},
+                     .nthreads = 1,
+                     .seconds = 1.0,
+                     .rounds = 3};
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--procs") == 0 && next) {
             if ((o.nprocs = bm_parse_counts(argv[++i], o.procs, MAX_PROCS, 1, MAX_PROCS)) <
                 0)
+                usage(stderr, 2);
+        } else if (strcmp(argv[i], "--threads") == 0 && next) {
+            if ((o.nthreads =
+                     bm_parse_counts(argv[++i], o.threads, MAX_PROCS, 1, MAX_THREADS)) < 0)
                 usage(stderr, 2);
         } else if (strcmp(argv[i], "--seconds") == 0 && next) {
             char *end;
@@ -941,13 +1000,17 @@ static struct opts parse(int argc, char **argv)
         else if (!bm_common_flag(argv[i], &o.header, &o.verbose))
             usage(stderr, 2);
     }
+    for (int p = 0; p < o.nprocs; p++)
+        for (int t = 0; t < o.nthreads; t++)
+            if (o.procs[p] * o.threads[t] > MAX_PROCS)
+                usage(stderr, 2); /* more participants than the region has room for */
     return o;
 }
 
-/* Every chosen lock with `procs` processes, o->rounds rounds, the locks in
- * ABBA order; a lock that fails a round is reported failed and not printed.
- * Returns 1 if any failed. */
-static int measure_all(const struct opts *o, unsigned procs);
+/* Every chosen lock with `procs` processes of `threads` threads, o->rounds
+ * rounds, the locks in ABBA order; a lock that fails a round is reported
+ * failed and not printed.  Returns 1 if any failed. */
+static int measure_all(const struct opts *o, unsigned procs, unsigned threads);
 
 /* Is `name` in the comma-separated list (NULL: everything is)? */
 static int selected(const char *list, const char *name)
@@ -973,8 +1036,9 @@ static int counterpart(int k)
     return -1;
 }
 
-static int measure_all(const struct opts *o, unsigned procs)
+static int measure_all(const struct opts *o, unsigned procs, unsigned threads)
 {
+    int rec = o->recovery && procs >= 2 && threads == 1;
     static struct figures f[MAX_LOCKS];
     int bad[MAX_LOCKS] = {0}, failed = 0;
 
@@ -985,12 +1049,12 @@ static int measure_all(const struct opts *o, unsigned procs)
             struct result res = {0};
             if (!selected(o->only, locks[k].base) || bad[k])
                 continue;
-            if (measure(&locks[k], procs, o->seconds, o->verbose, &res) == 0)
+            if (measure(&locks[k], procs, threads, o->seconds, o->verbose, &res) == 0)
                 record(&f[k], &res);
             else
                 bad[k] = failed = 1;
             double secs;
-            if (!o->recovery || procs < 2 || !locks[k].ops || bad[k])
+            if (!rec || !locks[k].ops || bad[k])
                 continue;
             if (recover_once(&locks[k], procs, &secs) == 0)
                 f[k].recovery[f[k].nrec++] = secs;
@@ -1000,8 +1064,9 @@ static int measure_all(const struct opts *o, unsigned procs)
     for (int k = 0; k < nlocks; k++)
         if (selected(o->only, locks[k].base) && !bad[k]) {
             int c = counterpart(k);
-            report(&locks[k], procs, &f[k], c >= 0 && !bad[c] && f[c].n ? &f[c] : NULL);
-            if (o->recovery && procs >= 2)
+            report(&locks[k], procs, threads, &f[k],
+                   c >= 0 && !bad[c] && f[c].n ? &f[c] : NULL);
+            if (rec)
                 report_recovery(&locks[k], procs, &f[k]);
         }
     return failed;
@@ -1031,7 +1096,8 @@ int main(int argc, char **argv)
     if (o.header)
         bm_print_header(stdout);
     int failed = 0;
-    for (int p = 0; p < o.nprocs; p++)
-        failed |= measure_all(&o, o.procs[p]);
+    for (int t = 0; t < o.nthreads; t++)
+        for (int p = 0; p < o.nprocs; p++)
+            failed |= measure_all(&o, o.procs[p], o.threads[t]);
     return failed;
 }

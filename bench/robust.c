@@ -7,9 +7,9 @@
  *
  * A multi-process program as users write it with plain pthreads, for the
  * report's "real programs" section (scripts/locks_programs.py runs it bare and
- * under libshmam-locks.so with every SHMAM_LOCK: the preload keeps glibc's
- * implementation for a robust mutex, locks/preload/preload.c, so the same
- * recovery must happen under each).
+ * under libshmam-locks.so with every SHMAM_LOCK: the preload makes a robust
+ * process-shared mutex that lock, locks/preload/preload.c, and the same
+ * recovery must happen under each as under glibc's).
  *
  * Method, per trial.  The parent maps a fresh MAP_SHARED|MAP_ANONYMOUS region
  * with a PTHREAD_PROCESS_SHARED, PTHREAD_MUTEX_ROBUST mutex, the counter it

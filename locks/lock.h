@@ -22,7 +22,7 @@
  * A waiter that finds the holder dead takes the lock over (tas, ttas), or passes
  * the dead participant's turn on to the next ticket (ticket, anderson), or takes
  * the lock once every ticket before its own is over or a dead or gone
- * participant's (mcs, clh, hemlock), or the kernel hands it on (mutex:
+ * participant's (mcs, clh, hemlock, hapax), or the kernel hands it on (mutex:
  * EOWNERDEAD).  The
  * lock knows nothing of what it guards: state a dead holder left half changed
  * must be repairable by the next holder (the runtime's claim is).  Without a
@@ -43,13 +43,14 @@
  * Queue nodes.  mcs, clh and hemlock give participant `self` the queue node
  * self mod n (n: max_procs rounded up to a power of two), a line in the
  * lock's own state: mcs waits on its own node, clh and hemlock on its
- * predecessor's (and a hemlock holder on its own, for its grant's taking).
+ * predecessor's (and a hemlock holder on its own, for its grant's taking);
+ * hapax's waiter for ticket k waits on node (k - 1) mod n instead.
  * Ids that differ modulo n keep every waiter on a line of its own; ids that
  * share a node stay correct (more participants than max_procs wait for
  * room, as the FIFO locks' do).
  *
  * Verbs (the same for each algorithm ALG in tas, ttas, ticket, anderson, mutex,
- * mcs, clh, hemlock;
+ * mcs, clh, hemlock, hapax;
  * static in ALG.c, reached through am_lock_ALG):
  *   size_t ALG_lock_size(unsigned max_procs)          bytes of shared state
  *   int    ALG_lock_init(void *l, unsigned max_procs)  0 or -errno; by one process
@@ -57,7 +58,7 @@
  *                                                      watch's give_up said so;
  *                                                      AM_LOCK_BROKEN (mutex, ticket,
  *                                                      anderson, mcs, clh,
- *                                                      hemlock) if its
+ *                                                      hemlock, hapax) if its
  *                                                      state is garbage
  *   int    ALG_lock_trylock(void *l, struct am_lock_ctx *c)  1 acquired, 0 busy
  *   void   ALG_lock_unlock(void *l, struct am_lock_ctx *c)
@@ -79,7 +80,7 @@
 
 /* lock()'s result when the shared state is unusable (a peer wrote garbage into
  * it): the mutex when its kind or pthread says so; the FIFO locks (ticket,
- * anderson, mcs, clh, hemlock) at a watch tick that finds their words in a state no
+ * anderson, mcs, clh, hemlock, hapax) at a watch tick that finds their words in a state no
  * run of the lock reaches (a ticket far from the one served, a turn past a
  * live waiter's), which no pass could ever end.  tas and ttas treat garbage as a
  * dead holder's. */
@@ -134,10 +135,11 @@ struct am_lock_ops {
 
 /* The algorithms, one operation table each (the per-algorithm functions are
  * static behind them), and every lock shmam knows, in the paper's order (tas,
- * ttas, ticket, anderson, mutex), then the queue locks (mcs, clh, hemlock);
+ * ttas, ticket, anderson, mutex), then the queue locks (mcs, clh, hemlock,
+ * hapax);
  * NULL-terminated. */
 extern const struct am_lock_ops am_lock_tas, am_lock_ttas, am_lock_ticket, am_lock_anderson,
-    am_lock_mutex, am_lock_mcs, am_lock_clh, am_lock_hemlock;
+    am_lock_mutex, am_lock_mcs, am_lock_clh, am_lock_hemlock, am_lock_hapax;
 extern const struct am_lock_ops *const am_lock_table[];
 
 /* The lock named `name`, or NULL. */
@@ -148,7 +150,8 @@ const struct am_lock_ops *am_lock_find(const char *name);
 enum am_lock_hook {
     AM_LOCK_HOOK_ENQUEUED, /* lock(): ticket taken, its wait not begun */
     AM_LOCK_HOOK_HANDING,  /* mcs, hemlock unlock(): successor found, not yet
-                            * admitted */
+                            * admitted; hapax: departed, successor not yet
+                            * woken */
     AM_LOCK_HOOK_COUNT
 };
 extern void (*am__lock_hook)(enum am_lock_hook where);

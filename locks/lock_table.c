@@ -1,7 +1,7 @@
 /*
  * am_lock_table.c - every lock shmam knows, for the runtime, tests and benchmarks
  * to loop over or pick by name.  The order is fixed (the paper's): tas, ttas,
- * ticket, anderson, mutex; then the queue locks mcs, clh, hemlock.
+ * ticket, anderson, mutex; then the queue locks mcs, clh, hemlock, hapax.
  */
 #include <string.h>
 
@@ -9,9 +9,8 @@
 #include "wait.h"
 
 const struct am_lock_ops *const am_lock_table[] = {
-    &am_lock_tas,      &am_lock_ttas,    &am_lock_ticket,
-    &am_lock_anderson, &am_lock_mutex,   &am_lock_mcs,
-    &am_lock_clh,      &am_lock_hemlock, NULL,
+    &am_lock_tas, &am_lock_ttas, &am_lock_ticket,  &am_lock_anderson, &am_lock_mutex,
+    &am_lock_mcs, &am_lock_clh,  &am_lock_hemlock, &am_lock_hapax,    NULL,
 };
 
 void (*am__lock_hook)(enum am_lock_hook where);

@@ -1,7 +1,7 @@
 /*
- * qnode.h - what the queue locks (mcs.c, clh.c, hemlock.c) share: tickets that name
- * their takers (taker.h) as the queue, one node per participant to spin on,
- * and the passing of dead participants' turns.
+ * qnode.h - what the queue locks (mcs.c, clh.c, hemlock.c, hapax.c) share:
+ * tickets that name their takers (taker.h) as the queue, one node per
+ * participant to spin on, and the passing of dead participants' turns.
  *
  * The queue.  `next` is the queue's tail: it holds the next ticket k packed
  * with the taker of ticket k - 1, so the compare-and-swap that takes ticket k
@@ -21,7 +21,10 @@
  *   clh  the latest ticket released through this node: the holder of k stores
  *        k into its own mark, and k + 1's taker spins on that node (hemlock
  *        too, which also keeps `ack`, the latest grant its successor took:
- *        hemlock.c).
+ *        hemlock.c);
+ *   hapax  no mark: the holder of k stores k into the lock's `depart`, and
+ *        node i's `ack` is the slot where a waiter shows the ticket it waits
+ *        for (tickets i, i + n, ...: hapax.c).
  * Marks only grow because holders come one after another: a node's later
  * ticket is admitted (or released) only after every earlier one is over.
  * Passes that may come late (a waiter that gives up, below) grow a mark with
@@ -30,8 +33,9 @@
  *
  * The latest holder.  `served` holds the ticket of the latest holder, stored
  * by the holder itself once admitted (qnode_hold), so every ticket older than
- * served is over.  Room: ticket k is taken only while k - served <= n (so the
- * record of k - n - 1, which taking k overwrites, is of a ticket over,
+ * served is over (hapax's `depart`, the latest ticket released, trails it:
+ * by one, or by more once dead turns were passed).  Room: ticket k is taken only while k -
+ * served <= n (so the record of k - n - 1, which taking k overwrites, is of a ticket over,
  * taker.h), hence at most n + 1 tickets are outstanding.
  *
  * Dead and gone participants.  A waiter that gives up marks its ticket k
@@ -41,14 +45,13 @@
  * already, passes its turn on itself.  At each watch tick a yielding waiter
  * for ticket m walks back from m - 1 (qnode_passable): a ticket older than
  * served, or released (mcs: with no successor then, TAKER_RELEASED; clh: its
- * taker's mark reached it), ends the walk with "pass"; a taker alive and not
- * gone ends it with "wait"; a dead or gone one is stepped over (mcs: unless it
- * was admitted already: then "pass").  On "pass" every ticket between the one
- * over and m is a dead or gone participant's that will never be released, so
- * the waiter holds the lock.  The watch never calls a live process dead, so
- * a slow or stopped holder keeps the lock, and two live waiters never both
- * pass: each stops at the other.  A waiter still waiting for room walks the
- * same way from the ticket it would take and, on "pass", moves served up to
+ * taker's mark reached it; hapax: `depart` did), ends the walk with "pass"; a taker alive
+ * and not gone ends it with "wait"; a dead or gone one is stepped over (mcs: unless it was
+ * admitted already: then "pass").  On "pass" every ticket between the one over and m is a
+ * dead or gone participant's that will never be released, so the waiter holds the lock. The
+ * watch never calls a live process dead, so a slow or stopped holder keeps the lock, and
+ * two live waiters never both pass: each stops at the other.  A waiter still waiting for
+ * room walks the same way from the ticket it would take and, on "pass", moves served up to
  * the last ticket taken, making room (every ticket before is dead or gone).
  * Without a watch nothing is passed.
  *
@@ -62,7 +65,9 @@
  * Garbage.  As in ticket.c: served more than n + 1 behind ticket(next) or
  * ahead of it, served past a live waiter's ticket, or (mcs) a waiter's own
  * mark past its ticket is a state no run reaches, and no pass would end the
- * wait: a waiter's tick returns AM_LOCK_BROKEN.  Every index is masked with
+ * wait: a waiter's tick returns AM_LOCK_BROKEN.  (hapax's `depart` needs no
+ * such check: garbage there admits waiters early or is overwritten by the
+ * next departure; it never ends a wait that should go on.)  Every index is masked with
  * the caller's own max_procs (ctx->procs; the shared `mask` only for callers
  * without one), so garbage never moves an access outside the lock.
  *
@@ -112,13 +117,15 @@ struct qnode {
                                      * released */
     AO_t sleepers;                  /* waiters parked on mark or ack (wait.h) */
     AO_t ack;                       /* hemlock: latest ticket whose grant its
-                                     * successor took (hemlock.c) */
+                                     * successor took; hapax: a waiter's
+                                     * slot (hapax.c) */
 };
 
 struct qnode_lock {
     _Alignas(AM_LOCK_ALIGN) AO_t next; /* (next ticket, taker of the one before) */
     AO_t served;                       /* the latest holder's ticket */
     AO_t mask;                         /* nodes - 1; read-only after init */
+    AO_t depart;                       /* hapax: the latest ticket released */
     _Alignas(AM_LOCK_ALIGN) struct qnode node[]; /* mask + 1, then mask + 1 records
                                                   * (taker.h), then 2 (mask + 1) gone
                                                   * marks */
@@ -129,6 +136,11 @@ _Static_assert(offsetof(struct qnode_lock, node) == AM_LOCK_ALIGN, "nodes follow
 
 /* A waiter's tick found every ticket before its own over or passable. */
 #define QNODE_PASS 1
+
+/* The `clh` flag of the calls below: 0 for mcs (a waiter's turn shows in
+ * its own mark), 1 for clh and hemlock (in its predecessor's mark), or
+ * QNODE_HAPAX (in the lock's `depart`). */
+#define QNODE_HAPAX 2
 
 /* Shared state for max_procs participants (0 is treated as 1), a multiple of
  * AM_LOCK_ALIGN. */
@@ -187,6 +199,7 @@ static inline int qnode_init(struct qnode_lock *q, unsigned max_procs)
     memset(q, 0, qnode_size(max_procs));
     q->mask = n - 1;
     q->next = tk_pack(0, TAKER_RELEASED);
+    q->depart = old;
     taker_init(qnode_who(q, q->mask), q->mask);
     for (AO_t i = 0; i < n; i++)
         q->node[i].mark = old;
@@ -264,7 +277,8 @@ static inline int qnode_passable(struct qnode_lock *q, const struct am_lock_ctx 
             return 1;
         if (id == TAKER_NONE || id == TAKER_UNKNOWN)
             return 0;
-        AO_t mark = AO_load_acquire(qnode_mark(q, mask, id));
+        AO_t mark = clh == QNODE_HAPAX ? AO_load_acquire(&q->depart)
+                                       : AO_load_acquire(qnode_mark(q, mask, id));
         if (clh && !tk_older(mark, k))
             return 1; /* k released */
         if (!qnode_dead(q, c, mask, k, id))

@@ -85,7 +85,8 @@
 #include "shmam.h"
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
-/* 13: medium messages in the slots' payload areas (medium_off, AM_PKT_MEDIUM) */
+/* 12: hemlock's claim; a loan given back (AM_H_GIVEN_BACK); 13: hapax's claim,
+ * and medium messages in the slots' payload areas (medium_off, AM_PKT_MEDIUM) */
 #define AM_LAYOUT_VERSION 13u
 #define AM_LINE 64u   /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u /* sender/receiver blocks: adjacent-line prefetch */
@@ -148,6 +149,7 @@ enum am_claim {
     AM_CLAIM_MCS,
     AM_CLAIM_CLH,
     AM_CLAIM_HEMLOCK,
+    AM_CLAIM_HAPAX,
     AM_CLAIM_COUNT
 };
 

@@ -31,7 +31,7 @@
 
 const char *const am_claim_names[] = {
     "lockfree", "tas", "ttas", "ticket",  "anderson", "mutex",
-    "onecas",   "mcs", "clh",  "hemlock", NULL,
+    "onecas",   "mcs", "clh",  "hemlock", "hapax",    NULL,
 };
 _Static_assert(sizeof(am_claim_names) / sizeof(am_claim_names[0]) == AM_CLAIM_COUNT + 1,
                "one name per claim algorithm");
@@ -74,7 +74,7 @@ static const struct {
     [AM_CLAIM_LOCKFREE] = {0, 0}, [AM_CLAIM_TAS] = {1, 0},      [AM_CLAIM_TTAS] = {1, 0},
     [AM_CLAIM_TICKET] = {1, 0},   [AM_CLAIM_ANDERSON] = {1, 0}, [AM_CLAIM_MUTEX] = {1, 0},
     [AM_CLAIM_ONECAS] = {0, 1},   [AM_CLAIM_MCS] = {1, 0},      [AM_CLAIM_CLH] = {1, 0},
-    [AM_CLAIM_HEMLOCK] = {1, 0},
+    [AM_CLAIM_HEMLOCK] = {1, 0},  [AM_CLAIM_HAPAX] = {1, 0},
 };
 _Static_assert(sizeof(claim_kinds) / sizeof(claim_kinds[0]) == AM_CLAIM_COUNT,
                "one entry per claim algorithm");

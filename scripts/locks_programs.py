@@ -42,8 +42,9 @@ Rows per program and implementation (iters: the runs of all rounds):
       leaves by _exit, so its statistics are never printed: no such rows
       (its ops are its lock cycles).
 Then bench/robust (its own rows, bench robust) bare and under the preload
-with every lock: a robust process-shared mutex keeps glibc's
-implementation there (preload.c), so each must recover alike.
+with every lock: the preload makes its robust process-shared mutex that
+lock, the dead holder passed over by its lifeline (preload.c), and each
+must recover as glibc's does.
 """
 
 import argparse

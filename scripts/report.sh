@@ -84,7 +84,7 @@ quick)
     STRESS_ARGS="--seconds 0.7 --rounds 3" # 10 kinds x 3 runs: 22 s per writer count
     MPI_STRESS_ARGS="--seconds 0.7 --repeat 3"
     DEMO_ARGS="--msgs 20000 --bulk 1000"
-    LOCK_ARGS="--procs 1,2,4,8 --seconds 0.3 --rounds 3 --latency --recovery"
+    LOCK_ARGS="--procs 1,2,4,8 --threads 1,2,4 --seconds 0.2 --rounds 3 --latency --recovery"
     LOCKPROG_ARGS="--scale quick"
     HEAP_ARGS="--quick"
     SPSC_ARGS="--quick"
@@ -106,7 +106,7 @@ paper)
     STRESS_ARGS="--seconds 3 --rounds 5"
     MPI_STRESS_ARGS="--seconds 3 --repeat 5"
     DEMO_ARGS="--msgs 100000 --bulk 1000"
-    LOCK_ARGS="--procs 1,2,4,8 --seconds 2 --rounds 5 --latency --recovery"
+    LOCK_ARGS="--procs 1,2,4,8 --threads 1,2,4 --seconds 2 --rounds 5 --latency --recovery"
     LOCKPROG_ARGS="--scale paper"
     HEAP_ARGS=""
     SPSC_ARGS=""

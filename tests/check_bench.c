@@ -41,6 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lock.h"
 #include "shmam.h"
 #include "testutil.h"
 
@@ -755,8 +756,8 @@ START_TEST(test_demo_many)
 }
 END_TEST
 
-/* lockbench: every (lock, procs) has its four rows, and a fifth (acq_vs_ck)
- * if ck has its algorithm, with one acquisition count. */
+/* lockbench: every (lock of am_lock_table, procs) has its four rows, and a
+ * fifth (acq_vs_ck) if ck has its algorithm, with one acquisition count. */
 START_TEST(test_lockbench)
 {
     char prog[PATH_MAX];
@@ -775,29 +776,100 @@ START_TEST(test_lockbench)
                                 "fairness_jain",
                        .needed = "acq_per_s"};
     int n = run_and_check(argv, &e, what);
-    static const char *const ours[] = {"shmam:tas",      "shmam:ttas",  "shmam:ticket",
-                                       "shmam:anderson", "shmam:mutex", "shmam:mcs",
-                                       "shmam:clh"};
-    for (int k = 0; k < 7; k++)
+    for (int k = 0; am_lock_table[k]; k++)
         for (int p = 1; p <= 2; p++) {
+            char ours[64], ck[64];
             int seen = 0;
             long iters = -1;
+            snprintf(ours, sizeof ours, "shmam:%s", am_lock_table[k]->name);
+            snprintf(ck, sizeof ck, "ck:%s", am_lock_table[k]->name);
             for (int i = 0; i < n; i++) {
-                if (strcmp(rows[i].f[1], ours[k]) || atoi(rows[i].f[3]) != p)
+                if (strcmp(rows[i].f[1], ours) || atoi(rows[i].f[3]) != p)
                     continue;
                 seen++;
                 ck_assert_msg(iters < 0 || atol(rows[i].f[5]) == iters,
-                              "%s: %s, %d procs: iters differ between its rows", what,
-                              ours[k], p);
+                              "%s: %s, %d procs: iters differ between its rows", what, ours,
+                              p);
                 iters = atol(rows[i].f[5]);
             }
-            int want = 4 + (k == 2 || k == 3 || k >= 5); /* ck: ticket anderson mcs clh */
-            ck_assert_msg(seen == want, "%s: %s with %d procs: %d rows, not %d", what,
-                          ours[k], p, seen, want);
+            int want = 4 + (row_of(rows, n, ck, "acq_per_s") != NULL); /* acq_vs_ck */
+            ck_assert_msg(seen == want, "%s: %s with %d procs: %d rows, not %d", what, ours,
+                          p, seen, want);
         }
     for (int i = 0; i < n; i++)
         ck_assert_msg(atoi(rows[i].f[3]) == 1 || atoi(rows[i].f[3]) == 2,
                       "%s: procs %s not asked for", what, rows[i].f[3]);
+}
+END_TEST
+
+/* lockbench --threads 2 with 1 and 2 processes: every row names the
+ * threads in impl (IMPL/t2), and --verbose's per-participant counts (on
+ * stderr) are 2 per process and add up to the row's acquisitions, which
+ * lockbench itself held against the guarded counter. */
+START_TEST(test_lockbench_threads)
+{
+    char prog[PATH_MAX];
+    const char *what = "lockbench --threads 2";
+    if (!built(prog, "lockbench"))
+        return;
+    const char *argv[] = {prog,
+                          "--procs",
+                          "1,2",
+                          "--threads",
+                          "2",
+                          "--seconds",
+                          "0.05",
+                          "--rounds",
+                          "1",
+                          "--locks",
+                          "shmam:hapax,shmam:mcs,ck:mcs",
+                          "--verbose",
+                          "--header",
+                          NULL};
+    struct expect e = {.bench = "lockbench",
+                       .pinned = -1,
+                       .known = "acq_per_s acq_vs_ck fairness_min_over_max fairness_cv "
+                                "fairness_jain",
+                       .needed = "acq_per_s fairness_jain"};
+    int n = run_and_check(argv, &e, what), lines = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(rows[i].f[1]);
+        ck_assert_msg(len > 3 && strcmp(rows[i].f[1] + len - 3, "/t2") == 0,
+                      "%s: impl %s does not name its threads", what, rows[i].f[1]);
+    }
+    for (char *l = out.err; (l = strstr(l, "lockbench: ")) != NULL; l++) {
+        char name[64], impl[80];
+        unsigned procs, threads, k = 0;
+        unsigned long sum = 0, c;
+        int used;
+        if (sscanf(l, "lockbench: %63[^,], %u procs x %u threads:%n", name, &procs,
+                   &threads, &used) != 3)
+            continue;
+        for (char *p = l + used; *p && *p != '\n'; k++) {
+            char *end;
+            c = strtoul(p, &end, 10);
+            if (end == p)
+                break;
+            sum += c;
+            p = end;
+        }
+        snprintf(impl, sizeof impl, "%s/t2", name);
+        ck_assert_msg(threads == 2 && k == procs * 2,
+                      "%s: %s, %u procs: %u counts for %u threads each", what, name, procs,
+                      k, threads);
+        const struct row *r = NULL;
+        for (int i = 0; i < n && !r; i++)
+            if (strcmp(rows[i].f[1], impl) == 0 && (unsigned)atoi(rows[i].f[3]) == procs)
+                r = &rows[i];
+        ck_assert_msg(r != NULL, "%s: no row of %s with %u procs", what, impl, procs);
+        ck_assert_msg(
+            atol(r->f[5]) == (long)sum,
+            "%s: %s, %u procs: the threads' counts add up to %lu, the row says %s", what,
+            name, procs, sum, r->f[5]);
+        lines++;
+    }
+    ck_assert_msg(lines == 6, "%s: %d per-participant count lines, not 6 (3 locks x 2)",
+                  what, lines);
 }
 END_TEST
 
@@ -1214,6 +1286,7 @@ static Suite *bench_suite(void)
         {"demo_many", test_demo_many, 2},
         {"lockbench", test_lockbench, 1},
         {"lockbench_recovery", test_lockbench_recovery, 1},
+        {"lockbench_threads", test_lockbench_threads, 1},
         {"pollcost", test_pollcost, 1},
         {"mpi_pingpong", test_mpi_pingpong, 1},
         {"mpi_bw", test_mpi_bw, 1},

@@ -629,8 +629,8 @@ END_TEST
 
 /* Words of a FIFO lock, where ticket.c, anderson.c and qnode.h keep them
  * (their private layouts: ticket's next at 0 and owner at 8; anderson's next
- * at 64 and slot i's turn at 128 + 64 i; mcs's, clh's and hemlock's next at 0
- * and served at 8), and garbage for each.  A ticket word is
+ * at 64 and slot i's turn at 128 + 64 i; mcs's, clh's, hemlock's and hapax's
+ * next at 0 and served at 8), and garbage for each.  A ticket word is
  * (ticket << 24 | taker id); 0xabcdef names no sender. */
 static const struct {
     enum am_claim alg;
@@ -650,6 +650,9 @@ static const struct {
     {AM_CLAIM_HEMLOCK, 0, (AO_t)1 << 44 | 0xabcdef,
      "hemlock: next 2^20 tickets ahead of served"},
     {AM_CLAIM_HEMLOCK, 8, (AO_t)1 << 20, "hemlock: served 2^20 tickets ahead of next"},
+    {AM_CLAIM_HAPAX, 0, (AO_t)1 << 44 | 0xabcdef,
+     "hapax: next 2^20 tickets ahead of served"},
+    {AM_CLAIM_HAPAX, 8, (AO_t)1 << 20, "hapax: served 2^20 tickets ahead of next"},
 };
 #define NGARBAGE (sizeof garbage / sizeof garbage[0])
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "lock.h"
+#include "qnode.h"
 #include "spin.h"
 #include "testutil.h"
 #include "wait.h"
@@ -81,6 +82,8 @@ struct shared {
     AO_t parked[IDS];       /* queue locks: id is parked at its lock hook */
     unsigned wait;          /* every participant's waiting policy (AM_LOCK_WAIT_*) */
     AO_t round;             /* park test: the round the holder holds the lock in */
+    AO_t noted[IDS];        /* queue locks: id has taken its ticket (its lock hook) */
+    AO_t rank[IDS];         /* recovery: id entered as the rank[id]-th (from 0) */
 };
 
 #define HDR ((sizeof(struct shared) + AM_LOCK_ALIGN - 1) / AM_LOCK_ALIGN * AM_LOCK_ALIGN)
@@ -169,7 +172,7 @@ static void await(AO_t *flag)
 START_TEST(test_table)
 {
     static const char *const names[] = {"tas", "ttas", "ticket",  "anderson", "mutex",
-                                        "mcs", "clh",  "hemlock", NULL};
+                                        "mcs", "clh",  "hemlock", "hapax",    NULL};
     int i;
 
     for (i = 0; names[i]; i++) {
@@ -180,7 +183,7 @@ START_TEST(test_table)
                       names[i]);
     }
     ck_assert_msg(am_lock_table[i] == NULL,
-                  "am_lock_table: not NULL-terminated after hemlock");
+                  "am_lock_table: not NULL-terminated after hapax");
     ck_assert_msg(am_lock_find("nope") == NULL, "am_lock_find(\"nope\") found something");
 }
 END_TEST
@@ -566,14 +569,19 @@ struct member {
     enum role role;
     int gated; /* waits at s->gate before lock() */
     int park;  /* 1 + the am_lock_hook point to park at for good, or 0 */
+    int note;  /* 1: says in noted[id] that it took its ticket, and goes on */
+    int blind; /* 1: waits without a watch */
 };
 
 /* The member parking at a lock hook, in its own process. */
 static const struct member *parking;
 
-/* am__lock_hook of a member with `park`: at its point, says so and stays. */
+/* am__lock_hook of a member with `park`: at its point, says so and stays;
+ * of a member with `note`: says that it took its ticket. */
 static void park_hook(enum am_lock_hook where)
 {
+    if (where == AM_LOCK_HOOK_ENQUEUED && parking->note)
+        AO_store_release(&parking->s->noted[parking->id], 1);
     if ((int)where + 1 != parking->park)
         return;
     AO_store_release(&parking->s->parked[parking->id], 1);
@@ -589,10 +597,11 @@ static void member_main(void *arg)
     struct shared *s = m->s;
     struct watcher w = {s, m->id};
     const struct am_lock_watch watch = {watched_dead, watched_give_up, &w};
-    struct am_lock_ctx c = {.self = m->id, .watch = &watch, .wait = s->wait};
+    struct am_lock_ctx c = {
+        .self = m->id, .watch = m->blind ? NULL : &watch, .wait = s->wait};
     int r;
 
-    if (m->park) {
+    if (m->park || m->note) {
         parking = m;
         am__lock_hook = park_hook;
     }
@@ -606,7 +615,7 @@ static void member_main(void *arg)
     if (r != 0)
         _exit(EXIT_RESULT);
     enter(s);
-    AO_fetch_and_add1_full(&s->entered);
+    AO_store(&s->rank[m->id], AO_fetch_and_add1_full(&s->entered));
     if (m->role == GIVE_UP)
         _exit(EXIT_ENTERED);
     AO_store_release(&s->holds[m->id], 1);
@@ -710,7 +719,7 @@ static void recovery(unsigned lock_idx, int kill_what, unsigned wait)
     s->wait = wait;
     tu_gate_init(&s->gate, 2);
     for (unsigned i = 0; i < 4; i++)
-        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 2, 0};
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 2, 0, 0, 0};
     pid[0] = start(name, &m[0], 0);
     expect_flag(name, s, &s->holds[0], "took the lock", 0);
     if (kill_what & KILL_WAITER) {
@@ -872,6 +881,7 @@ END_TEST
 static int has_point(const char *name, enum am_lock_hook where)
 {
     return strcmp(name, "mcs") == 0 || strcmp(name, "hemlock") == 0 ||
+           strcmp(name, "hapax") == 0 ||
            (strcmp(name, "clh") == 0 && where != AM_LOCK_HOOK_HANDING);
 }
 
@@ -888,8 +898,8 @@ static void parked_killed(unsigned lock_idx, enum am_lock_hook where)
         goto out;
     tu_gate_init(&s->gate, 2);
     for (unsigned i = 0; i < 4; i++)
-        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 2,
-                               i == victim ? 1 + where : 0};
+        m[i] = (struct member){
+            s, i, i == 0 ? HOLD : PASS, i >= 2, i == victim ? 1 + where : 0, 0, 0};
     pid[0] = start(name, &m[0], 0);
     expect_flag(name, s, &s->holds[0], "took the lock", 0);
     if (victim == 1) {
@@ -940,6 +950,108 @@ START_TEST(test_killed_handing_off)
 }
 END_TEST
 
+/* The queue locks admit in the order tickets were taken: 0 holds, 1 .. 5
+ * take their tickets one after another (each once the one before has,
+ * seen through the lock hook), and enter in that order once 0 unlocks. */
+enum { FIFO_WAITERS = 5 };
+
+START_TEST(test_queue_fifo)
+{
+    const char *name = am_lock_table[_i]->name;
+    struct shared *s = shared_new((unsigned)_i, IDS, 0);
+    struct member m[FIFO_WAITERS + 1];
+    pid_t pid[FIFO_WAITERS + 1];
+
+    if (!has_point(name, AM_LOCK_HOOK_ENQUEUED))
+        goto out;
+    for (unsigned i = 0; i <= FIFO_WAITERS; i++)
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, 0, 0, i > 0, 0};
+    pid[0] = start(name, &m[0], 0);
+    expect_flag(name, s, &s->holds[0], "took the lock", 0);
+    for (unsigned i = 1; i <= FIFO_WAITERS; i++) {
+        pid[i] = start(name, &m[i], (int)(i % 2));
+        expect_flag(name, s, &s->noted[i], "took its ticket", i);
+    }
+    AO_store_release(&s->release[0], 1);
+    for (unsigned i = 0; i <= FIFO_WAITERS; i++)
+        reap_ok(name, pid[i], i, WAIT_S);
+    ck_assert_msg(s->violations == 0 && s->entered == FIFO_WAITERS + 1,
+                  "%s: %lu violations, %lu critical sections (expected %d)", name,
+                  (unsigned long)s->violations, (unsigned long)s->entered,
+                  FIFO_WAITERS + 1);
+    for (unsigned i = 0; i <= FIFO_WAITERS; i++)
+        ck_assert_msg(s->rank[i] == i, "%s: the taker of ticket %u entered as number %lu",
+                      name, i, (unsigned long)s->rank[i]);
+out:
+    shared_free(s, IDS);
+}
+END_TEST
+
+/* Hapax: a holder killed in unlock() after its departure, before it changed
+ * its successor's slot, costs nothing even to a waiter without a watch: it
+ * reads the departure once its spinning has failed. */
+START_TEST(test_hapax_untold_waiter)
+{
+    const struct am_lock_ops *ops = am_lock_find("hapax");
+    struct shared *s = shared_new(lock_index(ops), IDS, 0);
+    struct member m[2] = {{s, 0, HOLD, 0, 1 + AM_LOCK_HOOK_HANDING, 0, 0},
+                          {s, 1, PASS, 0, 0, 1, 1}};
+    pid_t pid[2];
+
+    pid[0] = start(ops->name, &m[0], 0);
+    expect_flag(ops->name, s, &s->holds[0], "took the lock", 0);
+    pid[1] = start(ops->name, &m[1], 1);
+    expect_flag(ops->name, s, &s->noted[1], "took its ticket", 1);
+    AO_store_release(&s->release[0], 1);
+    expect_flag(ops->name, s, &s->parked[0], "parked in unlock()", 0);
+    AO_store(&s->holds[0], 0); /* it has left its critical section */
+    (void)kill_member(ops->name, pid[0], s, 0);
+    reap_ok(ops->name, pid[1], 1, WAIT_S);
+    ck_assert_msg(s->violations == 0 && s->entered == 2,
+                  "hapax: %lu violations, %lu critical sections (expected 2)",
+                  (unsigned long)s->violations, (unsigned long)s->entered);
+    ck_assert_msg(!ops->locked(lock_of(s)), "hapax: locked() at the end");
+    shared_free(s, IDS);
+}
+END_TEST
+
+/* Hapax: a waiter's slot only wakes it; the departure word decides.  While
+ * 0 holds and 1 waits, the parent scribbles over every slot (a peer writing
+ * garbage, or another waiter's post); 1 must not enter before 0 unlocks,
+ * and must enter after. */
+enum { SCRIBBLES = 20000 };
+
+START_TEST(test_hapax_slot_only_wakes)
+{
+    const struct am_lock_ops *ops = am_lock_find("hapax");
+    struct shared *s = shared_new(lock_index(ops), 2, 0);
+    struct qnode_lock *q = lock_of(s);
+    struct member m[2] = {{s, 0, HOLD, 0, 0, 0, 0}, {s, 1, PASS, 0, 0, 1, 0}};
+    pid_t pid[2];
+    AO_t during;
+
+    pid[0] = start(ops->name, &m[0], 0);
+    expect_flag(ops->name, s, &s->holds[0], "took the lock", 0);
+    pid[1] = start(ops->name, &m[1], 1);
+    expect_flag(ops->name, s, &s->noted[1], "took its ticket", 1);
+    for (AO_t i = 0; i < SCRIBBLES; i++) {
+        AO_store(&q->node[i & q->mask].ack, i * 0x9e3779b97f4a7c15u);
+        if (i % 64 == 0)
+            tu_yield();
+    }
+    during = AO_load(&s->entered);
+    AO_store_release(&s->release[0], 1);
+    reap_ok(ops->name, pid[0], 0, WAIT_S);
+    reap_ok(ops->name, pid[1], 1, WAIT_S);
+    ck_assert_msg(during == 1, "hapax: a changed slot let %lu in beside the holder",
+                  (unsigned long)during - 1);
+    ck_assert_msg(s->violations == 0 && s->entered == 2,
+                  "hapax: %lu violations, %lu critical sections (expected 2)",
+                  (unsigned long)s->violations, (unsigned long)s->entered);
+    shared_free(s, 2);
+}
+END_TEST
+
 /* A holder stopped with SIGSTOP for STOPPED_MS is not dead: it keeps the lock,
  * nobody enters until it continues and unlocks. */
 START_TEST(test_stopped_holder_kept)
@@ -953,7 +1065,7 @@ START_TEST(test_stopped_holder_kept)
 
     tu_gate_init(&s->gate, 2);
     for (unsigned i = 0; i < 3; i++)
-        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 1, 0};
+        m[i] = (struct member){s, i, i == 0 ? HOLD : PASS, i >= 1, 0, 0, 0};
     pid[0] = start(name, &m[0], 0);
     expect_flag(name, s, &s->holds[0], "took the lock", 0);
     pid[1] = start(name, &m[1], 0);
@@ -984,7 +1096,8 @@ START_TEST(test_give_up)
 {
     const char *name = am_lock_table[_i]->name;
     struct shared *s = shared_new((unsigned)_i, IDS, 0);
-    struct member m[3] = {{s, 0, HOLD, 0, 0}, {s, 1, GIVE_UP, 0, 0}, {s, 2, PASS, 0, 0}};
+    struct member m[3] = {
+        {s, 0, HOLD, 0, 0, 0, 0}, {s, 1, GIVE_UP, 0, 0, 0, 0}, {s, 2, PASS, 0, 0, 0, 0}};
     pid_t pid[3];
     double t;
 
@@ -1102,6 +1215,9 @@ static Suite *locks_suite(void)
     tcase_add_loop_test(many, test_stopped_holder_kept, 0, n);
     tcase_add_loop_test(many, test_give_up, 0, n);
     tcase_add_loop_test(many, test_give_up_churn, 0, n);
+    tcase_add_loop_test(many, test_queue_fifo, 0, n);
+    tcase_add_test(many, test_hapax_untold_waiter);
+    tcase_add_test(many, test_hapax_slot_only_wakes);
     suite_add_tcase(s, one);
     suite_add_tcase(s, many);
     tcase_set_timeout(waits, TCASE_TIMEOUT_S);

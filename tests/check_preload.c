@@ -3,11 +3,14 @@
  * programs, with every lock of am_lock_table:
  *   conformance  tests/prog_preload (plain pthreads: exclusion, trylock,
  *                timedlock, error-checking and recursive types, condition
- *                variables, a process-shared robust mutex whose holder is
- *                SIGKILLed) passes under the preload with every lock and
- *                waiting policy, and the preload was in use: its
- *                statistics (SHMAM_LOCK_STATS=1) name the lock and count at
- *                least the acquisitions the program made;
+ *                variables, a process-shared robust mutex shared by two
+ *                processes, its holder SIGKILLed: EOWNERDEAD from lock and
+ *                trylock, consistent, ENOTRECOVERABLE) passes under the
+ *                preload with every lock and waiting policy, and the
+ *                preload was in use: its statistics (SHMAM_LOCK_STATS=1)
+ *                name the lock, count at least the acquisitions the
+ *                program made, and mark no mutex as kept glibc's (the
+ *                process-shared robust one is the lock's too);
  *   xz           Debian's xz, compressing a fixed input with 2 threads in
  *                small blocks (its threads meet on a mutex and condition
  *                variables for every block), writes the same bytes under the
@@ -110,6 +113,8 @@ START_TEST(conformance)
     ck_assert_msg(acq >= 4 * iters,
                   "%s/%s: busiest mutex %ld acquisitions (want >= %ld): %s", lock, wait,
                   acq, 4 * iters, o->err);
+    ck_assert_msg(strstr(o->err, "(glibc's)") == NULL, "%s/%s: a mutex kept glibc's: %s",
+                  lock, wait, o->err);
     free(o);
 }
 END_TEST

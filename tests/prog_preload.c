@@ -16,8 +16,10 @@
  * EPERM for a non-owner); a bounded buffer between 2 producers and 2
  * consumers with signal; broadcast waking every waiter; timedwait timing
  * out with the mutex held again; and a process-shared robust mutex in
- * shared memory whose holder is SIGKILLed: EOWNERDEAD, then
- * pthread_mutex_consistent, then a plain lock.
+ * shared memory: two processes excluding each other on it (a counter in the
+ * shared memory), its holder SIGKILLed: EOWNERDEAD, then
+ * pthread_mutex_consistent, then a plain lock; again: trylock says
+ * EOWNERDEAD, and an unlock without consistent leaves it ENOTRECOVERABLE.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -317,20 +319,19 @@ static void timed_wait(void)
 
 /* ---- a process-shared robust mutex, its holder killed ---- */
 
-static void robust_pshared(void)
-{
-    struct shared {
-        pthread_mutex_t m;
-        volatile int held;
-    } *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    pthread_mutexattr_t a;
-    pid_t p;
+struct pshared {
+    pthread_mutex_t m;
+    volatile int held;
+    volatile long counter, inside;
+    volatile int overlap;
+};
 
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-    check(pthread_mutex_init(&s->m, &a) == 0, "robust: init failed");
-    if ((p = fork()) == 0) {
+/* Forks a child that locks s->m, says so, and stays until killed. */
+static pid_t holder(struct pshared *s)
+{
+    pid_t p = fork();
+
+    if (p == 0) {
         alarm(60); /* never outlive a parent that failed */
         pthread_mutex_lock(&s->m);
         s->held = 1;
@@ -340,15 +341,72 @@ static void robust_pshared(void)
     child = p;
     while (!s->held)
         usleep(1000);
-    check(pthread_mutex_trylock(&s->m) == EBUSY, "robust: a live holder's mutex not EBUSY");
+    return p;
+}
+
+static void kill_holder(struct pshared *s, pid_t p)
+{
     kill(p, SIGKILL);
     waitpid(p, NULL, 0);
     child = 0;
+    s->held = 0;
+}
+
+/* ITERS increments of the shared counter under s->m, in this process. */
+static void count_shared(struct pshared *s)
+{
+    for (long i = 0; i < ITERS; i++) {
+        pthread_mutex_lock(&s->m);
+        if (s->inside++ != 0)
+            s->overlap = 1;
+        long v = s->counter;
+        if (i % 64 == 0)
+            sched_yield(); /* widen the window */
+        s->counter = v + 1;
+        s->inside--;
+        pthread_mutex_unlock(&s->m);
+    }
+}
+
+static void robust_pshared(void)
+{
+    struct pshared *s =
+        mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pthread_mutexattr_t a;
+    pid_t p;
+    int st;
+
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    check(pthread_mutex_init(&s->m, &a) == 0, "robust: init failed");
+    if ((p = fork()) == 0) {
+        alarm(60);
+        count_shared(s);
+        _exit(0);
+    }
+    child = p;
+    count_shared(s);
+    check(waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "robust: the other counting process failed");
+    child = 0;
+    check(!s->overlap && s->counter == 2 * ITERS,
+          "robust: two processes inside at once, or increments lost");
+    p = holder(s);
+    check(pthread_mutex_trylock(&s->m) == EBUSY, "robust: a live holder's mutex not EBUSY");
+    kill_holder(s, p);
     check(pthread_mutex_lock(&s->m) == EOWNERDEAD, "robust: no EOWNERDEAD after the kill");
     check(pthread_mutex_consistent(&s->m) == 0, "robust: consistent failed");
     check(pthread_mutex_unlock(&s->m) == 0, "robust: unlock failed");
     check(pthread_mutex_lock(&s->m) == 0, "robust: lock after consistent failed");
     pthread_mutex_unlock(&s->m);
+    p = holder(s);
+    kill_holder(s, p);
+    check(pthread_mutex_trylock(&s->m) == EOWNERDEAD,
+          "robust: trylock gave no EOWNERDEAD after the kill");
+    check(pthread_mutex_unlock(&s->m) == 0, "robust: unlock while inconsistent failed");
+    check(pthread_mutex_lock(&s->m) == ENOTRECOVERABLE,
+          "robust: not ENOTRECOVERABLE after an unlock without consistent");
     pthread_mutex_destroy(&s->m);
     munmap(s, sizeof *s);
 }

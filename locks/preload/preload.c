@@ -22,13 +22,35 @@
  * __kind), and is never freed: pthread_mutex_destroy resets it, and a new
  * mutex at the same address reuses it.
  *
- * What stays glibc's.  A mutex that is process-shared, robust or priority
- * inheriting or protecting (glibc's __kind says so; init passes it to glibc
- * first in any case) keeps glibc's implementation in its own memory: its
- * state must be in the shared memory, where no lock of am_lock_table fits,
- * and a robust one must report EOWNERDEAD, which glibc's robust futex does
- * (shmam's `mutex` lock is that very kind).  It is counted in the statistics
- * as "glibc".
+ * What stays glibc's.  A priority inheriting or protecting mutex (glibc's
+ * __kind says so; init passes every mutex to glibc first in any case) keeps
+ * glibc's implementation in its own memory; the statistics mark it
+ * "(glibc's)".
+ *
+ * Process-shared and robust mutexes.  Their lock's state must be where
+ * every process that uses the mutex sees it, and no lock of am_lock_table
+ * fits the mutex's 40 bytes, so init puts it in a mapping of its own,
+ * MAP_SHARED and anonymous (a `struct pshm`), and writes the mapping's
+ * address, tagged, into the mutex's robust-list links (glibc's __list, which
+ * glibc never uses on a mutex that only this library locks).  The processes
+ * that the initialising one forks afterwards inherit the mapping at the same
+ * address, so they share the lock (the usual use: a mutex in shared memory,
+ * then fork); a process that finds the tag but not the mapping (it mapped the
+ * mutex's memory some other way) gets EINVAL from every call: there is no
+ * name to find the state by.  Participants are threads: a thread's first use
+ * of such a mutex takes it a slot (SHMAM_LOCK_PROCS of them, for the mutex's
+ * life: then EAGAIN) and locks the slot's own glibc robust mutex for the rest
+ * of its life, a lifeline: the lock's watch asks it (EOWNERDEAD: the slot's
+ * thread died), so a waiter passes a dead holder's or waiter's turn as the
+ * runtime's do.  Robust: the holder's slot is in the mapping while it holds
+ * the lock and cleared before it unlocks, so the next holder that finds one
+ * there took the lock over from a dead holder and returns EOWNERDEAD; until
+ * pthread_mutex_consistent, an unlock makes the mutex ENOTRECOVERABLE, as
+ * pthreads says.  (A holder that dies between its lock() and storing its
+ * slot, a few instructions, passes unreported.)  trylock of a robust mutex
+ * whose holder died takes it over (waiting behind live waiters, if any)
+ * rather than saying EBUSY.  A process-shared mutex that is not robust
+ * passes a dead holder over too, silently.
  *
  * Types.  PTHREAD_MUTEX_ERRORCHECK: relocking by the holder is EDEADLK (trylock
  * EBUSY), unlock by another thread EPERM; RECURSIVE: the holder relocks,
@@ -64,6 +86,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,22 +96,43 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define BUCKETS 4096u
-#define POLL_MAX_NS 200000L /* a timed waiter's longest sleep between attempts */
-#define KIND_GLIBC (16 | 32 | 64 | 128) /* robust, PI, PP, process-shared */
+#define POLL_MAX_NS 200000L  /* a timed waiter's longest sleep between attempts */
+#define KIND_GLIBC (32 | 64) /* PI, PP */
+#define KIND_ROBUST 16
+#define KIND_PSHARED 128
+#define PSHM_MAGIC 0x73686d616d706d31ull /* "shmampm1", also the address's tag */
+#define MY_SLOTS 16                      /* shared mutexes one thread may use */
+
+/* The state of a process-shared or robust mutex, in a mapping of its own
+ * (see the file header), followed by `procs` lifelines (glibc robust
+ * process-shared mutexes), as many dead flags and the lock's state. */
+struct pshm {
+    AO_t magic;  /* PSHM_MAGIC once made */
+    AO_t key;    /* the mutex's address */
+    AO_t holder; /* the holder's slot + 1 while it holds the lock, else 0 */
+    AO_t cons;   /* CONSISTENT, INCONSISTENT (after EOWNERDEAD), UNRECOVERABLE */
+    AO_t slots;  /* slots handed out (fetch-and-add) */
+};
+
+enum { CONSISTENT, INCONSISTENT, UNRECOVERABLE };
 
 /* One replaced (or glibc-kept) mutex. */
 struct pm {
     pthread_mutex_t *key;
-    struct pm *next;          /* bucket chain; never unlinked */
-    int type;                 /* PTHREAD_MUTEX_*, glibc's __kind & 3 */
-    int glibc;                /* kept glibc's (see the file header) */
-    AO_t owner;               /* holder's thread id, 0 if free */
-    unsigned count;           /* recursion depth, by the holder */
-    unsigned self;            /* holder's participant id */
-    unsigned long long held;  /* holder's ctx.held */
-    unsigned long long since; /* holder's acquisition time (stats) */
-    struct pm_stats st;       /* written by the holder only */
-    void *state;              /* the lock's, AM_LOCK_ALIGN-aligned */
+    struct pm *next;            /* bucket chain; never unlinked */
+    int type;                   /* PTHREAD_MUTEX_*, glibc's __kind & 3 */
+    int glibc;                  /* kept glibc's (see the file header) */
+    AO_t owner;                 /* holder's thread id, 0 if free */
+    unsigned count;             /* recursion depth, by the holder */
+    unsigned self;              /* holder's participant id */
+    unsigned long long held;    /* holder's ctx.held */
+    unsigned long long since;   /* holder's acquisition time (stats) */
+    struct pm_stats st;         /* written by the holder only */
+    void *state;                /* the lock's, AM_LOCK_ALIGN-aligned */
+    int shared;                 /* process-shared or robust: the lock is shm's */
+    int robust;                 /* reports EOWNERDEAD */
+    struct pshm *shm;           /* shared: its state; NULL if unusable here */
+    struct am_lock_watch watch; /* shared: asks shm's lifelines */
 };
 
 static struct {
@@ -99,6 +143,7 @@ static struct {
     int (*clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
     int (*unlock)(pthread_mutex_t *);
     int (*destroy)(pthread_mutex_t *);
+    int (*consistent)(pthread_mutex_t *);
 } real;
 
 /* A timed lock's deadline. */
@@ -118,6 +163,12 @@ static AO_t thread_ids;
 
 static __thread int inside; /* a call from inside the library goes to glibc */
 static __thread unsigned my_id, my_tid;
+static pid_t my_pid; /* this process's, reset in a fork's child */
+static __thread struct {
+    const struct pshm *p;
+    pid_t pid; /* the slot is this thread's only in the process that took it */
+    unsigned slot;
+} my_slots[MY_SLOTS];
 
 /* glibc's lock, trylock, timedlock or clocklock of m, as d and trying say. */
 static int glibc_lock(pthread_mutex_t *m, const struct deadline *d, int trying)
@@ -150,6 +201,15 @@ static void table_drop(void)
     AO_CLEAR(&table_lock);
 }
 
+/* The child of a fork: a new process and thread (the parent's slots are
+ * not its own: it holds none of their lifelines). */
+static void forked(void)
+{
+    table_drop();
+    my_pid = getpid();
+    my_tid = 0;
+}
+
 static void setup(void)
 {
     const char *name = getenv("SHMAM_LOCK"), *w = getenv("SHMAM_LOCK_WAIT");
@@ -163,8 +223,9 @@ static void setup(void)
     real.clocklock = dlsym(RTLD_NEXT, "pthread_mutex_clocklock");
     real.unlock = dlsym(RTLD_NEXT, "pthread_mutex_unlock");
     real.destroy = dlsym(RTLD_NEXT, "pthread_mutex_destroy");
+    real.consistent = dlsym(RTLD_NEXT, "pthread_mutex_consistent");
     if (!real.init || !real.lock || !real.trylock || !real.timedlock || !real.unlock ||
-        !real.destroy)
+        !real.destroy || !real.consistent)
         die("glibc's pthread_mutex functions not found", "dlsym");
     if (name && *name && strcmp(name, "glibc") != 0 && !(ops = am_lock_find(name)))
         die("SHMAM_LOCK names no lock (see shmam-locks(7))", name);
@@ -184,7 +245,8 @@ static void setup(void)
         procs = (unsigned)n;
     }
     stats_on = s && *s && strcmp(s, "0") != 0;
-    pthread_atfork(table_take, table_drop, table_drop);
+    my_pid = getpid();
+    pthread_atfork(table_take, table_drop, forked);
     if (stats_on)
         pm_stats_start(ops ? ops->name : "glibc", w && *w ? w : "yield");
     AO_store_release(&ready, 1);
@@ -228,20 +290,192 @@ static struct pm *find(pthread_mutex_t *m)
     return e;
 }
 
-/* A fresh state for entry e of mutex m, as glibc's __kind describes m. */
-static void reset(struct pm *e, pthread_mutex_t *m)
+/* ---- process-shared and robust mutexes (see the file header) ---- */
+
+/* The parts of a pshm for this process's procs (never from the mapping). */
+static pthread_mutex_t *shm_life(struct pshm *p, unsigned i)
 {
-    int kind = m->__data.__kind;
+    return (pthread_mutex_t *)(void *)((char *)p + AM_LOCK_ALIGN) + i;
+}
+
+static volatile AO_t *shm_dead(struct pshm *p, unsigned i)
+{
+    return (volatile AO_t *)(void *)shm_life(p, procs) + i;
+}
+
+static size_t shm_lock_offset(void)
+{
+    size_t end = AM_LOCK_ALIGN + procs * (sizeof(pthread_mutex_t) + sizeof(AO_t));
+
+    return (end + AM_LOCK_ALIGN - 1) / AM_LOCK_ALIGN * AM_LOCK_ALIGN;
+}
+
+static void *shm_lock(struct pshm *p)
+{
+    return (char *)p + shm_lock_offset();
+}
+
+static size_t shm_size(void)
+{
+    return shm_lock_offset() + ops->size(procs);
+}
+
+/* The watch's dead(): slot `who`'s lifeline says its thread died (final:
+ * recorded in the dead flags; the lifeline is left unrecoverable). */
+static int shm_dead_slot(const void *arg, unsigned who)
+{
+    struct pshm *p = (struct pshm *)arg;
+    int rc;
+
+    if (who >= procs)
+        return 1; /* no slot's: only garbage names it */
+    if (AO_load(shm_dead(p, who)))
+        return 1;
+    inside++;
+    if ((rc = real.trylock(shm_life(p, who))) == 0 || rc == EOWNERDEAD)
+        real.unlock(shm_life(p, who)); /* 0: the slot is not taken yet */
+    inside--;
+    if (rc != EOWNERDEAD && rc != ENOTRECOVERABLE)
+        return 0;
+    AO_store(shm_dead(p, who), 1);
+    return 1;
+}
+
+/* By init of mutex m: a new mapping with the lock, published in m.  NULL if
+ * out of memory. */
+static struct pshm *shm_create(pthread_mutex_t *m)
+{
+    struct pshm *p =
+        mmap(NULL, shm_size(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    int rc = 0;
+
+    if (p == MAP_FAILED)
+        return NULL;
+    inside++;
+    for (unsigned i = 0; i < procs && rc == 0; i++)
+        rc = am_lock_mutex_robust_init(shm_life(p, i));
+    if (rc == 0)
+        rc = ops->init(shm_lock(p), procs);
+    inside--;
+    if (rc != 0) {
+        munmap(p, shm_size());
+        return NULL;
+    }
+    p->magic = PSHM_MAGIC;
+    p->key = (AO_t)(uintptr_t)m;
+    AO_nop_full(); /* the state before its address: pairs with shm_attach's */
+    m->__data.__list.__next = (void *)p;
+    m->__data.__list.__prev = (void *)((uintptr_t)p ^ PSHM_MAGIC);
+    return p;
+}
+
+/* At the first use of mutex m in a process that has no entry for it: its
+ * mapping if this library made one and this process has it (*ours 1, the
+ * result non-NULL), NULL with *ours 1 if it made one this process lacks,
+ * NULL with *ours 0 if m is glibc's. */
+static struct pshm *shm_attach(pthread_mutex_t *m, int *ours)
+{
+    struct pshm *p = (struct pshm *)m->__data.__list.__next;
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char vec[1];
+
+    AO_nop_full(); /* pairs with shm_create's */
+    *ours = (uintptr_t)m->__data.__list.__prev == ((uintptr_t)p ^ PSHM_MAGIC);
+    if (!*ours || mincore((void *)((uintptr_t)p & ~(uintptr_t)(page - 1)), 1, vec) != 0 ||
+        p->magic != PSHM_MAGIC || p->key != (AO_t)(uintptr_t)m)
+        return NULL;
+    return p;
+}
+
+/* This thread's slot in p into *slot, taken (and its lifeline locked) at
+ * its first use: 0, or EAGAIN when p's or this thread's slots are used up. */
+static int shm_slot(struct pshm *p, unsigned *slot)
+{
+    int spare = -1;
+
+    for (int i = 0; i < MY_SLOTS; i++) {
+        if (my_slots[i].p == p && my_slots[i].pid == my_pid) {
+            *slot = my_slots[i].slot;
+            return 0;
+        }
+        if (spare < 0 && (!my_slots[i].p || my_slots[i].pid != my_pid))
+            spare = i;
+    }
+    AO_t s = spare < 0 ? procs : AO_fetch_and_add1(&p->slots);
+    if (s >= procs)
+        return EAGAIN;
+    inside++;
+    int rc = real.lock(shm_life(p, (unsigned)s)); /* held for the thread's life */
+    inside--;
+    if (rc != 0)
+        return EAGAIN;
+    my_slots[spare].p = p;
+    my_slots[spare].pid = my_pid;
+    my_slots[spare].slot = *slot = (unsigned)s;
+    return 0;
+}
+
+/* By the new holder (slot `self`) of shared entry e: 0, EOWNERDEAD (robust,
+ * the holder before it died holding it) or ENOTRECOVERABLE (the caller
+ * unlocks).  The full barrier orders the slot's store before the critical
+ * section: a holder that dies inside it has its slot seen. */
+static int shm_acquired(struct pm *e, unsigned self)
+{
+    struct pshm *p = e->shm;
+    AO_t dead_holder = AO_load_acquire(&p->holder);
+
+    if (e->robust && AO_load(&p->cons) == UNRECOVERABLE)
+        return ENOTRECOVERABLE;
+    AO_store_full(&p->holder, self + 1);
+    if (!e->robust || !dead_holder)
+        return 0;
+    AO_store(&p->cons, INCONSISTENT);
+    return EOWNERDEAD;
+}
+
+/* By the holder of shared entry e about to unlock: clears its slot (release:
+ * the next holder's acquire-load in shm_acquired), and an inconsistent
+ * robust mutex becomes unrecoverable. */
+static void shm_releasing(struct pm *e)
+{
+    struct pshm *p = e->shm;
+
+    if (e->robust && AO_load(&p->cons) == INCONSISTENT)
+        AO_store(&p->cons, UNRECOVERABLE);
+    AO_store_release(&p->holder, 0);
+}
+
+/* 1 if shared entry e is robust and its holder's thread died. */
+static int shm_holder_dead(struct pm *e)
+{
+    AO_t h = AO_load_acquire(&e->shm->holder);
+
+    return e->robust && h && shm_dead_slot(e->shm, (unsigned)(h - 1));
+}
+
+/* A fresh state for entry e of mutex m, as glibc's __kind describes m; a
+ * shared one's made (fresh: by init) or found. */
+static void reset(struct pm *e, pthread_mutex_t *m, int fresh)
+{
+    int kind = m->__data.__kind, ours = 1;
 
     e->type = kind & 3;
     e->glibc = !ops || (kind & KIND_GLIBC) != 0;
+    e->shared = !e->glibc && (kind & (KIND_ROBUST | KIND_PSHARED)) != 0;
+    e->robust = (kind & KIND_ROBUST) != 0;
     AO_store(&e->owner, 0);
     e->count = 0;
-    if (!e->glibc) {
+    if (e->shared) {
+        e->shm = fresh ? shm_create(m) : shm_attach(m, &ours);
+        e->glibc = !ours; /* made where this library was not loaded */
+        e->shared = ours;
+        e->watch = (struct am_lock_watch){shm_dead_slot, NULL, e->shm};
+    } else if (!e->glibc) {
         inside++;
         ops->init(e->state, procs);
         inside--;
     }
+    e->st.kept = e->glibc;
 }
 
 /* The entry of mutex m, made if need be (and reset if `fresh`); NULL if out
@@ -263,14 +497,14 @@ static struct pm *entry(pthread_mutex_t *m, int fresh)
         }
         if (e) {
             e->key = m;
-            reset(e, m);
+            reset(e, m, fresh);
             b = (volatile struct pm **)&bucket[hash(m)];
             e->next = (struct pm *)*b;
             pm_stats_register(&e->st, m);
             AO_store_release((volatile AO_t *)b, (AO_t)e);
         }
     } else if (fresh) {
-        reset(e, m);
+        reset(e, m, 1);
     }
     table_drop();
     return e;
@@ -298,46 +532,78 @@ static void poll_pause(unsigned round)
     nanosleep(&t, NULL);
 }
 
-/* Takes entry e's lock for this thread: 0, or ETIMEDOUT past d (whose
- * wait polls trylock: see the file header). */
-static int take(struct pm *e, const struct deadline *d)
+/* The lock's state of entry e. */
+static void *state_of(struct pm *e)
+{
+    return e->shared ? shm_lock(e->shm) : e->state;
+}
+
+/* Takes entry e's lock for this thread (trying: only if it is free, or,
+ * robust, its holder died): 0, or EBUSY (trying), ETIMEDOUT past d (whose
+ * wait polls trylock: see the file header), EINVAL if the lock is broken;
+ * shared: EOWNERDEAD (held), EAGAIN, ENOTRECOVERABLE. */
+static int take(struct pm *e, const struct deadline *d, int trying)
 {
     struct am_lock_ctx c = {.self = self_id(), .procs = procs, .wait = wait_policy};
     unsigned long long t0 = stats_on ? pm_now_ns() : 0;
+    void *l = state_of(e);
     unsigned rounds = 0;
     int rc, contended = 0;
 
+    if (e->shared) {
+        if ((rc = shm_slot(e->shm, &c.self)) != 0)
+            return rc;
+        c.watch = &e->watch;
+    }
     inside++;
-    if ((stats_on || d) && ops->trylock(e->state, &c) == 1) {
+    if ((stats_on || d || trying) && ops->trylock(l, &c) == 1) {
         rc = 0;
-    } else if (!d) {
+    } else if (trying && !(e->shared && shm_holder_dead(e))) {
+        rc = EBUSY;
+    } else if (!d || trying) {
         contended = 1;
-        rc = ops->lock(e->state, &c);
+        rc = ops->lock(l, &c) == 0 ? 0 : EINVAL;
     } else {
         contended = 1;
-        while ((rc = ops->trylock(e->state, &c) == 1 ? 0 : past(d) ? ETIMEDOUT : -1) < 0)
+        while ((rc = ops->trylock(l, &c) == 1 ? 0 : past(d) ? ETIMEDOUT : -1) < 0) {
+            if (e->shared && shm_holder_dead(e)) {
+                rc = ops->lock(l, &c) == 0 ? 0 : EINVAL;
+                break;
+            }
             poll_pause(rounds++);
+        }
     }
     inside--;
     if (rc != 0)
-        return rc == ETIMEDOUT ? ETIMEDOUT : EINVAL;
+        return rc;
+    if (e->shared && (rc = shm_acquired(e, c.self)) == ENOTRECOVERABLE) {
+        inside++;
+        ops->unlock(l, &c);
+        inside--;
+        return rc;
+    }
     e->held = c.held;
     e->self = c.self;
     if (stats_on)
         pm_stats_acquired(&e->st, &e->since, t0, contended);
-    return 0;
+    return rc;
 }
 
 /* Releases entry e's lock as its holder would. */
 static void give(struct pm *e)
 {
-    struct am_lock_ctx c = {
-        .self = e->self, .procs = procs, .held = e->held, .wait = wait_policy};
+    struct am_lock_ctx c = {.self = e->self,
+                            .procs = procs,
+                            .held = e->held,
+                            .watch = e->shared ? &e->watch : NULL,
+                            .wait = wait_policy};
 
     if (stats_on)
         pm_stats_released(&e->st, e->since);
+    if (e->shared)
+        shm_releasing(e);
     inside++;
-    ops->unlock(e->state, &c);
+    ops->unlock(state_of(e), &c);
     inside--;
 }
 
@@ -380,25 +646,15 @@ static int lock_until(pthread_mutex_t *m, const struct deadline *d, int trying)
             return kept(e, rc, t0, 0);
         return kept(e, glibc_lock(m, d, 0), t0, 1);
     }
+    if (e->shared && !e->shm)
+        return EINVAL; /* a shared mutex whose state this process lacks */
     if ((rc = relock(e, trying)) >= 0)
         return rc;
-    if (trying) {
-        struct am_lock_ctx c = {.self = self_id(), .procs = procs, .wait = wait_policy};
-        inside++;
-        rc = ops->trylock(e->state, &c);
-        inside--;
-        if (rc != 1)
-            return EBUSY;
-        e->held = c.held;
-        e->self = c.self;
-        if (stats_on)
-            pm_stats_acquired(&e->st, &e->since, pm_now_ns(), 0);
-    } else if ((rc = take(e, d)) != 0) {
+    if ((rc = take(e, d, trying)) != 0 && rc != EOWNERDEAD)
         return rc;
-    }
     AO_store(&e->owner, tid());
     e->count = 1;
-    return 0;
+    return rc;
 }
 
 EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
@@ -408,7 +664,8 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
     ensure();
     if ((rc = real.init(m, a)) != 0 || inside || (!ops && !stats_on))
         return rc;
-    return entry(m, 1) ? 0 : ENOMEM;
+    struct pm *e = entry(m, 1);
+    return e && (!e->shared || e->shm) ? 0 : ENOMEM;
 }
 
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -453,6 +710,8 @@ EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
             pm_stats_released(&e->st, e->since);
         return real.unlock(m);
     }
+    if (e->shared && !e->shm)
+        return EINVAL;
     if (e->type != PTHREAD_MUTEX_NORMAL && e->type != 3) {
         if (AO_load(&e->owner) != tid())
             return EPERM;
@@ -471,9 +730,26 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
     ensure();
     if (inside || !(e = find(m)) || e->glibc)
         return real.destroy(m);
-    if (AO_load(&e->owner) != 0 || ops->locked(e->state))
-        return EBUSY;
-    return real.destroy(m);
+    if (e->shared && !e->shm)
+        return EINVAL;
+    inside++;
+    int busy = AO_load(&e->owner) != 0 || ops->locked(state_of(e));
+    inside--;
+    return busy ? EBUSY : real.destroy(m);
+}
+
+/* A robust mutex's holder after EOWNERDEAD: its state is mended. */
+EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
+{
+    struct pm *e;
+
+    ensure();
+    if (inside || !(e = find(m)) || e->glibc)
+        return real.consistent(m);
+    if (!e->shared || !e->shm || !e->robust || AO_load(&e->owner) != tid() ||
+        !AO_compare_and_swap(&e->shm->cons, INCONSISTENT, CONSISTENT))
+        return EINVAL;
+    return 0;
 }
 
 /* ---- condition variables ---- */

@@ -119,7 +119,7 @@ static void report(void)
     dprintf(out, "shmam-locks: lock %s wait %s: %u mutexes used\n", lock_name, wait_name,
             locks);
     for (unsigned i = 0; i < TOP && top[i]; i++) {
-        snprintf(who, sizeof who, "%p", top[i]->mutex);
+        snprintf(who, sizeof who, "%p%s", top[i]->mutex, top[i]->kept ? " (glibc's)" : "");
         line(who, top[i]);
     }
     if (rest.acq)

@@ -17,6 +17,7 @@
 
 struct pm_stats {
     const void *mutex;     /* the program's, for the report */
+    int kept;              /* glibc's own (the report says so) */
     struct pm_stats *next; /* every record, newest first */
     unsigned long long acq, contended;
     unsigned long long wait[PM_BUCKETS], hold[PM_BUCKETS];

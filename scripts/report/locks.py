@@ -1,6 +1,7 @@
 """locks.py - the report's Locks section and its plots' data, from
 lockbench's rows (bench/lockbench.c; read through verdict.Rows, which
-rows.py parses): per process count, every lock's throughput, its in-run
+rows.py parses): per process count, every lock at each thread count per
+process: its throughput, its in-run
 ratio to ck's lock of the same algorithm, fairness (min/max, Jain's index),
 acquire latency p50/p99/p99.9, the critical section's p99 and the time
 from a holder's SIGKILL to the next acquisition (or "never", for locks that
@@ -10,6 +11,8 @@ the section of the locks inside real programs (scripts/locks_programs.py's
 rows: lockprog and robust).  report.py calls it; it
 writes nothing but what it is asked for.
 """
+
+import re
 
 BENCH = "lockbench"
 QUEUE = ("shmam:mcs", "ck:mcs", "shmam:clh", "ck:clh")  # locks_queue.gp's lines
@@ -31,19 +34,30 @@ def recovery(r, impl, p, cell):
     return cell(t, 1e3)
 
 
+def threads_of(impl):
+    """(the lock, its threads per process) of a lockbench impl: "LOCK/tN"
+    names N threads, a bare LOCK one."""
+    m = re.fullmatch(r"(.*)/t(\d+)", impl)
+    return (m.group(1), int(m.group(2))) if m else (impl, 1)
+
+
 def table_at(r, p, cell, table):
-    """The table of every lock with p processes."""
+    """The table of every lock with p processes, each lock's thread counts
+    together, fewest first."""
     lines = []
-    for impl in r.rows.impls.get(BENCH, []):
+    impls = r.rows.impls.get(BENCH, [])
+    order = list(dict.fromkeys(threads_of(i)[0] for i in impls))
+    for impl in sorted(impls, key=lambda i: (order.index(threads_of(i)[0]), threads_of(i)[1])):
         g = lambda m: r.get(BENCH, impl, m, p)
         if g("acq_per_s") is None:
             continue
-        lines.append([impl, cell(g("acq_per_s"), 1e-6), cell(g("acq_vs_ck")),
+        lock, threads = threads_of(impl)
+        lines.append([lock, str(threads), cell(g("acq_per_s"), 1e-6), cell(g("acq_vs_ck")),
                       cell(g("fairness_min_over_max")), cell(g("fairness_jain")),
                       cell(g("latency_p50"), 1e-3), cell(g("latency_p99"), 1e-3),
                       cell(g("latency_p999"), 1e-3), cell(g("cs_p99"), 1e-3),
                       recovery(r, impl, p, cell), ""])
-    head = ["lock", "M acq/s", "/ ck's (in-run)", "min/max", "Jain", "p50 µs", "p99 µs",
+    head = ["lock", "threads", "M acq/s", "/ ck's (in-run)", "min/max", "Jain", "p50 µs", "p99 µs",
             "p99.9 µs", "CS p99 µs", "recovery ms", ""]
     return table(head, lines)
 
@@ -64,17 +78,20 @@ def section(r, cell, table):
 
 def text(args):
     """The section's opening: what was run and how to read it."""
-    return ("P processes pinned round robin take each lock in a loop around a short "
+    return ("P processes pinned round robin, each running *threads* threads, take each "
+            "lock in a loop around a short "
             "critical section (`lockbench " + args + "`), every lock once per round in "
-            "ABBA order; M acq/s is all processes' acquisitions per second. */ ck's* is "
+            "ABBA order; M acq/s is all threads' acquisitions per second. */ ck's* is "
             "the per-round quotient of a shmam lock's throughput and Concurrency Kit's "
             "lock of the same algorithm (ticket, anderson, mcs, clh) in the same round. "
-            "Fairness: the fewest acquisitions of one process over the most (1 even, 0 "
-            "one starved) and Jain's index (1 even, 1/P one process got everything). "
+            "Fairness: the fewest acquisitions of one thread over the most (1 even, 0 "
+            "one starved) and Jain's index over every thread of every process (1 even, "
+            "1/(P threads) one got everything). "
             "Latency: the time of each `lock()` call, the clock's cost taken off; *CS "
             "p99*: the 99th percentile of the critical section, from `lock()`'s return "
             "to `unlock()`'s (the work inside and the release). "
-            "Recovery: one process holds the lock and is SIGKILLed while the others "
+            "Recovery (one thread per process): one process holds the lock and is "
+            "SIGKILLed while the others "
             "wait; the time to the first waiter's acquisition (*never*: ck's and the "
             "plain pthread mutex's waiters wait for a dead holder for ever). Waiting: "
             "`shmam:` locks spin with backoff, then yield (the library's default); "
@@ -165,5 +182,6 @@ def programs_text(args):
             "process-shared pthread mutex; its holder is SIGKILLed inside the critical "
             "section, a waiter gets `EOWNERDEAD`, calls `pthread_mutex_consistent` and all go "
             "on; recovery is the time from just before the kill to that return, median over "
-            "the trials. Under the preload (`preload/NAME`) a robust mutex keeps glibc's "
-            "implementation, so the same recovery is expected under every lock.")
+            "the trials. Under the preload (`preload/NAME`) the robust mutex is lock NAME, "
+            "its dead holder passed over by its lifeline, and the same recovery is "
+            "expected under every lock.")

@@ -808,7 +808,8 @@ class Report:
                                            for _, m in self.ONEWAY)
                         + " " + v(self.get("mpi_bw", "mpich", f"mpi_bw_MBps_{z}"))
                         + " " + v(self.get("bw", "raw", f"raw_copy_MBps_{z}")) + "\n")
-        impls = self.rows.impls.get("lockbench", [])
+        impls = [i for i in self.rows.impls.get("lockbench", [])
+                 if lockreport.threads_of(i)[1] == 1]  # the plot: one thread per process
         impls = [i for i in impls if i.startswith("shmam:")] + [i for i in impls if not i.startswith("shmam:")]
         procs = sorted({k[2] for k in self.rows.by_key if k[0] == "lockbench"})
         lockreport.plotdata(self, d)

@@ -160,7 +160,10 @@ static int create_segment(am_ep_t *ep, const struct am_config *cfg)
     return rc;
 }
 
-int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
+/* am_ep_create, or (door) a listener's door for one caller: anonymous, with a
+ * request heap (AM_SEG_DOOR). */
+static int ep_create(const char *name, const struct am_ep_opts *opts, int door,
+                     am_ep_t **out)
 {
     struct am_config cfg;
     if (!out || (name && !am__name_valid(name)))
@@ -170,6 +173,7 @@ int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
     int rc = am__config_resolve(opts, name == NULL, &cfg);
     if (rc < 0)
         return rc;
+    cfg.door = door && cfg.anon;
     am_ep_t *ep = ep_alloc();
     if (!ep)
         return -ENOMEM;
@@ -196,6 +200,16 @@ int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
     ep->magic = AM_EP_MAGIC;
     *out = ep;
     return 0;
+}
+
+int am_ep_create(const char *name, const struct am_ep_opts *opts, am_ep_t **out)
+{
+    return ep_create(name, opts, 0, out);
+}
+
+int am__ep_create_door(const struct am_ep_opts *opts, am_ep_t **out)
+{
+    return ep_create(NULL, opts, 1, out);
 }
 
 /* Remove the endpoint's name now: peers that mapped it keep their mapping, and

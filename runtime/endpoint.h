@@ -12,6 +12,9 @@
 #include "shmam.h"
 
 int am__ep_unlink(am_ep_t *ep);
+/* A listener's door (rendezvous.c): am_ep_create(NULL, opts, out) with a
+ * request heap, so its caller's long requests fit as a named endpoint's. */
+int am__ep_create_door(const struct am_ep_opts *opts, am_ep_t **out);
 int am__ep_stale(const struct am_segment *seg);
 int am__ep_open(enum am_shm first, const char *name, struct am_segment *seg);
 

@@ -168,8 +168,11 @@ enum am_queue_kind {
 
 /* Header flags.  AM_SEG_ANON: an anonymous endpoint (segment.h), a client's:
  * its name is its address, and its request queue has no heap (heap_off and
- * heap_bytes of AM_REQUEST are 0), so it takes no long requests. */
+ * heap_bytes of AM_REQUEST are 0), so it takes no long requests.
+ * AM_SEG_DOOR, only with AM_SEG_ANON: a listener's door for one caller
+ * (rendezvous.c), anonymous but with a request heap as a named endpoint's. */
 #define AM_SEG_ANON 1u
+#define AM_SEG_DOOR 2u
 
 /* Segment life: the owner sets LIVE once initialised, CLOSED before unmapping. */
 enum am_seg_state { AM_SEG_INIT = 0, AM_SEG_LIVE = 1, AM_SEG_CLOSED = 2 };
@@ -186,7 +189,7 @@ struct am_seg_header {
     uint32_t page_size;   /* P: the layout's page; attachers must have the same */
     uint32_t long_max;    /* the longest long message, AM_MIN_LONG .. AM_MAX_LONG */
     uint32_t queue;       /* enum am_queue_kind */
-    uint32_t flags;       /* AM_SEG_ANON or 0 */
+    uint32_t flags;       /* 0, AM_SEG_ANON, or AM_SEG_ANON | AM_SEG_DOOR */
     uint64_t segment_size;
     uint64_t senders_off; /* offsets from the segment start: P; entry i at
                            * senders_off + i * P */

@@ -22,6 +22,7 @@ struct am_config {
     uint32_t long_max;       /* the longest long message */
     uint32_t abandon_ms;     /* longest a waiting owner sleeps on a stuck claim */
     int anon;                /* anonymous: a client's defaults, no request heap */
+    int door;                /* anonymous, a listener's door: a request heap */
     int32_t send_timeout_ms; /* longest a send waits for room; -1: no limit */
 };
 

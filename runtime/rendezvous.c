@@ -58,8 +58,8 @@
  * endpoint's own first); an endpoint that listens is not shared
  * (am_ep_share: -ENOTSUP), and am_ep_fd's descriptor is made readable by
  * callers arriving and leaving, and by a door's messages through a second
- * thread (door_watch), started with the descriptor.  A door is
- * anonymous, so it takes no long requests (-EMSGSIZE beyond AM_MAX_BULK).
+ * thread (door_watch), started with the descriptor.  A door is anonymous
+ * but has a request heap (AM_SEG_DOOR), so its caller's long requests fit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -362,7 +362,7 @@ static int door_open(struct rdv_listen *l, struct rdv_conn *c)
                            .queue = am_queue_names[ep->own.queue],
                            .send_timeout_ms = ep->send_timeout_ms};
     am_ep_t *door;
-    int rc = am_ep_create(NULL, &o, &door);
+    int rc = am__ep_create_door(&o, &door);
     if (rc < 0)
         return rc == -ENOSPC || rc == -ENOMEM ? rc : -EPROTO;
     door->rdv = &c->base;

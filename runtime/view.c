@@ -64,7 +64,7 @@ static uint64_t chan_bytes(const struct am_config *cfg)
  * replies of long_max, and its request queue has none. */
 static uint64_t heap_bytes(const struct am_config *cfg, enum am_qid qid)
 {
-    if (cfg->anon)
+    if (cfg->anon && !cfg->door)
         return qid == AM_REQUEST ? 0 : am_heap_bytes_for(cfg->long_max, 2);
     return am_heap_bytes_for(cfg->long_max > AM_HEAP_FLOOR ? cfg->long_max : AM_HEAP_FLOOR,
                              2);
@@ -116,7 +116,7 @@ static uint64_t layout(struct am_seg_header *h, const struct am_config *cfg)
         h->heap_off[q] = h->heap_bytes[q] ? off : 0;
         off += h->heap_bytes[q];
     }
-    h->flags = cfg->anon ? AM_SEG_ANON : 0;
+    h->flags = (cfg->anon ? AM_SEG_ANON : 0) | (cfg->anon && cfg->door ? AM_SEG_DOOR : 0);
     h->long_max = cfg->long_max;
     h->queue = cfg->queue;
     h->claim = cfg->claim;
@@ -226,9 +226,11 @@ static int header_config(const struct am_seg_header *h, struct am_config *cfg)
     if (h->claim >= AM_CLAIM_COUNT || h->queue >= AM_QUEUE_COUNT || q < 2 ||
         q > AM_MAX_PACKETS || (q & (q - 1)) || b < 1 || b > AM_MAX_BULK_BLOCKS ||
         (b & (b - 1)) || h->max_senders < 1 || h->max_senders > AM_MAX_SENDERS ||
-        h->long_max < AM_MIN_LONG || h->long_max > AM_MAX_LONG || (h->flags & ~AM_SEG_ANON))
+        h->long_max < AM_MIN_LONG || h->long_max > AM_MAX_LONG ||
+        (h->flags & ~(AM_SEG_ANON | AM_SEG_DOOR)) || h->flags == AM_SEG_DOOR)
         return -EPROTO;
     cfg->anon = (h->flags & AM_SEG_ANON) != 0;
+    cfg->door = (h->flags & AM_SEG_DOOR) != 0;
     cfg->long_max = h->long_max;
     cfg->claim = (enum am_claim)h->claim;
     cfg->queue = (enum am_queue_kind)h->queue;

@@ -16,6 +16,9 @@
  *   c_call_deadline        echo_client's call to a stopped echo_server ends
  *                          with "timed out" (am_call's 1 s deadline) and
  *                          exit 1; the server, let go, still answers.
+ *   c_service              service_server @NAME answers service_client @NAME
+ *                          through the socket with the uid and pid the
+ *                          kernel gave it for the client.
  *   c_epoll_loop           epoll_loop NAME serves epoll_loop NAME client N:
  *                          every sum right, then QUIT ends the server.
  *   py_server_and_client   echo_server.py answers echo_client.py and the C
@@ -128,6 +131,28 @@ START_TEST(c_server_and_client)
 }
 END_TEST
 
+START_TEST(c_service)
+{
+    char server[PATH_MAX], client[PATH_MAX], sock[AM_MAX_NAME + 2], want[128];
+    snprintf(sock, sizeof sock, "@");
+    tu_ep_name(sock + 1, sizeof sock - 1, "svc", -1, 0);
+    const char *sv[] = {program(server, sizeof server, "examples/service_server"), sock,
+                        NULL};
+    const char *cl[] = {program(client, sizeof client, "examples/service_client"), sock,
+                        NULL};
+    pid_t pid = start_server(sv, NULL, "service_server: listening on");
+    int rc = tu_run_capture(cl, NULL, TU_ERR_MERGED, LIMIT_S, &out);
+    snprintf(want, sizeof want, "the server sees uid %u pid ", (unsigned)getuid());
+    unsigned seen_pid = 0, mine = 1;
+    const char *at = strstr(out.out, want);
+    ck_assert_msg(rc == 0 && at, "service_client: exit %d:\n%s", rc, out.out);
+    ck_assert_msg(sscanf(at + strlen(want), "%u (mine: %*u %u)", &seen_pid, &mine) == 2 &&
+                      seen_pid == mine,
+                  "service_client: the kernel's pid is not the client's:\n%s", out.out);
+    stop_server(pid, "service_server");
+}
+END_TEST
+
 START_TEST(c_call_deadline)
 {
     char server[PATH_MAX], client[PATH_MAX], name[AM_MAX_NAME + 1];
@@ -213,6 +238,7 @@ static Suite *examples_suite(void)
     tcase_add_test(tc, c_job);
     tcase_add_test(tc, c_server_and_client);
     tcase_add_test(tc, c_call_deadline);
+    tcase_add_test(tc, c_service);
     tcase_add_test(tc, c_epoll_loop);
     tc = tu_tcase(s, "python", 300);
     tcase_add_checked_fixture(tc, tu_test_init, NULL);

@@ -152,9 +152,12 @@ static void h_who(am_token_t *tok, const uint32_t *a, int n, void *d, size_t len
 {
     struct am_cred c = {0, 0, 0};
     int rc = am_token_cred(tok, &c);
-    uint32_t r[6] = {n > 0 ? a[0] : 0, n > 1 ? a[1] : 0, (uint32_t)rc, c.uid, c.gid,
-                     (uint32_t)c.pid};
-    am_reply(tok, 0, r, 6);
+    uint32_t sum = 0;
+    for (size_t i = 0; i < len; i++)
+        sum = sum * 31 + ((const unsigned char *)d)[i];
+    uint32_t r[8] = {n > 0 ? a[0] : 0, n > 1 ? a[1] : 0, (uint32_t)rc, c.uid, c.gid,
+                     (uint32_t)c.pid,  (uint32_t)len,    sum};
+    am_reply(tok, 0, r, 8);
     AO_fetch_and_add1(&sh->served);
 }
 
@@ -263,15 +266,27 @@ static am_ep_t *caller(int *rc_out)
 
 /* n calls, each checked to be answered with its own arguments and the
  * kernel's word on us; 0 or the first error. */
+/* Every fourth call carries a long request (LONG_DATA bytes, more than a bulk
+ * block), which must fit as it does to a named endpoint. */
+#define LONG_DATA (3 * AM_MAX_BULK)
 static int calls(am_ep_t *ep, int n, uint32_t tag)
 {
+    static unsigned char data[LONG_DATA];
     for (int i = 0; i < n; i++) {
-        uint32_t a[2] = {tag, (uint32_t)i};
+        uint32_t a[2] = {tag, (uint32_t)i}, sum = 0;
+        size_t len = i % 4 == 0 ? LONG_DATA : 0;
+        for (size_t k = 0; k < len; k++)
+            data[k] = (unsigned char)(k * 7 + i + tag), sum = sum * 31 + data[k];
         struct am_result res = {0};
-        int rc = am_call(ep, 0, H_WHO, a, 2, NULL, 0, &res, CALL_MS);
+        int rc = am_call(ep, 0, H_WHO, a, 2, data, len, &res, CALL_MS);
         if (rc < 0)
             return rc;
-        if (res.nargs != 6 || res.args[0] != tag || res.args[1] != (uint32_t)i) {
+        if (res.nargs != 8 || res.args[6] != len || res.args[7] != sum) {
+            tu_error(&sh->err, "call %d of %u: %zu bytes sent, %u with sum %u came", i, tag,
+                     len, res.args[6], res.args[7]);
+            return -EPROTO;
+        }
+        if (res.args[0] != tag || res.args[1] != (uint32_t)i) {
             tu_error(&sh->err, "call %d of %u: the reply of another call (%u %u)", i, tag,
                      res.args[0], res.args[1]);
             return -EPROTO;
@@ -459,7 +474,7 @@ static void same_user_mapper(void)
     struct am_result res = {0};
     if (rc == 0)
         rc = am_call(ep, 0, H_WHO, a, 2, NULL, 0, &res, CALL_MS);
-    if (rc < 0 || res.nargs != 6 || (int)res.args[2] != -ENODATA)
+    if (rc < 0 || res.nargs != 8 || (int)res.args[2] != -ENODATA)
         tu_error(&sh->err, "same user by name: %s, cred %d", am_strerror(rc),
                  (int)res.args[2]);
     am_ep_destroy(ep);

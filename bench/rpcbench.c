@@ -29,6 +29,8 @@
  *                                   that round of the alternatives (sockets,
  *                                   pipe, ZeroMQ; not the floors)
  *   call_poll/rtt_vs_spin_ring      polling shmam over the polling floor
+ *   call/tput_vs_spin_ring, call_poll/tput_vs_spin_ring   32 in flight, the
+ *                                   rate over the polling floor's
  *   call/rtt_vs_eventfd_ring        blocking shmam over the blocking floor
  *   call/rtt_vs_call_poll           blocking over polling shmam
  *
@@ -303,6 +305,8 @@ static void report(const struct bm_row *row, long n, int rounds)
     ratio(row, n, rounds, "rtt_vs_eventfd_ring", "call", "eventfd_ring", T_RTT);
     ratio(row, n, rounds, "rtt_vs_call_poll", "call", "call_poll", T_RTT);
     ratio(row, n, rounds, "rtt_vs_spin_ring", "call_poll", "spin_ring", T_RTT);
+    ratio(row, n, rounds, "tput_vs_spin_ring", "call", "spin_ring", T_TPUT);
+    ratio(row, n, rounds, "tput_vs_spin_ring", "call_poll", "spin_ring", T_TPUT);
     over_best_alt(row, n, rounds, CALL);
     over_best_alt(row, n, rounds, CALL_POLL);
 }

@@ -238,6 +238,11 @@ measure() {
     # job, MPICH's osu_bw-style stream in its own.
     step bw "bw, one-way streams (lockfree) and the raw floor" $B/bench/bw \
         $RUN -n 2 --bind --timeout $TIMEOUT -a lockfree $B/bench/bw $BW_ARGS
+    BENCH_AS=bw_chan # a channel per sender, beside its own floor (set and reset)
+    step bw "bw, bulk streams in a fastforward channel and the raw floor" $B/bench/bw \
+        $RUN -n 2 --bind --timeout $TIMEOUT --queue fastforward $B/bench/bw \
+        --sizes 64,256,1024,4096,8192 $BW_ARGS
+    BENCH_AS=
     step mpi_bw "mpi_bw (MPICH, osu_bw)" $B/bench/mpi_bw \
         timeout -k 10 $TIMEOUT mpiexec -n 2 -bind-to core $B/bench/mpi_bw $BW_ARGS
 

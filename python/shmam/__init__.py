@@ -20,14 +20,15 @@ from ._endpoint import Endpoint, Token, anonymous_supported
 from ._errors import (Cancelled, Error, Interrupted, MessageTooLong, NoSuchHandler,
                       PeerGone, Timeout, strerror)
 from ._job import barrier, finalize, init, nprocs, rank
-from ._lib import has
+from ._lib import has, lib as _c
 from ._lib import path as library_path
 from ._loan import Loan
 from ._msg import Reply
 
-MAX_ARGS = 8
-MAX_BULK = 8192
-MAX_HANDLERS = 256
+MAX_ARGS = _c.AM_MAX_ARGS  # shmam.h's, read from the library's cdef
+MAX_BULK = _c.AM_MAX_BULK
+MAX_MEDIUM = _c.AM_MAX_MEDIUM
+MAX_HANDLERS = _c.AM_MAX_HANDLERS
 
 
 def has_calls():

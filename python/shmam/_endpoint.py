@@ -102,13 +102,14 @@ class Token:
 
     def reply(self, handler, *args, data=b""):
         """Reply once to the sender: short if data is empty, else bulk up to
-        8192 bytes, else long.  For a call, the handler id is not used."""
+        MAX_BULK bytes (up to MAX_MEDIUM of them in the queue's slot itself),
+        else long.  For a call, the handler id is not used."""
         t = self._live()
         argv, n = _fill(self._ep._rep_args, args)
         buf, ln = _bytes_of(data)
         if ln == 0:
             rc = lib.am_reply(t, handler, argv, n)
-        elif ln <= 8192:
+        elif ln <= lib.AM_MAX_BULK:
             rc = lib.am_reply_bulk(t, handler, buf, ln, argv, n)
         else:
             rc = lib.am_reply_long(t, handler, buf, ln, argv, n)
@@ -430,7 +431,8 @@ class Endpoint(AsyncMixin):
     # -- sending --------------------------------------------------------------
     def request(self, dest, handler, *args, data=b""):
         """Send a request to handler of the peer mapped at dest: short if data
-        is empty, else bulk up to 8192 bytes, else long (up to the peer's
+        is empty, else bulk up to MAX_BULK bytes (up to MAX_MEDIUM of them in
+        the queue's slot itself, no bulk block), else long (up to the peer's
         long_max).  Waits (running this endpoint's handlers) while the peer's
         queue is full."""
         p = self._p()
@@ -438,7 +440,7 @@ class Endpoint(AsyncMixin):
         buf, ln = _bytes_of(data)
         if ln == 0:
             rc = lib.am_request(p, dest, handler, argv, n)
-        elif ln <= 8192:
+        elif ln <= lib.AM_MAX_BULK:
             rc = lib.am_request_bulk(p, dest, handler, buf, ln, argv, n)
         else:
             rc = lib.am_request_long(p, dest, handler, buf, ln, argv, n)

@@ -1,7 +1,7 @@
 """_loan.py - shmam.Loan: a copy-free request (am_request_prepare / commit).
 
 ep.lend(dest, nbytes) lends room for nbytes in the peer's queue (its next bulk
-block up to 8192 bytes, else a block of its heap) and returns a Loan whose
+block up to MAX_BULK bytes, else a block of its heap) and returns a Loan whose
 `view` is a writable memoryview of exactly that shared memory: write the
 payload there, then loan.commit(handler, *args, length=n) sends the first n
 bytes (all of them by default) to the handler, with no copy; or

@@ -9,8 +9,11 @@
  * messages; a cancelled one loses its room to nobody (the sends after it go
  * on past the bulk blocks many times over); the misuse errors change
  * nothing.  Every claim algorithm on both backends; under SHMAM_QUEUE the
- * per-sender kinds.  Crashes between prepare and commit: check_crash's
- * parked_sender_killed (stage "a loan's bulk block claimed").
+ * per-sender kinds.  Bulk sends of the loan's thread between prepare and
+ * commit never take the lent room (bulk_sends_during_loan, every kind).
+ * Crashes between prepare and commit: check_crash's parked_sender_killed
+ * (stage "a loan's bulk block claimed") and check_kills (random kills,
+ * victims parked with loans out, every kind).
  */
 #include <check.h>
 #include <errno.h>

@@ -167,10 +167,12 @@ static am_ep_t *child_ep(void)
     am_ep_t *ep = NULL;
     struct am_ep_opts o = {.shm = "posix"};
     int rc = am_ep_create(NULL, &o, &ep); /* anonymous: a SIGKILL leaves no name */
-    if (rc == 0 && (rc = tu_map_when_there(ep, 0, sh->rcv, 10)) < 0)
+    const char *step = "create";
+    if (rc == 0 && (step = "map", rc = tu_map_when_there(ep, 0, sh->rcv, 10)) < 0)
         am_ep_destroy(ep);
     if (rc < 0) {
-        tu_error(&sh->err, "sender %u: create/map: %s", sh->id, am_strerror(rc));
+        tu_error(&sh->err, "sender %u: %s (receiver %s): %s", sh->id, step, sh->rcv,
+                 am_strerror(rc));
         _exit(2);
     }
     return ep;

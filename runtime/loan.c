@@ -6,7 +6,8 @@
  * Where the room is: up to AM_MAX_BULK bytes, the destination queue's next
  * bulk block (shared queue: claimed alone, the packet claimed at commit, so
  * a loan never holds up the queue for other senders; per-sender channel:
- * the channel's next block, taken at commit); more, a block of its heap, as
+ * the channel's next block, taken at prepare, see below); more, a block of
+ * its heap, as
  * a long message's.  A loan of up to AM_MAX_MEDIUM bytes takes a bulk block
  * too, though a send of that size travels in its slot (layout.h): lending
  * the slot's payload area would claim the shared queue's slot at prepare,
@@ -25,6 +26,22 @@
  * sender that dies holding a loan leaves what a send dying at that point
  * leaves: a claimed block of a dead claimant, or a heap block of a dead
  * sender, both taken back by the receiver (mpsc_poll.c, chan_poll.c, heap/).
+ *
+ * A channel's blocks go in ticket order, and the owner gives them back by
+ * count, so a channel loan takes its block's ticket t at prepare (the
+ * producer's count moves past it): bulk sends of this thread on that
+ * channel before the commit take the blocks after it, not the lent one.
+ * A commit with no bulk send since puts the count back and sends in place
+ * (ticket t); after k such sends the owner has passed over ticket t (it
+ * catches up at t + 1, chan_poll.c's bulk_payload) and the commit copies
+ * the data into the block of ticket t + 1 + k, which for k < B (the
+ * channel's blocks) was not reused meanwhile (the block of t is the next
+ * one taken at t + B: k = B - 1 sends in place).  With k > B - 1 one of
+ * those sends wrote into the lent block: the commit sends nothing and
+ * returns -EBUSY.  A shared queue's loan holds its block as a claim; bulk
+ * sends after B - 1 more wait for it.  A channel of one block cannot lend
+ * it so (the sends would wait for it): its loans are a private buffer that
+ * the commit copies into the block.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,7 +65,8 @@ struct am_loan {
     enum am_kind kind; /* AM_BULK or AM_LONG */
     void *buf;
     size_t cap;
-    uint64_t ticket; /* bulk: the shared queue's bulk ticket; long: heap offset */
+    uint64_t ticket; /* bulk: the queue's or channel's bulk ticket; long: heap offset */
+    void *copy;      /* a private buffer of a loan with a peer (freed at its end) */
 };
 static _Thread_local struct am_loan loan;
 
@@ -78,8 +96,26 @@ static int lend_room(am_ep_t *ep, struct am_peer *peer, void **buf)
         return rc;
     if (loan.kind == AM_LONG)
         return am__heap_room(ep, peer, loan.qid, loan.cap, &loan.ticket, buf);
-    return v->queue == AM_QUEUE_MPSC ? am__mpsc_lend(ep, peer, loan.qid, &loan.ticket, buf)
-                                     : am__chan_lend(ep, peer, loan.qid, buf);
+    if (v->queue == AM_QUEUE_MPSC)
+        return am__mpsc_lend(ep, peer, loan.qid, &loan.ticket, buf);
+    if (v->q[loan.qid].bulk_n < 2)
+        return (rc = lend_copy(loan.cap, buf)) < 0 ? rc : (loan.copy = *buf, 0);
+    if ((rc = am__chan_lend(ep, peer, loan.qid, buf)) < 0)
+        return rc;
+    loan.ticket = peer->tx[loan.qid].bulk_next++; /* ours: see the header */
+    return 0;
+}
+
+/* A channel loan's block, for its commit (the count back at ticket t if no
+ * bulk send took a block since: 0, in place) or its cancel (the same, else
+ * the owner passes over t): 0, or -EBUSY if a send took the lent block. */
+static int chan_take_back(struct am_peer *p)
+{
+    struct am_chan_tx *tx = &p->tx[loan.qid];
+    uint64_t since = tx->bulk_next - loan.ticket - 1;
+    if (since == 0)
+        tx->bulk_next = loan.ticket;
+    return since < p->view->q[loan.qid].bulk_n ? 0 : -EBUSY;
 }
 
 /* Lend room for len bytes to dest's queue qid (serial: the peer there must
@@ -90,7 +126,7 @@ static int lend(am_ep_t *ep, unsigned dest, unsigned long serial, enum am_qid qi
 {
     if (loan.ep)
         return -EBUSY;
-    loan = (struct am_loan){ep, NULL, NULL, dest, qid, kind_of(len), NULL, len, 0};
+    loan = (struct am_loan){ep, NULL, NULL, dest, qid, kind_of(len), NULL, len, 0, NULL};
     int local = !ep->mt.shared && !(ep->net && am__net_remote(ep->net, dest));
     struct am_peer *peer = NULL;
     int rc = local ? am__peer_of(ep, dest, serial, &peer) : lend_copy(len, buf);
@@ -137,6 +173,8 @@ static void give_back(void)
         am__send_limit = am__limit_of(loan.ep, &m);
         am__mpsc_lend_commit(loan.ep, p, loan.qid, loan.ticket, &m);
         am__send_limit = outer;
+    } else if (!loan.copy) {
+        chan_take_back(p);
     }
 }
 
@@ -147,7 +185,9 @@ static void loan_end(void)
         am__peers_unhold(loan.ep);
     else
         free(loan.buf);
+    free(loan.copy);
     loan.ep = NULL;
+    loan.copy = NULL;
 }
 
 /* The loan's message m, in place: to its peer, within the send limit. */
@@ -162,6 +202,8 @@ static int send_in_place(struct am_msg *m)
     int rc;
     if (m->kind == AM_BULK && v->queue == AM_QUEUE_MPSC) {
         rc = am__mpsc_lend_commit(loan.ep, p, loan.qid, loan.ticket, m);
+    } else if (m->kind == AM_BULK && !loan.copy && (rc = chan_take_back(p)) < 0) {
+        ; /* a send wrote into the lent block: nothing to send */
     } else {
         m->off = loan.ticket;
         rc = v->queue == AM_QUEUE_MPSC ? am__mpsc_send(loan.ep, p, loan.qid, m)
@@ -272,8 +314,8 @@ int am_reply_prepare(am_token_t *handle, size_t len, void **buf)
     if (tok->call || !tok->serial || ep->mt.shared) {
         if (loan.ep)
             return -EBUSY;
-        loan = (struct am_loan){ep,   NULL, handle, tok->source, AM_REPLY, kind_of(len),
-                                NULL, len,  0};
+        loan = (struct am_loan){ep,           NULL, handle, tok->source, AM_REPLY,
+                                kind_of(len), NULL, len,    0,           NULL};
         rc = lend_copy(len, buf);
         if (rc < 0)
             loan.ep = NULL;

@@ -9,8 +9,11 @@
  * messages; a cancelled one loses its room to nobody (the sends after it go
  * on past the bulk blocks many times over); the misuse errors change
  * nothing.  Every claim algorithm on both backends; under SHMAM_QUEUE the
- * per-sender kinds.  Crashes between prepare and commit: check_crash's
- * parked_sender_killed (stage "a loan's bulk block claimed").
+ * per-sender kinds.  Bulk sends of the loan's thread between prepare and
+ * commit never take the lent room (bulk_sends_during_loan, every kind).
+ * Crashes between prepare and commit: check_crash's parked_sender_killed
+ * (stage "a loan's bulk block claimed") and check_kills (random kills,
+ * victims parked with loans out, every kind).
  */
 #include <check.h>
 #include <errno.h>
@@ -191,6 +194,79 @@ START_TEST(cancel_gives_back)
 }
 END_TEST
 
+/* Bulk sends between a loan's prepare and its commit, by the same thread to
+ * the same destination: on a per-sender channel the loan's block is the
+ * channel's, in ticket order with the sends' blocks.  Every kind (and each
+ * of 0 .. B - 1 sends in between, B blocks): each send and the loan arrive
+ * intact, in the order of sends and commit.  On a channel, past B - 1 a
+ * send took the lent block: the commit fails with -EBUSY and delivers
+ * nothing, the sends arrive intact; a channel of one block lends a private
+ * buffer, which takes any number of sends. */
+START_TEST(bulk_sends_during_loan)
+{
+    int q = _i / 2;
+    const char *kind = am_queue_names[q];
+    unsigned B = _i % 2 ? 1 : 4; /* one block: a channel's loan is a private buffer */
+    am_ep_t *ep[2];
+    for (int k = 0; k < 2; k++) {
+        char name[64];
+        tu_ep_name(name, sizeof name, k ? "tx" : "rx", 0, 0);
+        struct am_ep_opts o = {NULL, "posix", 16, B, 0, 0, 0, kind, 0};
+        ck_assert_msg(am_ep_create(name, &o, &ep[k]) == 0, "%s: create", kind);
+        ck_assert_int_eq(am_set_handler(ep[k], H_MSG, msg_h), 0);
+    }
+    ck_assert_int_eq(am_ep_map(ep[1], 0, am_ep_name(ep[0])), 0);
+    static unsigned char data[AM_MAX_BULK];
+    uint32_t seq = 0;
+    unsigned want = 0;
+    /* A shared queue's loan holds its block: the B-th send would wait. */
+    unsigned most = q == AM_QUEUE_MPSC ? B - 1 : B + 2;
+    for (unsigned between = 0; between <= most; between++)
+        for (int cap_i = 0; cap_i < 3; cap_i++) {
+            static const size_t caps[] = {300, 1000, AM_MAX_BULK};
+            size_t cap = caps[cap_i];
+            uint32_t lseq = seq++;
+            void *buf;
+            ck_assert_int_eq(am_request_prepare(ep[1], 0, cap, &buf), 0);
+            for (size_t i = 0; i < cap; i++)
+                ((unsigned char *)buf)[i] = pat(lseq, i);
+            unsigned first = rx.n;
+            for (unsigned j = 0; j < between; j++) {
+                size_t len = 449 + (j * 1237 + cap) % (AM_MAX_BULK - 449);
+                uint32_t a[2] = {seq, (uint32_t)len};
+                for (size_t i = 0; i < len; i++)
+                    data[i] = pat(seq, i);
+                seq++;
+                ck_assert_msg(am_request_bulk(ep[1], 0, H_MSG, data, len, a, 2) == 0,
+                              "%s: bulk send %u during a loan of %zu", kind, j, cap);
+                drain(ep[0]);
+            }
+            uint32_t a[2] = {lseq, (uint32_t)cap};
+            int rc = am_request_commit(ep[1], H_MSG, cap, a, 2);
+            drain(ep[0]);
+            want += between + (rc == 0);
+            ck_assert_msg(rc == (between < B || B == 1 ? 0 : -EBUSY),
+                          "%s, %u blocks: commit of a loan of %zu after %u bulk sends: %s",
+                          kind, B, cap, between, am_strerror(rc));
+            ck_assert_msg(rx.bad == 0 && rx.n == want,
+                          "%s: a loan of %zu with %u bulk sends between prepare and "
+                          "commit: %u bad payloads, %u of %u arrived",
+                          kind, cap, between, rx.bad, rx.n, want);
+            for (unsigned j = 0; j < between && first + j < MAXLOG; j++)
+                ck_assert_msg(rx.seq[first + j] == lseq + 1 + j, "%s: order", kind);
+            if (rc == 0 && first + between < MAXLOG)
+                ck_assert_msg(
+                    rx.seq[first + between] == lseq && rx.len[first + between] == cap,
+                    "%s: the loan (%u sends between) arrived out of order", kind, between);
+            if (rx.n > MAXLOG - 16) /* keep the log's window on the next round */
+                rx.n = want = 0;
+        }
+    for (int k = 1; k >= 0; k--)
+        ck_assert_int_eq(am_ep_destroy(ep[k]), 0);
+    tu_assert_clean(kind);
+}
+END_TEST
+
 /* ---- replies ---- */
 
 /* The server lends room in the caller's reply queue, writes, commits. */
@@ -304,6 +380,7 @@ int main(void)
     tcase_add_loop_test(tc, order_and_no_hold, 0, tu_combos());
     tcase_add_loop_test(tc, cancel_gives_back, 0, tu_combos());
     tcase_add_loop_test(tc, reply_loans, 0, tu_combos());
+    tcase_add_loop_test(tc, bulk_sends_during_loan, 0, 2 * AM_QUEUE_COUNT);
     tcase_add_test(tc, misuse);
     suite_add_tcase(s, tc);
     return tu_run_suite(s, "check_loan");

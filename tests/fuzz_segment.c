@@ -43,8 +43,10 @@
  *              then also asks for the recycling of departed senders' channels
  *   bytes 2-3  (peer) bulk length, little-endian, modulo AM_BULK_BYTES + 1;
  *              the medium message's is it modulo AM_MEDIUM_BYTES + 1
- * The seeds' queues hold a short, a bulk and a medium message (a packet
- * flagged AM_PKT_MEDIUM, its data in its slot's payload area).
+ * The seeds' queues hold a short, a bulk and medium messages (packets
+ * flagged AM_PKT_MEDIUM, their data in their slots' payload areas) of 448,
+ * 0 and 1 bytes and one of 449, which the receiver must drop; the handler
+ * traps on a medium message's data that does not fit its slot's area.
  *
  * Waiting is bounded by the target, not the runtime: a locked claim waits for
  * a live lock holder by design (a slow holder keeps the lock), so in peer mode
@@ -74,6 +76,7 @@
 #include "polling.h"
 #include "send.h"
 #include "senders.h"
+#include "threads.h"
 
 #define CTL_BYTES 4
 #define F_OWN 1u
@@ -305,13 +308,45 @@ static volatile unsigned sink;
 /* What the runtime promises a handler, whatever the queue held: checked here,
  * a trap if broken.  Reads every argument and bulk byte (ASan and the guard
  * pages see any that lie outside). */
+/* Is (data, len) a medium message's that does not fit its slot's payload
+ * area: data inside the areas at `areas` (n slots), off its area's start or
+ * running past its end? */
+static int medium_off_area(const unsigned char *areas, uint32_t n,
+                           const unsigned char *data, size_t len)
+{
+    if (!areas || data < areas || data >= areas + (size_t)n * AM_MEDIUM_BYTES)
+        return 0;
+    return (size_t)(data - areas) % AM_MEDIUM_BYTES != 0 || len > AM_MEDIUM_BYTES;
+}
+
+/* Does (data, len) break a medium message's bound, in any queue or channel
+ * of our own endpoint? */
+static int medium_bad(am_ep_t *ep, const void *data, size_t len)
+{
+    const struct am_seg_view *v = &ep->own;
+    for (int q = 0; q < 2; q++) {
+        if (v->queue == AM_QUEUE_MPSC) {
+            if (medium_off_area(v->q[q].medium, v->q[q].packets_n, data, len))
+                return 1;
+            continue;
+        }
+        for (unsigned i = 0; i < v->max_senders; i++) {
+            struct am_chan_view c;
+            am__chan_at(v, i, (enum am_qid)q, &c);
+            if (medium_off_area(c.medium, v->q[q].packets_n, data, len))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 static void handler(am_token_t *tok, const uint32_t *args, int nargs, void *data,
                     size_t len)
 {
     am_ep_t *ep = am_token_ep(tok);
     unsigned src = am_token_source(tok), sum = 0;
     if (nargs < 0 || nargs > AM_MAX_ARGS || len > AM_BULK_BYTES || (len && !data) ||
-        (src != AM_SOURCE_UNKNOWN && !am__peer(ep, src)))
+        (src != AM_SOURCE_UNKNOWN && !am__peer(ep, src)) || medium_bad(ep, data, len))
         __builtin_trap();
     for (int i = 0; i < nargs; i++)
         sum += args[i];
@@ -380,6 +415,10 @@ static am_ep_t *own_ep(const struct am_segment *seg, const struct am_config *cfg
         return NULL;
     }
     ep->magic = AM_EP_MAGIC;
+    /* This thread owns it, as am_ep_create's am__mt_init says: a peer it
+     * learns (a message from its own name maps itself) is closed, and its
+     * lifeline let go, by the owner's am__peers_close only. */
+    ep->mt.owner = am__self();
     strcpy(ep->name, OWN_NAME);
     ep->backend = AM_SHM_POSIX;
     ep->unlinked = 1;
@@ -497,10 +536,17 @@ static void seed_write(const char *dir, const char *name, const uint8_t *ctl,
     }
 }
 
+/* The lengths of the seeds' medium messages, in the slots after a short and
+ * a bulk one: AM_MEDIUM_BYTES + 1 is one the receiver must drop. */
+#define MEDIUM_SEEDS 4
+static const uint32_t medium_seed_len[MEDIUM_SEEDS] = {AM_MEDIUM_BYTES, 0, 1,
+                                                       AM_MEDIUM_BYTES + 1};
+
 /* A live endpoint of `cfg` in a fresh region, viewed by v, with sender 0
  * registered as OWN_NAME (generation 1) and, in the request queue, a short
- * message ready in slot 0, a bulk one in slot 1 and (with 4 packets or more)
- * a medium one in slot 2, its data in the slot's payload area. */
+ * message ready in slot 0, a bulk one in slot 1 and medium ones in the
+ * slots after (medium_seed_len, as many as fit), their data in the slots'
+ * payload areas. */
 static struct am_segment seed_endpoint(const struct am_config *cfg, struct am_seg_view *v)
 {
     struct am_segment seg = region_map(am__layout_size(cfg));
@@ -522,22 +568,25 @@ static struct am_segment seed_endpoint(const struct am_config *cfg, struct am_se
     q->bulk_state[0].state = AM_STATE(0, who, AM_CLAIMED);
     q->send->tail = 2;
     q->send->bulk_tail = 1;
-    if (cfg->packets >= 4) {
-        q->packets[2] = (struct am_packet){.state = AM_STATE(0, who, AM_READY),
+    /* Medium ones in the slots after: full, empty, one byte, one too long
+     * (dropped: over its slot's area), as many as the queue holds. */
+    for (uint32_t k = 2; k < 2 + MEDIUM_SEEDS && k < cfg->packets; k++) {
+        uint32_t len = medium_seed_len[k - 2];
+        q->packets[k] = (struct am_packet){.state = AM_STATE(0, who, AM_READY),
                                            .handler = 1,
                                            .flags = AM_PKT_MEDIUM,
-                                           .bulk_len = AM_MEDIUM_BYTES};
-        memset(q->medium + 2 * AM_MEDIUM_BYTES, 0x5a, AM_MEDIUM_BYTES);
-        q->send->tail = 3;
+                                           .bulk_len = len};
+        memset(q->medium + k * AM_MEDIUM_BYTES, 0x5a, AM_MEDIUM_BYTES);
+        q->send->tail = k + 1;
     }
     return seg;
 }
 
 /* A live endpoint of per-sender kind cfg->queue in a fresh region, every
  * channel laid out (own_ep), sender 0 registered as OWN_NAME (generation 1),
- * and in its request channel a short message, a bulk one and a medium one
- * (its data in its slot's payload area), committed and flagged in the
- * summary as its producer would. */
+ * and in its request channel a short message, a bulk one and medium ones
+ * (medium_seed_len, as many as fit; their data in the slots' payload
+ * areas), committed and flagged in the summary as its producer would. */
 static am_ep_t *seed_chan_endpoint(const struct am_config *cfg, struct am_segment *seg)
 {
     *seg = region_map(am__layout_size(cfg));
@@ -558,16 +607,16 @@ static am_ep_t *seed_chan_endpoint(const struct am_config *cfg, struct am_segmen
     if (v->ring->open(&end, c.ring, (unsigned)__builtin_ctz(cfg->packets),
                       AM_SPSC_PRODUCER | AM_SPSC_WIDE) != 0)
         exit(1);
-    for (unsigned k = 0; k < 3 && k < cfg->packets; k++) {
+    for (unsigned k = 0; k < 2 + MEDIUM_SEEDS && k < cfg->packets; k++) {
         if (v->ring->reserve(&end, &slot) != 0)
             exit(1);
         struct am_packet *p = (struct am_packet *)slot; /* words 1..: ours */
         p->handler = (uint16_t)(k != 0);
         p->nargs = 2;
-        p->flags = k == 2 ? AM_PKT_MEDIUM : 0;
-        p->bulk_len = k == 1 ? 100 : k == 2 ? AM_MEDIUM_BYTES : 0;
+        p->flags = k >= 2 ? AM_PKT_MEDIUM : 0;
+        p->bulk_len = k == 1 ? 100 : k >= 2 ? medium_seed_len[k - 2] : 0;
         p->bulk_ticket = 0;
-        if (k == 2)
+        if (k >= 2)
             memset(c.medium + (size_t)(p - c.packets) * AM_MEDIUM_BYTES, 0x5a,
                    AM_MEDIUM_BYTES);
         v->ring->commit(&end, AM_STATE(am_lap(k, cfg->packets), who,

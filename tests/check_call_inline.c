@@ -7,7 +7,8 @@
  * for every claim algorithm of the shared queue.
  *
  *   sizes_and_caps       replies of 0, 1, 447, 448 and 449 bytes to calls of
- *                        cap 0, 448 and 449 (and 4000 bytes to cap 5000): a
+ *                        cap 0, 448 and 449 (and 4000, 448 bytes to cap 5000,
+ *                        2000 to cap 1000): a
  *                        reply within the cap ends the call with its bytes
  *                        and args, a longer one is -EMSGSIZE to the caller
  *                        and to the server's am_reply_long
@@ -31,6 +32,9 @@
  *                        an unknown call, and a long (heap block) reply with
  *                        the call's id: each is counted bad, none ends the
  *                        call, and the call then ends with its genuine reply
+ *   over_cap_refused     a medium reply of 100 bytes forged with the id of a
+ *                        call of cap 16: the call ends with -EMSGSIZE, and
+ *                        not a byte of its buffer past the cap is written
  *
  * A caller replaced at its index never gets the old caller's inline reply:
  * check_call_identity's kept_reply_caller_replaced and
@@ -49,7 +53,7 @@
 #include "peers.h"
 #include "testutil.h"
 
-enum { H_ECHO_N = 1, H_HOLD, H_FILL, H_FORGE, H_BACK };
+enum { H_ECHO_N = 1, H_HOLD, H_FILL, H_FORGE, H_BACK, H_OVER };
 
 #define N_KEPT 4   /* kept_inline_in_order: calls whose replies are kept */
 #define N_FILL 8   /* kept_inline_in_order: the caller's reply queue */
@@ -164,7 +168,8 @@ static struct am_packet *claim_reply(struct am_peer *peer, struct am_claim_state
 }
 
 /* Forge reply k (0: medium, too long, the call's id; 1: medium, an unknown
- * call; 2: a long reply's heap block, the call's id) to the call of tok. */
+ * call; 2: a long reply's heap block, the call's id; 3: medium, 100 bytes,
+ * the call's id) to the call of tok. */
 static int forge(am_token_t *t, int k)
 {
     am_token_t *tok = am__tok_find(t);
@@ -181,7 +186,7 @@ static int forge(am_token_t *t, int k)
     p->bulk_ticket = 0;
     p->call = k == 1 ? tok->call ^ 0x40000000u : tok->call;
     p->flags = AM_PKT_MEDIUM;
-    p->bulk_len = k == 0 ? AM_MEDIUM_BYTES + 1 : 16;
+    p->bulk_len = k == 0 ? AM_MEDIUM_BYTES + 1 : k == 3 ? 100 : 16;
     if (k == 2) {
         uint64_t off;
         if (am_heap_alloc(&q->heap, 16, peer->who, &off) != 0)
@@ -205,6 +210,14 @@ static void forge_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
     reply_n(t, a);
 }
 
+/* Forge an inline reply over the call's cap; return without replying (the
+ * empty reply sent for it comes late). */
+static void over_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
+{
+    if (forge(t, 3) < 0)
+        sh->forge_rc = -1;
+}
+
 static void server(void *arg)
 {
     am_ep_t *ep = srv_ep = create(sh->srv, 0);
@@ -212,6 +225,7 @@ static void server(void *arg)
     am_set_handler(ep, H_HOLD, hold_h);
     am_set_handler(ep, H_FILL, fill_h);
     am_set_handler(ep, H_FORGE, forge_h);
+    am_set_handler(ep, H_OVER, over_h);
     AO_store_release(&sh->srv_ready, 1);
     while (!AO_load_acquire(&sh->done)) {
         am_wait(ep, 5);
@@ -296,6 +310,7 @@ START_TEST(sizes_and_caps)
             sized_call(ep, caps[c], lens[l], seq++);
     sized_call(ep, 5000, 4000, seq++);
     sized_call(ep, 5000, AM_MEDIUM_BYTES, seq++);
+    sized_call(ep, 1000, 2000, seq++);
     ck_assert_msg(am_ep_bad_packets(ep) == 0, "%s: %lu corrupt packets", what,
                   am_ep_bad_packets(ep));
     finish(ep, srv);
@@ -461,6 +476,32 @@ START_TEST(forged_inline)
 }
 END_TEST
 
+START_TEST(over_cap_refused)
+{
+    combo(0, "");
+    sh->backend = _i;
+    snprintf(what, sizeof what, "mpsc/%s: a forged inline reply over the call's cap",
+             tu_backend_name(sh->backend));
+    tu_ep_name(sh->srv, sizeof sh->srv, "srv", -1, sh->backend);
+    tu_ep_name(sh->cli, sizeof sh->cli, "cli", -1, sh->backend);
+    pid_t srv = start_server();
+    am_ep_t *ep = caller(0);
+    static unsigned char buf[AM_MEDIUM_BYTES];
+    memset(buf, 0xee, sizeof buf);
+    struct am_result res = {buf, 16, 0, {0}, 0};
+    uint32_t x = 1;
+    int rc = am_call(ep, 0, H_OVER, &x, 1, NULL, 0, &res, 20000);
+    ck_assert_msg(sh->forge_rc == 0, "%s: the forger could not claim", what);
+    size_t written = 0;
+    for (size_t i = 0; i < sizeof buf; i++)
+        written += buf[i] != 0xee;
+    ck_assert_msg(rc == -EMSGSIZE && res.len == 0 && written == 0,
+                  "%s: the call ended with %s, %zu bytes, %zu of its buffer written", what,
+                  am_err_name(rc), res.len, written);
+    finish(ep, srv);
+}
+END_TEST
+
 static Suite *inline_suite(void)
 {
     Suite *s = suite_create("call_inline");
@@ -472,6 +513,7 @@ static Suite *inline_suite(void)
     tcase_add_loop_test(tc, kept_inline_in_order, 0, n);
     tcase_add_loop_test(tc, late_inline_counted, 0, n);
     tcase_add_loop_test(tc, forged_inline, 0, 2 * AM_CLAIM_COUNT);
+    tcase_add_loop_test(tc, over_cap_refused, 0, 2);
     return s;
 }
 

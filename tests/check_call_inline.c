@@ -37,8 +37,9 @@
  *                        not a byte of its buffer past the cap is written
  *
  * A caller replaced at its index never gets the old caller's inline reply:
- * check_call_identity's kept_reply_caller_replaced and
- * owed_reply_caller_replaced (their calls' caps are 64 bytes: inline).
+ * check_call_identity's kept_reply_caller_replaced (a kept handle's inline
+ * reply) and owed_reply_caller_replaced (an inline reply kept while the
+ * queue was full); their calls' caps are 64 bytes.
  */
 #include <check.h>
 #include <errno.h>

@@ -11,7 +11,8 @@
  *                        2000 to cap 1000): a
  *                        reply within the cap ends the call with its bytes
  *                        and args, a longer one is -EMSGSIZE to the caller
- *                        and to the server's am_reply_long
+ *                        and to the server's am_reply_long; a call's
+ *                        request of 448 bytes arrives in its slot (mpsc)
  *   no_room_taken        while a call of cap 448 (and one of cap 0) is
  *                        outstanding, the caller's reply heap has no block
  *                        live; while one of cap 449 is, it has one (the
@@ -70,6 +71,8 @@ struct shared {
     int reply_rc[MAX_SEQ];
     AO_t reply_seen[MAX_SEQ]; /* reply_rc[seq] stored */
     int forge_rc;
+    AO_t req_seen;  /* sizes_and_caps: a call's request of 448 bytes came */
+    int req_medium; /* ... its data in our request queue's payload areas */
     struct tu_errors err;
 };
 static struct shared *sh;
@@ -134,6 +137,13 @@ static unsigned owed_count(am_ep_t *ep)
 
 static void echo_n_h(am_token_t *t, const uint32_t *a, int n, void *d, size_t l)
 {
+    struct am_queue_view *q = &srv_ep->own.q[AM_REQUEST];
+    if (l == AM_MEDIUM_BYTES && q->medium) {
+        unsigned char *p = d;
+        sh->req_medium =
+            p >= q->medium && p < q->medium + (size_t)q->packets_n * AM_MEDIUM_BYTES;
+        AO_store_release(&sh->req_seen, 1);
+    }
     reply_n(t, a);
     unsigned k = owed_count(srv_ep);
     if (k > AO_load(&sh->kept_max))
@@ -312,6 +322,15 @@ START_TEST(sizes_and_caps)
     sized_call(ep, 5000, 4000, seq++);
     sized_call(ep, 5000, AM_MEDIUM_BYTES, seq++);
     sized_call(ep, 1000, 2000, seq++);
+    if (sh->kind == 0) { /* a call's request of 448 bytes travels in its slot too */
+        static char req[AM_MEDIUM_BYTES];
+        static char back[16];
+        struct am_result res = {back, sizeof back, 0, {0}, 0};
+        uint32_t a[2] = {0, seq++};
+        ck_assert_int_eq(am_call(ep, 0, H_ECHO_N, a, 2, req, sizeof req, &res, 20000), 0);
+        ck_assert_msg(AO_load_acquire(&sh->req_seen) && sh->req_medium,
+                      "%s: a call's request of 448 bytes was not a medium message", what);
+    }
     ck_assert_msg(am_ep_bad_packets(ep) == 0, "%s: %lu corrupt packets", what,
                   am_ep_bad_packets(ep));
     finish(ep, srv);

@@ -448,10 +448,13 @@ int am_wait(am_ep_t *ep, int timeout_ms);
  * returns without replying to a call sends an empty reply (0 args, 0 bytes).
  *
  * A server never waits for one client.  Room for a call's reply is kept when
- * the call is made: its data, up to res->cap bytes (at most the caller's own
- * long_max), in the caller's reply heap, which the server writes straight
- * into; its packet, by the caller keeping no more calls outstanding than its
- * reply queue holds (am_call_start waits, polling, meanwhile).  A reply to a
+ * the call is made: its packet, by the caller keeping no more calls
+ * outstanding than its reply queue holds (am_call_start waits, polling,
+ * meanwhile); its data, if res->cap is more than 448 bytes, up to res->cap
+ * bytes (at most the caller's own long_max) in the caller's reply heap, which
+ * the server writes a reply longer than 448 bytes straight into.  A reply of
+ * at most 448 bytes travels inline, in its packet's slot, and a call whose
+ * res->cap is at most 448 takes no room in the heap.  A reply to a
  * call never blocks the server: if the caller's queue is full of other
  * traffic, it is kept and placed on a later poll.  Only calls have room kept:
  * a plain am_reply still waits for room.

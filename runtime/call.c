@@ -7,11 +7,16 @@
  * signal did, in am_call (-EINTR).
  *
  * The caller.  A call takes a record (private: struct am_call_rec) and, if
- * its result takes data, a room: a block of the caller's OWN reply heap of
- * AM_CALL_ROOM_HEAD + cap bytes, allocated with AM_OWN_WHO, whose head says
- * which call it is for and how much it takes (struct am_call_room, layout.h).
+ * its result takes more data than travels inline (res->cap > AM_MEDIUM_BYTES),
+ * a room: a block of the caller's OWN reply heap of AM_CALL_ROOM_HEAD + cap
+ * bytes, allocated with AM_OWN_WHO, whose head says which call it is for and
+ * how much it takes (struct am_call_room, layout.h).  A call whose cap is at
+ * most AM_MEDIUM_BYTES takes no room at all (no heap allocation, no `held`
+ * charge): its request carries the cap itself (room = AM_CALL_INLINE | cap).
  * The request's packet carries the call's id on the wire (its low 32 bits) and
- * the room's offset.  At most `limit` calls are outstanding, the packets the
+ * the room's offset or the cap; its data, like any request's, travels in the
+ * packet's slot if it is at most AM_MEDIUM_BYTES (send.c).  At most `limit`
+ * calls are outstanding, the packets the
  * caller's reply queue (or one reply channel) holds, so their replies have
  * room there; am_call_start waits, polling, for a record and for heap room.
  * Ids are (sequence << 16) | record: unique for the endpoint's life; a
@@ -23,14 +28,23 @@
  * (am_ep_late_replies).  So that a hung server cannot take the room calls to
  * others need, the rooms of one destination's awaiting calls cost at most
  * `bound` (half the heap; each rounded up to a power of two) beyond its first
- * (held[], charged at launch, given back once no reply can come).
+ * (held[], charged at launch, given back once no reply can come).  A reply
+ * is checked against the call's own record of its cap (`want`), never
+ * against what the packet or the room's head says.
  *
  * The server.  A call arrives as a request whose token has the call's id and
- * room.  am_reply* of it writes the data straight into the room (checked from
- * a private copy of its head, and against the heap's own record of the block:
- * am_heap_data), then sends a short reply (AM_CALL_REPLY: the id, the length,
- * the args; its handler field an error number or 0).  A reply longer than the
- * room, or to a call without one, is -EMSGSIZE to both.  A handler that does
+ * room (or inline cap).  am_reply* of it with at most AM_MEDIUM_BYTES of data
+ * sends the data inline: the reply is a medium packet (AM_CALL_REPLY made
+ * AM_MEDIUM: the id, the length, the args, its handler field an error number
+ * or 0; the data in its slot's payload area), whether the call has a room or
+ * not: a room is only for a cap larger than that, and a small reply to such a
+ * call goes inline too, which costs the server no write into the caller's
+ * heap and the caller no read of it (the room stays unused).  Longer data the
+ * server writes straight into the room (checked from a private copy of its
+ * head, and against the heap's own record of the block: am_heap_data), then
+ * sends a short reply of the same fields.  A reply longer than the call's cap
+ * (the inline cap, or the room's), or one with data to a call without a room
+ * or cap, is -EMSGSIZE to both.  A handler that does
  * not reply gets an empty one sent for it; a call to a handler not set, an
  * -ENOENT.  Every reply goes to the caller it answers only: the peer whose
  * serial (peers.c) the handler's source had when it replied, or a kept
@@ -38,8 +52,9 @@
  * index (-EPIPE).  A server never waits for one client: a call's reply is placed
  * without waiting (AM_SEND_NOWAIT), and if the caller's queue has no room
  * now (it holds other traffic: only calls have room kept) the reply is kept
- * (struct am_owed: a packet's worth, the data is in the room already) and
- * tried again on later polls; at most one per call received.
+ * (struct am_owed: a packet's worth, and an inline reply's data, at most
+ * AM_MEDIUM_BYTES; a room's data is in the room already) and tried again on
+ * later polls, in order; at most one per call received.
  *
  * Every call ends.  The caller's waits (wait.c) sleep at most abandon_ms at a
  * time while calls are outstanding, and then ask each destination's lifeline
@@ -117,8 +132,8 @@ int am__call_start_wait(am_ep_t *ep, struct am_calls *c, struct am_call_starting
  * made under the lock (the send reads no record). */
 struct call_wire {
     uint32_t call;
-    uint64_t block;
-    uint32_t cap;
+    uint64_t block; /* its room; 0: none, the cap travels in the packet */
+    uint32_t cap;   /* the call's: what the server may reply */
     unsigned dest;
     int64_t deadline;
     int now; /* am_call_try's: the send never waits for room (-EAGAIN) */
@@ -138,7 +153,7 @@ static int send_request(am_ep_t *ep, const struct call_wire *w, unsigned handler
                        len,
                        0,
                        w->call,
-                       (uint32_t)(w->block / 64),
+                       w->block ? (uint32_t)(w->block / 64) : AM_CALL_INLINE | w->cap,
                        0};
     if (w->block) {
         struct am_call_room *head =
@@ -164,9 +179,10 @@ static struct call_wire rec_launch(am_ep_t *ep, struct am_calls *c, struct am_ca
     am__calls_lock(ep);
     r->rc = -EINPROGRESS, r->user = 1, r->awaiting = 1, r->sending = 1;
     c->awaiting++;
-    if (r->block)
+    if (r->roomed)
         am__call_held_charge(c, r, AM_CALL_ROOM_HEAD + r->cap);
-    struct call_wire w = {(uint32_t)r->id, r->block, r->cap, r->dest, r->deadline, 0};
+    struct call_wire w = {
+        (uint32_t)r->id, r->roomed ? r->block : 0, r->want, r->dest, r->deadline, 0};
     am__calls_unlock(ep);
     return w;
 }

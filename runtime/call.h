@@ -22,8 +22,10 @@ struct am_packet;
 
 /* The caller's half: the owner's, or any thread's of a shared endpoint
  * (call.c's file header: calls_mu).
- *   reply_in   a reply queue's packet with a call id (deliver.c): match it
- *              to its call, fill the result, or count it late.
+ *   reply_in   a reply queue's packet with a call id (deliver.c), and its
+ *              inline data (a medium packet's payload area, bulk_len bytes
+ *              checked against AM_MEDIUM_BYTES; NULL: none): match it to its
+ *              call, fill the result, or count it late.
  *   check      liveness of every destination with calls (its lifeline) and
  *              every call's deadline; outside handlers (it may poll).
  *              Returns how many calls it ended.
@@ -35,7 +37,8 @@ struct am_packet;
  *   init       make the calls' state now (am_ep_share: before other threads
  *              use it); 0 or -ENOMEM.
  *   free       at am_ep_destroy. */
-void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source);
+void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source,
+                       const void *data);
 int am__calls_check(am_ep_t *ep);
 int64_t am__calls_slice(am_ep_t *ep, int64_t now_ns, int64_t ms);
 unsigned long am__calls_ended(const am_ep_t *ep);

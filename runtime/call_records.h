@@ -20,8 +20,11 @@ struct am_call_rec {
     am_call_t id;          /* 0: free */
     struct am_result *res; /* the user's, until the call ends */
     int64_t deadline;      /* ns on the monotonic clock; INT64_MAX: none */
-    uint64_t block;        /* its room in our reply heap; 0: none */
+    uint64_t block;        /* its room in our reply heap (kept, small, across
+                            * calls: call_rooms.c); 0: none */
     uint32_t cap;          /* data bytes the room takes */
+    uint32_t want;         /* data bytes this call's result takes (its cap) */
+    uint8_t roomed;        /* this call uses the room (want > AM_MEDIUM_BYTES) */
     unsigned dest;
     int rc;             /* -EAGAIN taken, -EINPROGRESS outstanding, then its end */
     unsigned gone;      /* am__calls_check: the destination was seen dead (its mark) */
@@ -54,13 +57,17 @@ struct am_calls {
     uint64_t bound;  /* the most one destination's rooms may cost: half the heap */
 };
 
-/* A call's reply the caller's queue had no room for, kept for later. */
+/* A call's reply the caller's queue had no room for, kept for later: its
+ * packet's worth, and an inline reply's data (m.kind AM_MEDIUM: m.len bytes,
+ * at most AM_MEDIUM_BYTES, in data[]; a room's reply has its data in the
+ * room already). */
 struct am_owed {
     struct am_owed *next;
     unsigned dest;
     unsigned long serial; /* the caller's peer serial: only it gets the reply */
     struct am_msg m;
     uint32_t args[AM_MAX_ARGS];
+    unsigned char data[];
 };
 
 /* Waits of am_call_start: for a record, then for room in our reply heap. */
@@ -98,9 +105,9 @@ int am__call_rec_state(am_ep_t *ep, struct am_call_rec *r, am_call_t id);
 
 /* call_rooms.c: our reply heap, where the rooms are; a room given back (or
  * kept, small, for the next call: keep); a room's cost charged to its
- * destination and taken back; a taken record's room made to take cap bytes
- * (0, -EAGAIN for am_call_try, -ETIMEDOUT, -EINTR, -EPROTO); the most a room
- * takes. */
+ * destination and taken back; a taken record's call made to take cap bytes,
+ * inline (cap <= AM_MEDIUM_BYTES: no room) or in a room (0, -EAGAIN for
+ * am_call_try, -ETIMEDOUT, -EINTR, -EPROTO); the most a room takes. */
 struct am_heap_view *am__call_heap(am_ep_t *ep);
 void am__call_room_release(am_ep_t *ep, struct am_call_rec *r, int keep);
 void am__call_held_charge(struct am_calls *c, struct am_call_rec *r, uint64_t bytes);

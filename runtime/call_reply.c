@@ -1,10 +1,13 @@
 /*
  * call_reply.c - the reply paths of calls.  The caller's: a reply queue's
  * packet that names a call is matched to it by its id (whichever index of
- * ours its server is mapped at), fills its result, or is counted late.  The
- * server's: a handler's am_reply* of a call writes its data straight into
- * the caller's room, then places the short reply without waiting, or keeps
- * it (struct am_owed) and places it on later polls; the runtime's own
+ * ours its server is mapped at), fills its result (from the packet's payload
+ * area, or from the call's room), or is counted late.  The server's: a
+ * handler's am_reply* of a call sends data of at most AM_MEDIUM_BYTES inline
+ * in the reply's packet (a medium one), or writes longer data straight into
+ * the caller's room; then places the reply without waiting, or keeps it
+ * (struct am_owed, an inline reply's data with it) and places it on later
+ * polls; the runtime's own
  * replies (no such handler, no reply) go the same way.  The design is in
  * call.c's file header.
  */
@@ -27,33 +30,41 @@ static int status_of(uint16_t s)
     return s == 0 ? 0 : s == ENOENT ? -ENOENT : s == EMSGSIZE ? -EMSGSIZE : -EPROTO;
 }
 
-/* Fill r's result from reply m: its args, and its data from r's room. */
-static int fill(am_ep_t *ep, struct am_call_rec *r, const struct am_packet *m)
+/* Fill r's result from reply m: its args, and its data, inline (the medium
+ * packet's payload area) or from r's room.  Lengths are the private copy's,
+ * checked against the call's own cap. */
+static int fill(am_ep_t *ep, struct am_call_rec *r, const struct am_packet *m,
+                const unsigned char *inl)
 {
     int rc = status_of(m->handler);
-    if (rc == 0 && m->bulk_len > r->cap)
+    if (rc == 0 && m->bulk_len > r->want)
         rc = -EMSGSIZE;
-    const unsigned char *d = NULL;
-    if (rc == 0 && m->bulk_len &&
-        !(d = am_heap_data(am__call_heap(ep), r->block, AM_CALL_ROOM_HEAD + m->bulk_len,
-                           AM_OWN_WHO)))
-        rc = -EPROTO;
+    const unsigned char *d = inl;
+    if (rc == 0 && m->bulk_len && !d) {
+        d = r->roomed ? am_heap_data(am__call_heap(ep), r->block,
+                                     AM_CALL_ROOM_HEAD + m->bulk_len, AM_OWN_WHO)
+                      : NULL;
+        if (!d)
+            rc = -EPROTO; /* a room's reply to a call without one */
+        else
+            d += AM_CALL_ROOM_HEAD;
+    }
     if (rc < 0)
         return rc;
     struct am_result *res = r->res;
     if (m->bulk_len)
-        memcpy(res->data, d + AM_CALL_ROOM_HEAD, m->bulk_len);
+        memcpy(res->data, d, m->bulk_len);
     res->len = m->bulk_len;
     res->nargs = m->nargs;
     memcpy(res->args, m->args, (size_t)m->nargs * sizeof *m->args);
     return 0;
 }
 
-/* Match reply m, counted as from index `as`, to its call (under calls_mu):
- * 0; -EXDEV if the call it names went to another index (*dest); -EPROTO if
- * no call of ours awaits it. */
+/* Match reply m (its inline data: inl), counted as from index `as`, to its
+ * call (under calls_mu): 0; -EXDEV if the call it names went to another
+ * index (*dest); -EPROTO if no call of ours awaits it. */
 static int reply_match(am_ep_t *ep, struct am_calls *c, const struct am_packet *m,
-                       unsigned as, unsigned *dest)
+                       const unsigned char *inl, unsigned as, unsigned *dest)
 {
     uint32_t i = m->call & (AM_CALL_RECS_MAX - 1);
     struct am_call_rec *r = c && i < c->n ? c->rec[i] : NULL;
@@ -62,7 +73,7 @@ static int reply_match(am_ep_t *ep, struct am_calls *c, const struct am_packet *
     if (r->dest != as)
         return *dest = r->dest, -EXDEV;
     if (r->rc == -EINPROGRESS)
-        am__call_rec_end(c, r, fill(ep, r, m));
+        am__call_rec_end(c, r, fill(ep, r, m, inl));
     else
         AO_store(&c->late, c->late + 1); /* cancelled or timed out: dropped, counted */
     am__call_rec_unawait(ep, c, r, 1);
@@ -78,13 +89,13 @@ static int same_endpoint(am_ep_t *ep, unsigned a, unsigned b)
            am__peer_alive(pa->view) && am__peer_alive(pb->view);
 }
 
-static int reply_match_locked(am_ep_t *ep, const struct am_packet *m, unsigned as,
-                              unsigned *dest)
+static int reply_match_locked(am_ep_t *ep, const struct am_packet *m,
+                              const unsigned char *inl, unsigned as, unsigned *dest)
 {
     struct am_calls *c = ep->calls;
     if (c)
         am__calls_lock(ep);
-    int rc = reply_match(ep, c, m, as, dest);
+    int rc = reply_match(ep, c, m, inl, as, dest);
     if (c)
         am__calls_unlock(ep);
     return rc;
@@ -94,15 +105,16 @@ static int reply_match_locked(am_ep_t *ep, const struct am_packet *m, unsigned a
  * its server is mapped at: one that came from another index than the call
  * went to is taken if both are the same endpoint (peers_mu, then calls_mu:
  * the lock order). */
-void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source)
+void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source,
+                       const void *data)
 {
     unsigned dest = source;
-    int rc = reply_match_locked(ep, m, source, &dest);
+    int rc = reply_match_locked(ep, m, data, source, &dest);
     if (rc == -EXDEV) {
         am__mt_lock(&ep->mt, &ep->mt.peers_mu);
         int same = same_endpoint(ep, source, dest);
         am__mt_unlock(&ep->mt, &ep->mt.peers_mu);
-        rc = same ? reply_match_locked(ep, m, dest, &dest) : -EPROTO;
+        rc = same ? reply_match_locked(ep, m, data, dest, &dest) : -EPROTO;
     }
     if (rc < 0)
         am__report_bad(ep, "a reply to no call of ours");
@@ -111,6 +123,18 @@ void am__call_reply_in(am_ep_t *ep, const struct am_packet *m, unsigned source)
 unsigned long am_ep_late_replies(const am_ep_t *ep)
 {
     return am__ep_ok(ep) && ep->calls ? AO_load(&ep->calls->late) : 0;
+}
+
+/* The most reply data tok's call takes inline: the cap its request carries
+ * (AM_CALL_INLINE: it has no room), or, for a call with a room, all an
+ * inline reply holds (call.c gives rooms only to larger caps; the caller
+ * checks a reply against its own record of its cap anyway); 0: cap 0. */
+static size_t inline_cap(const am_token_t *tok)
+{
+    if (!(tok->room & AM_CALL_INLINE))
+        return tok->room ? AM_MEDIUM_BYTES : 0;
+    uint32_t cap = tok->room & ~AM_CALL_INLINE;
+    return cap < AM_MEDIUM_BYTES ? cap : AM_MEDIUM_BYTES;
 }
 
 /* Write a reply's len bytes of data into the room named by tok in the
@@ -122,7 +146,9 @@ static int room_fill(struct am_seg_view *v, const am_token_t *tok, const void *d
     struct am_heap_view *h = &v->q[AM_REPLY].heap;
     uint64_t off = (uint64_t)tok->room * 64;
     const struct am_call_room *head =
-        tok->room ? am_heap_data(h, off, AM_CALL_ROOM_HEAD, AM_OWN_WHO) : NULL;
+        tok->room && !(tok->room & AM_CALL_INLINE)
+            ? am_heap_data(h, off, AM_CALL_ROOM_HEAD, AM_OWN_WHO)
+            : NULL;
     struct am_call_room r = {0};
     if (head)
         memcpy(&r, head, sizeof r);
@@ -192,12 +218,16 @@ static int owe(am_token_t *tok, unsigned long serial, struct am_msg *m)
     int rc = place(ep, tok->source, serial, m);
     if (rc != -EAGAIN)
         return rc == -EPIPE ? -EPIPE : 0;
-    struct am_owed *o = malloc(sizeof *o), **end = &ep->owed;
+    size_t inl = m->kind == AM_MEDIUM ? m->len : 0; /* <= AM_MEDIUM_BYTES */
+    struct am_owed *o = malloc(sizeof *o + inl), **end = &ep->owed;
     if (!o)
         return 0; /* the caller's deadline ends the call */
-    *o = (struct am_owed){NULL, tok->source, serial, *m, {0}};
+    o->next = NULL, o->dest = tok->source, o->serial = serial, o->m = *m;
     memcpy(o->args, m->args, (size_t)m->nargs * sizeof *m->args);
     o->m.args = o->args;
+    if (inl)
+        memcpy(o->data, m->data, inl);
+    o->m.data = inl ? o->data : NULL;
     am__mt_lock(&ep->mt, &ep->mt.calls_mu);
     while (*end)
         end = &(*end)->next;
@@ -223,12 +253,15 @@ int am__call_reply(am_token_t *tok, unsigned long serial, const struct am_msg *m
     if (!serial) /* in its handler: its sender's at delivery, if known */
         serial = tok->serial ? tok->serial : caller_serial(tok->ep, tok->source);
     size_t len = m->kind == AM_SHORT ? 0 : m->len;
-    int rc = len ? room_write(tok, serial, m->data, len) : 0;
+    int inl = len <= inline_cap(tok); /* travels in the reply's packet */
+    int rc = inl ? 0 : room_write(tok, serial, m->data, len);
     if (rc == -EPIPE)
         return rc;
     am__hook(AM_HOOK_CALL_WRITTEN);
     tok->replied = 1;
     struct am_msg r = reply_msg(tok, rc, m->args, rc ? 0 : m->nargs, rc ? 0 : len);
+    if (rc == 0 && inl && len)
+        r.kind = AM_MEDIUM, r.data = m->data; /* in its slot's payload area */
     int sent = owe(tok, serial, &r);
     return rc < 0 ? rc : sent;
 }

@@ -1,7 +1,8 @@
 /*
  * call_rooms.c - the rooms of calls' replies: blocks of the caller's own reply
- * heap (AM_OWN_WHO), one per call whose result takes data, kept with its
- * record for the next call when small; the bound on what one destination's
+ * heap (AM_OWN_WHO), one per call whose result takes more data than travels
+ * inline (AM_MEDIUM_BYTES: a smaller cap takes none), kept with its record
+ * for the next call when small; the bound on what one destination's
  * rooms may cost (held[]: half the heap beyond the first room); and
  * am_call_start's wait for a room.  Under calls_mu where it says so (call.c's
  * file header).
@@ -17,8 +18,10 @@
 #include "waiting.h"
 
 /* Rooms of at most this many data bytes stay with their record for the next
- * call: no allocation per call for small replies. */
-#define AM_CALL_CACHE 256
+ * call: no allocation per call for replies of modest caps (a cap of at most
+ * AM_MEDIUM_BYTES takes no room at all; a call that takes none leaves the
+ * record's kept room unused). */
+#define AM_CALL_CACHE 1024
 
 struct am_heap_view *am__call_heap(am_ep_t *ep)
 {
@@ -116,7 +119,7 @@ static int got_room(am_ep_t *ep, int n, void *ctx)
         am__calls_unlock(ep);
         return 0;
     }
-    if (rc == 0 && (off % 64 != 0 || off / 64 > UINT32_MAX)) {
+    if (rc == 0 && (off % 64 != 0 || off / 64 >= AM_CALL_INLINE)) {
         am_heap_free(am__call_heap(ep), off, AM_OWN_WHO);
         rc = -EPROTO; /* a room the packet's field cannot name */
     }
@@ -128,17 +131,21 @@ static int got_room(am_ep_t *ep, int n, void *ctx)
     return rc == 0 ? 1 : rc;
 }
 
-/* Make taken record r's room take cap bytes of data: keep the one it has if
- * large enough.  0, -ETIMEDOUT, -EINTR, -EPROTO. */
+/* Make taken record r's call take cap bytes of data: inline, with no room,
+ * if cap <= AM_MEDIUM_BYTES (a room the record keeps stays kept, unused);
+ * else in its room, keeping the one it has if large enough.  0, -ETIMEDOUT,
+ * -EINTR, -EPROTO. */
 int am__call_room_get(am_ep_t *ep, struct am_call_starting *s, size_t cap)
 {
     struct am_call_rec *r = s->r;
     am__calls_lock(ep);
-    int fits = r->block && r->cap >= cap;
+    r->want = (uint32_t)cap;
+    r->roomed = cap > AM_MEDIUM_BYTES;
+    int fits = !r->roomed || (r->block && r->cap >= cap);
     if (!fits)
         am__call_room_release(ep, r, 0);
     am__calls_unlock(ep);
-    if (fits || cap == 0)
+    if (fits)
         return 0;
     s->want = AM_CALL_ROOM_HEAD + cap;
     int rc = got_room(ep, 0, s);

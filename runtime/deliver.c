@@ -71,6 +71,7 @@ const char *am__payload_medium(unsigned char *areas, uint32_t k, const struct am
     pl->data = areas + (size_t)k * AM_MEDIUM_BYTES;
     pl->len = m->bulk_len;
     pl->bulk = 1; /* a bulk message at the API: counted as one */
+    pl->medium = 1;
     return NULL;
 }
 
@@ -123,12 +124,12 @@ static void run_source(am_ep_t *ep, enum am_qid qid, const struct am_packet *m,
     am_token_t tok = {.ep = ep, .source = source, .serial = serial, .qid = (uint8_t)qid};
     if (__builtin_expect(m->call != 0, 0)) {
         if (qid == AM_REPLY) { /* a call's reply: to its struct am_result */
-            if (!why && (pl->data || m->nargs > AM_MAX_ARGS))
-                why = "call reply with a payload or too many arguments";
+            if (!why && ((pl->data && !pl->medium) || m->nargs > AM_MAX_ARGS))
+                why = "call reply with a payload not inline or too many arguments";
             if (why)
-                am__report_bad(ep, why);
+                am__report_bad(ep, why); /* a medium one's length was checked */
             else
-                ep->delivered++, am__call_reply_in(ep, m, source);
+                ep->delivered++, am__call_reply_in(ep, m, source, pl->data);
             return;
         }
         tok.call = m->call, tok.room = m->room;

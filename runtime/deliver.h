@@ -19,8 +19,9 @@
 struct am_payload {
     void *data;
     size_t len;
-    int bulk;  /* data is a bulk block (counted as bulk) */
-    int block; /* data is a heap block of `heap`, to give back */
+    int bulk;   /* data is a bulk block (counted as bulk) */
+    int block;  /* data is a heap block of `heap`, to give back */
+    int medium; /* data is the slot's payload area (a call's reply may be) */
     struct am_heap_view *heap;
 };
 const char *am__payload_long(am_ep_t *ep, struct am_heap_view *h, const struct am_packet *m,

@@ -86,8 +86,10 @@
 
 #define AM_MAGIC UINT64_C(0x4d414d48535f4d41) /* "AM_SHMAM" */
 /* 12: hemlock's claim; a loan given back (AM_H_GIVEN_BACK); 13: hapax's claim,
- * and medium messages in the slots' payload areas (medium_off, AM_PKT_MEDIUM) */
-#define AM_LAYOUT_VERSION 13u
+ * and medium messages in the slots' payload areas (medium_off, AM_PKT_MEDIUM);
+ * 14: a call's cap in its request's room field (AM_CALL_INLINE), and its
+ * small replies inline, as medium packets */
+#define AM_LAYOUT_VERSION 14u
 #define AM_LINE 64u   /* cache line: one packet, one bulk state */
 #define AM_BLOCK 128u /* sender/receiver blocks: adjacent-line prefetch */
 #define AM_BULK_BYTES ((unsigned)AM_MAX_BULK)     /* one bulk block */
@@ -344,16 +346,27 @@ struct am_packet {
                                    * a call's reply: its data's length */
     uint32_t args[AM_MAX_ARGS];
     uint32_t room; /* a call's request: its reply room, a block of the caller's
-                    * reply heap, as offset / 64; 0: none (call.c) */
+                    * reply heap, as offset / 64 (below AM_CALL_INLINE), or
+                    * AM_CALL_INLINE | cap: no room, at most cap bytes
+                    * (<= AM_MEDIUM_BYTES) of reply data, inline; 0: cap 0 */
 };
 
 /* Calls (call.c).  The sender is the claimant in the state word.  In a request
  * queue, call != 0 makes a packet a call: its reply goes to the caller's
- * struct am_result, not to a handler.  In a reply queue, call != 0 makes it
- * that call's reply: handler holds 0 or an error number (ENOENT, EMSGSIZE) the
- * server's runtime sends back, and bulk_len the length of the reply's data,
- * which the server wrote into the request's room (the block's first
- * AM_CALL_ROOM_HEAD bytes are the caller's record: struct am_call_room). */
+ * struct am_result, not to a handler, and `room` says how much reply data it
+ * takes.  A cap of at most AM_MEDIUM_BYTES is the field itself: AM_CALL_INLINE
+ * | cap (bit 31: a room's offset / 64 never reaches it; the caller refuses a
+ * room that would), and the call has no room.  A larger cap is a room: a
+ * block of the caller's reply heap whose first AM_CALL_ROOM_HEAD bytes are the
+ * caller's record (struct am_call_room: the call's id and cap).  In a reply
+ * queue, call != 0 makes a packet that call's reply: handler holds 0 or an
+ * error number (ENOENT, EMSGSIZE) the server's runtime sends back, and
+ * bulk_len the length of the reply's data.  Data of at most AM_MEDIUM_BYTES
+ * travels inline: the reply is a medium packet (AM_PKT_MEDIUM), its data in
+ * its slot's payload area, whether or not the call has a room; longer data
+ * the server wrote into the room, and the packet is a plain one (flags 0).
+ * Any other payload on a reply is a corrupt packet. */
+#define AM_CALL_INLINE (1u << 31)
 #define AM_CALL_ROOM_HEAD 64u
 struct am_call_room {
     uint32_t call; /* the call's id on the wire: the request's must match */
@@ -404,5 +417,6 @@ _Static_assert(AM_BULK_BYTES % AM_LINE == 0, "bulk blocks stay line-aligned");
 _Static_assert(AM_MEDIUM_BYTES % AM_LINE == 0, "payload areas stay line-aligned");
 _Static_assert(AM_MEDIUM_BYTES >= 256u && AM_MEDIUM_BYTES < AM_BULK_BYTES,
                "a medium payload is a few hundred bytes, less than a bulk block");
+_Static_assert(AM_MEDIUM_BYTES < AM_CALL_INLINE, "an inline cap fits the room field");
 
 #endif

@@ -10,8 +10,10 @@
  *                        abandon_ms of the kill (plus KILL_SLACK_MS)
  *   no_such_handler      a call to a handler the server never set: -ENOENT,
  *                        and the server reports no corrupt packet
- *   reply_too_long       a reply longer than the caller's cap: -EMSGSIZE to
- *                        the caller and from the server's am_reply_long
+ *   reply_too_long       a reply longer than the caller's cap (500 bytes: a
+ *                        cap that takes a room; check_call_inline has the
+ *                        inline ones): -EMSGSIZE to the caller and from the
+ *                        server's am_reply_long
  *   unreplied_ends_empty a handler that returns without replying: the call
  *                        ends with 0, no args, no bytes
  *   stopped_server       a call to a SIGSTOPped server ends with -ETIMEDOUT at
@@ -381,9 +383,9 @@ enum { M_NOSUCH, M_TOO_LONG, M_SILENT, M_STOPPED };
 static void one_caller(void *arg)
 {
     am_ep_t *ep = caller(0);
-    char buf[256], data[64];
+    char buf[1024], data[600];
     memset(data, 7, sizeof data);
-    struct am_result res = {buf, 16, 99, {0}, 99};
+    struct am_result res = {buf, 500, 99, {0}, 99};
     uint32_t x = 5;
     tu_wait_flag(&sh->phase, 1, 60);
     double t0 = tu_now_s();

@@ -8,7 +8,8 @@
  *                        SIGKILLed; a new client (anonymous, or named as the
  *                        dead one) takes its sender index and makes its first
  *                        call, which the server keeps too: am_reply_kept of
- *                        the dead caller's handle (args only) is -EPIPE, and the new
+ *                        the dead caller's handle (args, 6 bytes: inline, as
+ *                        the calls' caps are 64) is -EPIPE, and the new
  *                        client's call ends with its own reply (args, bytes)
  *   owed_reply_caller_replaced  a call's reply kept by the server (the
  *                        caller's reply queue full of plain replies) while
@@ -234,7 +235,7 @@ START_TEST(kept_reply_caller_replaced)
     ck_assert_msg(kept_src[0] == kept_src[1], "%s: the new client came at index %u, not %u",
                   what, kept_src[1], kept_src[0]);
     uint32_t stale = 111, mine = 222;
-    int rc0 = am_reply_kept(kept[0], 0, NULL, 0, &stale, 1); /* its packet alone */
+    int rc0 = am_reply_kept(kept[0], 0, "stale", 6, &stale, 1); /* inline */
     int rc1 = am_reply_kept(kept[1], 0, "mine", 5, &mine, 1);
     double end = tu_now_s() + 30;
     while (waitpid(b, NULL, WNOHANG) == 0 && tu_now_s() < end)

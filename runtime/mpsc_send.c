@@ -372,8 +372,8 @@ static int try_locked_run(struct am_seg_view *v, struct am_queue_view *q, unsign
  * many were claimed (ticket[], in ticket order), 0 (holding nothing) when the
  * queue is full, or -EPIPE, -EPROTO.  lockfree claims slot by slot (each its
  * CAS and its tail CAS); onecas and the locks take the run in one go. */
-static int claim_some(struct am_seg_view *v, struct am_queue_view *q, unsigned who,
-                      uint64_t *hint, int k, uint64_t *ticket)
+int am__claim_some(struct am_seg_view *v, struct am_queue_view *q, unsigned who,
+                   uint64_t *hint, int k, uint64_t *ticket)
 {
     int got = 0;
     if (v->claim == AM_CLAIM_ONECAS)
@@ -555,7 +555,7 @@ static int claim_run(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, int k,
     unsigned yields = 0, rounds = 0;
     uint64_t hint = peer->tail_hint[qid];
     int got;
-    while ((got = claim_some(v, &v->q[qid], peer->who, &hint, k, ticket)) <= 0) {
+    while ((got = am__claim_some(v, &v->q[qid], peer->who, &hint, k, ticket)) <= 0) {
         if (got == 0 && *unwoken)
             am__wake_if_asleep(peer), *unwoken = 0;
         if (got < 0 || (got = am__backoff(ep, peer, qid, NULL, &sp, &yields)) < 0)

@@ -52,6 +52,22 @@
  *   the lock.  Locks record their holder, so a waiter takes over the lock of a
  *   holder that died (locks/lock.h); the repair above is all a take-over needs.
  *
+ * Batches (am_request_batch, send.c).  A run of a batch's short and medium
+ * messages is claimed together, never waiting while it holds a claim:
+ * lockfree takes slot after slot with its per-slot CAS and tail CAS; onecas
+ * CASes the first free slot as above, then each next slot while it is FREE
+ * for its own lap (the same lap tag: a stalled sender never takes a slot a
+ * lap later), and stores the tail hint once, past the last; a lock holder
+ * marks the tail's slot and the free ones after it CLAIMED and moves the
+ * tail once.  The run stops at the first slot not free, so claims stay in
+ * ticket order and the batch's messages take its tickets in order; what was
+ * claimed is published, in that order, before the next run is claimed, and
+ * the receiver is woken before any claim that waits.  A bulk message with a
+ * block is claimed alone, as am__mpsc_send claims it.  A sender dying in a
+ * run leaves claims that name it, skipped as any dead claim is; one dying
+ * under the lock before its tail move leaves claimed slots behind the tail,
+ * which the next holder passes.
+ *
  * Dead claimants.  A claim whose sender died is skipped by the receiver
  * (mpsc_poll.c), which moves the tail past it first if nobody did.  A bulk block
  * claimed by a sender that died before publishing its packet is freed by the

@@ -18,7 +18,8 @@
  * waiting writer meanwhile), and checks that no packet was reported bad.
  *
  * Killed mid-batch: a victim parks at its fourth fill of a batch of eight
- * (three published, the rest claimed) and is SIGKILLed; or is killed at a
+ * short and medium messages (one run of claims: three published, the rest
+ * claimed) and is SIGKILLed; or is killed at a
  * random moment while streaming batches.  Then a live writer streams; every
  * one of its messages must arrive, and what arrived of the victim's must be
  * its messages in order, each once and whole, never the one parked.
@@ -48,6 +49,8 @@ struct shared {
     const char *claim, *queue;
     int writers;           /* streaming writers */
     int victim;            /* writer index of a victim, -1: none */
+    int inline_only;       /* the victim's messages short and medium only: its
+                            * parked batch is one run of claims */
     unsigned expect[MAXW]; /* the reader stops once every live writer's are in */
     AO_t rx_ready, done, parked, stop;
     /* The reader's tallies. */
@@ -66,9 +69,12 @@ static size_t len_of(unsigned w, unsigned seq)
     static const size_t special[] = {0, 1,  AM_MAX_MEDIUM, AM_MAX_MEDIUM + 1, AM_MAX_BULK,
                                      0, 64, 3000};
     uint32_t h = tu_mix32(w, seq);
-    if (seq % 4 == 0)
-        return special[(seq / 4 + w) % (sizeof special / sizeof special[0])];
-    return h % 3 == 0 ? 0 : h % 3 == 1 ? h % (AM_MAX_MEDIUM + 1) : h % (AM_MAX_BULK + 1);
+    size_t len = seq % 4 == 0
+                     ? special[(seq / 4 + w) % (sizeof special / sizeof special[0])]
+                 : h % 3 == 0 ? 0
+                 : h % 3 == 1 ? h % (AM_MAX_MEDIUM + 1)
+                              : h % (AM_MAX_BULK + 1);
+    return S->inline_only && (int)w == S->victim ? len % (AM_MAX_MEDIUM + 1) : len;
 }
 
 static uint32_t key_of(unsigned w, unsigned seq)
@@ -464,7 +470,7 @@ static void killed(int i, int random, int reps)
         char r[16];
         snprintf(r, sizeof r, "k%d-%d", i, rep);
         tu_ep_name(S->rx_name, sizeof S->rx_name, r, -1, 0);
-        S->writers = 2, S->victim = 1;
+        S->writers = 2, S->victim = 1, S->inline_only = !random;
         S->expect[0] = script_total(1);
         tu_gate_init(&S->gate, 1);
         pid_t rd = tu_spawn(reader, NULL, 0),

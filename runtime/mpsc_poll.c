@@ -62,9 +62,6 @@
 #include "options.h"
 #include "senders.h"
 
-/* Delivered slots freed together at most (drain_ready). */
-#define AM_FREE_RUN 16
-
 /* The payload of the copy `m` of the packet in slot i of queue q, in state s:
  * a medium message's payload area (the slot's, freed with it), a bulk block
  * (to free even if the message is bad: *bulk), or a long message's
@@ -92,10 +89,9 @@ static const char *payload(am_ep_t *ep, struct am_queue_view *q, uint32_t i,
     return NULL;
 }
 
-/* Run the message in packet `p` (state `s`), free its bulk block, and free
- * the packet for the next lap (its payload area with it), unless `defer`:
- * then the caller frees it (free_run). */
-static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s, int defer)
+/* Run the message in packet `p` (state `s`) and free it for the next lap,
+ * its payload area with it. */
+static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s)
 {
     struct am_queue_view *q = &ep->own.q[qid];
     struct am_packet m;
@@ -110,25 +106,7 @@ static void deliver(am_ep_t *ep, enum am_qid qid, struct am_packet *p, AO_t s, i
     if (bulk)
         AO_store_release(&bulk->state,
                          AM_STATE(am_lap(m.bulk_ticket, q->bulk_n) + 1, 0, AM_FREE));
-    if (!defer)
-        AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE));
-}
-
-/* Slots delivered and not yet freed, of one run of a drain (drain_ready). */
-struct run {
-    struct am_packet *p[AM_FREE_RUN];
-    AO_t lap[AM_FREE_RUN]; /* the lap each was delivered for */
-    int n;
-};
-
-/* Free a run's slots for their next laps, in ticket order.  Each release
- * follows the handler's last read of that packet (and of its payload area),
- * as deliver's own does, and pairs with the next sender's claim. */
-static void free_run(struct run *r)
-{
-    for (int i = 0; i < r->n; i++)
-        AO_store_release(&r->p[i]->state, AM_STATE(r->lap[i] + 1, 0, AM_FREE));
-    r->n = 0;
+    AO_store_release(&p->state, AM_STATE(AM_STATE_LAP(s) + 1, 0, AM_FREE));
 }
 
 /* A bulk block in a state no sender writes (a ready type, FREE naming a
@@ -290,21 +268,11 @@ static void repair(am_ep_t *ep, struct am_packet *p, AO_t s, AO_t lap)
 }
 
 /* Deliver the messages ready from the head of one of our shared queues on;
- * returns how many.  Slots are freed in runs: a delivered slot's FREE waits
- * until the drain has looked at the next one, and while that is ready too,
- * up to AM_FREE_RUN of them go back together after their handlers (senders
- * claiming behind us then find a run free instead of taking the slots' lines
- * one by one as we write them), at most half the queue; a lone message's slot is freed as
- * soon as the next is found not ready, before anything else, so a round trip waits for no
- * run.  Every run is freed before the drain returns or skips a dead claim (whose repairs
- * read the slots' states), so no one else ever sees a delivered slot unfreed.  A shared
- * endpoint frees each slot after its handler (threads.c). */
+ * returns how many. */
 static int drain_ready(am_ep_t *ep, int qid)
 {
     struct am_queue_view *q = &ep->own.q[qid];
-    struct run r = {.n = 0};
-    int n = 0, defer = !ep->mt.shared;
-    int cap = q->packets_n / 2 < AM_FREE_RUN ? (int)q->packets_n / 2 : AM_FREE_RUN;
+    int n = 0;
     for (;;) {
         uint64_t head = ep->head[qid];
         struct am_packet *p = &q->packets[head & (q->packets_n - 1)];
@@ -313,16 +281,9 @@ static int drain_ready(am_ep_t *ep, int qid)
         if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) >= AM_READY) {
             ep->head[qid] = head + 1;
             AO_store(&q->recv->head, head + 1); /* onecas senders a lap behind read it */
-            if (r.n >= cap)
-                free_run(&r); /* never a lap's half: the head never meets its run */
-            deliver(ep, qid, p, s, defer);
-            if (defer)
-                r.p[r.n] = p, r.lap[r.n++] = AM_STATE_LAP(s);
+            deliver(ep, qid, p, s);
             n++;
-            continue;
-        }
-        free_run(&r);
-        if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) == AM_CLAIMED) {
+        } else if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) == AM_CLAIMED) {
             if (!claimant_dead(ep, qid, head, s))
                 return n;
             skip(ep, qid, p, head, s);

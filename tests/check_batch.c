@@ -4,7 +4,8 @@
  * order of its sends, batched or not), for every claim algorithm of the
  * shared queues and every per-sender channel kind (the loop index: the claim
  * algorithms over mpsc, then the channel kinds); a full queue; bad
- * arguments; a sender killed in the middle of a batch.
+ * arguments; a shared endpoint (sent one by one); a sender killed in the
+ * middle of a batch.
  *
  * The streams: W writers, pinned and started together behind a gate, each
  * send a script of batches of 1, 2, 5, more than the queue's slots and the
@@ -406,6 +407,38 @@ START_TEST(bad_args)
 }
 END_TEST
 
+/* A shared endpoint sends a batch one by one: the same result, the same
+ * order, every kind. */
+START_TEST(shared_endpoint)
+{
+    char what[64];
+    config(_i, what, sizeof what);
+    am_ep_t *rx = make_local("rx", S->claim, S->queue, -1);
+    am_ep_t *tx = make_local("tx", S->claim, S->queue, 100);
+    ck_assert_int_eq(am_ep_map(tx, 0, am_ep_name(rx)), 0);
+    ck_assert_int_eq(am_ep_share(tx), 0);
+    for (int w = 0; w < MAXW; w++)
+        S->last[w] = -1;
+    struct am_out out[Q / 2];
+    uint32_t args[Q / 2][3];
+    for (unsigned i = 0; i < Q / 2; i++) {
+        args[i][0] = 2, args[i][1] = i, args[i][2] = key_of(2, i);
+        size_t len = len_of(2, i);
+        tu_pattern(databuf[i], key_of(2, i), len);
+        out[i] = (struct am_out){H_MSG, args[i], 3, len ? databuf[i] : NULL, len};
+    }
+    ck_assert_msg(am_request_batch(tx, 0, out, Q / 2) == Q / 2, "%s: shared batch", what);
+    while (am_poll(rx) > 0)
+        ;
+    ck_assert_msg(S->got[2] == Q / 2 && S->order[2] == 0 && S->data_bad == 0,
+                  "%s: %lu of %d arrived, %lu out of order, %lu garbled", what, S->got[2],
+                  Q / 2, S->order[2], S->data_bad);
+    ck_assert_int_eq(am_ep_destroy(tx), 0);
+    ck_assert_int_eq(am_ep_destroy(rx), 0);
+    tu_assert_clean(what);
+}
+END_TEST
+
 /* ---- killed in the middle of a batch ------------------------------------- */
 
 static int fills;
@@ -513,6 +546,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, full_queue, 0, n_configs());
     tcase_add_test(tc, bad_args);
+    tcase_add_loop_test(tc, shared_endpoint, 0, n_configs());
     tc = tu_tcase(s, "killed", 300);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, killed_mid_batch, 0, n_configs());

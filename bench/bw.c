@@ -34,6 +34,10 @@
  *          queue's own 16 bulk blocks bound it sooner: a full queue makes
  *          am_request_bulk back off and poll.  No message is answered one by
  *          one.
+ *   batch  the bulk stream's messages gathered BATCH (16) at a time, each
+ *          from its own application slot, and sent by one am_request_batch
+ *          (n <= 8 KB; flood mode only): the per-call work shared, the data
+ *          still copied message by message; handler and credits as bulk.
  *   loan   am_request_prepare (n <= 8 KB), then the sender writes all n bytes
  *          of message i (from its application slot, the bytes bulk sends)
  *          into the bulk block lent, then am_request_commit: the copy-free
@@ -71,6 +75,8 @@
  * messages of all measured rounds):
  *   raw_flood_MBps_<n>, raw_copy_MBps_<n>   the floors
  *   bw_flood_MBps_<n>, bw_copy_MBps_<n>     bulk streams, n <= 8192
+ *   bw_batch_MBps_<n>                       the bulk flood sent BATCH (16) at a
+ *                                           time with am_request_batch
  *   loan_flood_MBps_<n>, loan_copy_MBps_<n> loans (copy-free), n <= 8192
  *   long_flood_MBps_<n>, long_copy_MBps_<n>, longat_flood_MBps_<n>,
  *   longat_copy_MBps_<n>                    long streams, heap and one-copy
@@ -128,7 +134,8 @@ enum { AT_WINDOW = RAW_SLOTS, AT_CREDIT_EVERY = AT_WINDOW / 4 }; /* long_at's */
 enum { MIN_MSGS = 64, MAX_SIZES = 16, MAX_ROUNDS = 51, MAX_PHASES = 256 };
 #define RAW_MIN_SLOT 8192 /* the raw ring's slot spacing for n <= 8 KB */
 
-enum transport { T_RAW, T_BULK, T_LOAN, T_LONG, T_LONGAT };
+enum transport { T_RAW, T_BULK, T_BATCH, T_LOAN, T_LONG, T_LONGAT };
+enum { BATCH = 16 }; /* messages per am_request_batch in the batch stream */
 
 /* The kinds of stream, in the order they run within a size. */
 static const struct kind {
@@ -140,6 +147,7 @@ static const struct kind {
 } kinds[] = {
     {"raw_flood", NULL, T_RAW, 0, SIZE_MAX},
     {"bw_flood", "flood", T_BULK, 0, AM_MAX_BULK},
+    {"bw_batch", "batch", T_BATCH, 0, AM_MAX_BULK},
     {"loan_flood", "loan_flood", T_LOAN, 0, AM_MAX_BULK},
     {"long_flood", "long_flood", T_LONG, 0, SIZE_MAX},
     {"longat_flood", "longat_flood", T_LONGAT, 0, SIZE_MAX},
@@ -364,6 +372,30 @@ static void loan_send(long i, size_t n, uint32_t f, uint32_t credit)
     bm_check(am_request_commit(ep, H_DATA, n, a, 3), "am_request_commit");
 }
 
+/* The batch stream: messages gathered BATCH at a time (each from its own
+ * application slot, stamped as bulk's are), then sent with one
+ * am_request_batch; `flush` sends what is gathered. */
+static struct am_out batch[BATCH];
+static uint32_t batch_args[BATCH][3];
+static int batched;
+
+static void batch_add(long i, size_t n, uint32_t f, uint32_t credit, int flush)
+{
+    uint64_t sum;
+    char *p = prepare(i, n, f, &sum);
+    uint32_t *a = batch_args[batched];
+    a[0] = seq, a[1] = f | credit, a[2] = (uint32_t)sum;
+    batch[batched++] = (struct am_out){H_DATA, a, 3, p, n};
+    if (batched < BATCH && !flush)
+        return;
+    int sent = am_request_batch(ep, 1, batch, batched);
+    if (sent != batched)
+        bm_check(sent < 0 ? sent : -EIO, "am_request_batch");
+    for (int k = 0; k < batched; k++)
+        unspoil(i - batched + 1 + k, (char *)batch[k].data, n, f);
+    batched = 0;
+}
+
 /* A stream of `count` AM messages of n bytes through transport t; flags f
  * (F_COPY, F_VERIFY) for every message.  Returns MB/s from the first send until
  * the last message's credit is back.  long_at's window is its region's slots:
@@ -375,12 +407,16 @@ static double am_stream(enum transport t, size_t n, long count, uint32_t f)
     credited = seq; /* every message before this stream has been taken */
     int64_t t0 = bm_now_ns();
     for (long i = 0; i < count; i++) {
-        await_credit(window - 1);
+        await_credit(t == T_BATCH ? window - BATCH : window - 1);
         uint64_t sum = 0;
         ++seq;
         int last = i + 1 == count || (i + 1) % every == 0;
         if (t == T_LOAN) {
             loan_send(i, n, f, last ? F_CREDIT : 0);
+            continue;
+        }
+        if (t == T_BATCH) {
+            batch_add(i, n, f, last ? F_CREDIT : 0, i + 1 == count);
             continue;
         }
         char *p = prepare(i, n, f, &sum);

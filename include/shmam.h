@@ -214,6 +214,34 @@ int am_reply(am_token_t *tok, unsigned handler, const uint32_t *args, int nargs)
 int am_reply_bulk(am_token_t *tok, unsigned handler, const void *data, size_t len,
                   const uint32_t *args, int nargs);
 
+/* Batches.  am_request_batch sends msgs[0 .. n-1] to dest's request queue, in
+ * order, as the same messages sent one by one with am_request (len 0) and
+ * am_request_bulk (len 1 .. AM_MAX_BULK; up to AM_MAX_MEDIUM inline) would
+ * go: each exactly once, one sender's messages in the order of its sends,
+ * batched or not; but the endpoint and destination are checked once, and
+ * several messages share a claim of the queue (one tail move or lock hold
+ * for a run of slots, one publish of a channel's ring) and one wake of the
+ * receiver.  Every message is checked before any is sent: a bad one
+ * anywhere (-EINVAL: a handler over 255, NULL data with len > 0, NULL args
+ * with nargs > 0; -EMSGSIZE: more than 8 arguments or AM_MAX_BULK bytes;
+ * long messages are not batched) sends none and returns its error; n <= 0
+ * or msgs NULL is -EINVAL.  While the queue is full the batch waits (and
+ * polls) as am_request does, publishing what it has claimed first.
+ * Returns how many messages were sent: n, or fewer if an error
+ * (-EPIPE; -ETIMEDOUT once the batch has waited send_timeout_ms in all) ended it
+ * after a prefix was sent; that prefix went, the rest did not; a negative
+ * error if none went.  From the owner, outside handlers (-EDEADLK), as
+ * am_request; an endpoint shared by threads, and a remote (MPI) peer, send
+ * the messages one by one, with the same result. */
+struct am_out {
+    unsigned handler;
+    const uint32_t *args;
+    int nargs;
+    const void *data; /* len bytes, or NULL with len 0: a short message */
+    size_t len;
+};
+int am_request_batch(am_ep_t *ep, unsigned dest, const struct am_out *msgs, int n);
+
 /* Long messages, of 0 .. long_max bytes (the destination's option).  The data
  * is copied into a block of the destination queue's shared heap, allocated
  * before the packet is claimed, and the handler gets a pointer to it in place

@@ -114,40 +114,99 @@ static void notify(struct am_peer *peer, enum am_qid qid, unsigned i)
         am__wake_sleepers(peer, s);
 }
 
-/* Send m through our channel of queue qid at peer (channel.h): 0, -EPIPE,
- * -EPROTO.  A long message's data is staged already (send.c). */
-int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m)
+/* Write m into our channel of queue qid at peer (c its view) and commit it,
+ * not yet flushed or notified: 1, or 0 when `wait` is 0 and it would have to
+ * wait (for the ring's next slot or a bulk block: nothing taken), or -EPIPE,
+ * -EPROTO and the errors of a wait.  A long message's data is staged already
+ * (send.c). */
+static int put(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_chan_view *c,
+               const struct am_msg *m, int wait, unsigned *rounds)
 {
     struct am_seg_view *v = peer->view;
     struct am_chan_tx *tx = &peer->tx[qid];
-    struct am_chan_view c;
     struct am_packet *p;
+    AO_t *slot;
     uint32_t b = v->q[qid].bulk_n;
-    unsigned rounds = 0;
-    int rc = 0;
-    if (!tx->open)
-        return -EPROTO;
-    am__chan_at(v, peer->sender_index, qid, &c);
-    if ((m->kind == AM_BULK && (rc = wait_bulk(ep, peer, qid, &c, &rounds)) < 0) ||
-        (rc = reserve(ep, peer, qid, &p, &rounds)) < 0)
+    int rc;
+    if (m->kind == AM_BULK && wait && (rc = wait_bulk(ep, peer, qid, c, rounds)) < 0)
+        return rc;
+    if (m->kind == AM_BULK && !wait && (rc = bulk_free(v, tx, c)) <= 0)
+        return rc;
+    if (!wait && (rc = v->ring->reserve(&tx->end, &slot)) != 0)
+        return rc == -EAGAIN ? 0 : am__report_broken(v, "a channel's ring was overwritten");
+    if (!wait)
+        p = (struct am_packet *)slot;
+    else if ((rc = reserve(ep, peer, qid, &p, rounds)) < 0)
         return rc;
     /* Words 1.. of the slot are ours until commit, and so is its payload
      * area (a medium message's data); word 0 is the ring's. */
     unsigned char *area = m->kind == AM_MEDIUM
-                              ? c.medium + (size_t)(p - c.packets) * AM_MEDIUM_BYTES
-                              : c.bulk + (tx->bulk_next & (b - 1)) * AM_BULK_BYTES;
+                              ? c->medium + (size_t)(p - c->packets) * AM_MEDIUM_BYTES
+                              : c->bulk + (tx->bulk_next & (b - 1)) * AM_BULK_BYTES;
     am__packet_fill(p, m, area, tx->bulk_next);
     am__hook(AM_HOOK_CHAN_FILLED);
     v->ring->commit(&tx->end, AM_STATE(am_lap(tx->end.pos, v->q[qid].packets_n), peer->who,
                                        m->kind == AM_BULK ? AM_READY_BULK : AM_READY));
-    if (v->ring->holds)
-        v->ring->flush(&tx->end);
     tx->bulk_next += m->kind == AM_BULK;
     am__slip_sent(&ep->sends);
+    return 1;
+}
+
+/* What we committed is visible (mcring holds items back until a flush), our
+ * summary bit is set and the owner awake. */
+static void publish(struct am_peer *peer, enum am_qid qid)
+{
+    if (peer->view->ring->holds)
+        peer->view->ring->flush(&peer->tx[qid].end);
     notify(peer, qid, peer->sender_index);
+}
+
+/* Send m through our channel of queue qid at peer (channel.h): 0, -EPIPE,
+ * -EPROTO.  A long message's data is staged already (send.c). */
+int am__chan_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m)
+{
+    struct am_chan_view c;
+    unsigned rounds = 0;
+    if (!peer->tx[qid].open)
+        return -EPROTO;
+    am__chan_at(peer->view, peer->sender_index, qid, &c);
+    int rc = put(ep, peer, qid, &c, m, 1, &rounds);
+    if (rc < 0)
+        return rc;
+    publish(peer, qid);
     if (rounds)
         am__count_backoffs(peer, rounds);
     return 0;
+}
+
+/* A batch (send.h): runs of messages written while the ring has room (and
+ * bulk blocks are free), each run then flushed and notified once; the first
+ * message of a run may wait, after the run before it was published, so the
+ * batch never waits on the owner for items it holds back. */
+int am__chan_send_batch(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
+                        const struct am_msg *m, int n, int *sent)
+{
+    struct am_chan_view c;
+    unsigned rounds = 0;
+    int rc = 0;
+    *sent = 0;
+    if (!peer->tx[qid].open)
+        return -EPROTO;
+    am__chan_at(peer->view, peer->sender_index, qid, &c);
+    while (*sent < n) {
+        if ((rc = put(ep, peer, qid, &c, &m[*sent], 1, &rounds)) < 0)
+            break;
+        ++*sent;
+        while (*sent < n && (rc = put(ep, peer, qid, &c, &m[*sent], 0, &rounds)) == 1)
+            ++*sent;
+        publish(peer, qid);
+        if (rc < 0)
+            break;
+        rc = 0;
+    }
+    if (rounds)
+        am__count_backoffs(peer, rounds);
+    return rc < 0 ? rc : 0;
 }
 
 int am__chan_lend(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, void **buf)

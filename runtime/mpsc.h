@@ -42,6 +42,12 @@ int am__claim_try_counted(struct am_seg_view *v, struct am_queue_view *q,
                           struct am_claim_state *c, struct am_sender *me);
 void am__claim_bulk_ended(struct am_sender *me);
 void am__claim_orphans_ask(struct am_seg_view *v, enum am_qid qid);
+/* claim_some: a batch's run of up to k packets (no bulk blocks) by `who`,
+ * without waiting; any number of senders at once.  How many, in ticket order
+ * in ticket[] (each to be published once), 0 (holding nothing: the queue is
+ * full), -EPIPE, -EPROTO.  *hint: onecas's, as am_claim_state's. */
+int am__claim_some(struct am_seg_view *v, struct am_queue_view *q, unsigned who,
+                   uint64_t *hint, int k, uint64_t *ticket);
 void am__publish(struct am_queue_view *q, const struct am_claim_state *c,
                  const struct am_msg *m);
 int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,

@@ -52,6 +52,22 @@
  *   the lock.  Locks record their holder, so a waiter takes over the lock of a
  *   holder that died (locks/lock.h); the repair above is all a take-over needs.
  *
+ * Batches (am_request_batch, send.c).  A run of a batch's short and medium
+ * messages is claimed together, never waiting while it holds a claim:
+ * lockfree takes slot after slot with its per-slot CAS and tail CAS; onecas
+ * CASes the first free slot as above, then each next slot while it is FREE
+ * for its own lap (the same lap tag: a stalled sender never takes a slot a
+ * lap later), and stores the tail hint once, past the last; a lock holder
+ * marks the tail's slot and the free ones after it CLAIMED and moves the
+ * tail once.  The run stops at the first slot not free, so claims stay in
+ * ticket order and the batch's messages take its tickets in order; what was
+ * claimed is published, in that order, before the next run is claimed, and
+ * the receiver is woken before any claim that waits.  A bulk message with a
+ * block is claimed alone, as am__mpsc_send claims it.  A sender dying in a
+ * run leaves claims that name it, skipped as any dead claim is; one dying
+ * under the lock before its tail move leaves claimed slots behind the tail,
+ * which the next holder passes.
+ *
  * Dead claimants.  A claim whose sender died is skipped by the receiver
  * (mpsc_poll.c), which moves the tail past it first if nobody did.  A bulk block
  * claimed by a sender that died before publishing its packet is freed by the
@@ -170,8 +186,22 @@ static int lap_after(AO_t a, AO_t b)
     return d != 0 && d <= AM_LAP_MASK / 2;
 }
 
+/* A batch's run (onecas, and the lock holder's): claim slot t too if it is
+ * free for t's lap, one CAS, the lap tag as in every claim: slots after our
+ * last claim are taken in ticket order, never one a lap later.  The acquire
+ * pairs with the receiver's release-store of FREE. */
+static int claim_next(struct am_queue_view *q, uint64_t t, unsigned who)
+{
+    volatile AO_t *st = slot_state(q->packets, t, q->packets_n);
+    AO_t lap = am_lap(t, q->packets_n), s = AO_load_acquire(st);
+    return s == AM_STATE(lap, 0, AM_FREE) &&
+           AO_compare_and_swap_full(st, s, AM_STATE(lap, who, AM_CLAIMED));
+}
+
 /* onecas: claim the first slot free for its lap from the highest hint, one CAS
- * (see the header).  Returns 0 (holding nothing) when the queue is full, or
+ * (see the header), and up to k - 1 more after it while they are free (a
+ * batch's run: one tail store for all; ticket[] gets them, in order).
+ * Returns how many, 0 (holding nothing) when the queue is full, or
  * after 2Q + 2 looks, which no honest queue needs (at most Q slots are taken
  * past a hint, and as many past the head): values a peer wrote into the tail,
  * the head or the states are repaired by the receiver (mpsc_poll.c) while we back
@@ -181,7 +211,7 @@ static int lap_after(AO_t a, AO_t b)
  * the receiver's head, read only when our hint is a lap old, is at most the
  * real tail too. */
 static int claim_onecas(struct am_queue_view *q, unsigned who, uint64_t *hint,
-                        uint64_t *ticket)
+                        uint64_t *ticket, int k)
 {
     uint32_t n = q->packets_n;
     uint64_t t = AO_load(&q->send->tail);
@@ -193,11 +223,14 @@ static int claim_onecas(struct am_queue_view *q, unsigned who, uint64_t *hint,
         if (s == AM_STATE(lap, 0, AM_FREE)) {
             if (!AO_compare_and_swap_full(st, s, AM_STATE(lap, who, AM_CLAIMED)))
                 continue;
+            int got = 1;
+            ticket[0] = t;
+            while (got < k && claim_next(q, t + got, who))
+                ticket[got] = t + got, got++;
             am__hook(AM_HOOK_CLAIMED);
-            AO_store(&q->send->tail, t + 1);
-            *ticket = t;
-            *hint = t + 1;
-            return 1;
+            AO_store(&q->send->tail, t + got); /* one move for the run */
+            *hint = t + got;
+            return got;
         }
         if (AM_STATE_LAP(s) == lap && AM_STATE_TYPE(s) != AM_FREE)
             t++; /* taken */
@@ -220,7 +253,7 @@ static int try_onecas(struct am_queue_view *q, struct am_claim_state *c)
         if (c->bulk_only)
             return 1;
     }
-    if (!claim_onecas(q, c->who, &c->hint, &c->ticket))
+    if (!claim_onecas(q, c->who, &c->hint, &c->ticket, 1))
         return 0;
     c->stage = DONE;
     return 1;
@@ -311,6 +344,62 @@ static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
     }
     v->lock->unlock(q->lock, &ctx);
     return ok;
+}
+
+/* A batch's run under one lock hold: the tail's slot and up to k - 1 after
+ * it while they are free for their laps, marked CLAIMED by `who` (plain
+ * stores, as in try_locked), then one tail move past them all.  A holder
+ * dying before that move leaves claimed slots behind the tail, which the next
+ * holder's tail_free passes one by one.  How many (ticket[] gets them, in
+ * order), 0 when the queue is full, or try_locked's errors. */
+static int try_locked_run(struct am_seg_view *v, struct am_queue_view *q, unsigned who,
+                          int k, uint64_t *ticket)
+{
+    const struct am_lock_watch watch = {watch_dead, watch_give_up, v};
+    struct am_lock_ctx ctx = {.self = who, .procs = v->max_senders, .watch = &watch};
+    struct am_queue_send *s = q->send;
+    uint32_t n = q->packets_n;
+    uint64_t t;
+    int got = 0;
+    if (queue_full(&s->tail, q->packets, n))
+        return 0;
+    int rc = v->lock->lock(q->lock, &ctx);
+    if (rc == AM_LOCK_GAVE_UP)
+        return -EPIPE;
+    if (rc == AM_LOCK_BROKEN)
+        return am__report_broken(v, "its queue's lock was overwritten");
+    am__hook(AM_HOOK_LOCKED);
+    if (tail_free(&s->tail, q->packets, n, &t)) {
+        do {
+            AO_store(slot_state(q->packets, t + got, n),
+                     AM_STATE(am_lap(t + got, n), who, AM_CLAIMED));
+            ticket[got] = t + got;
+            got++;
+        } while (got < k && AO_load_acquire(slot_state(q->packets, t + got, n)) ==
+                                AM_STATE(am_lap(t + got, n), 0, AM_FREE));
+        am__hook(AM_HOOK_CLAIMED);
+        AO_store(&s->tail, t + got); /* one move for the run */
+    }
+    v->lock->unlock(q->lock, &ctx);
+    return got;
+}
+
+/* A batch's run of up to k packets (no bulk blocks) without waiting: how
+ * many were claimed (ticket[], in ticket order), 0 (holding nothing) when the
+ * queue is full, or -EPIPE, -EPROTO.  lockfree claims slot by slot (each its
+ * CAS and its tail CAS); onecas and the locks take the run in one go. */
+int am__claim_some(struct am_seg_view *v, struct am_queue_view *q, unsigned who,
+                   uint64_t *hint, int k, uint64_t *ticket)
+{
+    int got = 0;
+    if (v->claim == AM_CLAIM_ONECAS)
+        return claim_onecas(q, who, hint, ticket, k);
+    if (v->claim != AM_CLAIM_LOCKFREE)
+        return try_locked_run(v, q, who, k, ticket);
+    while (got < k && claim_lockfree(&q->send->tail, q->packets, q->packets_n, who,
+                                     AM_HOOK_CLAIMED, &ticket[got]))
+        got++;
+    return got;
 }
 
 int am__claim_try(struct am_seg_view *v, struct am_queue_view *q, struct am_claim_state *c)
@@ -469,6 +558,79 @@ int am__mpsc_send(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     am__wake_if_asleep(peer);
     prefetch_ahead(ep, peer, qid, &v->q[qid], c.ticket);
     return 0;
+}
+
+/* Claim a run of up to k packets in peer's queue qid, backing off while it
+ * is full (holding nothing then; first waking the receiver if *unwoken, for
+ * what the batch published before): how many, or the errors of a send. */
+static int claim_run(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, int k,
+                     uint64_t *ticket, int *unwoken)
+{
+    struct am_seg_view *v = peer->view;
+    struct spin sp = SPIN_INIT;
+    unsigned yields = 0, rounds = 0;
+    uint64_t hint = peer->tail_hint[qid];
+    int got;
+    while ((got = am__claim_some(v, &v->q[qid], peer->who, &hint, k, ticket)) <= 0) {
+        if (got == 0 && *unwoken)
+            am__wake_if_asleep(peer), *unwoken = 0;
+        if (got < 0 || (got = am__backoff(ep, peer, qid, NULL, &sp, &yields)) < 0)
+            return got;
+        rounds++;
+    }
+    peer->tail_hint[qid] = hint;
+    if (rounds)
+        am__count_backoffs(peer, rounds);
+    return got;
+}
+
+/* A batch (send.h): runs of short and medium messages share a claim
+ * (claim_run), each bulk message with a block is claimed as am__mpsc_send
+ * claims it; everything claimed is published, in ticket order, before the
+ * next claim, and the receiver woken once at the end, or before a claim that
+ * may wait: so the batch never waits holding a claim (the receiver could not
+ * pass it) and never leaves a sleeping receiver with its messages. */
+int am__mpsc_send_batch(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
+                        const struct am_msg *m, int n, int *sent)
+{
+    struct am_seg_view *v = peer->view;
+    struct am_queue_view *q = &v->q[qid];
+    struct am_claim_state c = {.who = peer->who};
+    uint64_t ticket[AM_BATCH_CHUNK];
+    int rc = 0, unwoken = 0;
+    *sent = 0;
+    while (*sent < n) {
+        const struct am_msg *mi = &m[*sent];
+        int k = 0, got = 1;
+        if (mi->kind == AM_BULK) {
+            if (unwoken)
+                am__wake_if_asleep(peer), unwoken = 0;
+            if ((rc = claim(ep, peer, qid, &c, 1, 0)) < 0)
+                break;
+            am__publish(q, &c, mi);
+            am__claim_bulk_ended(am__sender(v, peer->sender_index));
+        } else {
+            while (*sent + k < n && k < AM_BATCH_CHUNK && m[*sent + k].kind != AM_BULK)
+                k++;
+            if ((got = rc = claim_run(ep, peer, qid, k, ticket, &unwoken)) < 0)
+                break;
+            rc = 0;
+            for (int j = 0; j < got; j++) {
+                c.ticket = ticket[j];
+                am__publish(q, &c, &mi[j]);
+            }
+            c.ticket = ticket[got - 1];
+        }
+        for (int j = 0; j < got; j++)
+            am__slip_sent(&ep->sends);
+        *sent += got;
+        unwoken = 1;
+    }
+    if (unwoken)
+        am__wake_if_asleep(peer);
+    if (*sent)
+        prefetch_ahead(ep, peer, qid, q, c.ticket);
+    return rc;
 }
 
 /* A loan's bulk block: claimed alone (the packet is claimed at commit, so a

@@ -441,6 +441,94 @@ int am_request_long_at(am_ep_t *ep, unsigned dest, unsigned handler, const void 
     return request(ep, dest, &m);
 }
 
+/* ---- batches ---------------------------------------------------------------- */
+
+/* Batch message o as the one-by-one sends would pass it on (am_request,
+ * am_request_bulk), checked as they check it: 0, -EINVAL, -EMSGSIZE. */
+static int out_msg(const struct am_out *o, struct am_msg *m)
+{
+    *m = (struct am_msg){o->len ? AM_BULK : AM_SHORT,
+                         o->handler,
+                         o->args,
+                         o->nargs,
+                         o->len ? o->data : NULL,
+                         o->len,
+                         0,
+                         0,
+                         0,
+                         0};
+    if (o->handler >= AM_MAX_HANDLERS || (o->len && !o->data))
+        return -EINVAL;
+    return am__check_msg(m, 0);
+}
+
+/* Send msgs[0 .. n-1], checked already, one by one (a shared endpoint, a
+ * remote peer): how many went, or the first one's error. */
+static int batch_one_by_one(am_ep_t *ep, unsigned dest, const struct am_out *msgs, int n)
+{
+    int i, rc = 0;
+    for (i = 0; i < n && rc == 0; i++) {
+        struct am_msg m;
+        out_msg(&msgs[i], &m);
+        if ((rc = send_limited(ep, dest, AM_REQUEST, &m)) < 0)
+            break;
+    }
+    return i > 0 ? i : rc;
+}
+
+/* The owner's batch to a local peer, in chunks of AM_BATCH_CHUNK messages
+ * handed to the transport's batch send: one peer hold and one liveness check
+ * for all of them.  *sent: how many went; 0 or the error that ended it. */
+static int batch_to(am_ep_t *ep, struct am_peer *peer, const struct am_out *msgs, int n,
+                    int *sent)
+{
+    struct am_seg_view *v = peer->view;
+    struct am_msg m[AM_BATCH_CHUNK];
+    int rc = am__peer_alive(v) ? 0 : -EPIPE;
+    *sent = 0;
+    while (rc == 0 && *sent < n) {
+        int k = n - *sent < AM_BATCH_CHUNK ? n - *sent : AM_BATCH_CHUNK, went = 0;
+        for (int j = 0; j < k; j++) {
+            out_msg(&msgs[*sent + j], &m[j]);
+            if (m[j].kind == AM_BULK && m[j].len <= AM_MEDIUM_BYTES)
+                m[j].kind = AM_MEDIUM; /* in its slot, as send_to makes it */
+        }
+        rc = v->queue == AM_QUEUE_MPSC
+                 ? am__mpsc_send_batch(ep, peer, AM_REQUEST, m, k, &went)
+                 : am__chan_send_batch(ep, peer, AM_REQUEST, m, k, &went);
+        *sent += went;
+    }
+    return rc;
+}
+
+int am_request_batch(am_ep_t *ep, unsigned dest, const struct am_out *msgs, int n)
+{
+    int rc = am__ep_use(ep), sent = 0;
+    if (rc < 0)
+        return rc;
+    if (!msgs || n <= 0)
+        return -EINVAL;
+    for (int i = 0; i < n; i++) {
+        struct am_msg m;
+        if ((rc = out_msg(&msgs[i], &m)) < 0)
+            return rc; /* none sent */
+    }
+    if (am__in_handler(ep))
+        return -EDEADLK;
+    if (ep->mt.shared || (ep->net && am__net_remote(ep->net, dest)))
+        return batch_one_by_one(ep, dest, msgs, n);
+    struct am_peer *peer = am__peer(ep, dest);
+    if (!peer)
+        return dest == AM_SOURCE_UNKNOWN ? -EPIPE : -EINVAL;
+    struct am_send_limit outer = am__send_limit;
+    am__send_limit = am__limit_of(ep, &(struct am_msg){.now = 0});
+    ep->peer_holds++;
+    rc = batch_to(ep, peer, msgs, n, &sent);
+    am__peers_unhold(ep);
+    am__send_limit = outer;
+    return sent > 0 ? sent : rc;
+}
+
 /* The reply calls: from a request handler, on its thread while it runs
  * (a token outside its handler's frame is -EINVAL: threads.h), once per
  * request. */

@@ -86,5 +86,18 @@ int am__heap_room(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, size_t len
                   uint64_t *off, void **block);
 struct am_send_limit am__limit_of(const am_ep_t *ep, const struct am_msg *m);
 int am__report_broken(const struct am_seg_view *v, const char *why);
+/* Batches (am_request_batch): a transport's batch send takes up to
+ * AM_BATCH_CHUNK messages m[0 .. n-1], checked, none long (medium ones made
+ * AM_MEDIUM), and sends them in order as n sends would, sharing what it can
+ * (mpsc_send.c: runs of slots per claim; chan_send.c: one flush and one
+ * notify per run); it waits while the queue is full, having published and
+ * woken the receiver for what it holds.  *sent: how many went (a prefix);
+ * returns 0, or the error that stopped it (those of a send).  Within a peer
+ * hold, the owner's (not a shared endpoint's). */
+#define AM_BATCH_CHUNK 32
+int am__mpsc_send_batch(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
+                        const struct am_msg *m, int n, int *sent);
+int am__chan_send_batch(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
+                        const struct am_msg *m, int n, int *sent);
 
 #endif

@@ -154,6 +154,7 @@ struct queue_run {
 struct queue_sender {
     struct queue_run *run;
     unsigned id, source, who;
+    uint64_t hint; /* onecas's, for runs */
 };
 
 static unsigned char payload_byte(unsigned id, unsigned seq, size_t i)
@@ -187,6 +188,29 @@ static uint64_t stage_long(struct am_queue_view *q, unsigned who, const void *da
     return off;
 }
 
+/* A batch's run (am__claim_some): short messages seq .. seq + QUEUE_RUN - 1,
+ * claimed a run at a time, published in ticket order. */
+#define QUEUE_RUN 5
+static void queue_run_send(struct queue_sender *s, struct am_queue_view *q, unsigned seq)
+{
+    uint64_t ticket[QUEUE_RUN];
+    int done = 0;
+    while (done < QUEUE_RUN) {
+        int got =
+            am__claim_some(&s->run->ep.own, q, s->who, &s->hint, QUEUE_RUN - done, ticket);
+        if (got <= 0) {
+            sched_yield();
+            continue;
+        }
+        for (int j = 0; j < got; j++, done++) {
+            uint32_t args[2] = {s->id, seq + (unsigned)done};
+            struct am_msg m = {AM_SHORT, 0, args, 2, NULL, 0, 0, 0, 0, 0};
+            struct am_claim_state c = {.ticket = ticket[j], .who = s->who};
+            am__publish(q, &c, &m);
+        }
+    }
+}
+
 /* Message seq: every fourth a bulk one (every other of them medium: its
  * data in its slot's payload area), every fourth from the second a long
  * one (lengths of one size class, 513..1024 bytes), the rest short. */
@@ -208,6 +232,11 @@ static void *queue_sender(void *arg)
         for (size_t i = 0; i < len; i++)
             data[i] = payload_byte(s->id, seq, i);
         struct am_msg m = {kind, 0, args, 2, kind == AM_SHORT ? NULL : data, len, 0};
+        if (seq % 16 == 2 && seq + QUEUE_RUN <= QUEUE_MSGS) {
+            queue_run_send(s, q, seq);
+            seq += QUEUE_RUN - 1;
+            continue;
+        }
         if (kind == AM_LONG)
             m.off = stage_long(q, s->who, data, len);
         am__claim_begin(&c, kind == AM_BULK, s->who);
@@ -261,7 +290,7 @@ static int run_queue(enum am_claim claim)
     r->ep.handlers[0] = queue_handler;
     r->ep.unlinked = 1;
     for (unsigned i = 0; i < QUEUE_SENDERS && rc == 0; i++) {
-        s[i] = (struct queue_sender){r, i, 0, 0};
+        s[i] = (struct queue_sender){r, i, 0, 0, 0};
         rc = am__sender_register(&r->ep.own, "tsan", &s[i].source, &s[i].who);
     }
     am__claim_stall_hook = yield_hook;
@@ -393,6 +422,39 @@ static int chan_stage(struct am_peer *p, struct am_msg *m)
     return 0;
 }
 
+/* A batch (am__chan_send_batch): messages seq .. seq + CHAN_RUN - 1, short
+ * and medium by turns, through our channel; 0 or the error. */
+#define CHAN_RUN 5
+static int chan_batch(am_ep_t *ep, struct am_peer *p, unsigned id, unsigned seq)
+{
+    static _Thread_local unsigned char data[CHAN_RUN][AM_MEDIUM_BYTES];
+    static _Thread_local uint32_t args[CHAN_RUN][2];
+    struct am_msg m[CHAN_RUN];
+    for (unsigned j = 0; j < CHAN_RUN; j++) {
+        size_t len = j % 2 ? (seq + j) % (AM_MEDIUM_BYTES + 1) : 0;
+        args[j][0] = id, args[j][1] = seq + j;
+        for (size_t i = 0; i < len; i++)
+            data[j][i] = payload_byte(id, seq + j, i);
+        m[j] = (struct am_msg){len ? AM_MEDIUM : AM_SHORT,
+                               0,
+                               args[j],
+                               2,
+                               len ? data[j] : NULL,
+                               len,
+                               0,
+                               0,
+                               0,
+                               0};
+    }
+    int sent = 0, rc = 0;
+    while (rc == 0 && sent < CHAN_RUN) {
+        int went = 0;
+        rc = am__chan_send_batch(ep, p, AM_REQUEST, m + sent, CHAN_RUN - sent, &went);
+        sent += went;
+    }
+    return rc;
+}
+
 static void *chan_sender_thread(void *arg)
 {
     struct chan_sender *s = arg;
@@ -433,6 +495,11 @@ static void *chan_sender_thread(void *arg)
         for (size_t i = 0; i < len; i++)
             data[i] = payload_byte(s->id, seq, i);
         struct am_msg m = {kind, 0, args, 2, kind == AM_SHORT ? NULL : data, len, 0};
+        if (seq % 12 == 2 && seq + CHAN_RUN <= CHAN_MSGS) {
+            rc = chan_batch(ep, p, s->id, seq);
+            seq += CHAN_RUN - 1;
+            continue;
+        }
         if (kind == AM_LONG && (rc = chan_stage(p, &m)) < 0)
             break;
         rc = am__chan_send(ep, p, AM_REQUEST, &m);

@@ -325,8 +325,10 @@ int am_reply_try(am_token_t *tok, enum am_msg_kind kind, unsigned handler, const
  * for a second prepare); a commit or cancel of none is -EINVAL; a commit's
  * -EINVAL (handler, arguments) or -EMSGSIZE (len, nargs) leave the loan
  * out, any other end ends it (-EPIPE if dest died meanwhile).  Polls and
- * other sends may come between prepare and commit; *buf stays writable
- * until the loan ends, even if dest dies.  A shared endpoint's loans, a
+ * other sends may come between prepare and commit, but a bulk send of this
+ * thread to the same queue that would need the block the loan holds (after
+ * B - 1 others, B its bulk blocks) is refused with -EBUSY, not waited for;
+ * *buf stays writable until the loan ends, even if dest dies.  A shared endpoint's loans, a
  * remote rank's and a call's reply are a private buffer that the commit
  * copies.  A process that dies holding a loan loses nothing but its
  * message: the receiver takes the room back as for a send dying midway.

@@ -46,11 +46,16 @@ int am__chan_open_tx(struct am_peer *peer)
 
 /* Is bulk block tx->bulk_next free?  The owner gives blocks back in ticket
  * order by count; a count past what we have sent was written by somebody
- * else: -EPROTO.  The acquire pairs with the owner's release after its
- * handler read the block's last message. */
-static int bulk_free(struct am_seg_view *v, struct am_chan_tx *tx, struct am_chan_view *c)
+ * else: -EPROTO.  The block of a loan of ours in place (lent: its ticket
+ * + 1) is not, though the owner has passed over its ticket: -EBUSY, as only
+ * the loan's commit or cancel can end it (loan.c).  The acquire pairs with
+ * the owner's release after its handler read the block's last message. */
+static int bulk_free(struct am_seg_view *v, struct am_chan_tx *tx, uint64_t lent,
+                     struct am_chan_view *c)
 {
     uint32_t b = v->q[0].bulk_n;
+    if (__builtin_expect(lent != 0, 0) && tx->bulk_next - (lent - 1) >= b)
+        return -EBUSY;
     if (tx->bulk_next - tx->bulk_freed < b)
         return 1;
     uint64_t freed = AO_load_acquire(&c->ctl->bulk_freed);
@@ -60,14 +65,14 @@ static int bulk_free(struct am_seg_view *v, struct am_chan_tx *tx, struct am_cha
     return tx->bulk_next - freed < b;
 }
 
-/* Wait for a bulk block; 0, -EPIPE, -EPROTO. */
+/* Wait for a bulk block; 0, -EPIPE, -EPROTO, -EBUSY (bulk_free). */
 static int wait_bulk(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
                      struct am_chan_view *c, unsigned *rounds)
 {
     struct spin sp = SPIN_INIT;
     unsigned yields = 0;
     int rc;
-    while ((rc = bulk_free(peer->view, &peer->tx[qid], c)) == 0) {
+    while ((rc = bulk_free(peer->view, &peer->tx[qid], peer->lent[qid], c)) == 0) {
         if ((rc = am__backoff(ep, peer, qid, NULL, &sp, &yields)) < 0)
             return rc;
         ++*rounds;
@@ -130,7 +135,7 @@ static int put(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_cha
     int rc;
     if (m->kind == AM_BULK && wait && (rc = wait_bulk(ep, peer, qid, c, rounds)) < 0)
         return rc;
-    if (m->kind == AM_BULK && !wait && (rc = bulk_free(v, tx, c)) <= 0)
+    if (m->kind == AM_BULK && !wait && (rc = bulk_free(v, tx, peer->lent[qid], c)) <= 0)
         return rc;
     if (!wait && (rc = v->ring->reserve(&tx->end, &slot)) != 0)
         return rc == -EAGAIN ? 0 : am__report_broken(v, "a channel's ring was overwritten");

@@ -82,6 +82,10 @@ struct am_peer {
     struct am_segment region;   /* its one-copy region, mapped on first use */
     size_t region_bytes;        /* its size as read then: our bound; 0: unmapped */
     struct am_chan_tx tx[2];    /* per-sender kinds: our channels' ends there */
+    uint64_t lent[2];           /* per queue: the bulk ticket + 1 of the block a
+                                 * loan in place holds there (loan.c), else 0;
+                                 * the owner thread's (a shared endpoint's loans
+                                 * are private buffers) */
     int dropped;                /* forgotten by its endpoint, not yet closed */
     int kept_by_keeper;         /* opened on the keeper thread (threads.h) */
     unsigned long serial;       /* unique per endpoint: which peer a kept reply's

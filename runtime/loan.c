@@ -36,12 +36,13 @@
  * catches up at t + 1, chan_poll.c's bulk_payload) and the commit copies
  * the data into the block of ticket t + 1 + k, which for k < B (the
  * channel's blocks) was not reused meanwhile (the block of t is the next
- * one taken at t + B: k = B - 1 sends in place).  With k > B - 1 one of
- * those sends wrote into the lent block: the commit sends nothing and
- * returns -EBUSY.  A shared queue's loan holds its block as a claim; bulk
- * sends after B - 1 more wait for it.  A channel of one block cannot lend
- * it so (the sends would wait for it): its loans are a private buffer that
- * the commit copies into the block.
+ * one taken at t + B: k = B - 1 sends in place).  The send that would take
+ * ticket t + B, the lent block, is refused (-EBUSY, peer->lent: chan_send.c),
+ * and so, in a shared queue, is a bulk send that would wait for the block
+ * the loan holds as a claim (mpsc_send.c): only the loan's commit or cancel
+ * can free it, so waiting would be for ever.  A channel of one block cannot
+ * lend it so (every send would be refused): its loans are a private buffer
+ * that the commit copies into the block.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -96,26 +97,25 @@ static int lend_room(am_ep_t *ep, struct am_peer *peer, void **buf)
         return rc;
     if (loan.kind == AM_LONG)
         return am__heap_room(ep, peer, loan.qid, loan.cap, &loan.ticket, buf);
-    if (v->queue == AM_QUEUE_MPSC)
-        return am__mpsc_lend(ep, peer, loan.qid, &loan.ticket, buf);
-    if (v->q[loan.qid].bulk_n < 2)
+    if (v->queue != AM_QUEUE_MPSC && v->q[loan.qid].bulk_n < 2)
         return (rc = lend_copy(loan.cap, buf)) < 0 ? rc : (loan.copy = *buf, 0);
-    if ((rc = am__chan_lend(ep, peer, loan.qid, buf)) < 0)
-        return rc;
-    loan.ticket = peer->tx[loan.qid].bulk_next++; /* ours: see the header */
-    return 0;
+    if (v->queue == AM_QUEUE_MPSC)
+        rc = am__mpsc_lend(ep, peer, loan.qid, &loan.ticket, buf);
+    else if ((rc = am__chan_lend(ep, peer, loan.qid, buf)) == 0)
+        loan.ticket = peer->tx[loan.qid].bulk_next++; /* ours: see the header */
+    if (rc == 0)
+        peer->lent[loan.qid] = loan.ticket + 1; /* sends refuse its block */
+    return rc;
 }
 
-/* A channel loan's block, for its commit (the count back at ticket t if no
- * bulk send took a block since: 0, in place) or its cancel (the same, else
- * the owner passes over t): 0, or -EBUSY if a send took the lent block. */
-static int chan_take_back(struct am_peer *p)
+/* A channel loan's block, for its commit or its cancel: the count back at
+ * ticket t if no bulk send took a block since (the commit then sends in
+ * place), else the owner passes over t (the header). */
+static void chan_take_back(struct am_peer *p)
 {
     struct am_chan_tx *tx = &p->tx[loan.qid];
-    uint64_t since = tx->bulk_next - loan.ticket - 1;
-    if (since == 0)
+    if (tx->bulk_next == loan.ticket + 1)
         tx->bulk_next = loan.ticket;
-    return since < p->view->q[loan.qid].bulk_n ? 0 : -EBUSY;
 }
 
 /* Lend room for len bytes to dest's queue qid (serial: the peer there must
@@ -181,9 +181,10 @@ static void give_back(void)
 /* End the loan; its peer hold too. */
 static void loan_end(void)
 {
-    if (loan.peer)
+    if (loan.peer) {
+        loan.peer->lent[loan.qid] = 0; /* held: still ours to write */
         am__peers_unhold(loan.ep);
-    else
+    } else
         free(loan.buf);
     free(loan.copy);
     loan.ep = NULL;
@@ -195,6 +196,7 @@ static int send_in_place(struct am_msg *m)
 {
     struct am_peer *p = loan.peer;
     struct am_seg_view *v = p->view;
+    p->lent[loan.qid] = 0; /* the message may go into its own block (the header) */
     if (p->dropped || !am__peer_alive(v))
         return -EPIPE; /* its room goes with it */
     struct am_send_limit outer = am__send_limit;
@@ -202,9 +204,9 @@ static int send_in_place(struct am_msg *m)
     int rc;
     if (m->kind == AM_BULK && v->queue == AM_QUEUE_MPSC) {
         rc = am__mpsc_lend_commit(loan.ep, p, loan.qid, loan.ticket, m);
-    } else if (m->kind == AM_BULK && !loan.copy && (rc = chan_take_back(p)) < 0) {
-        ; /* a send wrote into the lent block: nothing to send */
     } else {
+        if (m->kind == AM_BULK && !loan.copy)
+            chan_take_back(p);
         m->off = loan.ticket;
         rc = v->queue == AM_QUEUE_MPSC ? am__mpsc_send(loan.ep, p, loan.qid, m)
                                        : am__chan_send(loan.ep, p, loan.qid, m);

@@ -512,7 +512,18 @@ void am__claim_bulk_ended(struct am_sender *me)
     AO_fetch_and_add1_release(&me->bulk_ended);
 }
 
-/* Claim a packet (and bulk block) in v's queue, backing off while it is full.
+/* Is the bulk block a claim waits for the one a loan of ours in place holds
+ * (peer->lent: its ticket + 1)?  Only the loan's commit or cancel frees it:
+ * waiting would be for ever. */
+static int own_loan_blocks(const struct am_peer *peer, const struct am_queue_view *q,
+                           enum am_qid qid)
+{
+    uint64_t lent = peer->lent[qid];
+    return lent && AO_load(&q->send->bulk_tail) - (lent - 1) >= q->bulk_n;
+}
+
+/* Claim a packet (and bulk block) in v's queue, backing off while it is full;
+ * -EBUSY if the block it needs is held by a loan of ours (own_loan_blocks).
  * A bulk claim that took its block is ended by am__mpsc_send once published,
  * or here if the send gives up holding it (the receiver may then free it). */
 static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
@@ -527,6 +538,8 @@ static int claim(am_ep_t *ep, struct am_peer *peer, enum am_qid qid,
     c->bulk_only = bulk_only;
     c->hint = peer->tail_hint[qid];
     while ((rc = am__claim_try_counted(v, &v->q[qid], c, me)) <= 0) {
+        if (rc == 0 && c->stage == CLAIM_BULK && own_loan_blocks(peer, &v->q[qid], qid))
+            rc = -EBUSY;
         if (rc < 0 || (rc = am__backoff(ep, peer, qid, bulk ? am__claim_orphans_ask : NULL,
                                         &sp, &yields)) < 0) {
             if (bulk && c->stage != CLAIM_BULK) /* took its block, not the packet */

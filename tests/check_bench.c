@@ -217,7 +217,8 @@ static int check_output(const struct tu_output *r, const struct expect *e, const
 static void check_needed(const struct row *rows, int n, const struct expect *e,
                          const char *what)
 {
-    char need[512];
+    char need[1024];
+    ck_assert_msg(strlen(e->needed) < sizeof need, "%s: needed list too long", what);
     snprintf(need, sizeof need, "%s", e->needed);
     for (char *save, *m = strtok_r(need, " ", &save); m; m = strtok_r(NULL, " ", &save)) {
         int found = 0;
@@ -633,13 +634,14 @@ START_TEST(test_bw)
                                 "longat_copy_MBps_# long_flood_vs_raw_# long_copy_vs_raw_# "
                                 "longat_flood_vs_raw_# longat_copy_vs_raw_# "
                                 "loan_flood_MBps_# loan_copy_MBps_# loan_flood_vs_raw_# "
-                                "loan_copy_vs_raw_#",
+                                "loan_copy_vs_raw_# bw_batch_MBps_# batch_vs_raw_#",
                        .needed =
                            "raw_flood_MBps_64 raw_copy_MBps_64 bw_flood_MBps_64 "
                            "bw_copy_MBps_64 flood_vs_raw_64 copy_vs_raw_64 "
                            "raw_flood_MBps_8192 raw_copy_MBps_8192 bw_flood_MBps_8192 "
                            "bw_copy_MBps_8192 flood_vs_raw_8192 copy_vs_raw_8192 "
                            "loan_flood_MBps_8192 loan_copy_vs_raw_64 "
+                           "bw_batch_MBps_64 batch_vs_raw_64 bw_batch_MBps_8192 "
                            "raw_flood_MBps_65536 raw_copy_MBps_65536 "
                            "long_copy_MBps_64 longat_copy_MBps_64 "
                            "long_flood_MBps_65536 long_copy_MBps_65536 "
@@ -652,7 +654,7 @@ START_TEST(test_bw)
                       what, rows[i].f[6]);
         const char *m = rows[i].f[6];
         ck_assert_msg(z <= 8192 || (strncmp(m, "bw_", 3) && strncmp(m, "flood_", 6) &&
-                                    strncmp(m, "copy_", 5)),
+                                    strncmp(m, "copy_", 5) && strncmp(m, "batch_", 6)),
                       "%s: %s: a bulk stream above 8 KB", what, rows[i].f[6]);
         ck_assert_msg(atol(rows[i].f[5]) == bw_count(z, BW_BYTES, BW_MAX) * BW_ROUNDS,
                       "%s: %s: iters %s, not %ld x %ld rounds", what, rows[i].f[6],
@@ -662,6 +664,8 @@ START_TEST(test_bw)
                  "raw", "raw_flood_MBps_8192", what);
     ratio_within(n, "lockfree", "copy_vs_raw_64", "lockfree", "bw_copy_MBps_64", "raw",
                  "raw_copy_MBps_64", what);
+    ratio_within(n, "lockfree", "batch_vs_raw_64", "lockfree", "bw_batch_MBps_64", "raw",
+                 "raw_flood_MBps_64", what);
     ratio_within(n, "lockfree", "longat_copy_vs_raw_65536", "lockfree",
                  "longat_copy_MBps_65536", "raw", "raw_copy_MBps_65536", what);
 
@@ -1170,10 +1174,10 @@ START_TEST(test_rpcbench)
                        .known = "rtt_8B tput_32 echo_4KB echo_64KB rtt_vs_unix_stream "
                                 "echo_4KB_vs_unix_stream echo_64KB_vs_unix_stream "
                                 "rtt_vs_eventfd_ring rtt_vs_call_poll rtt_vs_spin_ring "
-                                "tput_vs_best_alt",
+                                "tput_vs_best_alt tput_vs_spin_ring",
                        .needed = "rtt_8B tput_32 echo_4KB echo_64KB"};
     int n = run_and_check(argv, &e, what);
-    ck_assert_msg(n == 8 * 4 + 8, "%s: %d rows, not 40", what, n);
+    ck_assert_msg(n == 8 * 4 + 10, "%s: %d rows, not 42", what, n);
     static const struct {
         const char *metric;
         long iters;
@@ -1196,6 +1200,10 @@ START_TEST(test_rpcbench)
                  what);
     ratio_within(n, "call_poll", "rtt_vs_spin_ring", "call_poll", "rtt_8B", "spin_ring",
                  "rtt_8B", what);
+    ratio_within(n, "call", "tput_vs_spin_ring", "call", "tput_32", "spin_ring", "tput_32",
+                 what);
+    ratio_within(n, "call_poll", "tput_vs_spin_ring", "call_poll", "tput_32", "spin_ring",
+                 "tput_32", what);
     rpc_over_best_alt(n, "call", what);
     rpc_over_best_alt(n, "call_poll", what);
 }

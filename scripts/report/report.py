@@ -359,6 +359,8 @@ class Report:
                   ("call_poll", "tput_vs_best_alt", "polling calls / the fastest alternative, 32 in flight"),
                   ("call", "rtt_vs_eventfd_ring", "blocking call / eventfd-ring floor, 8-byte round trip"),
                   ("call_poll", "rtt_vs_spin_ring", "polling call / spin-ring floor, 8-byte round trip"),
+                  ("call", "tput_vs_spin_ring", "blocking calls / spin-ring floor, 32 in flight"),
+                  ("call_poll", "tput_vs_spin_ring", "polling calls / spin-ring floor, 32 in flight"),
                   ("call", "rtt_vs_call_poll", "blocking call / polling call, 8-byte round trip"))
 
     def rpc(self):

@@ -313,6 +313,18 @@ static int watch_give_up(const void *v)
  * tail accesses between senders; slot states are written with plain stores
  * because only the lock holder may turn a FREE slot CLAIMED, and the receiver
  * never writes a FREE slot. */
+static int lock_queue(struct am_seg_view *v, struct am_queue_view *q,
+                      struct am_lock_ctx *ctx)
+{
+    int rc = v->lock->lock(q->lock, ctx);
+    if (rc == AM_LOCK_GAVE_UP)
+        return -EPIPE;
+    if (rc == AM_LOCK_BROKEN)
+        return am__report_broken(v, "its queue's lock was overwritten");
+    am__hook(AM_HOOK_LOCKED);
+    return 0;
+}
+
 static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
                       struct am_claim_state *c)
 {
@@ -323,12 +335,9 @@ static int try_locked(struct am_seg_view *v, struct am_queue_view *q,
     if ((!c->bulk_only && queue_full(&s->tail, q->packets, q->packets_n)) ||
         (c->want_bulk && queue_full(&s->bulk_tail, q->bulk_state, q->bulk_n)))
         return 0;
-    int rc = v->lock->lock(q->lock, &ctx);
-    if (rc == AM_LOCK_GAVE_UP)
-        return -EPIPE;
-    if (rc == AM_LOCK_BROKEN)
-        return am__report_broken(v, "its queue's lock was overwritten");
-    am__hook(AM_HOOK_LOCKED);
+    int rc = lock_queue(v, q, &ctx);
+    if (rc < 0)
+        return rc;
     int ok = (!c->want_bulk || tail_free(&s->bulk_tail, q->bulk_state, q->bulk_n, &bt)) &&
              (c->bulk_only || tail_free(&s->tail, q->packets, q->packets_n, &t));
     if (ok && c->want_bulk) {
@@ -363,12 +372,9 @@ static int try_locked_run(struct am_seg_view *v, struct am_queue_view *q, unsign
     int got = 0;
     if (queue_full(&s->tail, q->packets, n))
         return 0;
-    int rc = v->lock->lock(q->lock, &ctx);
-    if (rc == AM_LOCK_GAVE_UP)
-        return -EPIPE;
-    if (rc == AM_LOCK_BROKEN)
-        return am__report_broken(v, "its queue's lock was overwritten");
-    am__hook(AM_HOOK_LOCKED);
+    int rc = lock_queue(v, q, &ctx);
+    if (rc < 0)
+        return rc;
     if (tail_free(&s->tail, q->packets, n, &t)) {
         do {
             AO_store(slot_state(q->packets, t + got, n),

@@ -447,6 +447,33 @@ class Endpoint(AsyncMixin):
         self._after()
         check(rc, "request")
 
+    def request_batch(self, dest, msgs):
+        """Send msgs, an iterable of (handler, args, data) tuples (args a
+        sequence of up to 8 ints, data bytes-like of up to MAX_BULK bytes,
+        empty for a short message; no long messages), to the peer mapped at
+        dest, in order, as request() would send them one by one but with one
+        claim of the queue and one wake of the peer (am_request_batch).  Every
+        message is checked before any is sent: a bad one raises and sends
+        none; an empty msgs raises (EINVAL).  Waits (running this endpoint's
+        handlers) while the peer's queue is full.  Returns how many were sent:
+        all of them, or fewer when the peer died or send_timeout_ms passed
+        after a prefix went (that prefix went, the rest did not); raises
+        PeerGone or Timeout if none went."""
+        p = self._p()
+        msgs = list(msgs)
+        n = len(msgs)
+        out = ffi.new("struct am_out[]", max(n, 1))
+        keep = []  # every args array and data buffer, alive during the call
+        for i, (handler, args, data) in enumerate(msgs):
+            argv, na = _fill(ffi.new("uint32_t[8]"), args)
+            buf, ln = _bytes_of(data)
+            keep.append((argv, buf))
+            m = out[i]
+            m.handler, m.args, m.nargs, m.data, m.len = handler, argv, na, buf, ln
+        rc = lib.am_request_batch(p, dest, out, n)
+        self._after()
+        return check(rc, "am_request_batch")
+
     def lend(self, dest, nbytes):
         """A copy-free request: room for nbytes lent in the queue of the peer
         mapped at dest, as a Loan (its writable memoryview `view`, then

@@ -313,6 +313,23 @@ static void follow(am_ep_t *ep, const char *what)
     ck_assert_msg(came, "%s: %u of the follower's %u messages came", what, rx.fgot, FOLLOW);
 }
 
+/* The receiver of case (alg, queue): its endpoint, named in sh->rcv for the
+ * senders to map. */
+static am_ep_t *make_receiver(int alg, int queue, const char *what)
+{
+    char name[64];
+    tu_ep_name(name, sizeof name, "rx", alg, 0);
+    struct am_ep_opts o = {
+        am_claim_names[alg],   "posix", PACKETS, BULKS, 1, 20, LONG_MAX_B,
+        am_queue_names[queue], -1};
+    am_ep_t *ep = NULL;
+    int rc = am_ep_create(name, &o, &ep);
+    ck_assert_msg(rc == 0, "%s: create: %s", what, am_strerror(rc));
+    ck_assert_int_eq(am_set_handler(ep, H_MSG, on_msg), 0);
+    strcpy(sh->rcv, name);
+    return ep;
+}
+
 /* Is a kill at stage s inside what this test aims at? */
 static int aimed(enum stage s, int loan)
 {
@@ -323,18 +340,10 @@ static void random_kills(int i, int loan)
 {
     int alg, queue;
     case_of(i, &alg, &queue);
-    char what[96], name[64];
+    char what[96];
     snprintf(what, sizeof what, "%s %s, %s", loan ? "loans" : "medium", am_claim_names[alg],
              am_queue_names[queue]);
-    tu_ep_name(name, sizeof name, "rx", alg, 0);
-    struct am_ep_opts o = {
-        am_claim_names[alg],   "posix", PACKETS, BULKS, 1, 20, LONG_MAX_B,
-        am_queue_names[queue], -1};
-    am_ep_t *ep = NULL;
-    int rc = am_ep_create(name, &o, &ep);
-    ck_assert_msg(rc == 0, "%s: create: %s", what, am_strerror(rc));
-    ck_assert_int_eq(am_set_handler(ep, H_MSG, on_msg), 0);
-    strcpy(sh->rcv, name);
+    am_ep_t *ep = make_receiver(alg, queue, what);
     sh->loan = loan;
     tu_pin(0);
     int rounds = ROUNDS * tu_stress_factor(), hits = 0, r;
@@ -386,18 +395,10 @@ START_TEST(loan_parked_killed)
 {
     int alg, queue;
     case_of(_i, &alg, &queue);
-    char what[96], name[64];
+    char what[96];
     snprintf(what, sizeof what, "parked loans %s, %s", am_claim_names[alg],
              am_queue_names[queue]);
-    tu_ep_name(name, sizeof name, "rx", alg, 0);
-    struct am_ep_opts o = {
-        am_claim_names[alg],   "posix", PACKETS, BULKS, 1, 20, LONG_MAX_B,
-        am_queue_names[queue], -1};
-    am_ep_t *ep = NULL;
-    int rc = am_ep_create(name, &o, &ep);
-    ck_assert_msg(rc == 0, "%s: create: %s", what, am_strerror(rc));
-    ck_assert_int_eq(am_set_handler(ep, H_MSG, on_msg), 0);
-    strcpy(sh->rcv, name);
+    am_ep_t *ep = make_receiver(alg, queue, what);
     sh->loan = 1;
     tu_pin(0);
     rx.vid = 7, rx.fid = 8;

@@ -242,8 +242,15 @@ static int stage_long(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct
     return 0;
 }
 
-/* Send m to `peer`'s queue qid, within a peer hold (see am__send).  A bulk
- * message that fits a slot's payload area goes as a medium one. */
+/* A bulk message that fits a slot's payload area goes as a medium one: in
+ * its slot, no bulk block (layout.h).  Every send's choice, batched or not. */
+static void in_slot_if_fits(struct am_msg *m)
+{
+    if (m->kind == AM_BULK && m->len <= AM_MEDIUM_BYTES)
+        m->kind = AM_MEDIUM;
+}
+
+/* Send m to `peer`'s queue qid, within a peer hold (see am__send). */
 static int send_to(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am_msg *m)
 {
     struct am_seg_view *v = peer->view;
@@ -252,8 +259,7 @@ static int send_to(am_ep_t *ep, struct am_peer *peer, enum am_qid qid, struct am
         return rc;
     if (!am__peer_alive(v))
         return -EPIPE;
-    if (m->kind == AM_BULK && m->len <= AM_MEDIUM_BYTES)
-        m->kind = AM_MEDIUM; /* in its slot: no bulk block (layout.h) */
+    in_slot_if_fits(m);
     if (m->kind == AM_LONG && (rc = stage_long(ep, peer, qid, m)) < 0)
         return rc;
     if (m->kind == AM_LONG_AT && (rc = am__region_write(peer, m)) < 0)
@@ -401,13 +407,21 @@ static int reply_to(am_token_t *tok, struct am_msg *m)
 
 /* The request calls: from the owner (any thread once shared), outside
  * handlers. */
+/* A request's handler and data, as its caller gave them: 0 or -EINVAL. */
+static int request_ok(const struct am_msg *m)
+{
+    return m->handler >= AM_MAX_HANDLERS || (m->kind != AM_SHORT && !m->data && m->len)
+               ? -EINVAL
+               : 0;
+}
+
 static int request(am_ep_t *ep, unsigned dest, struct am_msg *m)
 {
     int rc = am__ep_use(ep);
     if (rc < 0)
         return rc;
-    if (m->handler >= AM_MAX_HANDLERS || (m->kind != AM_SHORT && !m->data && m->len))
-        return -EINVAL;
+    if ((rc = request_ok(m)) < 0)
+        return rc;
     if (am__in_handler(ep))
         return -EDEADLK;
     return send_limited(ep, dest, AM_REQUEST, m);
@@ -457,9 +471,8 @@ static int out_msg(const struct am_out *o, struct am_msg *m)
                          0,
                          0,
                          0};
-    if (o->handler >= AM_MAX_HANDLERS || (o->len && !o->data))
-        return -EINVAL;
-    return am__check_msg(m, 0);
+    int rc = request_ok(m);
+    return rc < 0 ? rc : am__check_msg(m, 0);
 }
 
 /* Send msgs[0 .. n-1], checked already, one by one (a shared endpoint, a
@@ -490,8 +503,7 @@ static int batch_to(am_ep_t *ep, struct am_peer *peer, const struct am_out *msgs
         int k = n - *sent < AM_BATCH_CHUNK ? n - *sent : AM_BATCH_CHUNK, went = 0;
         for (int j = 0; j < k; j++) {
             out_msg(&msgs[*sent + j], &m[j]);
-            if (m[j].kind == AM_BULK && m[j].len <= AM_MEDIUM_BYTES)
-                m[j].kind = AM_MEDIUM; /* in its slot, as send_to makes it */
+            in_slot_if_fits(&m[j]);
         }
         rc = v->queue == AM_QUEUE_MPSC
                  ? am__mpsc_send_batch(ep, peer, AM_REQUEST, m, k, &went)
@@ -517,9 +529,9 @@ int am_request_batch(am_ep_t *ep, unsigned dest, const struct am_out *msgs, int 
         return -EDEADLK;
     if (ep->mt.shared || (ep->net && am__net_remote(ep->net, dest)))
         return batch_one_by_one(ep, dest, msgs, n);
-    struct am_peer *peer = am__peer(ep, dest);
-    if (!peer)
-        return dest == AM_SOURCE_UNKNOWN ? -EPIPE : -EINVAL;
+    struct am_peer *peer;
+    if ((rc = am__peer_of(ep, dest, 0, &peer)) < 0)
+        return rc;
     struct am_send_limit outer = am__send_limit;
     am__send_limit = am__limit_of(ep, &(struct am_msg){.now = 0});
     ep->peer_holds++;
